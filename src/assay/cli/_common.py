@@ -1,0 +1,44 @@
+"""Options shared by commands that call models."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from ..model import ModelOptions
+
+
+def add_model_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("model access")
+    group.add_argument(
+        "--base-url",
+        help="OpenAI-compatible server for openai/ models (default: $OPENAI_BASE_URL)",
+    )
+    group.add_argument(
+        "--api-key-env",
+        default="OPENAI_API_KEY",
+        help="environment variable holding the API key (default: OPENAI_API_KEY); "
+        "keys are never taken on the command line, where they would land in shell history",
+    )
+    group.add_argument("--timeout", type=float, default=120.0, help="seconds per request")
+    group.add_argument("--max-attempts", type=int, default=4, help="attempts per call (retries+1)")
+    group.add_argument("--concurrency", type=int, default=8, help="requests in flight at most")
+    group.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
+    group.add_argument(
+        "--cache-path", type=Path, help="response cache file (default: ~/.cache/assay/...)"
+    )
+    group.add_argument("--n-ctx", type=int, default=4096, help="context size for llamacpp/")
+
+
+def model_options(args: argparse.Namespace) -> ModelOptions:
+    return ModelOptions(
+        base_url=args.base_url,
+        api_key=os.environ.get(args.api_key_env) or None,
+        request_timeout_s=args.timeout,
+        max_attempts=args.max_attempts,
+        max_concurrency=args.concurrency,
+        cache=not args.no_cache,
+        cache_path=args.cache_path,
+        n_ctx=args.n_ctx,
+    )

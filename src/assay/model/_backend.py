@@ -1,0 +1,52 @@
+"""The one interface every provider implements."""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Sequence
+
+from ._types import ChatMessage, Completion, GenerateConfig
+
+
+class Backend(abc.ABC):
+    """A provider of completions.
+
+    ``generate`` always receives single-sample settings (``config.n == 1``); the model layer
+    fans out samples, caches, bounds concurrency and retries. A backend raises
+    :class:`~assay.model.BackendError` for a failed call and never returns error text as output.
+    """
+
+    #: provider name, the part before the slash in ``provider/model``
+    provider: str = ""
+
+    def __init__(self, model: str) -> None:
+        self.model = model
+
+    @property
+    def name(self) -> str:
+        return f"{self.provider}/{self.model}"
+
+    @property
+    def cache_identity(self) -> dict[str, str]:
+        """What, beyond the model name, decides the replies (a base URL, a file hash)."""
+        return {}
+
+    @property
+    def supports_json_schema(self) -> bool:
+        """Whether ``config.json_schema`` constrains decoding (else it is only a hint)."""
+        return False
+
+    @property
+    def supports_logprobs(self) -> bool:
+        return False
+
+    @abc.abstractmethod
+    async def generate(self, messages: Sequence[ChatMessage], config: GenerateConfig) -> Completion:
+        """Produce one completion or raise BackendError."""
+
+    async def aclose(self) -> None:  # noqa: B027 - optional hook, most backends hold nothing
+        """Release connections or model memory."""
+
+    def version_info(self) -> dict[str, str]:
+        """Model and library versions for run logs, as far as the backend knows them."""
+        return {}

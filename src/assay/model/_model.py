@@ -1,0 +1,150 @@
+"""The one door every model call goes through: cache, concurrency bound, retries, accounting."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ._backend import Backend
+from ._cache import ResponseCache, cache_key
+from ._types import (
+    BackendError,
+    CallFailure,
+    ChatMessage,
+    Completion,
+    ErrorKind,
+    GenerateConfig,
+    ModelResult,
+)
+from ._usage import Usage
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Exponential backoff with full jitter, bounded; a server's Retry-After wins when longer."""
+
+    max_attempts: int = 4
+    initial_delay_s: float = 0.5
+    max_delay_s: float = 20.0
+    multiplier: float = 2.0
+
+    def delay(self, attempt: int, retry_after_s: float | None, rng: random.Random) -> float:
+        ceiling = min(self.max_delay_s, self.initial_delay_s * self.multiplier ** (attempt - 1))
+        jittered = rng.uniform(0.0, ceiling)
+        if retry_after_s is not None:
+            return min(max(jittered, retry_after_s), max(self.max_delay_s, retry_after_s))
+        return jittered
+
+
+class Model:
+    """A backend behind the cache, a concurrency bound and a retry policy.
+
+    ``generate`` never raises for a failed call: it returns a :class:`CallFailure`.
+    """
+
+    def __init__(
+        self,
+        backend: Backend,
+        *,
+        cache: ResponseCache | None = None,
+        max_concurrency: int = 8,
+        retry: RetryPolicy | None = None,
+        request_timeout_s: float = 120.0,
+    ) -> None:
+        self.backend = backend
+        self.cache = cache
+        self.retry = retry or RetryPolicy()
+        self.request_timeout_s = request_timeout_s
+        self.usage = Usage()
+        self._semaphore = asyncio.Semaphore(max_concurrency)
+        self._jitter = random.Random(0x5EED)
+
+    @property
+    def name(self) -> str:
+        return self.backend.name
+
+    async def generate(
+        self,
+        messages: Sequence[ChatMessage],
+        config: GenerateConfig | None = None,
+        *,
+        sample_index: int = 0,
+    ) -> ModelResult:
+        """One sample (``config.n`` is ignored; see :meth:`sample`)."""
+        single = (config or GenerateConfig()).for_sample(sample_index)
+        key = self._key(messages, single, sample_index)
+        if self.cache is not None and (hit := self.cache.get(key)) is not None:
+            replay = hit.model_copy(update={"cached": True, "sample_index": sample_index})
+            self.usage.record(replay, from_cache=True, retries=0)
+            return replay
+        result, retries = await self._call_with_retries(messages, single, sample_index)
+        if self.cache is not None and isinstance(result, Completion):
+            self.cache.put(key, result)
+        self.usage.record(result, from_cache=False, retries=retries)
+        return result
+
+    async def sample(
+        self, messages: Sequence[ChatMessage], config: GenerateConfig
+    ) -> list[ModelResult]:
+        """``config.n`` samples, sample ``i`` seeded ``seed + i``, run concurrently."""
+        return list(
+            await asyncio.gather(
+                *(self.generate(messages, config, sample_index=i) for i in range(config.n))
+            )
+        )
+
+    def _key(
+        self, messages: Sequence[ChatMessage], config: GenerateConfig, sample_index: int
+    ) -> str:
+        return cache_key(
+            backend_name=self.backend.name,
+            identity=self.backend.cache_identity,
+            messages=messages,
+            config=config,
+            sample_index=sample_index,
+        )
+
+    async def _call_with_retries(
+        self, messages: Sequence[ChatMessage], config: GenerateConfig, sample_index: int
+    ) -> tuple[ModelResult, int]:
+        started = time.perf_counter()
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                completion = await self._one_call(messages, config)
+                return completion.model_copy(update={"sample_index": sample_index}), attempt - 1
+            except BackendError as error:
+                if not error.kind.retryable or attempt >= self.retry.max_attempts:
+                    failure = CallFailure(
+                        kind=error.kind,
+                        message=error.message,
+                        attempts=attempt,
+                        latency_s=time.perf_counter() - started,
+                        sample_index=sample_index,
+                    )
+                    return failure, attempt - 1
+                await asyncio.sleep(self.retry.delay(attempt, error.retry_after_s, self._jitter))
+
+    async def _one_call(
+        self, messages: Sequence[ChatMessage], config: GenerateConfig
+    ) -> Completion:
+        async with self._semaphore:
+            started = time.perf_counter()
+            try:
+                completion = await asyncio.wait_for(
+                    self.backend.generate(messages, config), timeout=self.request_timeout_s
+                )
+            except TimeoutError as error:
+                raise BackendError(
+                    ErrorKind.TIMEOUT, f"no reply within {self.request_timeout_s:g} s"
+                ) from error
+            return completion.model_copy(update={"latency_s": time.perf_counter() - started})
+
+    async def aclose(self) -> None:
+        if self.cache is not None:
+            self.cache.flush()
+        await self.backend.aclose()

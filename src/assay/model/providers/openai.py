@@ -1,0 +1,201 @@
+"""``openai/<model>``: any OpenAI-compatible chat-completions server, through the official SDK.
+
+The SDK's own retries are off: the model layer retries, with one policy for every backend.
+The API key is held by the client only; it is never part of a cache key, a log or an error.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import httpx
+import openai
+from openai.types.chat import ChatCompletion
+
+from ...errors import ConfigError
+from .._backend import Backend
+from .._types import (
+    BackendError,
+    ChatMessage,
+    Completion,
+    ErrorKind,
+    GenerateConfig,
+    TokenLogprob,
+    TopLogprob,
+)
+
+
+class OpenAIBackend(Backend):
+    provider = "openai"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        timeout_s: float = 120.0,
+        json_schema: bool = True,
+    ) -> None:
+        super().__init__(model)
+        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+        key = api_key or os.environ.get("OPENAI_API_KEY")
+        if not key:
+            # Local servers accept any key; hosted ones answer 401, reported as such.
+            key = "not-set"
+        self._structured = json_schema
+        self._client = openai.AsyncOpenAI(
+            base_url=self.base_url,
+            api_key=key,
+            max_retries=0,
+            timeout=httpx.Timeout(timeout_s, connect=min(10.0, timeout_s)),
+        )
+
+    @property
+    def cache_identity(self) -> dict[str, str]:
+        return {"base_url": self.base_url.rstrip("/")}
+
+    @property
+    def supports_json_schema(self) -> bool:
+        return self._structured
+
+    @property
+    def supports_logprobs(self) -> bool:
+        return True
+
+    async def generate(self, messages: Sequence[ChatMessage], config: GenerateConfig) -> Completion:
+        try:
+            response = await self._client.chat.completions.create(**self._request(messages, config))
+        except openai.APIStatusError as error:
+            raise _status_error(error) from None
+        except openai.APITimeoutError:
+            raise BackendError(ErrorKind.TIMEOUT, f"request to {self.base_url} timed out") from None
+        except openai.APIConnectionError as error:
+            raise BackendError(
+                ErrorKind.CONNECTION, f"cannot reach {self.base_url}: {_cause(error)}"
+            ) from None
+        except (json.JSONDecodeError, ValueError, TypeError) as error:
+            raise BackendError(
+                ErrorKind.MALFORMED_RESPONSE, f"unreadable response body: {error}"
+            ) from None
+        return _completion(response)
+
+    def _request(self, messages: Sequence[ChatMessage], config: GenerateConfig) -> dict[str, Any]:
+        request: dict[str, Any] = {
+            "model": self.model,
+            "messages": [m.model_dump() for m in messages],
+            "temperature": config.temperature,
+            "top_p": config.top_p,
+            "max_tokens": config.max_tokens,
+        }
+        if config.seed is not None:
+            request["seed"] = config.seed
+        if config.stop:
+            request["stop"] = list(config.stop)
+        if config.logprobs:
+            request["logprobs"] = True
+            if config.top_logprobs:
+                request["top_logprobs"] = config.top_logprobs
+        if config.json_schema is not None and self._structured:
+            request["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {
+                    "name": config.json_schema.name,
+                    "schema": config.json_schema.schema_,
+                    "strict": config.json_schema.strict,
+                },
+            }
+        return request
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+
+def _completion(response: object) -> Completion:
+    if not isinstance(response, ChatCompletion) or not response.choices:
+        raise BackendError(ErrorKind.MALFORMED_RESPONSE, "response has no choices")
+    choice = response.choices[0]
+    text = choice.message.content if choice.message is not None else None
+    if text is None:
+        raise BackendError(ErrorKind.MALFORMED_RESPONSE, "response choice has no message content")
+    usage = response.usage
+    return Completion(
+        text=text,
+        finish_reason=choice.finish_reason or "unknown",
+        prompt_tokens=usage.prompt_tokens if usage else 0,
+        completion_tokens=usage.completion_tokens if usage else 0,
+        logprobs=_logprobs(choice),
+        model=response.model or "",
+    )
+
+
+def _logprobs(choice: Any) -> tuple[TokenLogprob, ...] | None:
+    content = getattr(choice.logprobs, "content", None) if choice.logprobs else None
+    if not content:
+        return None
+    return tuple(
+        TokenLogprob(
+            token=item.token,
+            logprob=float(item.logprob),
+            top=tuple(
+                TopLogprob(token=t.token, logprob=float(t.logprob))
+                for t in (item.top_logprobs or [])
+            ),
+        )
+        for item in content
+    )
+
+
+def _status_error(error: openai.APIStatusError) -> BackendError:
+    status = error.status_code
+    detail = _short(error.message)
+    if status == 429:
+        retry_after = _retry_after(error.response)
+        return BackendError(ErrorKind.RATE_LIMIT, f"HTTP 429: {detail}", retry_after_s=retry_after)
+    if status >= 500:
+        return BackendError(
+            ErrorKind.SERVER_ERROR,
+            f"HTTP {status}: {detail}",
+            retry_after_s=_retry_after(error.response),
+        )
+    if status in (401, 403):
+        return BackendError(
+            ErrorKind.AUTHENTICATION, f"HTTP {status}: check OPENAI_API_KEY or --api-key"
+        )
+    if status == 404:
+        return BackendError(ErrorKind.NOT_FOUND, f"HTTP 404: {detail}")
+    if "context" in detail.lower() and "length" in detail.lower():
+        return BackendError(ErrorKind.CONTEXT_LENGTH, f"HTTP {status}: {detail}")
+    return BackendError(ErrorKind.BAD_REQUEST, f"HTTP {status}: {detail}")
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    value = response.headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        return None  # an HTTP date: rare from model servers; fall back to backoff
+
+
+def _cause(error: BaseException) -> str:
+    cause = error.__cause__ or error.__context__
+    return _short(str(cause) if cause else str(error))
+
+
+def _short(text: str, limit: int = 300) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def check_base_url(url: str) -> str:
+    if not url.startswith(("http://", "https://")):
+        raise ConfigError(
+            f"base URL must start with http:// or https://: {url!r}",
+            hint="for a local llama.cpp server: --base-url http://127.0.0.1:8080/v1",
+        )
+    return url
