@@ -1,0 +1,1 @@
+"""Input data: schemas, loaders with line-numbered errors, importers for public datasets."""

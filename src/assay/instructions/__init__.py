@@ -1,0 +1,1 @@
+"""Deterministic checks of verifiable instructions."""

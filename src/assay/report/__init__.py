@@ -1,0 +1,1 @@
+"""Summaries, plots and HTML reports."""

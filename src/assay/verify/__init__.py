@@ -1,0 +1,1 @@
+"""The verifier benchmark: generate -> verify -> revise on grounded QA with citations."""

@@ -1,0 +1,1 @@
+"""Claim checkers: one module each (model-free baseline, model-based)."""

@@ -1,0 +1,1 @@
+"""Verifier patterns: one module each, one shared interface."""

@@ -1,0 +1,120 @@
+"""Typed values of the verifier benchmark. Every arrow in the pipeline carries one of these.
+
+Conventions fixed here and used everywhere:
+
+- The positive class is **"the answer has a grounding error"**. ``gold_error=True`` means error.
+- A verifier score is ``p_error`` (probability that the answer has a grounding error), and
+  every artifact says so (:data:`SCORE_EVENT`).
+- A claim label is ``supported`` / ``unsupported`` / ``uncertain``; uncertain is a real outcome
+  and is counted, never dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SCORE_EVENT = "p_error: probability that the answer has a grounding error"
+
+ClaimLabel = Literal["supported", "unsupported", "uncertain"]
+LabelSource = Literal["dataset", "injected", "oracle", "none"]
+ErrorBucket = Literal[
+    "grounded",
+    "unsupported_claim",
+    "wrong_citation",
+    "overgeneralization",
+    "evidence_omission",
+    "contradiction",
+    "other",
+]
+
+
+class Evidence(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    evidence_id: str = Field(min_length=1)
+    title: str | None = None
+    text: str
+    source: str | None = None
+
+
+class GoldCitation(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    evidence_id: str = Field(min_length=1)
+    span: str | None = None
+
+
+class GroundedQARecord(BaseModel):
+    """One input record (spec schema plus the optional verify-only fields)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str = Field(min_length=1)
+    question: str
+    gold_answer: str
+    evidence: tuple[Evidence, ...] = Field(min_length=1)
+    gold_citations: tuple[GoldCitation, ...] = ()
+    # verify-only mode: an answer that already exists, with its gold label
+    answer: str | None = None
+    citations: tuple[str, ...] | None = None  # structured citation list, evidence ids
+    gold_error: bool | None = None
+    error_type: str | None = None
+    # grouping for clustered confidence intervals (defaults to the id)
+    group: str | None = None
+
+    @property
+    def cluster(self) -> str:
+        return self.group or self.id
+
+    def evidence_by_id(self) -> dict[str, Evidence]:
+        return {e.evidence_id: e for e in self.evidence}
+
+
+class Claim(BaseModel):
+    """An atomic claim of an answer, with the evidence ids the answer cites for it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    text: str
+    cited_ids: tuple[str, ...] = ()
+
+
+class ClaimCheck(BaseModel):
+    """The verdict on one claim."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    claim: Claim
+    label: ClaimLabel
+    p_supported: float | None = Field(default=None, ge=0.0, le=1.0)
+    # where p_supported came from: "logprobs", "votes", "heuristic", "stated", or None
+    probability_source: str | None = None
+    supporting_ids: tuple[str, ...] = ()  # evidence ids found to support the claim
+    cited_supporting_ids: tuple[str, ...] = ()  # cited ids that support it
+    checker: str = ""
+    rationale: str = ""
+    failure: str | None = None  # a model call or parse failure, with its reason
+
+
+class Usage(BaseModel):
+    """Cost of one example: model calls, tokens, latency."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    calls: int = 0
+    cache_hits: int = 0
+    failures: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_ms: float = 0.0
+
+
+class ClaimChecker(Protocol):
+    """Checks one claim against the evidence of its record."""
+
+    name: str
+
+    async def check(self, claim: Claim, evidence: Sequence[Evidence]) -> ClaimCheck: ...
