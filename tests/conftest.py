@@ -24,3 +24,15 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.fail(f"the shared datasets are expected at {SHARED_DATA}")
     return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def llama_server() -> Iterator[str]:
+    """A real OpenAI-compatible server (llama-cpp-python's) on a free loopback port.
+
+    Yields the base URL (``http://127.0.0.1:<port>/v1``); stops the server afterwards.
+    """
+    from tests.helpers.servers import start_llama_server
+
+    with start_llama_server() as base_url:
+        yield base_url

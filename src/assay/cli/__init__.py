@@ -10,6 +10,8 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from pydantic import ValidationError
+
 from .. import __version__
 from ..errors import AssayError
 from . import _models
@@ -48,6 +50,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"error: {error}", file=sys.stderr)
         return 2
+    except ValidationError as error:  # a setting out of range, caught by the typed config
+        if debug:
+            raise
+        print(f"error: invalid setting: {_describe_validation(error)}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print(
             "\ninterrupted: finished work is kept; run the same command again to resume",
@@ -65,5 +72,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def _describe_validation(error: ValidationError) -> str:
+    parts = []
+    for item in error.errors():
+        field = ".".join(str(p) for p in item["loc"]) or "value"
+        parts.append(f"{field}: {item['msg']}")
+    return "; ".join(parts)

@@ -29,6 +29,12 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
         "--cache-path", type=Path, help="response cache file (default: ~/.cache/assay/...)"
     )
     group.add_argument("--n-ctx", type=int, default=4096, help="context size for llamacpp/")
+    group.add_argument(
+        "--structured-output",
+        choices=["auto", "json_schema", "json_object", "off"],
+        default="auto",
+        help="how openai/ models are asked for JSON-schema output (default: auto-detect)",
+    )
 
 
 def model_options(args: argparse.Namespace) -> ModelOptions:
@@ -41,4 +47,5 @@ def model_options(args: argparse.Namespace) -> ModelOptions:
         cache=not args.no_cache,
         cache_path=args.cache_path,
         n_ctx=args.n_ctx,
+        structured_output=args.structured_output,
     )

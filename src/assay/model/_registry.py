@@ -11,6 +11,7 @@ from ..errors import ConfigError
 from ._backend import Backend
 from ._cache import ResponseCache, default_cache_path
 from ._model import Model, RetryPolicy
+from .providers.openai import StructuredOutput
 
 
 class ModelOptions(BaseModel):
@@ -26,7 +27,7 @@ class ModelOptions(BaseModel):
     cache: bool = True
     cache_path: Path | None = None
     n_ctx: int = Field(default=4096, ge=256)
-    openai_json_schema: bool = True
+    structured_output: StructuredOutput = "auto"
 
 
 def _openai(model: str, options: ModelOptions) -> Backend:
@@ -38,7 +39,7 @@ def _openai(model: str, options: ModelOptions) -> Backend:
         base_url=base_url,
         api_key=options.api_key,
         timeout_s=options.request_timeout_s,
-        json_schema=options.openai_json_schema,
+        structured_output=options.structured_output,
     )
 
 

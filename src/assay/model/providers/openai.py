@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 import httpx
 import openai
@@ -23,9 +23,14 @@ from .._types import (
     Completion,
     ErrorKind,
     GenerateConfig,
+    JsonSchema,
     TokenLogprob,
     TopLogprob,
 )
+
+#: How structured output is asked for: OpenAI's json_schema format, llama-cpp-python's
+#: json_object-with-schema, "auto" (json_schema, falling back once the server rejects it), or off.
+StructuredOutput = Literal["auto", "json_schema", "json_object", "off"]
 
 
 class OpenAIBackend(Backend):
@@ -38,7 +43,7 @@ class OpenAIBackend(Backend):
         base_url: str | None = None,
         api_key: str | None = None,
         timeout_s: float = 120.0,
-        json_schema: bool = True,
+        structured_output: StructuredOutput = "auto",
     ) -> None:
         super().__init__(model)
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
@@ -46,7 +51,7 @@ class OpenAIBackend(Backend):
         if not key:
             # Local servers accept any key; hosted ones answer 401, reported as such.
             key = "not-set"
-        self._structured = json_schema
+        self._structured: StructuredOutput = structured_output
         self._client = openai.AsyncOpenAI(
             base_url=self.base_url,
             api_key=key,
@@ -60,7 +65,7 @@ class OpenAIBackend(Backend):
 
     @property
     def supports_json_schema(self) -> bool:
-        return self._structured
+        return self._structured != "off"
 
     @property
     def supports_logprobs(self) -> bool:
@@ -68,7 +73,7 @@ class OpenAIBackend(Backend):
 
     async def generate(self, messages: Sequence[ChatMessage], config: GenerateConfig) -> Completion:
         try:
-            response = await self._client.chat.completions.create(**self._request(messages, config))
+            response = await self._create(messages, config)
         except openai.APIStatusError as error:
             raise _status_error(error) from None
         except openai.APITimeoutError:
@@ -82,6 +87,25 @@ class OpenAIBackend(Backend):
                 ErrorKind.MALFORMED_RESPONSE, f"unreadable response body: {error}"
             ) from None
         return _completion(response)
+
+    async def _create(self, messages: Sequence[ChatMessage], config: GenerateConfig) -> object:
+        try:
+            return await self._client.chat.completions.create(**self._request(messages, config))
+        except openai.APIStatusError as error:
+            if not self._should_fall_back(error, config):
+                raise
+        # The server rejected OpenAI's json_schema response format; llama-cpp-python's server
+        # (and others) take the schema inside a json_object format instead. Learned once, kept.
+        self._structured = "json_object"
+        return await self._client.chat.completions.create(**self._request(messages, config))
+
+    def _should_fall_back(self, error: openai.APIStatusError, config: GenerateConfig) -> bool:
+        return (
+            self._structured == "auto"
+            and config.json_schema is not None
+            and error.status_code in (400, 422, 500)
+            and "response_format" in str(error.message)
+        )
 
     def _request(self, messages: Sequence[ChatMessage], config: GenerateConfig) -> dict[str, Any]:
         request: dict[str, Any] = {
@@ -99,19 +123,21 @@ class OpenAIBackend(Backend):
             request["logprobs"] = True
             if config.top_logprobs:
                 request["top_logprobs"] = config.top_logprobs
-        if config.json_schema is not None and self._structured:
-            request["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {
-                    "name": config.json_schema.name,
-                    "schema": config.json_schema.schema_,
-                    "strict": config.json_schema.strict,
-                },
-            }
+        if config.json_schema is not None and self._structured != "off":
+            request["response_format"] = _response_format(config.json_schema, self._structured)
         return request
 
     async def aclose(self) -> None:
         await self._client.close()
+
+
+def _response_format(schema: JsonSchema, mode: StructuredOutput) -> dict[str, Any]:
+    if mode == "json_object":
+        return {"type": "json_object", "schema": schema.schema_}
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": schema.name, "schema": schema.schema_, "strict": schema.strict},
+    }
 
 
 def _completion(response: object) -> Completion:

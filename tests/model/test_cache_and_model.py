@@ -1,0 +1,187 @@
+"""The response cache and the model layer: keys, reruns, errors, concurrency, retries."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Sequence
+from pathlib import Path
+
+from assay.model import (
+    BackendError,
+    CallFailure,
+    ChatMessage,
+    Completion,
+    ErrorKind,
+    GenerateConfig,
+    JsonSchema,
+    Model,
+    ModelOptions,
+    ResponseCache,
+    RetryPolicy,
+    cache_key,
+    get_model,
+    user,
+)
+from assay.model.providers.stub import StubBackend
+
+MESSAGES = [user("question")]
+
+
+def _key(**changes: object) -> str:
+    config = GenerateConfig().model_copy(update=changes)
+    return cache_key(
+        backend_name="stub/x", identity={}, messages=MESSAGES, config=config, sample_index=0
+    )
+
+
+def test_cache_key_changes_with_every_generation_parameter() -> None:
+    base = _key()
+    variants = [
+        {"temperature": 0.5},
+        {"top_p": 0.9},
+        {"max_tokens": 7},
+        {"seed": 3},
+        {"stop": ("x",)},
+        {"logprobs": True},
+        {"top_logprobs": 2},
+        {"json_schema": JsonSchema(name="s", schema={"type": "object"})},
+    ]
+    keys = {_key(**v) for v in variants}
+    assert base not in keys and len(keys) == len(variants)
+
+
+def test_cache_key_changes_with_model_identity_messages_and_sample() -> None:
+    config = GenerateConfig()
+    keys = {
+        cache_key(backend_name=b, identity=i, messages=m, config=config, sample_index=s)
+        for b, i, m, s in [
+            ("stub/x", {}, MESSAGES, 0),
+            ("stub/y", {}, MESSAGES, 0),
+            ("stub/x", {"base_url": "http://a"}, MESSAGES, 0),
+            ("stub/x", {}, [user("other")], 0),
+            ("stub/x", {}, MESSAGES, 1),
+        ]
+    }
+    assert len(keys) == 5
+
+
+def _counting_model(
+    cache: ResponseCache | None, replies: object = None
+) -> tuple[Model, StubBackend]:
+    backend = StubBackend("x", replies=replies)  # type: ignore[arg-type]
+    options = ModelOptions(max_attempts=1, cache=cache is not None)
+    return get_model("stub/x", options, cache=cache, backend=backend), backend
+
+
+def test_rerun_of_finished_work_makes_zero_backend_calls(tmp_path: Path) -> None:
+    path = tmp_path / "cache.sqlite"
+    configs = [GenerateConfig(seed=s) for s in range(20)]
+
+    async def work(model: Model) -> list[str]:
+        results = [await model.generate(MESSAGES, c) for c in configs]
+        await model.aclose()
+        return [r.text for r in results if isinstance(r, Completion)]
+
+    first, first_backend = _counting_model(ResponseCache(path))
+    texts = asyncio.run(work(first))
+    assert first_backend.calls == 20
+    second, second_backend = _counting_model(ResponseCache(path))
+    assert asyncio.run(work(second)) == texts
+    assert second_backend.calls == 0
+    assert second.usage.cache_hits == 20 and second.usage.calls == 0
+
+
+def test_errors_are_not_cached(tmp_path: Path) -> None:
+    attempts = {"n": 0}
+
+    def flaky(messages: Sequence[ChatMessage], config: GenerateConfig, rng: random.Random) -> str:
+        attempts["n"] += 1
+        if attempts["n"] == 1:
+            raise BackendError(ErrorKind.BAD_REQUEST, "first call fails")
+        return "fine"
+
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    model, backend = _counting_model(cache, flaky)
+    assert isinstance(asyncio.run(model.generate(MESSAGES)), CallFailure)
+    assert len(cache) == 0
+    result = asyncio.run(model.generate(MESSAGES))
+    assert isinstance(result, Completion) and not result.cached
+    assert backend.calls == 2
+
+
+def test_cache_can_be_disabled(tmp_path: Path) -> None:
+    model, backend = _counting_model(None)
+    asyncio.run(model.generate(MESSAGES))
+    asyncio.run(model.generate(MESSAGES))
+    assert backend.calls == 2
+
+
+def test_cache_path_option_moves_the_cache(tmp_path: Path) -> None:
+    path = tmp_path / "elsewhere" / "cache.sqlite"
+    model = get_model("stub/x", ModelOptions(cache_path=path))
+    asyncio.run(model.generate(MESSAGES))
+    asyncio.run(model.aclose())
+    assert path.is_file() and len(ResponseCache(path)) == 1
+
+
+def test_samples_are_seeded_apart_and_cached_each() -> None:
+    model, backend = _counting_model(None)
+    results = asyncio.run(model.sample(MESSAGES, GenerateConfig(n=4, seed=10, temperature=1.0)))
+    assert [r.sample_index for r in results] == [0, 1, 2, 3]
+    assert backend.calls == 4
+
+
+def test_concurrency_is_bounded() -> None:
+    state = {"now": 0, "peak": 0}
+
+    class SlowBackend(StubBackend):
+        async def generate(
+            self, messages: Sequence[ChatMessage], config: GenerateConfig
+        ) -> Completion:
+            state["now"] += 1
+            state["peak"] = max(state["peak"], state["now"])
+            await asyncio.sleep(0.01)
+            state["now"] -= 1
+            return await super().generate(messages, config)
+
+    model = get_model(
+        "stub/x", ModelOptions(cache=False, max_concurrency=3), backend=SlowBackend("x")
+    )
+
+    async def many() -> None:
+        await asyncio.gather(*(model.generate(MESSAGES, GenerateConfig(seed=i)) for i in range(20)))
+
+    asyncio.run(many())
+    assert state["peak"] == 3
+
+
+def test_retryable_errors_are_retried_then_reported_with_attempts() -> None:
+    def always_busy(
+        messages: Sequence[ChatMessage], config: GenerateConfig, rng: random.Random
+    ) -> str:
+        raise BackendError(ErrorKind.RATE_LIMIT, "busy", retry_after_s=0.0)
+
+    backend = StubBackend("x", replies=always_busy)
+    model = Model(backend, retry=RetryPolicy(max_attempts=3, initial_delay_s=0.001))
+    result = asyncio.run(model.generate(MESSAGES))
+    assert isinstance(result, CallFailure)
+    assert result.attempts == 3 and backend.calls == 3
+    assert model.usage.summary()["errors_by_kind"] == {"rate_limit": 1}
+    assert model.usage.retries == 2
+
+
+def test_retry_delay_honours_retry_after_and_bounds() -> None:
+    policy = RetryPolicy(initial_delay_s=0.5, max_delay_s=4.0)
+    rng = random.Random(0)
+    assert policy.delay(1, 3.0, rng) >= 3.0
+    assert all(0 <= policy.delay(a, None, rng) <= 4.0 for a in range(1, 10))
+
+
+def test_usage_summary_has_latency_percentiles() -> None:
+    model, _ = _counting_model(None)
+    for seed in range(5):
+        asyncio.run(model.generate(MESSAGES, GenerateConfig(seed=seed)))
+    summary = model.usage.summary()
+    assert summary["calls"] == 5
+    assert set(summary["latency_ms"]) == {"p50", "p90", "p99"}

@@ -1,0 +1,132 @@
+"""Retries, timeouts and failures of the openai provider against a fault-injecting server."""
+
+from __future__ import annotations
+
+import asyncio
+
+from assay.model import (
+    CallFailure,
+    Completion,
+    ErrorKind,
+    GenerateConfig,
+    ModelOptions,
+    get_model,
+    user,
+)
+from tests.helpers.fault_server import (
+    BAD_REQUEST,
+    HANG,
+    MALFORMED,
+    OK,
+    RATE_LIMITED,
+    RESET,
+    SERVER_ERROR,
+    FaultServer,
+    fault_server,
+)
+
+
+def _ask(server: FaultServer, **options: object) -> Completion | CallFailure:
+    settings = {"cache": False, "base_url": server.base_url, "max_attempts": 4, **options}
+    model = get_model("openai/test", ModelOptions.model_validate(settings))
+    model.retry = type(model.retry)(max_attempts=model.retry.max_attempts, initial_delay_s=0.01)
+
+    async def run() -> Completion | CallFailure:
+        try:
+            return await model.generate([user("hi")], GenerateConfig(max_tokens=5))
+        finally:
+            await model.aclose()
+
+    return asyncio.run(run())
+
+
+def test_429_is_retried_after_the_servers_retry_after() -> None:
+    with fault_server([RATE_LIMITED, OK], retry_after_s=1) as server:
+        result = _ask(server)
+        assert isinstance(result, Completion)
+        assert result.text == "fixed reply"
+        (first, _), (second, _) = server.requests
+        assert second - first >= 0.95  # Retry-After: 1 was honoured, not the 10 ms backoff
+
+
+def test_500_then_success() -> None:
+    with fault_server([SERVER_ERROR, SERVER_ERROR, OK]) as server:
+        result = _ask(server)
+        assert isinstance(result, Completion)
+        assert len(server.requests) == 3
+
+
+def test_persistent_500_is_a_typed_failure_after_bounded_attempts() -> None:
+    with fault_server([SERVER_ERROR]) as server:
+        result = _ask(server, max_attempts=3)
+        assert isinstance(result, CallFailure)
+        assert result.kind is ErrorKind.SERVER_ERROR
+        assert result.attempts == 3
+        assert len(server.requests) == 3
+
+
+def test_hang_times_out_then_recovers() -> None:
+    with fault_server([HANG, OK], hang_s=3.0) as server:
+        result = _ask(server, request_timeout_s=0.5)
+        assert isinstance(result, Completion)
+        assert len(server.requests) == 2
+
+
+def test_hang_every_time_is_a_timeout_failure() -> None:
+    with fault_server([HANG], hang_s=2.0) as server:
+        result = _ask(server, request_timeout_s=0.3, max_attempts=2)
+        assert isinstance(result, CallFailure)
+        assert result.kind is ErrorKind.TIMEOUT
+
+
+def test_malformed_body_is_retried_and_reported() -> None:
+    with fault_server([MALFORMED]) as server:
+        result = _ask(server, max_attempts=2)
+        assert isinstance(result, CallFailure)
+        assert result.kind is ErrorKind.MALFORMED_RESPONSE
+        assert len(server.requests) == 2
+    with fault_server([MALFORMED, OK]) as server:
+        assert isinstance(_ask(server), Completion)
+
+
+def test_connection_reset_is_retried() -> None:
+    with fault_server([RESET, OK]) as server:
+        result = _ask(server)
+        assert isinstance(result, Completion)
+    with fault_server([RESET]) as server:
+        result = _ask(server, max_attempts=2)
+        assert isinstance(result, CallFailure)
+        assert result.kind is ErrorKind.CONNECTION
+
+
+def test_bad_request_is_not_retried() -> None:
+    with fault_server([BAD_REQUEST, OK]) as server:
+        result = _ask(server)
+        assert isinstance(result, CallFailure)
+        assert result.kind is ErrorKind.BAD_REQUEST
+        assert len(server.requests) == 1
+
+
+def test_unreachable_server_is_a_connection_failure() -> None:
+    from tests.helpers.servers import free_port
+
+    settings = ModelOptions(
+        cache=False, base_url=f"http://127.0.0.1:{free_port()}/v1", max_attempts=2
+    )
+    model = get_model("openai/test", settings)
+    model.retry = type(model.retry)(max_attempts=2, initial_delay_s=0.01)
+    result = asyncio.run(model.generate([user("hi")]))
+    assert isinstance(result, CallFailure)
+    assert result.kind is ErrorKind.CONNECTION
+    assert "cannot reach" in result.message
+
+
+def test_api_key_never_appears_in_failures_or_settings() -> None:
+    secret = "sk-test-SECRET-0123456789"
+    with fault_server([SERVER_ERROR]) as server:
+        result = _ask(server, max_attempts=1, api_key=secret)
+        assert isinstance(result, CallFailure)
+        assert secret not in result.model_dump_json()
+    options = ModelOptions(api_key=secret)
+    assert secret not in repr(options)
+    assert secret not in options.model_dump_json()

@@ -1,0 +1,98 @@
+"""The openai provider against a real OpenAI-compatible server (llama-cpp-python's)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Sequence
+
+import pytest
+
+from assay.model import (
+    CallFailure,
+    Completion,
+    GenerateConfig,
+    JsonSchema,
+    Model,
+    ModelOptions,
+    ModelResult,
+    get_model,
+    user,
+)
+
+pytestmark = pytest.mark.slow
+
+PERSON = JsonSchema(
+    name="person",
+    schema={
+        "type": "object",
+        "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
+        "required": ["name", "age"],
+    },
+)
+
+
+def _model(base_url: str, **options: object) -> Model:
+    return get_model(
+        "openai/smollm2", ModelOptions.model_validate({"base_url": base_url, **options})
+    )
+
+
+def _run(model: Model, prompt: str, configs: Sequence[GenerateConfig]) -> list[ModelResult]:
+    async def go() -> list[ModelResult]:
+        try:
+            return [await model.generate([user(prompt)], c) for c in configs]
+        finally:
+            await model.aclose()
+
+    return asyncio.run(go())
+
+
+def _ok(result: ModelResult) -> Completion:
+    assert not isinstance(result, CallFailure), result
+    return result
+
+
+def test_plain_chat(llama_server: str) -> None:
+    (result,) = _run(
+        _model(llama_server, cache=False), "What is 2+2?", [GenerateConfig(max_tokens=16)]
+    )
+    reply = _ok(result)
+    assert reply.text.strip()
+    assert reply.prompt_tokens > 0 and reply.completion_tokens > 0
+    assert reply.finish_reason in {"stop", "length"}
+
+
+def test_seeded_sampling_is_deterministic(llama_server: str) -> None:
+    config = GenerateConfig(temperature=0.9, seed=7, max_tokens=24)
+    a, b = _run(_model(llama_server, cache=False), "Tell me a story.", [config, config])
+    assert _ok(a).text == _ok(b).text
+
+
+def test_logprobs(llama_server: str) -> None:
+    config = GenerateConfig(max_tokens=4, logprobs=True, top_logprobs=3)
+    (result,) = _run(_model(llama_server, cache=False), "Is water wet?", [config])
+    logprobs = _ok(result).logprobs
+    assert logprobs is not None and len(logprobs) >= 1
+    first = logprobs[0]
+    assert first.logprob <= 0.0
+    assert 1 <= len(first.top) <= 3
+
+
+def test_json_schema_constrained_output_parses_and_matches(llama_server: str) -> None:
+    config = GenerateConfig(max_tokens=64, json_schema=PERSON)
+    (result,) = _run(_model(llama_server, cache=False), "Describe a person as JSON.", [config])
+    data = json.loads(_ok(result).text)
+    assert isinstance(data["name"], str)
+    assert isinstance(data["age"], int)
+
+
+def test_cached_rerun_makes_no_request(llama_server: str, tmp_path: object) -> None:
+    options = {"cache_path": f"{tmp_path}/cache.sqlite"}
+    config = GenerateConfig(max_tokens=8)
+    first = _model(llama_server, **options)
+    _run(first, "Name a colour.", [config])
+    second = _model(llama_server, **options)
+    (again,) = _run(second, "Name a colour.", [config])
+    assert _ok(again).cached
+    assert second.usage.calls == 0 and second.usage.cache_hits == 1

@@ -1,0 +1,76 @@
+"""The command line: exit codes and one-line errors without tracebacks."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from assay.cli import main
+
+
+def test_models_lists_every_provider(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["models"]) == 0
+    out = capsys.readouterr().out
+    for provider in ("openai/", "llamacpp/", "stub/"):
+        assert provider in out
+
+
+def test_ping_on_the_stub_prints_reply_tokens_and_latency(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["ping", "stub/demo", "--no-cache"]) == 0
+    out = capsys.readouterr().out
+    assert "Stub reply" in out
+    assert "completion tokens" in out and " ms" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["ping", "nosuch/model"], "unknown provider 'nosuch'"),
+        (["ping", "justaname"], "not of the form provider/model"),
+        (["ping", "llamacpp/missing.gguf"], "model file not found: missing.gguf"),
+        (["ping", "openai/x", "--base-url", "ftp://x"], "must start with http"),
+    ],
+)
+def test_user_errors_are_one_line_and_exit_2(
+    argv: list[str], expected: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert expected in err
+    assert "Traceback" not in err
+
+
+def test_unreachable_server_names_the_problem(capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.helpers.servers import free_port
+
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    assert main(["ping", "openai/x", "--base-url", url, "--max-attempts", "1", "--no-cache"]) == 2
+    err = capsys.readouterr().err
+    assert "connection" in err and url in err
+
+
+def test_debug_shows_the_traceback() -> None:
+    process = subprocess.run(
+        [sys.executable, "-m", "assay.cli", "--debug", "ping", "nosuch/model"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert process.returncode != 0
+    assert "Traceback" in process.stderr
+
+
+def test_bad_parameter_is_reported_without_traceback() -> None:
+    process = subprocess.run(
+        [sys.executable, "-m", "assay.cli", "ping", "stub/x", "--temperature", "9"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert process.returncode == 2
+    assert "temperature" in process.stderr
+    assert "Traceback" not in process.stderr
