@@ -1,0 +1,206 @@
+"""Load and write grounded-QA JSONL: one :class:`GroundedQARecord` per line.
+
+Loading streams (an iterator), so a file of any size is read one line at a time; only the set
+of ids seen so far is kept, to catch duplicates. Every problem becomes one :class:`InputError`
+naming the file, the 1-based line and the field (``evidence[2].text``), or, with
+``skip_invalid``, a :class:`SkippedRecord` in the caller's list and the next line.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from ..errors import InputError
+from ..verify.citations import parse_citations
+from ..verify.types import GroundedQARecord
+
+
+class SkippedRecord(BaseModel):
+    """A line left out under ``skip_invalid``, and why."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    line: int
+    id: str | None = None
+    field: str | None = None
+    reason: str
+
+
+class LoadResult(BaseModel):
+    """All records of a file, plus the lines skipped (empty unless ``skip_invalid``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    path: str
+    records: tuple[GroundedQARecord, ...]
+    skipped: tuple[SkippedRecord, ...] = ()
+
+
+def load_records(path: Path | str, *, skip_invalid: bool = False) -> LoadResult:
+    """Read a whole file into memory (use :func:`iter_records` for large files)."""
+    skipped: list[SkippedRecord] = []
+    records = tuple(iter_records(path, skip_invalid=skip_invalid, skipped=skipped))
+    return LoadResult(path=str(path), records=records, skipped=tuple(skipped))
+
+
+def iter_records(
+    path: Path | str,
+    *,
+    skip_invalid: bool = False,
+    skipped: list[SkippedRecord] | None = None,
+) -> Iterator[GroundedQARecord]:
+    """Yield the valid records of ``path`` in file order.
+
+    Raises :class:`InputError` on the first bad line, unless ``skip_invalid``: then bad lines
+    are appended to ``skipped`` (when given) and reading goes on.
+    """
+    file = Path(path)
+    if not file.is_file():
+        raise InputError("file not found", path=file, hint="--data names a JSONL file")
+    seen: set[str] = set()
+    with file.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = parse_record_line(line, path=file, line=number)
+                _check_unique(record, seen, file, number)
+            except InputError as error:
+                if not skip_invalid:
+                    raise
+                if skipped is not None:
+                    skipped.append(_skipped(error, line))
+                continue
+            seen.add(record.id)
+            yield record
+
+
+def parse_record_line(
+    text: str, *, path: Path | str = "<input>", line: int = 1
+) -> GroundedQARecord:
+    """One JSONL line to a checked record (schema, then cross-references)."""
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise InputError(
+            f"invalid JSON ({error.msg} at column {error.colno})", path=path, line=line
+        ) from None
+    if not isinstance(raw, dict):
+        raise InputError(
+            f"a record must be a JSON object, got {type(raw).__name__}", path=path, line=line
+        )
+    record = _validate(raw, path, line)
+    check_references(record, path=path, line=line)
+    return record
+
+
+def check_references(record: GroundedQARecord, *, path: Path | str, line: int | None) -> None:
+    """Every cited evidence id (gold citations, answer markers, ``citations``) must exist."""
+    known = {e.evidence_id for e in record.evidence}
+    _check_evidence_ids_unique(record, path, line)
+    for index, gold in enumerate(record.gold_citations):
+        if gold.evidence_id not in known:
+            _unknown(gold.evidence_id, f"gold_citations[{index}].evidence_id", record, path, line)
+    for index, cited in enumerate(record.citations or ()):
+        if cited not in known:
+            _unknown(cited, f"citations[{index}]", record, path, line)
+    for field, text in (("answer", record.answer), ("gold_answer", record.gold_answer)):
+        for marker in parse_citations(text or ""):
+            for cited in marker.ids:
+                if cited not in known:
+                    _unknown(cited, field, record, path, line)
+
+
+def write_records(path: Path | str, records: Iterable[GroundedQARecord]) -> int:
+    """Write records as JSONL (unset optional fields left out). Returns how many were written."""
+    count = 0
+    with Path(path).open("w", encoding="utf-8") as handle:
+        for record in records:
+            handle.write(dump_record(record) + "\n")
+            count += 1
+    return count
+
+
+def dump_record(record: GroundedQARecord) -> str:
+    return json.dumps(record.model_dump(mode="json", exclude_none=True), ensure_ascii=False)
+
+
+def _validate(raw: dict[str, Any], path: Path | str, line: int) -> GroundedQARecord:
+    try:
+        return GroundedQARecord.model_validate(raw)
+    except ValidationError as error:
+        first = error.errors()[0]
+        field = _field_path(first["loc"])
+        message = _describe(first, raw)
+        record_id = raw.get("id")
+        if isinstance(record_id, str) and record_id:
+            message = f"{message} (record {record_id!r})"
+        raise InputError(message, path=path, line=line, field=field or None) from None
+
+
+def _field_path(loc: tuple[int | str, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _describe(error: Any, raw: dict[str, Any]) -> str:
+    kind = error["type"]
+    if kind == "missing":
+        return "missing required field"
+    if kind == "extra_forbidden":
+        return "unknown field (check its spelling against the schema)"
+    if kind == "too_short" and tuple(error["loc"]) == ("evidence",):
+        return "evidence is empty: a record needs at least one evidence snippet"
+    got = error.get("input")
+    got_text = "null" if got is None else type(got).__name__
+    return f"{error['msg']} (got {got_text})"
+
+
+def _check_unique(record: GroundedQARecord, seen: set[str], path: Path, line: int) -> None:
+    if record.id in seen:
+        raise InputError(f"duplicate id {record.id!r}", path=path, line=line, field="id")
+
+
+def _check_evidence_ids_unique(
+    record: GroundedQARecord, path: Path | str, line: int | None
+) -> None:
+    seen: set[str] = set()
+    for index, item in enumerate(record.evidence):
+        if item.evidence_id in seen:
+            raise InputError(
+                f"duplicate evidence id {item.evidence_id!r} (record {record.id!r})",
+                path=path,
+                line=line,
+                field=f"evidence[{index}].evidence_id",
+            )
+        seen.add(item.evidence_id)
+
+
+def _unknown(
+    cited: str, field: str, record: GroundedQARecord, path: Path | str, line: int | None
+) -> None:
+    known = ", ".join(e.evidence_id for e in record.evidence)
+    raise InputError(
+        f"cites unknown evidence id {cited!r} (record {record.id!r}; evidence ids: {known})",
+        path=path,
+        line=line,
+        field=field,
+    )
+
+
+def _skipped(error: InputError, text: str) -> SkippedRecord:
+    record_id: str | None = None
+    try:
+        raw = json.loads(text)
+        if isinstance(raw, dict) and isinstance(raw.get("id"), str):
+            record_id = raw["id"]
+    except json.JSONDecodeError:
+        pass
+    return SkippedRecord(line=error.line or 0, id=record_id, field=error.field, reason=error.reason)

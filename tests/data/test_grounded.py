@@ -1,0 +1,115 @@
+"""Loading grounded-QA JSONL: good records, and one located InputError per bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from assay.data.grounded import iter_records, load_records, write_records
+from assay.errors import InputError
+
+
+def _record(**changes: Any) -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "id": "q1",
+        "question": "When was the bridge opened?",
+        "gold_answer": "It opened in 1932 [cite:e1].",
+        "evidence": [
+            {"evidence_id": "e1", "title": "Bridge", "text": "The bridge opened in 1932."},
+            {"evidence_id": "e2", "text": "It is made of steel.", "source": "notes"},
+        ],
+        "gold_citations": [{"evidence_id": "e1", "span": "opened in 1932"}],
+    }
+    record.update(changes)
+    return record
+
+
+def _write(tmp_path: Path, lines: list[Any]) -> Path:
+    path = tmp_path / "data.jsonl"
+    text = "\n".join(x if isinstance(x, str) else json.dumps(x) for x in lines)
+    path.write_text(text + "\n", encoding="utf-8")
+    return path
+
+
+def test_loads_valid_records_and_round_trips(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path, [_record(), "", _record(id="q2", answer="x [cite:e2]", gold_error=True)]
+    )
+    result = load_records(path)
+    assert [r.id for r in result.records] == ["q1", "q2"]
+    assert result.records[1].gold_error is True
+    assert result.records[0].evidence_by_id()["e2"].source == "notes"
+    out = tmp_path / "out.jsonl"
+    assert write_records(out, result.records) == 2
+    assert load_records(out).records == result.records
+
+
+BAD_CASES = [
+    ("not json", "{oops", None, "invalid JSON"),
+    ("missing field", _record(question=None) | {"question": None}, "question", "string"),
+    ("absent field", {k: v for k, v in _record().items() if k != "gold_answer"}, "gold_answer",
+     "missing"),
+    ("mistyped nested", _record(evidence=[{"evidence_id": "e1", "text": 3}]), "evidence[0].text",
+     "string"),
+    ("empty evidence", _record(evidence=[]), "evidence", "evidence is empty"),
+    ("unknown gold citation", _record(gold_citations=[{"evidence_id": "e9"}]),
+     "gold_citations[0].evidence_id", "unknown evidence id 'e9'"),
+    ("unknown answer marker", _record(answer="Yes [cite:e1,e7]."), "answer", "'e7'"),
+    ("unknown structured citation", _record(answer="Yes.", citations=["e1", "zz"]),
+     "citations[1]", "'zz'"),
+    ("unknown field", _record(colour="red"), "colour", "unknown field"),
+    ("duplicate evidence id", _record(evidence=[{"evidence_id": "e1", "text": "a"},
+     {"evidence_id": "e1", "text": "b"}]), "evidence[1].evidence_id", "duplicate evidence id"),
+    ("not an object", [1, 2], None, "JSON object"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("case", "bad", "field", "message"), BAD_CASES, ids=[c[0] for c in BAD_CASES]
+)
+def test_each_bad_input_gives_one_located_error(
+    tmp_path: Path, case: str, bad: Any, field: str | None, message: str
+) -> None:
+    path = _write(tmp_path, [_record(id="q0"), bad])
+    with pytest.raises(InputError) as caught:
+        load_records(path)
+    error = caught.value
+    assert error.path == str(path)
+    assert error.line == 2
+    assert error.field == field
+    assert message in str(error)
+    assert str(error).startswith(f"{path}:2")
+
+
+def test_duplicate_id_names_the_second_line(tmp_path: Path) -> None:
+    path = _write(tmp_path, [_record(), _record(id="q2"), _record()])
+    with pytest.raises(InputError) as caught:
+        load_records(path)
+    assert (caught.value.line, caught.value.field) == (3, "id")
+    assert "duplicate id 'q1'" in str(caught.value)
+
+
+def test_skip_invalid_keeps_the_rest_and_reports(tmp_path: Path) -> None:
+    path = _write(tmp_path, [_record(), "{bad", _record(id="q2", evidence=[]), _record(id="q3")])
+    result = load_records(path, skip_invalid=True)
+    assert [r.id for r in result.records] == ["q1", "q3"]
+    assert [(s.line, s.id, s.field) for s in result.skipped] == [
+        (2, None, None),
+        (3, "q2", "evidence"),
+    ]
+
+
+def test_iter_records_streams(tmp_path: Path) -> None:
+    path = _write(tmp_path, [_record(id=f"q{i}") for i in range(5)] + ["{bad"])
+    iterator = iter_records(path)
+    assert next(iterator).id == "q0"  # the bad last line is not read yet
+    with pytest.raises(InputError):
+        list(iterator)
+
+
+def test_missing_file_is_an_input_error(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="file not found"):
+        load_records(tmp_path / "nope.jsonl")
