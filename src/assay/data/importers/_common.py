@@ -1,0 +1,213 @@
+"""What every importer shares: reading a dataset's JSON lines with line numbers, checking the
+shape of each row (one :class:`InputError` naming file, line and field on the first bad row),
+stable ids, and the report of what was kept and skipped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+from pydantic import BaseModel, ConfigDict
+
+from ...errors import InputError
+from ...verify.types import GroundedQARecord
+
+Row = dict[str, Any]
+
+
+class ImportReport(BaseModel):
+    """Counts of one import: what the source held, what was kept, what was left out and why."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    dataset: str
+    source: str
+    rows: int  # JSON lines read
+    units: dict[str, int]  # what the rows hold before filtering, e.g. {"answers": 206, ...}
+    kept: int
+    skipped: dict[str, int]  # reason -> count
+    labels: dict[str, int]  # "error" / "grounded" -> count of kept records
+    error_types: dict[str, int]  # error_type -> count of kept records
+    label_convention: str
+
+    def lines(self) -> list[str]:
+        """The report as short human-readable lines (what the CLI prints)."""
+        units = ", ".join(f"{count} {name}" for name, count in self.units.items())
+        out = [f"{self.dataset}: read {self.rows} rows from {self.source} ({units})"]
+        out.append(f"kept {self.kept} records: " + _counts(self.labels))
+        if self.error_types:
+            out.append("  by error_type: " + _counts(self.error_types))
+        skipped = sum(self.skipped.values())
+        out.append(f"skipped {skipped}" + (": " + _counts(self.skipped) if skipped else ""))
+        out.append(f"labels: {self.label_convention}")
+        return out
+
+
+class GroundedImport(BaseModel):
+    """The records of a grounded-QA import and its report."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    records: tuple[GroundedQARecord, ...]
+    report: ImportReport
+
+
+class Tally:
+    """Counts while an importer walks its rows; becomes the :class:`ImportReport`."""
+
+    def __init__(self) -> None:
+        self.rows = 0
+        self.units: Counter[str] = Counter()
+        self.skipped: Counter[str] = Counter()
+
+    def skip(self, reason: str) -> None:
+        self.skipped[reason] += 1
+
+    def report(
+        self, dataset: str, source: Path, records: Sequence[GroundedQARecord], convention: str
+    ) -> ImportReport:
+        labels = Counter("error" if r.gold_error else "grounded" for r in records)
+        error_types = Counter(r.error_type for r in records if r.error_type)
+        return ImportReport(
+            dataset=dataset,
+            source=str(source),
+            rows=self.rows,
+            units=dict(self.units),
+            kept=len(records),
+            skipped=dict(self.skipped.most_common()),
+            labels={key: labels[key] for key in ("error", "grounded")},
+            error_types=dict(sorted(error_types.items())),
+            label_convention=convention,
+        )
+
+
+def read_rows(path: Path, dataset: str) -> Iterator[tuple[int, Row]]:
+    """(1-based line number, JSON object) for each non-blank line of a JSON-lines file."""
+    if not path.is_file():
+        raise InputError("file not found", path=path, hint=f"SRC is the path of a {dataset} file")
+    found = False
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            found = True
+            yield number, _parse_line(line, path, number, dataset)
+    if not found:
+        raise InputError(
+            f"no records: the file is empty (expected {dataset} JSON lines)", path=path
+        )
+
+
+def _parse_line(line: str, path: Path, number: int, dataset: str) -> Row:
+    hint = None
+    if number == 1 and line.lstrip().startswith("["):
+        hint = "the importer reads JSON lines (one object per line), not one JSON array"
+    try:
+        raw = json.loads(line)
+    except json.JSONDecodeError as error:
+        raise InputError(
+            f"invalid JSON ({error.msg} at column {error.colno}); expected {dataset} JSON lines",
+            path=path,
+            line=number,
+            hint=hint,
+        ) from None
+    if not isinstance(raw, dict):
+        raise InputError(
+            f"a {dataset} row must be a JSON object, got {type(raw).__name__}",
+            path=path,
+            line=number,
+            hint=hint,
+        )
+    return raw
+
+
+class RowReader:
+    """Typed access to the fields of one row; a missing or mistyped field is an InputError that
+    says which dataset the importer expected and which fields the row has."""
+
+    def __init__(self, row: Row, *, path: Path, line: int, dataset: str, prefix: str = "") -> None:
+        self.row = row
+        self.path = path
+        self.line = line
+        self.dataset = dataset
+        self.prefix = prefix
+
+    def text(self, field: str, *, optional: bool = False) -> str:
+        value = self._get(field, optional=optional)
+        if value is None:
+            return ""
+        if not isinstance(value, str):
+            self.fail(field, f"expected a string, got {_type_name(value)}")
+        return value
+
+    def items(self, field: str, *, optional: bool = False) -> list[Any]:
+        value = self._get(field, optional=optional)
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            self.fail(field, f"expected a list, got {_type_name(value)}")
+        return value
+
+    def mapping(self, field: str) -> Row:
+        value = self._get(field, optional=False)
+        if not isinstance(value, dict):
+            self.fail(field, f"expected an object, got {_type_name(value)}")
+        return value
+
+    def child(self, row: Any, prefix: str) -> RowReader:
+        """A reader for a nested object; its errors name ``prefix.field``."""
+        full = self._name(prefix)
+        if not isinstance(row, dict):
+            self.fail(prefix, f"expected an object, got {_type_name(row)}")
+        return RowReader(row, path=self.path, line=self.line, dataset=self.dataset, prefix=full)
+
+    def fail(self, field: str, message: str) -> NoReturn:
+        """Raise the InputError for ``field`` (a name relative to this reader's object)."""
+        raise InputError(
+            f"{message}; this does not look like a {self.dataset} file "
+            f"(the object has fields: {', '.join(sorted(self.row)) or 'none'})",
+            path=self.path,
+            line=self.line,
+            field=self._name(field),
+        )
+
+    def _name(self, field: str) -> str:
+        return f"{self.prefix}.{field}" if self.prefix else field
+
+    def _get(self, field: str, *, optional: bool) -> Any:
+        if field not in self.row:
+            if optional:
+                return None
+            self.fail(field, "missing field")
+        return self.row[field]
+
+
+def stable_key(text: str) -> str:
+    """A short content hash: ids built on it do not change when rows are reordered or filtered."""
+    return hashlib.sha256(text.strip().encode("utf-8")).hexdigest()[:10]
+
+
+class UniqueIds:
+    """Keeps ids unique: a repeated id (the same question twice in one file) gets the line."""
+
+    def __init__(self) -> None:
+        self._seen: set[str] = set()
+
+    def claim(self, record_id: str, line: int) -> str:
+        if record_id in self._seen:
+            record_id = f"{record_id}-L{line}"
+        self._seen.add(record_id)
+        return record_id
+
+
+def _counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"{name} {count}" for name, count in counts.items()) or "none"
+
+
+def _type_name(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
