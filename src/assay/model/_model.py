@@ -75,7 +75,7 @@ class Model:
     ) -> ModelResult:
         """One sample (``config.n`` is ignored; see :meth:`sample`)."""
         single = (config or GenerateConfig()).for_sample(sample_index)
-        key = self._key(messages, single, sample_index)
+        key = self._key(messages, single, sample_index) if self.cache is not None else ""
         if self.cache is not None and (hit := self.cache.get(key)) is not None:
             replay = hit.model_copy(update={"cached": True, "sample_index": sample_index})
             self.usage.record(replay, from_cache=True, retries=0)

@@ -1,0 +1,19 @@
+#!/bin/sh
+# Installs everything the test suite needs on a fresh machine, then runs the whole suite.
+#   - Debian's chromium + chromium-driver for the browser tests (skipped when present);
+#   - a virtual environment .venv with assay, the embedded model and the dev tools.
+# Extra arguments go to pytest.
+set -eu
+cd "$(dirname "$0")/.."
+
+if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then
+    SUDO=""
+    [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    $SUDO apt-get update -qq
+    $SUDO apt-get install -y -qq chromium chromium-driver >/dev/null
+fi
+
+[ -x .venv/bin/python ] || python3 -m venv .venv
+.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q -e '.[local,dev]'
+exec .venv/bin/python -m pytest "$@"
