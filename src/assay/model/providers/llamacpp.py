@@ -9,10 +9,11 @@ memory, so a second handle with ``logits_all`` is loaded only when logprobs are 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.util
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -115,19 +116,37 @@ class LlamaCppBackend(Backend):
         if logits_all not in self._handles:
             from llama_cpp import Llama
 
-            self._handles[logits_all] = Llama(
-                model_path=str(self.path),
-                n_ctx=self.n_ctx,
-                n_threads=self.n_threads,
-                logits_all=logits_all,
-                verbose=False,
-            )
+            with _quiet_native_stderr():
+                self._handles[logits_all] = Llama(
+                    model_path=str(self.path),
+                    n_ctx=self.n_ctx,
+                    n_threads=self.n_threads,
+                    logits_all=logits_all,
+                    verbose=False,
+                )
         return self._handles[logits_all]
 
     async def aclose(self) -> None:
         for handle in self._handles.values():
             handle.close()
         self._handles.clear()
+
+
+@contextlib.contextmanager
+def _quiet_native_stderr() -> Iterator[None]:
+    """Silence llama.cpp's C-level notices while loading (verbose=False does not reach them)."""
+    try:
+        saved = os.dup(2)
+    except OSError:  # no usable fd 2 (some embedded interpreters): nothing to silence
+        yield
+        return
+    try:
+        with open(os.devnull, "wb") as devnull:
+            os.dup2(devnull.fileno(), 2)
+            yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 def _request(messages: Sequence[ChatMessage], config: GenerateConfig) -> dict[str, Any]:
