@@ -1,0 +1,119 @@
+"""``assay instructions``: deterministic checks of verifiable instructions (IFEval's ids)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+from ..instructions import (
+    CHECKERS,
+    MODES,
+    check_responses_file,
+    covered_instruction_ids,
+    measure_agreement,
+    render_markdown,
+    summarize,
+)
+from ..instructions.ifeval_data import INPUTS_FILE
+from ..runs import write_atomic
+
+
+def register(subparsers: Any) -> None:
+    group = subparsers.add_parser(
+        "instructions",
+        help="check verifiable instructions (IFEval ids) without a model",
+        description="Deterministic checks of verifiable instructions, keyed by IFEval's "
+        "instruction ids; run them beside an LLM judge.",
+    )
+    commands = group.add_subparsers(dest="instructions_command", metavar="COMMAND")
+    _register_check(commands)
+    _register_agreement(commands)
+    listing = commands.add_parser("list", help="list instruction ids and whether each is covered")
+    listing.set_defaults(handler=_list)
+
+
+def _register_check(commands: Any) -> None:
+    check = commands.add_parser(
+        "check",
+        help="check responses against the instructions of their prompts",
+        description="Reads responses in IFEval's input_response format (one JSON object per "
+        "line with 'prompt' and 'response'), finds each prompt's instructions in the inputs "
+        "file (IFEval's input_data format: 'prompt', 'instruction_id_list', 'kwargs') and "
+        "writes one verdict per instruction.",
+    )
+    check.add_argument("--data", type=Path, required=True, help="responses JSONL")
+    check.add_argument(
+        "--inputs",
+        type=Path,
+        help=f"prompts with instructions (default: {INPUTS_FILE} next to --data)",
+    )
+    check.add_argument("--mode", choices=MODES, default="strict", help="default: strict")
+    check.add_argument("--out", type=Path, help="write one JSON line per response here")
+    check.set_defaults(handler=_check)
+
+
+def _register_agreement(commands: Any) -> None:
+    agreement = commands.add_parser(
+        "agreement",
+        help="agreement of assay's checker with IFEval's own labels, per instruction id",
+        description="Compares assay's verdicts on IFEval's GPT-4 responses with "
+        "eval_results_strict.jsonl / eval_results_loose.jsonl and prints a markdown table.",
+    )
+    agreement.add_argument(
+        "--data-dir", type=Path, required=True, help="folder with IFEval's four data files"
+    )
+    agreement.add_argument("--mode", choices=[*MODES, "both"], default="both", help="default: both")
+    agreement.add_argument("--out", type=Path, help="also write the table to this file")
+    agreement.set_defaults(handler=_agreement)
+
+
+def _check(args: argparse.Namespace) -> int:
+    inputs = args.inputs or args.data.parent / INPUTS_FILE
+    if not inputs.is_file():
+        raise InputError("inputs file not found (pass --inputs)", path=inputs)
+    checked = check_responses_file(args.data, inputs, args.mode)
+    checks = checked.checks
+    if not checks:
+        raise InputError(f"no response's prompt matches a prompt in {inputs}", path=args.data)
+    if args.out is not None:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(args.out, "".join(c.model_dump_json() + "\n" for c in checks))
+    summary = summarize(checks)
+    covered = set(covered_instruction_ids())
+    print(f"{'instruction id':<48} followed / total")
+    for instruction_id, (followed, total) in summary.followed_by_id.items():
+        note = "" if instruction_id in covered else "  (not covered: below 95% agreement)"
+        print(f"{instruction_id:<48} {followed:>4} / {total:<4}{note}")
+    print(
+        f"\n{summary.responses} responses ({args.mode}): prompt-level "
+        f"{summary.prompt_level:.1%}, instruction-level {summary.instruction_level:.1%}"
+        + (f"; verdicts in {args.out}" if args.out else "")
+    )
+    if checked.unmatched_lines:
+        lines = ", ".join(map(str, checked.unmatched_lines[:10]))
+        more = " ..." if len(checked.unmatched_lines) > 10 else ""
+        print(
+            f"skipped {len(checked.unmatched_lines)} responses whose prompt is not in {inputs} "
+            f"(lines {lines}{more})"
+        )
+    return 0
+
+
+def _agreement(args: argparse.Namespace) -> int:
+    modes = list(MODES) if args.mode == "both" else [args.mode]
+    reports = [measure_agreement(args.data_dir, mode) for mode in modes]
+    table = render_markdown(reports)
+    if args.out is not None:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(args.out, table)
+    print(table, end="")
+    return 0
+
+
+def _list(args: argparse.Namespace) -> int:
+    covered = set(covered_instruction_ids())
+    for instruction_id in CHECKERS:
+        print(f"{instruction_id:<48} {'covered' if instruction_id in covered else 'not covered'}")
+    return 0

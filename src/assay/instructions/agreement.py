@@ -1,0 +1,287 @@
+"""How often assay's checker agrees with IFEval's own per-instruction labels.
+
+IFEval ships, next to GPT-4's responses, the verdicts of its own programmatic checker in strict
+and loose mode. Treating those as ground truth, this module measures per instruction id: count,
+agreement and the confusion matrix (label followed / not followed x assay followed / not
+followed), plus instruction-level and prompt-level accuracy over all prompts.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from ..errors import InputError
+from .ifeval_data import (
+    INPUTS_FILE,
+    LABEL_FILES,
+    LabelledResponse,
+    PromptInstructions,
+    read_inputs,
+    read_labels,
+)
+from .registry import check_response, covered_instruction_ids
+from .types import InstructionResult, Mode
+
+TARGET = 0.95
+
+
+class Confusion(BaseModel):
+    """Rows: IFEval's label; columns: assay's verdict."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    both_followed: int = 0
+    label_followed_assay_not: int = 0
+    assay_followed_label_not: int = 0
+    both_not_followed: int = 0
+
+    def add(self, label: bool, assay: bool) -> None:
+        if label and assay:
+            self.both_followed += 1
+        elif label:
+            self.label_followed_assay_not += 1
+        elif assay:
+            self.assay_followed_label_not += 1
+        else:
+            self.both_not_followed += 1
+
+    @property
+    def total(self) -> int:
+        return (
+            self.both_followed
+            + self.label_followed_assay_not
+            + self.assay_followed_label_not
+            + self.both_not_followed
+        )
+
+    @property
+    def agreed(self) -> int:
+        return self.both_followed + self.both_not_followed
+
+
+class Exclusion(BaseModel):
+    """An instruction whose IFEval label is not about the instruction as written."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    prompt_line: int
+    instruction_id: str
+    reason: str
+
+
+def ifeval_label_quirk(instruction_id: str, kwargs: Mapping[str, Any]) -> str | None:
+    """Why IFEval's label for this instruction cannot be compared with a checker's, if it
+    cannot. IFEval's letter_frequency swaps a `letter` outside a-z for a random letter before
+    checking, so its labels for '#' or '!' are about some other letter."""
+    if instruction_id == "keywords:letter_frequency":
+        letter = kwargs.get("letter")
+        if not (isinstance(letter, str) and len(letter) == 1 and "a" <= letter.lower() <= "z"):
+            return f"IFEval checks a random letter instead of {letter!r}"
+    return None
+
+
+class Disagreement(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    prompt_line: int
+    instruction_id: str
+    label: bool
+    assay_reason: str
+
+
+class AgreementRow(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    instruction_id: str
+    count: int
+    excluded: int
+    agreement: float
+    confusion: Confusion
+    covered: bool
+
+    @property
+    def meets_target(self) -> bool:
+        return self.agreement >= TARGET
+
+
+class AgreementReport(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    mode: Mode
+    prompts: int
+    instructions: int
+    instruction_accuracy: float
+    prompt_accuracy: float
+    covered_instruction_accuracy: float
+    rows: list[AgreementRow]
+    disagreements: list[Disagreement]
+    exclusions: list[Exclusion]
+
+
+def measure_agreement(data_dir: Path, mode: Mode) -> AgreementReport:
+    inputs = read_inputs(data_dir / INPUTS_FILE)
+    labels_path = data_dir / LABEL_FILES[mode]
+    labels = read_labels(labels_path)
+    return compare_with_labels(inputs, labels, mode, labels_path)
+
+
+def compare_with_labels(
+    inputs: dict[str, tuple[int, PromptInstructions]],
+    labels: list[LabelledResponse],
+    mode: Mode,
+    labels_path: Path,
+) -> AgreementReport:
+    tally = _Tally()
+    for index, labelled in enumerate(labels, start=1):
+        line, item = _matching_input(inputs, labelled, labels_path, index)
+        results = check_response(
+            item.instruction_id_list, item.kwargs, item.prompt, labelled.response, mode=mode
+        )
+        verdicts = [r.followed for r in results]
+        tally.prompts += 1
+        tally.prompts_agreed += all(verdicts) == all(labelled.follow_instruction_list)
+        pairs = zip(results, labelled.follow_instruction_list, strict=True)
+        for result, label in pairs:
+            tally.add(line, result, label)
+    return _report(mode, tally)
+
+
+class _Tally:
+    def __init__(self) -> None:
+        self.prompts = 0
+        self.prompts_agreed = 0
+        self.confusions: dict[str, Confusion] = defaultdict(Confusion)
+        self.disagreements: list[Disagreement] = []
+        self.exclusions: list[Exclusion] = []
+
+    def add(self, line: int, result: InstructionResult, label: bool) -> None:
+        quirk = ifeval_label_quirk(result.instruction_id, result.kwargs)
+        if quirk is not None:
+            self.exclusions.append(
+                Exclusion(prompt_line=line, instruction_id=result.instruction_id, reason=quirk)
+            )
+            _ = self.confusions[result.instruction_id]  # the id still gets a row
+            return
+        self.confusions[result.instruction_id].add(label, result.followed)
+        if label != result.followed:
+            self.disagreements.append(
+                Disagreement(
+                    prompt_line=line,
+                    instruction_id=result.instruction_id,
+                    label=label,
+                    assay_reason=result.reason,
+                )
+            )
+
+
+def _matching_input(
+    inputs: dict[str, tuple[int, PromptInstructions]],
+    labelled: LabelledResponse,
+    labels_path: Path,
+    line: int,
+) -> tuple[int, PromptInstructions]:
+    found = inputs.get(labelled.prompt)
+    if found is None:
+        raise InputError(
+            "no prompt in the inputs file matches", path=labels_path, line=line, field="prompt"
+        )
+    if found[1].instruction_id_list != labelled.instruction_id_list:
+        raise InputError(
+            "instruction ids differ from the inputs file's",
+            path=labels_path,
+            line=line,
+            field="instruction_id_list",
+        )
+    return found
+
+
+def _report(mode: Mode, tally: _Tally) -> AgreementReport:
+    covered = set(covered_instruction_ids())
+    excluded = Counter(e.instruction_id for e in tally.exclusions)
+    rows = [
+        AgreementRow(
+            instruction_id=instruction_id,
+            count=confusion.total,
+            excluded=excluded[instruction_id],
+            agreement=_ratio(confusion.agreed, confusion.total),
+            confusion=confusion,
+            covered=instruction_id in covered,
+        )
+        for instruction_id, confusion in sorted(tally.confusions.items())
+    ]
+    total = sum(r.count for r in rows)
+    covered_rows = [r for r in rows if r.covered]
+    covered_total = sum(r.count for r in covered_rows)
+    return AgreementReport(
+        mode=mode,
+        prompts=tally.prompts,
+        instructions=total,
+        instruction_accuracy=_ratio(sum(r.confusion.agreed for r in rows), total),
+        prompt_accuracy=_ratio(tally.prompts_agreed, tally.prompts),
+        covered_instruction_accuracy=_ratio(
+            sum(r.confusion.agreed for r in covered_rows), covered_total
+        ),
+        rows=rows,
+        disagreements=tally.disagreements,
+        exclusions=tally.exclusions,
+    )
+
+
+def _ratio(part: int, whole: int) -> float:
+    return part / whole if whole else 0.0
+
+
+def render_markdown(reports: list[AgreementReport]) -> str:
+    """One table: a row per instruction id, columns per mode (count, agreement, confusion)."""
+    by_mode = {report.mode: {row.instruction_id: row for row in report.rows} for report in reports}
+    modes = [report.mode for report in reports]
+    header = "| instruction id | n | " + " | ".join(
+        f"{m} agreement | {m} confusion (FF/FN/NF/NN)" for m in modes
+    )
+    lines = [header + " | covered |", "|" + "---|" * (2 + 2 * len(modes) + 1)]
+    ids = sorted({i for rows in by_mode.values() for i in rows})
+    for instruction_id in ids:
+        cells = []
+        for mode in modes:
+            row = by_mode[mode].get(instruction_id)
+            cells.append(_cells(row))
+        first = next(by_mode[m][instruction_id] for m in modes if instruction_id in by_mode[m])
+        covered = "yes" if first.covered else "no"
+        n = f"{first.count}" + (f" (+{first.excluded} excluded)" if first.excluded else "")
+        lines.append(f"| `{instruction_id}` | {n} | " + " | ".join(cells) + f" | {covered} |")
+    lines.append("")
+    lines.extend(_summary(report) for report in reports)
+    lines.append("")
+    lines.append(
+        "Confusion: FF = both followed, FN = IFEval followed / assay not, NF = assay followed / "
+        f"IFEval not, NN = neither. Agreement marked ✓ when >= {TARGET:.0%}. Excluded: "
+        "instructions whose IFEval label is not about the instruction as written "
+        "(see `ifeval_label_quirk`); prompt-level accuracy still counts them."
+    )
+    return "\n".join(lines) + "\n"
+
+
+def _cells(row: AgreementRow | None) -> str:
+    if row is None:
+        return "- | -"
+    mark = " ✓" if row.meets_target else ""
+    c = row.confusion
+    matrix = (
+        f"{c.both_followed}/{c.label_followed_assay_not}/"
+        f"{c.assay_followed_label_not}/{c.both_not_followed}"
+    )
+    return f"{row.agreement:.1%}{mark} | {matrix}"
+
+
+def _summary(report: AgreementReport) -> str:
+    return (
+        f"- {report.mode}: {report.prompts} prompts, {report.instructions} instructions; "
+        f"instruction-level accuracy {report.instruction_accuracy:.1%} "
+        f"(covered ids only {report.covered_instruction_accuracy:.1%}), "
+        f"prompt-level accuracy {report.prompt_accuracy:.1%}"
+    )

@@ -1,0 +1,154 @@
+"""Reading IFEval's files: prompts with instructions, responses, and its evaluation labels.
+
+Every problem is one :class:`InputError` naming the file, the line and the field.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from ..errors import InputError
+
+INPUTS_FILE = "input_data.jsonl"
+RESPONSES_FILE = "input_response_data_gpt4_20231107_145030.jsonl"
+LABEL_FILES = {"strict": "eval_results_strict.jsonl", "loose": "eval_results_loose.jsonl"}
+
+
+class PromptInstructions(BaseModel):
+    """One IFEval prompt and the verifiable instructions it contains."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    key: int | None
+    prompt: str
+    instruction_id_list: list[str]
+    kwargs: list[dict[str, Any]]
+
+
+class PromptResponse(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    line: int
+    prompt: str
+    response: str
+
+
+class LabelledResponse(BaseModel):
+    """IFEval's own verdicts on one response."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    prompt: str
+    response: str
+    instruction_id_list: list[str]
+    follow_instruction_list: list[bool]
+
+
+def _records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    if not path.is_file():
+        raise InputError("file not found", path=path)
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise InputError(f"not valid JSON: {error.msg}", path=path, line=number) from None
+            if not isinstance(record, dict):
+                raise InputError("expected a JSON object", path=path, line=number)
+            yield number, record
+
+
+def _field(record: dict[str, Any], name: str, kind: type, where: tuple[Path, int]) -> Any:
+    if name not in record:
+        raise InputError("missing field", path=where[0], line=where[1], field=name)
+    value = record[name]
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
+        raise InputError(
+            f"expected {kind.__name__}, got {type(value).__name__}",
+            path=where[0],
+            line=where[1],
+            field=name,
+        )
+    return value
+
+
+def _typed_list(
+    record: dict[str, Any], name: str, kind: type, where: tuple[Path, int]
+) -> list[Any]:
+    values: list[Any] = _field(record, name, list, where)
+    for index, value in enumerate(values):
+        if not isinstance(value, kind):
+            raise InputError(
+                f"expected {kind.__name__}, got {type(value).__name__}",
+                path=where[0],
+                line=where[1],
+                field=f"{name}[{index}]",
+            )
+    return values
+
+
+def read_inputs(path: Path) -> dict[str, tuple[int, PromptInstructions]]:
+    """Prompts with their instructions, by prompt text (with the line each came from)."""
+    prompts: dict[str, tuple[int, PromptInstructions]] = {}
+    for number, record in _records(path):
+        where = (path, number)
+        ids = _typed_list(record, "instruction_id_list", str, where)
+        kwargs = _typed_list(record, "kwargs", dict, where)
+        if len(ids) != len(kwargs):
+            raise InputError(
+                f"{len(kwargs)} kwargs entries for {len(ids)} instructions",
+                path=path,
+                line=number,
+                field="kwargs",
+            )
+        key = record.get("key")
+        item = PromptInstructions(
+            key=key if isinstance(key, int) else None,
+            prompt=_field(record, "prompt", str, where),
+            instruction_id_list=ids,
+            kwargs=kwargs,
+        )
+        prompts[item.prompt] = (number, item)
+    return prompts
+
+
+def read_responses(path: Path) -> list[PromptResponse]:
+    return [
+        PromptResponse(
+            line=number,
+            prompt=_field(record, "prompt", str, (path, number)),
+            response=_field(record, "response", str, (path, number)),
+        )
+        for number, record in _records(path)
+    ]
+
+
+def read_labels(path: Path) -> list[LabelledResponse]:
+    labels = []
+    for number, record in _records(path):
+        where = (path, number)
+        ids = _typed_list(record, "instruction_id_list", str, where)
+        follows = _typed_list(record, "follow_instruction_list", bool, where)
+        if len(ids) != len(follows):
+            raise InputError(
+                f"{len(follows)} labels for {len(ids)} instructions",
+                path=path,
+                line=number,
+                field="follow_instruction_list",
+            )
+        labels.append(
+            LabelledResponse(
+                prompt=_field(record, "prompt", str, where),
+                response=_field(record, "response", str, where),
+                instruction_id_list=ids,
+                follow_instruction_list=follows,
+            )
+        )
+    return labels

@@ -1,0 +1,106 @@
+"""``assay instructions check | agreement | list`` through their argparse registration."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pytest
+
+from assay.cli import _instructions
+from assay.errors import InputError
+
+
+def run(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="assay")
+    _instructions.register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(argv)
+    return int(args.handler(args))
+
+
+def write_jsonl(path: Path, records: list[dict[str, object]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def small_data(tmp_path: Path) -> Path:
+    write_jsonl(
+        tmp_path / "input_data.jsonl",
+        [
+            {
+                "key": 1,
+                "prompt": "Say hi without commas.",
+                "instruction_id_list": ["punctuation:no_comma"],
+                "kwargs": [{}],
+            },
+            {
+                "key": 2,
+                "prompt": "End with Bye.",
+                "instruction_id_list": ["startend:end_checker"],
+                "kwargs": [{"end_phrase": "Bye."}],
+            },
+        ],
+    )
+    return write_jsonl(
+        tmp_path / "responses.jsonl",
+        [
+            {"prompt": "Say hi without commas.", "response": "Hi, you."},
+            {"prompt": "End with Bye.", "response": "Ok. Bye."},
+            {"prompt": "Not in the inputs.", "response": "x"},
+        ],
+    )
+
+
+def test_check_writes_one_verdict_line_per_response(
+    small_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out" / "verdicts.jsonl"
+    assert run(["instructions", "check", "--data", str(small_data), "--out", str(out)]) == 0
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["follow_all_instructions"] for r in records] == [False, True]
+    assert records[0]["results"][0]["reason"] == "1 commas"
+    printed = capsys.readouterr().out
+    assert "prompt-level 50.0%" in printed and "skipped 1 responses" in printed
+
+
+def test_check_reports_a_bad_kwarg_with_file_line_and_field(small_data: Path) -> None:
+    inputs = small_data.parent / "input_data.jsonl"
+    lines = inputs.read_text().splitlines()
+    lines[1] = lines[1].replace('"end_phrase": "Bye."', '"end_phrase": 3')
+    inputs.write_text("\n".join(lines) + "\n")
+    with pytest.raises(InputError) as caught:
+        run(["instructions", "check", "--data", str(small_data)])
+    assert caught.value.line == 2 and caught.value.field == "kwargs[0].end_phrase"
+    assert str(inputs) in str(caught.value)
+
+
+def test_check_reports_malformed_json_with_its_line(small_data: Path) -> None:
+    with small_data.open("a") as handle:
+        handle.write("{not json\n")
+    with pytest.raises(InputError, match=r"responses.jsonl:4"):
+        run(["instructions", "check", "--data", str(small_data)])
+
+
+def test_check_needs_the_inputs_file(tmp_path: Path) -> None:
+    data = write_jsonl(tmp_path / "r.jsonl", [{"prompt": "p", "response": "r"}])
+    with pytest.raises(InputError, match="inputs file not found"):
+        run(["instructions", "check", "--data", str(data)])
+
+
+def test_agreement_on_ifeval_writes_the_table(
+    shared_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "table.md"
+    argv = ["instructions", "agreement", "--data-dir", str(shared_data / "ifeval")]
+    assert run([*argv, "--mode", "loose", "--out", str(out)]) == 0
+    table = out.read_text()
+    assert "loose agreement" in table and "strict agreement" not in table
+    assert table in capsys.readouterr().out
+
+
+def test_list_marks_coverage(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["instructions", "list"]) == 0
+    out = capsys.readouterr().out
+    assert "change_case:english_capital" in out and "not covered" in out
