@@ -1,0 +1,222 @@
+"""``assay bench run | summarize | compare``: the verifier benchmark.
+
+``scripts/verifier_benchmark.py`` is ``assay bench run`` under the spec's name; both accept the
+spec's underscore spellings (``--max_examples``, ``--out_dir``) and dashed ones.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError
+from ..model import DEFAULT_MODEL
+
+PATTERNS = ("best_of_n", "entailment", "self_consistency")
+
+
+def register(subparsers: Any) -> None:
+    bench = subparsers.add_parser(
+        "bench", help="verifier benchmark: generate -> verify -> revise on grounded QA"
+    )
+    commands = bench.add_subparsers(dest="bench_command", metavar="COMMAND")
+    add_run_parser(commands)
+    summarize = commands.add_parser("summarize", help="rebuild summary.json and plots/ of a run")
+    summarize.add_argument("run", type=Path, help="run directory")
+    summarize.add_argument("--no-plots", action="store_true", help="skip the plots")
+    summarize.add_argument("--n-resamples", type=int, help="bootstrap resamples (default: run's)")
+    summarize.set_defaults(handler=_summarize)
+    compare = commands.add_parser("compare", help="runs side by side, as markdown")
+    compare.add_argument("runs", type=Path, nargs="+", help="run directories")
+    compare.add_argument("--out", type=Path, help="also write the markdown to this file")
+    compare.set_defaults(handler=_compare)
+    bench.set_defaults(handler=lambda args: _help(bench))
+
+
+def _help(parser: argparse.ArgumentParser) -> int:
+    parser.print_help()
+    return 2
+
+
+def add_run_parser(commands: Any) -> argparse.ArgumentParser:
+    run = commands.add_parser(
+        "run",
+        help="run a verifier pattern over a grounded-QA JSONL file",
+        description="Run a verifier pattern over a grounded-QA JSONL file into a run directory "
+        "(results.jsonl, summary.json, plots/). Rerunning the same command resumes.",
+    )
+    add_run_arguments(run)
+    run.set_defaults(handler=run_command)
+    return run
+
+
+def add_run_arguments(parser: argparse.ArgumentParser) -> None:
+    from ._common import add_model_options
+
+    parser.add_argument("--data", type=Path, required=True, help="grounded-QA JSONL file")
+    parser.add_argument("--pattern", required=True, choices=PATTERNS)
+    parser.add_argument("--n", type=int, default=5, help="candidates / samples (default 5)")
+    parser.add_argument("--seed", type=int, default=0, help="sample i uses seed+i (default 0)")
+    parser.add_argument(
+        "--max_examples",
+        "--max-examples",
+        dest="max_examples",
+        type=int,
+        default=200,
+        help="first N valid records of the file (default 200; 0 = all)",
+    )
+    parser.add_argument(
+        "--out_dir",
+        "--out-dir",
+        dest="out_dir",
+        type=Path,
+        help="run directory (default runs/<data>-<pattern>-n<n>-s<seed>)",
+    )
+    _add_role_arguments(parser)
+    parser.add_argument("--no-revise", action="store_true", help="never revise failed answers")
+    parser.add_argument(
+        "--threshold", type=float, default=0.5, help="pass when p_error < threshold (0.5)"
+    )
+    parser.add_argument("--temperature", type=float, default=0.7, help="answer sampling (0.7)")
+    parser.add_argument("--max-tokens", type=int, default=256, help="tokens per answer (256)")
+    parser.add_argument(
+        "--skip-invalid", action="store_true", help="skip bad input lines (listed in the run)"
+    )
+    parser.add_argument(
+        "--injected-labels",
+        action="store_true",
+        help="the file's gold labels were made by `assay perturb` (label source 'injected')",
+    )
+    parser.add_argument("--n-resamples", type=int, default=1000, help="bootstrap resamples")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_model_options(parser)
+
+
+def _add_role_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("models")
+    group.add_argument("--generator", default=DEFAULT_MODEL, help=f"answers ({DEFAULT_MODEL})")
+    group.add_argument(
+        "--verifier",
+        default=DEFAULT_MODEL,
+        help=f"claim checker: a model, or 'lexical' for the model-free baseline ({DEFAULT_MODEL})",
+    )
+    group.add_argument(
+        "--checker-votes",
+        type=int,
+        default=1,
+        help="samples per claim check for vote probabilities",
+    )
+    group.add_argument(
+        "--critic", help="self-consistency critic (default: the verifier model, else generator)"
+    )
+    group.add_argument("--oracle", help="model that labels generated answers (label source oracle)")
+
+
+def config_from_args(args: argparse.Namespace) -> Any:
+    from ..verify.benchmark import BenchmarkConfig
+    from ._common import model_options
+
+    out_dir = args.out_dir or Path("runs") / (
+        f"{Path(args.data).stem}-{args.pattern}-n{args.n}-s{args.seed}"
+    )
+    if args.max_examples < 0:
+        raise ConfigError("--max_examples must be 0 (all) or a positive number")
+    try:
+        return BenchmarkConfig(
+            data=args.data,
+            pattern=args.pattern,
+            out_dir=out_dir,
+            n=args.n,
+            seed=args.seed,
+            max_examples=args.max_examples or None,
+            generator=args.generator,
+            verifier=args.verifier,
+            critic=args.critic,
+            oracle=args.oracle,
+            revise=not args.no_revise,
+            threshold=args.threshold,
+            temperature=args.temperature,
+            max_tokens=args.max_tokens,
+            checker_votes=args.checker_votes,
+            skip_invalid=args.skip_invalid,
+            concurrency=args.concurrency,
+            n_resamples=args.n_resamples,
+            injected_labels=args.injected_labels,
+            model_options=model_options(args),
+        )
+    except ValueError as error:  # pydantic's ValidationError: an option out of range
+        raise ConfigError(_first_problem(error)) from None
+
+
+def _first_problem(error: ValueError) -> str:
+    errors = getattr(error, "errors", None)
+    if callable(errors):
+        first = errors()[0]
+        field = ".".join(str(p) for p in first.get("loc", ()))
+        return f"--{field}: {first.get('msg')}"
+    return str(error)
+
+
+def run_command(args: argparse.Namespace) -> int:
+    from ..verify.benchmark import run_benchmark
+    from ..verify.summary import SUMMARY_FILE, BenchSummary
+
+    config = config_from_args(args)
+    report = run_benchmark(config, progress=False if args.no_progress else None)
+    summary = BenchSummary.model_validate_json(
+        (report.run_dir / SUMMARY_FILE).read_text(encoding="utf-8")
+    )
+    done = f"{report.ran} run now, {report.already_done} already done"
+    print(f"{report.run_dir}: {report.selected} examples ({done}), {report.calls} model calls")
+    if report.skipped_invalid:
+        print(f"skipped {report.skipped_invalid} invalid line(s): see skipped_records.jsonl")
+    print(headline(summary))
+    return 0
+
+
+def headline(summary: Any) -> str:
+    """Three lines: counts, detection, cost."""
+    counts = summary.counts
+    lines = [
+        f"scored {counts['scored']}/{counts['results']}, verifier failures "
+        f"{counts['verifier_failures']}, labelled and scored {counts['used_for_detection']}"
+    ]
+    if summary.detection is not None:
+        metrics = summary.detection["metrics"]
+        parts = [
+            f"{k} {metrics[k]['value']:.3f}"
+            for k in ("precision", "recall", "f1", "auroc", "ece_uniform", "brier")
+            if metrics[k]["value"] is not None
+        ]
+        lines.append("detection (positive = grounding error): " + ", ".join(parts))
+    else:
+        lines.append(f"detection: {summary.detection_note}")
+    per = summary.cost.per_example
+    if per:
+        lines.append(f"cost: {per['calls']:.2f} calls, {per['tokens']:.0f} tokens per example")
+    return "\n".join(lines)
+
+
+def _summarize(args: argparse.Namespace) -> int:
+    from ..verify.results import RESULTS_FILE
+    from ..verify.summary import write_summary
+
+    if not (args.run / RESULTS_FILE).is_file():
+        raise ConfigError(f"{args.run}: no {RESULTS_FILE} (not a bench run directory?)")
+    summary = write_summary(args.run, n_resamples=args.n_resamples, plots=not args.no_plots)
+    print(f"wrote {args.run / 'summary.json'}")
+    print(headline(summary))
+    return 0
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from ..verify.compare import compare_markdown
+
+    text = compare_markdown(args.runs)
+    sys.stdout.write(text)
+    if args.out is not None:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(text, encoding="utf-8")
+    return 0

@@ -1,0 +1,317 @@
+"""``assay bench run``: run a verifier pattern over a grounded-QA file into a run directory.
+
+The run directory holds ``results.jsonl`` (one :class:`~.results.ResultRecord` per example,
+appended as each finishes), ``summary.json``, ``plots/``, ``run.json`` / ``run_log.jsonl``
+and, under ``--skip-invalid``, ``skipped_records.jsonl``.
+
+The input file is read twice, streaming: a first pass validates every line (so bad input
+stops the run before any model call) and counts the work left; the second pass runs it.
+Ids already in ``results.jsonl`` are skipped, so an interrupted run resumes where it stopped
+and a rerun of finished work makes no model call at all. A run directory belongs to one
+protocol (pattern, models, n, seed, threshold, revision, decoding, prompts): resuming with
+another protocol is refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..data.grounded import SkippedRecord, iter_records
+from ..errors import ConfigError, RunError
+from ..model import DEFAULT_MODEL, Backend, ModelOptions, open_cache
+from ..runs import JsonlWriter, RunLog, RunLogger, RunStatus, fingerprint, run_all
+from .metering import MeteredModel, metering, open_metered
+from .oracle import label_with_oracle
+from .patterns import PatternContext, PatternName, PatternSettings, get_pattern
+from .prompts import PROMPTS_FINGERPRINT
+from .results import (
+    RESULTS_FILE,
+    OracleVerdict,
+    ResultRecord,
+    dataset_label,
+    finished_ids,
+    make_result,
+)
+from .types import ClaimChecker, GroundedQARecord
+
+LEXICAL = "lexical"
+SKIPPED_FILE = "skipped_records.jsonl"
+CHUNK_SIZE = 256  # records in flight per batch: bounds memory on files of any size
+
+
+class BenchmarkConfig(BaseModel):
+    """Everything a benchmark run needs. ``protocol()`` is what a resumed run must match."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    data: Path
+    pattern: PatternName
+    out_dir: Path
+    n: int = Field(default=5, ge=1, le=64)
+    seed: int = 0
+    max_examples: int | None = Field(default=200, ge=1)
+    generator: str = DEFAULT_MODEL
+    verifier: str = DEFAULT_MODEL  # a model name, or "lexical" for the model-free checker
+    critic: str | None = None  # default: the verifier model, or the generator with "lexical"
+    oracle: str | None = None
+    revise: bool = True
+    threshold: float = Field(default=0.5, ge=0.0, le=1.0)
+    temperature: float = Field(default=0.7, ge=0.0, le=2.0)
+    max_tokens: int = Field(default=256, ge=8, le=4096)
+    checker_votes: int = Field(default=1, ge=1, le=32)
+    skip_invalid: bool = False
+    concurrency: int = Field(default=4, ge=1, le=256)
+    n_resamples: int = Field(default=1000, ge=0)
+    injected_labels: bool = False  # the file's gold labels were made by `assay perturb`
+    model_options: ModelOptions = Field(default_factory=ModelOptions)
+
+    @property
+    def critic_name(self) -> str:
+        if self.critic is not None:
+            return self.critic
+        return self.generator if self.verifier == LEXICAL else self.verifier
+
+    def settings(self) -> PatternSettings:
+        return PatternSettings(
+            n=self.n,
+            seed=self.seed,
+            threshold=self.threshold,
+            revise=self.revise,
+            temperature=self.temperature,
+            max_tokens=self.max_tokens,
+        )
+
+    def protocol(self) -> dict[str, Any]:
+        """The settings that decide each result; a run directory never mixes two of them."""
+        return {
+            "pattern": self.pattern,
+            "settings": self.settings().model_dump(),
+            "generator": self.generator,
+            "verifier": self.verifier,
+            "checker_votes": self.checker_votes,
+            "critic": self.critic_name,
+            "oracle": self.oracle,
+            "prompts": PROMPTS_FINGERPRINT,
+        }
+
+    def public_dump(self) -> dict[str, Any]:
+        """The config as recorded in run.json and summary.json (no secrets: keys are excluded)."""
+        return self.model_dump(mode="json")
+
+
+class BenchRunReport(BaseModel):
+    """What one ``run`` call did."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    run_dir: Path
+    selected: int  # records taken from the file (at most max_examples)
+    already_done: int
+    ran: int
+    skipped_invalid: int
+    calls: int
+
+
+@dataclass(frozen=True)
+class _Plan:
+    selected: int
+    already_done: int
+    skipped: tuple[SkippedRecord, ...]
+
+
+def run_benchmark(
+    config: BenchmarkConfig,
+    *,
+    on_result: Callable[[ResultRecord], None] | None = None,
+    backends: dict[str, Backend] | None = None,
+    progress: bool | None = None,
+) -> BenchRunReport:
+    """Run (or resume) the benchmark, then write summary.json and the plots.
+
+    ``on_result`` sees each result after it is appended; ``backends`` maps model names to
+    ready backends (scripted stubs in tests).
+    """
+    from .summary import write_summary
+
+    results_path = config.out_dir / RESULTS_FILE
+    logger = _open_run(config)
+    done = finished_ids(results_path)
+    plan = _plan(config, done)
+    _write_skipped(config.out_dir, plan.skipped)
+    todo = plan.selected - plan.already_done
+    try:
+        calls = asyncio.run(_run_pending(config, done, todo, on_result, backends, progress))
+    except BaseException as error:
+        status: RunStatus = "cancelled" if isinstance(error, KeyboardInterrupt) else "error"
+        logger.finish(status, error=f"{type(error).__name__}: {error}")
+        raise
+    write_summary(config.out_dir, config=config.public_dump())
+    logger.finish(
+        "success",
+        sample_count=plan.selected,
+        finished_count=plan.selected,
+        usage={"calls": calls},
+    )
+    return BenchRunReport(
+        run_dir=config.out_dir,
+        selected=plan.selected,
+        already_done=plan.already_done,
+        ran=todo,
+        skipped_invalid=len(plan.skipped),
+        calls=calls,
+    )
+
+
+def _open_run(config: BenchmarkConfig) -> RunLogger:
+    run_json = config.out_dir / "run.json"
+    protocol_fp = fingerprint(config.protocol())
+    if run_json.exists():
+        previous = RunLog.model_validate_json(run_json.read_text(encoding="utf-8"))
+        if previous.kind != "bench":
+            raise RunError(f"{config.out_dir} holds a {previous.kind!r} run, not a bench run")
+        if previous.fingerprint not in (None, protocol_fp):
+            raise RunError(
+                f"{config.out_dir} was run with other settings (fingerprint "
+                f"{previous.fingerprint}, now {protocol_fp})",
+                hint="use a new --out_dir, or the same pattern, models, n, seed, threshold, "
+                "revision and decoding as before",
+            )
+    log = RunLog(
+        kind="bench",
+        fingerprint=protocol_fp,
+        models={role: {"name": name} for role, name in _roles(config).items()},
+        decoding=config.settings().answer_config().decoding_params(),
+        config=config.public_dump(),
+    )
+    return RunLogger(config.out_dir, log)
+
+
+def _roles(config: BenchmarkConfig) -> dict[str, str]:
+    roles = {"generator": config.generator, "verifier": config.verifier}
+    roles["critic"] = config.critic_name
+    if config.oracle is not None:
+        roles["oracle"] = config.oracle
+    return roles
+
+
+def _plan(config: BenchmarkConfig, done: set[str]) -> _Plan:
+    """Validate the whole file (streaming) and count what is selected and already done."""
+    skipped: list[SkippedRecord] = []
+    selected = already = 0
+    for record in _selected_records(config, skipped):
+        selected += 1
+        already += record.id in done
+    return _Plan(selected=selected, already_done=already, skipped=tuple(skipped))
+
+
+def _selected_records(
+    config: BenchmarkConfig, skipped: list[SkippedRecord] | None = None
+) -> Iterator[GroundedQARecord]:
+    records = iter_records(config.data, skip_invalid=config.skip_invalid, skipped=skipped)
+    return itertools.islice(records, config.max_examples)
+
+
+def _write_skipped(run_dir: Path, skipped: tuple[SkippedRecord, ...]) -> None:
+    if not skipped:
+        return
+    path = run_dir / SKIPPED_FILE
+    path.unlink(missing_ok=True)  # rewritten each session: it describes the current input
+    with JsonlWriter(path) as writer:
+        for item in skipped:
+            writer.append(item)
+
+
+async def _run_pending(
+    config: BenchmarkConfig,
+    done: set[str],
+    todo: int,
+    on_result: Callable[[ResultRecord], None] | None,
+    backends: dict[str, Backend] | None,
+    progress: bool | None,
+) -> int:
+    """Run every selected record not in ``done``; returns the model calls made (no cache hits)."""
+    if todo == 0:
+        return 0  # finished work: no model is even opened
+    models = _open_models(config, backends or {})
+    try:
+        context = PatternContext(
+            generator=models[config.generator],
+            checker=_checker(config, models),
+            critic=models[config.critic_name],
+            settings=config.settings(),
+        )
+        oracle = models[config.oracle] if config.oracle is not None else None
+        worker = _worker(config, context, oracle)
+        pending = (r for r in _selected_records(config) if r.id not in done)
+        with JsonlWriter(config.out_dir / RESULTS_FILE) as writer:
+
+            def keep(result: ResultRecord) -> None:
+                writer.append(result)
+                if on_result is not None:
+                    on_result(result)
+
+            while chunk := list(itertools.islice(pending, CHUNK_SIZE)):
+                await run_all(
+                    chunk,
+                    worker,
+                    keep,
+                    concurrency=config.concurrency,
+                    description=f"bench {config.pattern}",
+                    progress=progress,
+                )
+    finally:
+        for model in {id(m): m for m in models.values()}.values():
+            await model.aclose()
+    return sum(m.usage.calls for m in {id(m): m for m in models.values()}.values())
+
+
+def _open_models(config: BenchmarkConfig, backends: dict[str, Backend]) -> dict[str, MeteredModel]:
+    """One model per distinct name: roles that share a model share its cache and its memory."""
+    names = {config.generator, config.critic_name}
+    if config.verifier != LEXICAL:
+        names.add(config.verifier)
+    if config.oracle is not None:
+        names.add(config.oracle)
+    if LEXICAL in names:
+        raise ConfigError("'lexical' is a claim checker, usable only as --verifier")
+    options = config.model_options
+    cache = open_cache(options)
+    return {
+        name: open_metered(name, options, backend=backends.get(name), cache=cache)
+        for name in sorted(names)
+    }
+
+
+def _checker(config: BenchmarkConfig, models: dict[str, MeteredModel]) -> ClaimChecker:
+    if config.verifier == LEXICAL:
+        from .checkers.baseline import LexicalChecker
+
+        return LexicalChecker()
+    from .checkers.model import ModelChecker
+
+    return ModelChecker(models[config.verifier], votes=config.checker_votes)
+
+
+def _worker(
+    config: BenchmarkConfig, context: PatternContext, oracle: MeteredModel | None
+) -> Callable[[GroundedQARecord], Any]:
+    pattern = get_pattern(config.pattern)
+
+    async def work(record: GroundedQARecord) -> ResultRecord:
+        with metering() as meter:
+            outcome = await pattern.run(record, context)
+            label = dataset_label(record, injected=config.injected_labels)
+            verdicts: tuple[OracleVerdict | None, OracleVerdict | None] = (None, None)
+            if label.error is None and oracle is not None:
+                label, verdicts = await label_with_oracle(record, outcome, oracle)
+        outcome = outcome.model_copy(update={"usage": meter.model_copy()})
+        return make_result(record, outcome, label, threshold=config.threshold, oracle=verdicts)
+
+    return work

@@ -1,0 +1,205 @@
+"""``assay bench compare``: runs side by side, as markdown.
+
+Each run is read from its summary.json (rebuilt from results.jsonl, without plots, when the
+file is missing), so comparing never calls a model and never changes a run directory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+from .results import RESULTS_FILE
+from .summary import SUMMARY_FILE, BenchSummary, build_summary
+
+DETECTION_COLUMNS = (
+    ("precision", "precision"),
+    ("recall", "recall"),
+    ("f1", "F1"),
+    ("auroc", "AUROC"),
+    ("auprc", "AUPRC"),
+    ("ece_uniform", "ECE (15 equal-width)"),
+    ("ece_quantile", "ECE (15 equal-mass)"),
+    ("brier", "Brier"),
+)
+GROUNDING_COLUMNS = (
+    ("citation_coverage", "citation coverage"),
+    ("supported_claim_rate", "supported-claim rate"),
+    ("uncertain_rate", "uncertain rate"),
+    ("citation_precision", "citation precision"),
+    ("gold_citation_precision", "gold-citation precision"),
+    ("gold_citation_recall", "gold-citation recall"),
+)
+
+
+def load_summary(run_dir: Path) -> BenchSummary:
+    """The run's summary.json, or one rebuilt from its results.jsonl (no plots written)."""
+    path = run_dir / SUMMARY_FILE
+    if path.is_file():
+        return BenchSummary.model_validate_json(path.read_text(encoding="utf-8"))
+    if not (run_dir / RESULTS_FILE).is_file():
+        raise InputError(
+            "not a bench run directory (no summary.json, no results.jsonl)", path=run_dir
+        )
+    return build_summary(run_dir, plots=False)
+
+
+def compare_markdown(run_dirs: Sequence[Path]) -> str:
+    """The comparison report of ``run_dirs`` (in the order given)."""
+    summaries = [(_name(d, run_dirs), load_summary(d)) for d in run_dirs]
+    sections = [
+        "# Verifier benchmark comparison",
+        "Positive class: the answer has a grounding error. Scores are `p_error`; an answer is "
+        "flagged when `p_error >= threshold`. Brackets are 95% bootstrap intervals clustered "
+        "by question (`record.group`, else the id).",
+        _runs_table(summaries),
+        _detection_table(summaries),
+        _grounding_table(summaries),
+        _cost_table(summaries),
+        _revision_table(summaries),
+        _bucket_table(summaries),
+    ]
+    return "\n\n".join(sections) + "\n"
+
+
+def _name(run_dir: Path, all_dirs: Sequence[Path]) -> str:
+    names = [d.name for d in all_dirs]
+    return run_dir.name if names.count(run_dir.name) == 1 else str(run_dir)
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _fmt(value: float | None, digits: int = 3) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def _estimate(block: dict[str, Any] | None) -> str:
+    if not block or block.get("value") is None:
+        return "n/a" if not block else f"n/a ({block.get('reason')})"
+    text = _fmt(block["value"])
+    if block.get("low") is not None and block.get("high") is not None:
+        text += f" [{_fmt(block['low'])}, {_fmt(block['high'])}]"
+    return text
+
+
+Named = tuple[str, BenchSummary]
+
+
+def _runs_table(summaries: Sequence[Named]) -> str:
+    rows = []
+    for name, s in summaries:
+        labels = ", ".join(f"{k} {v}" for k, v in s.labels.get("used_for_detection", {}).items())
+        rows.append(
+            [
+                name,
+                str(s.pattern),
+                ", ".join(f"{k} {v}" for k, v in s.counts.get("modes", {}).items()),
+                str(s.counts.get("results", 0)),
+                str(s.counts.get("scored", 0)),
+                str(s.counts.get("verifier_failures", 0)),
+                labels or "none",
+                _fmt(s.threshold, 2),
+            ]
+        )
+    header = ["run", "pattern", "mode", "results", "scored", "verifier failures"]
+    header += ["labels used (source n)", "threshold"]
+    return "## Runs\n\n" + _table(header, rows)
+
+
+def _detection_table(summaries: Sequence[Named]) -> str:
+    rows = []
+    for name, s in summaries:
+        if s.detection is None:
+            rows.append([name, *(["n/a"] * len(DETECTION_COLUMNS)), "—", "—"])
+            continue
+        metrics = s.detection["metrics"]
+        cells = [_estimate(metrics.get(key)) for key, _ in DETECTION_COLUMNS]
+        aurc = _fmt(s.selective["aurc"]) if s.selective else "—"
+        rows.append([name, *cells, aurc, str(s.detection.get("n", 0))])
+    header = ["run", *(label for _, label in DETECTION_COLUMNS), "AURC", "n"]
+    notes = [f"- {name}: {s.detection_note}" for name, s in summaries if s.detection_note]
+    body = _table(header, rows)
+    return "## Error detection\n\n" + body + ("\n\n" + "\n".join(notes) if notes else "")
+
+
+def _grounding_table(summaries: Sequence[Named]) -> str:
+    rows = []
+    for name, s in summaries:
+        metrics = s.grounding.metrics
+        cells = [_fmt(metrics.get(key)) for key, _ in GROUNDING_COLUMNS]
+        rows.append([name, str(s.grounding.claims), *cells])
+    header = ["run", "claims", *(label for _, label in GROUNDING_COLUMNS)]
+    note = (
+        "Claim-level numbers come from claim checks (best_of_n, entailment); self_consistency "
+        "gates on the critique and has none."
+    )
+    return "## Grounding\n\n" + _table(header, rows) + "\n\n" + note
+
+
+def _cost_table(summaries: Sequence[Named]) -> str:
+    rows = []
+    for name, s in summaries:
+        per = s.cost.per_example
+        rows.append(
+            [
+                name,
+                _fmt(per.get("model_requests"), 2),
+                _fmt(per.get("calls"), 2),
+                _fmt(per.get("tokens"), 1),
+                _fmt(per.get("latency_ms"), 0),
+                str(s.cost.failures),
+            ]
+        )
+    header = ["run", "model requests / ex", "uncached calls / ex", "tokens / ex"]
+    header += ["latency ms / ex", "failed calls"]
+    note = "Model requests include cache hits; uncached calls are what the run paid for."
+    return "## Cost per example\n\n" + _table(header, rows) + "\n\n" + note
+
+
+def _revision_table(summaries: Sequence[Named]) -> str:
+    rows = []
+    broken: list[str] = []
+    for name, s in summaries:
+        r = s.revision
+        counts = (r.attempted, r.used, r.failed, r.passed_after, r.labelled_pairs, r.fixed)
+        rows.append([name, *map(str, counts), str(r.broken), str(r.supported_claims_lost)])
+        if r.broken_ids:
+            broken.append(f"- {name}: broken by revision: {', '.join(r.broken_ids)}")
+        if r.lost_support_ids:
+            broken.append(f"- {name}: lost supported claims: {', '.join(r.lost_support_ids)}")
+    header = ["run", "attempted", "used", "failed", "verifier pass after"]
+    header += ["oracle-labelled pairs", "fixed", "broken", "lost supported claims"]
+    note = (
+        "fixed / broken compare the oracle's labels before and after a revision (they need "
+        "--oracle); 'lost supported claims' counts revisions that kept fewer supported claims."
+    )
+    extra = "\n" + "\n".join(broken) if broken else ""
+    return "## Revision\n\n" + _table(header, rows) + "\n\n" + note + extra
+
+
+def _bucket_table(summaries: Sequence[Named]) -> str:
+    buckets = sorted({b for _, s in summaries for b in s.buckets})
+    rows = []
+    for bucket in buckets:
+        cells = [_bucket_cell(s, bucket, lambda b: b.flag_rate) for _, s in summaries]
+        rows.append([bucket, *cells])
+    header = ["failure bucket", *(name for name, _ in summaries)]
+    note = (
+        "Each cell: flag rate (flagged / scored) and the scored count. For error buckets the "
+        "flag rate is the verifier's recall on that kind of error; for `grounded` it is the "
+        "false-alarm rate (lower is better)."
+    )
+    return "## By failure bucket\n\n" + _table(header, rows) + "\n\n" + note
+
+
+def _bucket_cell(summary: BenchSummary, bucket: str, value: Callable[[Any], float | None]) -> str:
+    stats = summary.buckets.get(bucket)
+    if stats is None:
+        return "—"
+    return f"{_fmt(value(stats))} (n={stats.scored})"

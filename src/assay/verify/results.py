@@ -1,0 +1,204 @@
+"""One line of ``results.jsonl``: a record, what the pattern did with it, and its gold label.
+
+``verifier_score`` is ``p_error`` of the *selected* answer (after a revision, when one was
+used); ``gold_error`` is the label of that same answer. In verify-only mode the label comes
+from the dataset (``label_source="dataset"``) or from ``assay perturb`` (``"injected"``); in
+generate mode from the oracle model when one is given (``"oracle"``), else there is none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import get_args
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ..errors import InputError
+from ..runs import read_jsonl
+from .patterns.base import (
+    Candidate,
+    Critique,
+    Mode,
+    PatternName,
+    PatternOutcome,
+    Revision,
+)
+from .types import (
+    SCORE_EVENT,
+    ClaimCheck,
+    ErrorBucket,
+    Evidence,
+    GroundedQARecord,
+    LabelSource,
+    Usage,
+)
+
+RESULTS_FILE = "results.jsonl"
+RESULT_SCHEMA_VERSION = 1
+BUCKETS: tuple[str, ...] = get_args(ErrorBucket)
+# names datasets use for the buckets (lower case, spaces and dashes as underscores)
+_BUCKET_SYNONYMS = {
+    "supported": "grounded",
+    "unsupported": "unsupported_claim",
+    "not_supported": "unsupported_claim",
+    "hallucination": "unsupported_claim",
+    "misattribution": "wrong_citation",
+    "wrong_citations": "wrong_citation",
+    "overgeneralisation": "overgeneralization",
+    "omission": "evidence_omission",
+    "contradicted": "contradiction",
+}
+
+
+class OracleVerdict(BaseModel):
+    """The oracle model's label for one answer, or why there is none."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    model: str
+    has_error: bool | None = None
+    error_type: str | None = None
+    rationale: str = ""
+    failure: str | None = None
+
+
+class ResultRecord(BaseModel):
+    """One example of a benchmark run (one line of results.jsonl)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    schema_version: int = RESULT_SCHEMA_VERSION
+    id: str
+    cluster: str
+    pattern: PatternName
+    mode: Mode
+    question: str
+    gold_answer: str = ""
+    evidence: tuple[Evidence, ...] = ()
+    selected_answer: str | None
+    selected_index: int | None = None
+    candidates: tuple[Candidate, ...] = ()
+    score_event: str = SCORE_EVENT
+    verifier_score: float | None = Field(default=None, ge=0.0, le=1.0)
+    verifier_pass: bool | None = None
+    score_method: str = ""
+    threshold: float
+    revision_used: bool = False
+    revision: Revision | None = None
+    citations: tuple[str, ...] = ()
+    unknown_citations: tuple[str, ...] = ()
+    gold_citations: tuple[str, ...] = ()
+    claim_checks: tuple[ClaimCheck, ...] = ()
+    critique: Critique | None = None
+    gold_error: bool | None = None
+    label_source: LabelSource = "none"
+    error_type: str | None = None  # as the dataset or the oracle wrote it
+    failure_bucket: ErrorBucket | None = None  # None when the answer has no label
+    oracle: OracleVerdict | None = None
+    oracle_before_revision: OracleVerdict | None = None
+    failure: str | None = None  # why the verifier could not score the selected answer
+    usage: Usage = Field(default_factory=Usage)
+
+    @property
+    def scored(self) -> bool:
+        return self.verifier_score is not None
+
+    @property
+    def labelled(self) -> bool:
+        return self.gold_error is not None
+
+
+class GoldLabel(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    error: bool | None = None
+    source: LabelSource = "none"
+    error_type: str | None = None
+
+
+def failure_bucket(error: bool | None, error_type: str | None) -> ErrorBucket | None:
+    """The spec's qualitative bucket of a labelled answer (``None`` when unlabelled)."""
+    if error is None:
+        return None
+    if not error:
+        return "grounded"
+    key = (error_type or "").strip().lower().replace(" ", "_").replace("-", "_")
+    key = _BUCKET_SYNONYMS.get(key, key)
+    if key in BUCKETS and key != "grounded":
+        return key  # type: ignore[return-value]
+    return "other"
+
+
+def dataset_label(record: GroundedQARecord, *, injected: bool) -> GoldLabel:
+    if record.gold_error is None:
+        return GoldLabel()
+    return GoldLabel(
+        error=record.gold_error,
+        source="injected" if injected else "dataset",
+        error_type=record.error_type,
+    )
+
+
+def oracle_label(verdict: OracleVerdict) -> GoldLabel:
+    if verdict.has_error is None:
+        return GoldLabel()
+    return GoldLabel(error=verdict.has_error, source="oracle", error_type=verdict.error_type)
+
+
+def make_result(
+    record: GroundedQARecord,
+    outcome: PatternOutcome,
+    label: GoldLabel,
+    *,
+    threshold: float,
+    oracle: tuple[OracleVerdict | None, OracleVerdict | None] = (None, None),
+) -> ResultRecord:
+    """Combine a record, its pattern outcome, its label and the oracle's verdicts."""
+    return ResultRecord(
+        id=record.id,
+        cluster=record.cluster,
+        pattern=outcome.pattern,
+        mode=outcome.mode,
+        question=record.question,
+        gold_answer=record.gold_answer,
+        evidence=record.evidence,
+        selected_answer=outcome.selected_answer,
+        selected_index=outcome.selected_index,
+        candidates=outcome.candidates,
+        verifier_score=outcome.p_error,
+        verifier_pass=outcome.verifier_pass,
+        score_method=outcome.score_method,
+        threshold=threshold,
+        revision_used=outcome.revision_used,
+        revision=outcome.revision,
+        citations=outcome.citations,
+        unknown_citations=outcome.unknown_citations,
+        gold_citations=tuple(dict.fromkeys(c.evidence_id for c in record.gold_citations)),
+        claim_checks=outcome.claim_checks,
+        critique=outcome.critique,
+        gold_error=label.error,
+        label_source=label.source,
+        error_type=label.error_type,
+        failure_bucket=failure_bucket(label.error, label.error_type),
+        oracle=oracle[0],
+        oracle_before_revision=oracle[1],
+        failure=outcome.failure,
+        usage=outcome.usage,
+    )
+
+
+def iter_results(path: Path) -> Iterator[ResultRecord]:
+    """The results of a run, one at a time; a line that is not a result is an InputError."""
+    for number, data in enumerate(read_jsonl(path), start=1):
+        try:
+            yield ResultRecord.model_validate(data)
+        except ValidationError as error:
+            first = error.errors()[0]
+            field = ".".join(str(p) for p in first["loc"]) or None
+            raise InputError(first["msg"], path=path, line=number, field=field) from None
+
+
+def finished_ids(path: Path) -> set[str]:
+    """Ids already in a results file (what a resumed run skips)."""
+    return {str(data["id"]) for data in read_jsonl(path) if "id" in data}

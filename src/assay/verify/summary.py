@@ -1,0 +1,272 @@
+"""``summary.json`` and ``plots/`` of a bench run, rebuilt from ``results.jsonl`` alone.
+
+The results are read once, streaming; only the numbers the metrics need are kept (one label,
+one score and one cluster id per scored example), so a summary of a million results fits in
+a few hundred megabytes at most.
+
+Which answers the detection metrics use: those with a gold label *and* a verifier score. An
+answer whose verifier failed is counted under ``counts.verifier_failures`` (with the reasons)
+and left out; an unlabelled answer is counted under ``counts.unlabelled``. Nothing is imputed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..runs import utc_now, write_atomic
+from .results import RESULTS_FILE, ResultRecord, iter_results
+from .summary_parts import (
+    BucketStats,
+    CostStats,
+    GroundingStats,
+    RevisionStats,
+)
+from .types import SCORE_EVENT
+
+SUMMARY_FILE = "summary.json"
+SUMMARY_SCHEMA_VERSION = 1
+PLOTS_DIR = "plots"
+CURVE_POINTS = 201  # coverage curve points kept in summary.json (the plot uses every point)
+
+
+class DetectionInputs:
+    """The arrays the detection metrics need, grown one result at a time."""
+
+    def __init__(self) -> None:
+        self.truth: list[bool] = []
+        self.p_error: list[float] = []
+        self.clusters: list[str] = []
+
+    def add(self, result: ResultRecord) -> None:
+        if result.gold_error is None or result.verifier_score is None:
+            return
+        self.truth.append(result.gold_error)
+        self.p_error.append(result.verifier_score)
+        self.clusters.append(result.cluster)
+
+    def arrays(self) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+        return np.asarray(self.truth, dtype=bool), np.asarray(self.p_error, dtype=float)
+
+
+class BenchSummary(BaseModel):
+    """The whole of summary.json."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: str = "bench"
+    schema_version: int = SUMMARY_SCHEMA_VERSION
+    score_event: str = SCORE_EVENT
+    positive_class: str = "the answer has a grounding error (gold_error = true)"
+    created_at: str = Field(default_factory=utc_now)
+    pattern: str | None = None
+    threshold: float | None = None
+    counts: dict[str, Any]
+    labels: dict[str, Any]
+    detection: dict[str, Any] | None = None
+    detection_note: str | None = None
+    selective: dict[str, Any] | None = None
+    grounding: GroundingStats
+    revision: RevisionStats
+    cost: CostStats
+    buckets: dict[str, BucketStats]
+    plots: dict[str, str] = Field(default_factory=dict)
+    plots_note: str | None = None
+    config: dict[str, Any] = Field(default_factory=dict)
+    run: dict[str, Any] = Field(default_factory=dict)
+
+
+class _Tally:
+    """Everything summary.json counts, fed one result at a time."""
+
+    def __init__(self) -> None:
+        self.detection = DetectionInputs()
+        self.grounding = GroundingStats()
+        self.revision = RevisionStats()
+        self.cost = CostStats()
+        self.buckets: dict[str, BucketStats] = {}
+        self.counter: Counter[str] = Counter()
+        self.failure_reasons: Counter[str] = Counter()
+        self.sources: Counter[str] = Counter()
+        self.sources_used: Counter[str] = Counter()
+        self.patterns: Counter[str] = Counter()
+        self.thresholds: set[float] = set()
+
+    def add(self, result: ResultRecord) -> None:
+        self.counter["results"] += 1
+        self.counter[f"mode_{result.mode}"] += 1
+        self.patterns[result.pattern] += 1
+        self.thresholds.add(result.threshold)
+        self.sources[result.label_source] += 1
+        self._count_outcome(result)
+        self.detection.add(result)
+        self.grounding.add(result)
+        self.revision.add(result)
+        self.cost.add(result)
+        bucket = result.failure_bucket or "unlabelled"
+        self.buckets.setdefault(bucket, BucketStats()).add(result)
+
+    def _count_outcome(self, result: ResultRecord) -> None:
+        if result.verifier_score is None:
+            self.counter["verifier_failures"] += 1
+            self.failure_reasons[_reason_key(result.failure)] += 1
+        else:
+            self.counter["scored"] += 1
+        if result.gold_error is None:
+            self.counter["unlabelled"] += 1
+        elif result.verifier_score is not None:
+            self.counter["used_for_detection"] += 1
+            self.sources_used[result.label_source] += 1
+
+
+def _reason_key(failure: str | None) -> str:
+    """Failure reasons grouped by their leading words (the details vary per example)."""
+    text = (failure or "unknown").split(":")[0].strip()
+    return text[:80] or "unknown"
+
+
+def build_summary(
+    run_dir: Path,
+    *,
+    config: dict[str, Any] | None = None,
+    n_resamples: int | None = None,
+    seed: int = 0,
+    plots: bool = True,
+) -> BenchSummary:
+    """Recompute the summary of ``run_dir`` from its results.jsonl (and plots, unless told not)."""
+    tally = _Tally()
+    for result in iter_results(run_dir / RESULTS_FILE):
+        tally.add(result)
+    run = _read_json(run_dir / "run.json")
+    config = config if config is not None else dict(run.get("config") or {})
+    resamples = n_resamples if n_resamples is not None else int(config.get("n_resamples", 1000))
+    threshold = _one_threshold(tally.thresholds)
+    summary = BenchSummary(
+        pattern=_single(tally.patterns),
+        threshold=threshold,
+        counts=_counts(tally),
+        labels=_labels(tally),
+        grounding=tally.grounding,
+        revision=tally.revision,
+        cost=tally.cost,
+        buckets=dict(sorted(tally.buckets.items())),
+        config=config,
+        run={k: v for k, v in run.items() if k != "config"},
+    )
+    if threshold is None:
+        return summary.model_copy(update={"detection_note": "no scored results"})
+    return _with_detection(summary, tally, run_dir, threshold, resamples, seed, plots)
+
+
+def _with_detection(
+    summary: BenchSummary,
+    tally: _Tally,
+    run_dir: Path,
+    threshold: float,
+    n_resamples: int,
+    seed: int,
+    plots: bool,
+) -> BenchSummary:
+    from ..metrics import summarize_binary_detection
+
+    truth, p_error = tally.detection.arrays()
+    if truth.size == 0:
+        note = "no answer has both a gold label and a verifier score: detection not computed"
+        return summary.model_copy(update={"detection_note": note, "plots_note": note})
+    detection = summarize_binary_detection(
+        truth,
+        p_error,
+        threshold=threshold,
+        clusters=np.asarray(tally.detection.clusters, dtype=object),
+        n_resamples=n_resamples,
+        seed=seed,
+    )
+    detection["label_sources"] = dict(tally.sources_used)
+    update: dict[str, Any] = {"detection": detection, "selective": _selective(truth, p_error)}
+    if plots:
+        from .plots import write_plots
+
+        written, plots_note = write_plots(run_dir / PLOTS_DIR, truth, p_error, threshold=threshold)
+        update["plots"], update["plots_note"] = written, plots_note
+    return summary.model_copy(update=update)
+
+
+def _selective(truth: np.ndarray[Any, Any], p_error: np.ndarray[Any, Any]) -> dict[str, Any]:
+    """Keep the answers the verifier is surest are grounded first; accuracy = grounded."""
+    from ..metrics import area_under_risk_coverage, risk_coverage_curve
+
+    correct, confidence = ~truth, 1.0 - p_error
+    curve = risk_coverage_curve(correct, confidence)
+    keep = np.unique(np.linspace(0, len(curve.coverage) - 1, CURVE_POINTS).astype(int))
+    return {
+        "correct_event": "the answer is grounded (gold_error = false)",
+        "confidence": "1 - p_error",
+        "aurc": area_under_risk_coverage(correct, confidence),
+        "accuracy_at_coverage": {
+            f"{c:.1f}": curve.accuracy_at_coverage(c) for c in (0.2, 0.5, 0.8, 1.0)
+        },
+        "curve": {
+            "coverage": [float(v) for v in curve.coverage[keep]],
+            "accuracy": [float(v) for v in curve.accuracy[keep]],
+        },
+    }
+
+
+def _counts(tally: _Tally) -> dict[str, Any]:
+    counts: dict[str, Any] = {
+        key: tally.counter.get(key, 0)
+        for key in ("results", "scored", "verifier_failures", "unlabelled", "used_for_detection")
+    }
+    counts["modes"] = {
+        k.removeprefix("mode_"): v for k, v in tally.counter.items() if k.startswith("mode_")
+    }
+    counts["failure_reasons"] = dict(tally.failure_reasons.most_common())
+    return counts
+
+
+def _labels(tally: _Tally) -> dict[str, Any]:
+    return {
+        "by_source": dict(tally.sources),
+        "used_for_detection": dict(tally.sources_used),
+        "sources_meaning": {
+            "dataset": "the input file's gold_error",
+            "injected": "made by assay perturb (known by construction)",
+            "oracle": "the oracle model's verdict on the generated answer",
+            "none": "no label: left out of detection metrics",
+        },
+    }
+
+
+def _single(counter: Counter[str]) -> str | None:
+    if len(counter) <= 1:
+        return next(iter(counter), None)
+    return "mixed: " + ", ".join(sorted(counter))
+
+
+def _one_threshold(thresholds: set[float]) -> float | None:
+    if not thresholds:
+        return None
+    if len(thresholds) > 1:
+        from ..errors import RunError
+
+        raise RunError(f"results.jsonl mixes thresholds {sorted(thresholds)}")
+    return next(iter(thresholds))
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        return {}
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return data if isinstance(data, dict) else {}
+
+
+def write_summary(run_dir: Path, **options: Any) -> BenchSummary:
+    """Build the summary (and plots) and write summary.json atomically."""
+    summary = build_summary(run_dir, **options)
+    write_atomic(run_dir / SUMMARY_FILE, summary.model_dump_json(indent=2))
+    return summary
