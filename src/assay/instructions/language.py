@@ -41,7 +41,7 @@ _STOPWORDS: dict[str, frozenset[str]] = {
         "de": "der die und das ist nicht ich zu den mit sie es ein eine sich auf für von dem "
         "auch wir sind du wie im oder aber wenn in",
         "pt": "que não os um uma para com é por mais dos das você está são ao seu sua como "
-        "também muito isso",
+        "também muito isso do da em na uma ele ela foi então havia",
         "it": "il di che la per un una non è sono del della con gli si da lo nel anche come "
         "questo questa ma più alla in sul nel nella sulla dei degli delle ai al",
         "es": "el la que y en los las es un una por con para no se del al lo más su está "
@@ -84,7 +84,11 @@ def script_counts(text: str) -> Counter[str]:
     return Counter(script_of(c) for c in text if c.isalpha())
 
 
+_NOT_PROSE = re.compile(r"\S+@\S+|https?://\S+|www\.\S+|(?<!<)</?[A-Za-z][^<>\n]*>(?!>)")
+
+
 def detect_language(text: str) -> str | None:
+    text = _NOT_PROSE.sub(" ", text)  # e-mail addresses, links and tags are not language
     scripts = script_counts(text)
     if not scripts:
         return None
@@ -94,7 +98,7 @@ def detect_language(text: str) -> str | None:
     if script == "LATIN":
         return _latin_language(text)
     if script == "DEVANAGARI":
-        return _best_by_stopwords(text, ("hi", "mr", "ne")) or "hi"
+        return _devanagari_language(text)
     if script == "ARABIC":
         return _arabic_language(text)
     if script == "CYRILLIC":
@@ -122,6 +126,25 @@ def _best_by_stopwords(text: str, languages: tuple[str, ...]) -> str | None:
     scores = {lang: sum(n for w, n in words.items() if w in _STOPWORDS[lang]) for lang in languages}
     best = max(languages, key=lambda lang: scores[lang])
     return best if scores[best] > 0 else None
+
+
+# Nepali writes its postpositions and plural onto the word ("होटलमा", "बिराटनगरको"); Hindi
+# writes them apart ("होटल में"). Polite imperatives in -नुहोस् are Nepali too.
+_NEPALI_SUFFIXES = ("नुहोस्", "हरू", "लाई", "को", "मा")
+
+
+def _devanagari_language(text: str) -> str:
+    words = [w for w in _WORD.findall(text)]
+    nepali_suffixed = sum(
+        1
+        for w in words
+        for suffix in _NEPALI_SUFFIXES
+        if w.endswith(suffix) and len(w) > len(suffix) + 1
+    )
+    scores = {lang: sum(w in _STOPWORDS[lang] for w in words) for lang in ("hi", "mr", "ne")}
+    scores["ne"] += nepali_suffixed // 2
+    best = max(scores, key=lambda lang: scores[lang])
+    return best if scores[best] > 0 else "hi"
 
 
 def _arabic_language(text: str) -> str:
