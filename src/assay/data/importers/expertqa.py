@@ -32,6 +32,7 @@ SKIP_NO_EVIDENCE = "no evidence"
 SKIP_URL_ONLY = "evidence is only URLs, no passage text"
 SKIP_BAD_EVIDENCE = "evidence not in '[n] URL' form"
 SKIP_CONFLICT = "two different passages under one [n]"
+SKIP_EMPTY_CLAIM = "empty claim"
 SKIP_NA = "support N/A"
 SKIP_MISSING = "support Missing (no evidence found by the annotator)"
 SKIP_UNLABELED = "no support label"
@@ -76,6 +77,8 @@ def _claim_record(
     support = reader.text("support", optional=True)
     evidence, problem = _evidence(reader)
     problem = problem or _label_problem(support, reader)
+    if problem is None and not MARKER.sub("", claim).strip():
+        problem = SKIP_EMPTY_CLAIM
     if problem is not None:
         tally.skip(problem)
         return None
