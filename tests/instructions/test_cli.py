@@ -94,7 +94,12 @@ def test_agreement_on_ifeval_writes_the_table(
 ) -> None:
     out = tmp_path / "table.md"
     argv = ["instructions", "agreement", "--data-dir", str(shared_data / "ifeval")]
-    assert run([*argv, "--mode", "loose", "--out", str(out)]) == 0
+    flagged = tmp_path / "disagreements.jsonl"
+    assert run([*argv, "--mode", "loose", "--out", str(out), "--disagreements", str(flagged)]) == 0
+    records = [json.loads(line) for line in flagged.read_text().splitlines()]
+    kinds = {(r["kind"], r["instruction_id"]) for r in records}
+    assert ("disagreement", "change_case:english_capital") in kinds
+    assert ("excluded", "keywords:letter_frequency") in kinds
     table = out.read_text()
     assert "loose agreement" in table and "strict agreement" not in table
     assert table in capsys.readouterr().out

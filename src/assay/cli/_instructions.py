@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from ..instructions import (
     render_markdown,
     summarize,
 )
+from ..instructions.agreement import AgreementReport, Disagreement
 from ..instructions.ifeval_data import INPUTS_FILE
 from ..runs import write_atomic
 
@@ -66,6 +68,11 @@ def _register_agreement(commands: Any) -> None:
     )
     agreement.add_argument("--mode", choices=[*MODES, "both"], default="both", help="default: both")
     agreement.add_argument("--out", type=Path, help="also write the table to this file")
+    agreement.add_argument(
+        "--disagreements",
+        type=Path,
+        help="write every disagreement and exclusion (JSONL, with assay's reason) here",
+    )
     agreement.set_defaults(handler=_agreement)
 
 
@@ -108,8 +115,21 @@ def _agreement(args: argparse.Namespace) -> int:
     if args.out is not None:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(args.out, table)
+    if args.disagreements is not None:
+        args.disagreements.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(args.disagreements, _disagreement_lines(reports))
     print(table, end="")
     return 0
+
+
+def _disagreement_lines(reports: list[AgreementReport]) -> str:
+    lines = []
+    for report in reports:
+        for item in [*report.disagreements, *report.exclusions]:
+            kind = "disagreement" if isinstance(item, Disagreement) else "excluded"
+            record = {"mode": report.mode, "kind": kind, **item.model_dump(mode="json")}
+            lines.append(json.dumps(record, ensure_ascii=False) + "\n")
+    return "".join(lines)
 
 
 def _list(args: argparse.Namespace) -> int:

@@ -69,7 +69,7 @@ class Exclusion(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    prompt_line: int
+    input_line: int
     instruction_id: str
     reason: str
 
@@ -88,7 +88,7 @@ def ifeval_label_quirk(instruction_id: str, kwargs: Mapping[str, Any]) -> str | 
 class Disagreement(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    prompt_line: int
+    input_line: int
     instruction_id: str
     label: bool
     assay_reason: str
@@ -163,7 +163,7 @@ class _Tally:
         quirk = ifeval_label_quirk(result.instruction_id, result.kwargs)
         if quirk is not None:
             self.exclusions.append(
-                Exclusion(prompt_line=line, instruction_id=result.instruction_id, reason=quirk)
+                Exclusion(input_line=line, instruction_id=result.instruction_id, reason=quirk)
             )
             _ = self.confusions[result.instruction_id]  # the id still gets a row
             return
@@ -171,7 +171,7 @@ class _Tally:
         if label != result.followed:
             self.disagreements.append(
                 Disagreement(
-                    prompt_line=line,
+                    input_line=line,
                     instruction_id=result.instruction_id,
                     label=label,
                     assay_reason=result.reason,
