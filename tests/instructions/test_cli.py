@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from assay.cli import _instructions
+from assay.cli import _instructions, main
 from assay.errors import InputError
 
 
@@ -109,3 +109,15 @@ def test_list_marks_coverage(capsys: pytest.CaptureFixture[str]) -> None:
     assert run(["instructions", "list"]) == 0
     out = capsys.readouterr().out
     assert "change_case:english_capital" in out and "not covered" in out
+
+
+def test_registered_in_the_assay_command_with_one_line_errors(
+    small_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    inputs = small_data.parent / "input_data.jsonl"
+    inputs.write_text('{"prompt": "p", "instruction_id_list": ["x"], "kwargs": {}}\n')
+    assert main(["instructions", "check", "--data", str(small_data)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "input_data.jsonl:1 field 'kwargs'" in err
+    assert main(["instructions"]) == 2
+    assert "agreement" in capsys.readouterr().out

@@ -29,11 +29,17 @@ def register(subparsers: Any) -> None:
         description="Deterministic checks of verifiable instructions, keyed by IFEval's "
         "instruction ids; run them beside an LLM judge.",
     )
+    group.set_defaults(handler=lambda args: _usage(group))
     commands = group.add_subparsers(dest="instructions_command", metavar="COMMAND")
     _register_check(commands)
     _register_agreement(commands)
     listing = commands.add_parser("list", help="list instruction ids and whether each is covered")
     listing.set_defaults(handler=_list)
+
+
+def _usage(parser: argparse.ArgumentParser) -> int:
+    parser.print_help()
+    return 2
 
 
 def _register_check(commands: Any) -> None:
