@@ -42,7 +42,10 @@ TASK_TAG = re.compile(r"\[assay:([a-z0-9_.-]+)\]")
 
 # Responders for assay's own prompts, imported only when a tagged prompt arrives. Explicit on
 # purpose: no registry filled by import side effects.
-DEFAULT_RESPONDERS: dict[str, str] = {}
+DEFAULT_RESPONDERS: dict[str, str] = {
+    "claim_check": "assay.verify.stub_replies:claim_check",
+    "claim_decompose": "assay.verify.stub_replies:claim_decompose",
+}
 
 
 class StubBackend(Backend):
