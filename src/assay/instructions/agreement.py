@@ -63,6 +63,34 @@ class Confusion(BaseModel):
     def agreed(self) -> int:
         return self.both_followed + self.both_not_followed
 
+    @property
+    def kappa(self) -> float | None:
+        """Cohen's kappa (for two classes the same as weighted kappa); None when both sides
+        give one class only, where chance agreement is already 1 and kappa is undefined."""
+        n = self.total
+        if n == 0:
+            return None
+        label_yes = (self.both_followed + self.label_followed_assay_not) / n
+        assay_yes = (self.both_followed + self.assay_followed_label_not) / n
+        chance = label_yes * assay_yes + (1 - label_yes) * (1 - assay_yes)
+        if chance >= 1.0:
+            return None
+        return (self.agreed / n - chance) / (1 - chance)
+
+    def plus(self, other: Confusion) -> Confusion:
+        return Confusion(
+            both_followed=self.both_followed + other.both_followed,
+            label_followed_assay_not=self.label_followed_assay_not + other.label_followed_assay_not,
+            assay_followed_label_not=self.assay_followed_label_not + other.assay_followed_label_not,
+            both_not_followed=self.both_not_followed + other.both_not_followed,
+        )
+
+    def matrix(self) -> str:
+        return (
+            f"{self.both_followed}/{self.label_followed_assay_not}/"
+            f"{self.assay_followed_label_not}/{self.both_not_followed}"
+        )
+
 
 class Exclusion(BaseModel):
     """An instruction whose IFEval label is not about the instruction as written."""
@@ -101,6 +129,7 @@ class AgreementRow(BaseModel):
     count: int
     excluded: int
     agreement: float
+    kappa: float | None
     confusion: Confusion
     covered: bool
 
@@ -116,7 +145,11 @@ class AgreementReport(BaseModel):
     prompts: int
     instructions: int
     instruction_accuracy: float
-    prompt_accuracy: float
+    instruction_kappa: float | None
+    instruction_confusion: Confusion
+    prompt_accuracy: float  # "follows all its instructions": assay's verdict vs IFEval's
+    prompt_kappa: float | None
+    prompt_confusion: Confusion
     covered_instruction_accuracy: float
     rows: list[AgreementRow]
     disagreements: list[Disagreement]
@@ -143,8 +176,7 @@ def compare_with_labels(
             item.instruction_id_list, item.kwargs, item.prompt, labelled.response, mode=mode
         )
         verdicts = [r.followed for r in results]
-        tally.prompts += 1
-        tally.prompts_agreed += all(verdicts) == all(labelled.follow_instruction_list)
+        tally.prompts.add(all(labelled.follow_instruction_list), all(verdicts))
         pairs = zip(results, labelled.follow_instruction_list, strict=True)
         for result, label in pairs:
             tally.add(line, result, label)
@@ -153,8 +185,7 @@ def compare_with_labels(
 
 class _Tally:
     def __init__(self) -> None:
-        self.prompts = 0
-        self.prompts_agreed = 0
+        self.prompts = Confusion()
         self.confusions: dict[str, Confusion] = defaultdict(Confusion)
         self.disagreements: list[Disagreement] = []
         self.exclusions: list[Exclusion] = []
@@ -209,20 +240,27 @@ def _report(mode: Mode, tally: _Tally) -> AgreementReport:
             count=confusion.total,
             excluded=excluded[instruction_id],
             agreement=_ratio(confusion.agreed, confusion.total),
+            kappa=confusion.kappa,
             confusion=confusion,
             covered=instruction_id in covered,
         )
         for instruction_id, confusion in sorted(tally.confusions.items())
     ]
-    total = sum(r.count for r in rows)
+    overall = Confusion()
+    for row in rows:
+        overall = overall.plus(row.confusion)
     covered_rows = [r for r in rows if r.covered]
     covered_total = sum(r.count for r in covered_rows)
     return AgreementReport(
         mode=mode,
-        prompts=tally.prompts,
-        instructions=total,
-        instruction_accuracy=_ratio(sum(r.confusion.agreed for r in rows), total),
-        prompt_accuracy=_ratio(tally.prompts_agreed, tally.prompts),
+        prompts=tally.prompts.total,
+        instructions=overall.total,
+        instruction_accuracy=_ratio(overall.agreed, overall.total),
+        instruction_kappa=overall.kappa,
+        instruction_confusion=overall,
+        prompt_accuracy=_ratio(tally.prompts.agreed, tally.prompts.total),
+        prompt_kappa=tally.prompts.kappa,
+        prompt_confusion=tally.prompts,
         covered_instruction_accuracy=_ratio(
             sum(r.confusion.agreed for r in covered_rows), covered_total
         ),
@@ -241,9 +279,9 @@ def render_markdown(reports: list[AgreementReport]) -> str:
     by_mode = {report.mode: {row.instruction_id: row for row in report.rows} for report in reports}
     modes = [report.mode for report in reports]
     header = "| instruction id | n | " + " | ".join(
-        f"{m} agreement | {m} confusion (FF/FN/NF/NN)" for m in modes
+        f"{m} agreement | {m} kappa | {m} confusion (FF/FN/NF/NN)" for m in modes
     )
-    lines = [header + " | covered |", "|" + "---|" * (2 + 2 * len(modes) + 1)]
+    lines = [header + " | covered |", "|" + "---|" * (2 + 3 * len(modes) + 1)]
     ids = sorted({i for rows in by_mode.values() for i in rows})
     for instruction_id in ids:
         cells = []
@@ -259,7 +297,9 @@ def render_markdown(reports: list[AgreementReport]) -> str:
     lines.append("")
     lines.append(
         "Confusion: FF = both followed, FN = IFEval followed / assay not, NF = assay followed / "
-        f"IFEval not, NN = neither. Agreement marked ✓ when >= {TARGET:.0%}. Excluded: "
+        "IFEval not, NN = neither. Kappa: Cohen's (two classes, so weighted kappa is the same); "
+        "n/a where both sides give one class only."
+        f" Agreement marked ✓ when >= {TARGET:.0%}. Excluded: "
         "instructions whose IFEval label is not about the instruction as written "
         "(see `ifeval_label_quirk`); prompt-level accuracy still counts them."
     )
@@ -268,20 +308,22 @@ def render_markdown(reports: list[AgreementReport]) -> str:
 
 def _cells(row: AgreementRow | None) -> str:
     if row is None:
-        return "- | -"
+        return "- | - | -"
     mark = " ✓" if row.meets_target else ""
-    c = row.confusion
-    matrix = (
-        f"{c.both_followed}/{c.label_followed_assay_not}/"
-        f"{c.assay_followed_label_not}/{c.both_not_followed}"
-    )
-    return f"{row.agreement:.1%}{mark} | {matrix}"
+    return f"{row.agreement:.1%}{mark} | {_kappa(row.kappa)} | {row.confusion.matrix()}"
+
+
+def _kappa(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
 
 
 def _summary(report: AgreementReport) -> str:
     return (
-        f"- {report.mode}: {report.prompts} prompts, {report.instructions} instructions; "
-        f"instruction-level accuracy {report.instruction_accuracy:.1%} "
+        f"- {report.mode}: {report.prompts} prompts, {report.instructions} instructions. "
+        f"Instruction level: accuracy {report.instruction_accuracy:.1%} "
         f"(covered ids only {report.covered_instruction_accuracy:.1%}), "
-        f"prompt-level accuracy {report.prompt_accuracy:.1%}"
+        f"kappa {_kappa(report.instruction_kappa)}, "
+        f"confusion {report.instruction_confusion.matrix()}. "
+        f"Prompt level (follows all): accuracy {report.prompt_accuracy:.1%}, "
+        f"kappa {_kappa(report.prompt_kappa)}, confusion {report.prompt_confusion.matrix()}."
     )
