@@ -121,3 +121,12 @@ def test_registered_in_the_assay_command_with_one_line_errors(
     assert err.count("\n") == 1 and "input_data.jsonl:1 field 'kwargs'" in err
     assert main(["instructions"]) == 2
     assert "agreement" in capsys.readouterr().out
+
+
+def test_a_prompt_listed_twice_with_other_instructions_is_an_error(small_data: Path) -> None:
+    inputs = small_data.parent / "input_data.jsonl"
+    duplicate = {"prompt": "End with Bye.", "instruction_id_list": [], "kwargs": []}
+    inputs.write_text(inputs.read_text() + json.dumps(duplicate) + "\n")
+    with pytest.raises(InputError, match="same prompt as line 2") as caught:
+        run(["instructions", "check", "--data", str(small_data)])
+    assert caught.value.line == 3 and caught.value.field == "prompt"

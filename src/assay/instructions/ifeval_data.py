@@ -115,7 +115,15 @@ def read_inputs(path: Path) -> dict[str, tuple[int, PromptInstructions]]:
             instruction_id_list=ids,
             kwargs=kwargs,
         )
-        prompts[item.prompt] = (number, item)
+        earlier = prompts.get(item.prompt)
+        if earlier is not None and earlier[1] != item:
+            raise InputError(
+                f"the same prompt as line {earlier[0]} with other instructions",
+                path=path,
+                line=number,
+                field="prompt",
+            )
+        prompts.setdefault(item.prompt, (number, item))
     return prompts
 
 
