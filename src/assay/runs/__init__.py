@@ -1,0 +1,23 @@
+"""Run directories: append-only results, resumption, run logs and fingerprints."""
+
+from ._execute import run_all
+from ._fingerprint import canonical_json, fingerprint
+from ._jsonl import JsonlWriter, read_jsonl, repair_partial_tail
+from ._paths import inside, safe_filename
+from ._runlog import RunLog, RunLogger, RunStatus, utc_now, write_atomic
+
+__all__ = [
+    "JsonlWriter",
+    "RunLog",
+    "RunLogger",
+    "RunStatus",
+    "canonical_json",
+    "fingerprint",
+    "inside",
+    "read_jsonl",
+    "repair_partial_tail",
+    "run_all",
+    "safe_filename",
+    "utc_now",
+    "write_atomic",
+]
