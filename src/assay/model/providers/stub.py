@@ -45,6 +45,7 @@ TASK_TAG = re.compile(r"\[assay:([a-z0-9_.-]+)\]")
 DEFAULT_RESPONDERS: dict[str, str] = {
     "claim_check": "assay.verify.stub_replies:claim_check",
     "claim_decompose": "assay.verify.stub_replies:claim_decompose",
+    "judge": "assay.judge.stub_replies:reply",
 }
 
 

@@ -1,0 +1,245 @@
+"""``assay generate`` and ``assay judge run|validate|analyze``."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+from ..errors import ConfigError
+from ..judge.archive import RecheckReport, recheck_archive
+from ..judge.evalset import build_eval_set
+from ..judge.generate import GenerateSettings, generate_outputs
+from ..judge.protocol import DecodingSettings, Protocol, load_protocol
+from ..judge.questions import TargetOutput, load_outputs, load_questions
+from ..judge.run import JudgeRunConfig, run_judges
+from ..model import Model, ModelOptions, get_model, open_cache
+from ._common import add_model_options, model_options
+
+CONSTRAINED_SETTING: dict[bool | None, Literal["auto", "on", "off"]] = {
+    None: "auto",
+    True: "on",
+    False: "off",
+}
+
+
+def register(subparsers: Any) -> None:
+    _register_generate(subparsers)
+    judge = subparsers.add_parser("judge", help="the judge protocol: run, validate, analyze")
+    commands = judge.add_subparsers(dest="judge_command", metavar="COMMAND")
+    _register_run(commands)
+    validate = commands.add_parser(
+        "validate", help="re-check a judge run's archives offline (no model calls)"
+    )
+    validate.add_argument("run_dir", type=Path)
+    validate.add_argument("--json", action="store_true", help="print the report as JSON")
+    validate.set_defaults(handler=_validate)
+    analyze = commands.add_parser(
+        "analyze", help="write results_analysis.md, summary.json and plots for a judge run"
+    )
+    analyze.add_argument("run_dir", type=Path)
+    analyze.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples")
+    analyze.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    analyze.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    analyze.set_defaults(handler=_analyze)
+    judge.set_defaults(handler=lambda _args: _usage(judge))
+
+
+def _usage(parser: argparse.ArgumentParser) -> int:
+    parser.print_help()
+    return 2
+
+
+def _register_generate(subparsers: Any) -> None:
+    gen = subparsers.add_parser(
+        "generate", help="run every question x variant through target models, write outputs"
+    )
+    gen.add_argument("--questions", type=Path, required=True, help="question set (.jsonl/.yaml)")
+    gen.add_argument("--model", action="append", required=True, help="target model (repeatable)")
+    gen.add_argument("--out", type=Path, required=True, help="output directory")
+    gen.add_argument("--max-tokens", type=int, default=512)
+    gen.add_argument("--temperature", type=float, default=0.0)
+    gen.add_argument("--top-p", type=float, default=1.0)
+    gen.add_argument("--seed", type=int, default=0)
+    gen.add_argument("--system-prompt", help="a system message sent before every prompt")
+    add_model_options(gen)
+    gen.set_defaults(handler=_generate)
+
+
+def _register_run(commands: Any) -> None:
+    run = commands.add_parser("run", help="judge target outputs under the strict protocol")
+    run.add_argument("--questions", type=Path, required=True, help="question set (.jsonl/.yaml)")
+    run.add_argument(
+        "--outputs",
+        type=Path,
+        action="append",
+        required=True,
+        help="target outputs: a manifest .jsonl or a directory (repeatable)",
+    )
+    run.add_argument("--judge", action="append", required=True, help="judge model (repeatable)")
+    run.add_argument("--mode", choices=("cross", "self", "both"), default="cross")
+    run.add_argument("--out", type=Path, required=True, help="run directory (resumed if it exists)")
+    run.add_argument(
+        "--judge-attempts",
+        type=int,
+        default=1,
+        help="attempts per sample: 1 = evaluate once (default); more = bounded re-asks of "
+        "invalid replies, each archived",
+    )
+    run.add_argument(
+        "--constrained",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="JSON-schema constrained decoding (default: on where the backend supports it)",
+    )
+    run.add_argument("--judge-max-tokens", type=int, default=1024)
+    run.add_argument("--temperature", type=float, default=0.0)
+    run.add_argument("--top-p", type=float, default=1.0)
+    run.add_argument("--seed", type=int, default=0)
+    run.add_argument(
+        "--protocol", type=Path, help="YAML/JSON protocol settings (thresholds, finer rubric, ...)"
+    )
+    run.add_argument(
+        "--allow-incomplete",
+        action="store_true",
+        help="judge the aligned samples even when outputs are missing, duplicated or unexpected",
+    )
+    add_model_options(run)
+    run.set_defaults(handler=_run)
+
+
+def _open_models(names: Sequence[str], options: ModelOptions) -> list[Model]:
+    """One model per distinct name, all sharing one response cache."""
+    cache = open_cache(options)
+    return [get_model(name, options, cache=cache) for name in dict.fromkeys(names)]
+
+
+async def _close(models: Sequence[Model]) -> None:
+    for model in models:
+        await model.aclose()
+
+
+def _generate(args: argparse.Namespace) -> int:
+    questions = load_questions(args.questions)
+    settings = GenerateSettings(
+        temperature=args.temperature,
+        top_p=args.top_p,
+        max_tokens=args.max_tokens,
+        seed=args.seed,
+        system_prompt=args.system_prompt,
+        concurrency=args.concurrency,
+    )
+
+    async def go() -> Any:
+        models = _open_models(args.model, model_options(args))
+        try:
+            return await generate_outputs(questions, models, args.out, settings)
+        finally:
+            await _close(models)
+
+    summary = asyncio.run(go())
+    print(
+        f"generated {summary.written} outputs ({summary.already_done} already there, "
+        f"{summary.failed} failed calls) of {summary.expected} -> {args.out / 'manifest.jsonl'}"
+    )
+    if summary.failed:
+        print(
+            f"failed calls are listed in {args.out / 'generation_failures.jsonl'}; rerun to retry"
+        )
+    return 0 if summary.failed == 0 else 1
+
+
+def _run(args: argparse.Namespace) -> int:
+    questions = load_questions(args.questions)
+    outputs: list[TargetOutput] = []
+    for path in args.outputs:
+        outputs.extend(load_outputs(path))
+    eval_set = build_eval_set(questions, outputs)
+    print(eval_set.coverage.describe())
+    config = JudgeRunConfig(
+        mode=args.mode,
+        max_attempts=args.judge_attempts,
+        concurrency=args.concurrency,
+        allow_incomplete=args.allow_incomplete,
+        protocol=_protocol(args.protocol),
+        decoding=DecodingSettings(
+            temperature=args.temperature,
+            top_p=args.top_p,
+            max_tokens=args.judge_max_tokens,
+            seed=args.seed,
+            constrained=CONSTRAINED_SETTING[args.constrained],
+        ),
+    )
+
+    async def go() -> Any:
+        judges = _open_models(args.judge, model_options(args))
+        try:
+            return await run_judges(eval_set, judges, args.out, config)
+        finally:
+            await _close(judges)
+
+    summary = asyncio.run(go())
+    print(
+        f"judged {summary.work_items} sample x judge pairs ({summary.already_finished} already "
+        f"finished, {summary.attempts_made} attempts now, {summary.model_calls} model calls): "
+        f"{summary.valid} valid, {summary.invalid} invalid\n"
+        f"fingerprint {summary.fingerprint}; next: assay judge analyze {args.out}"
+    )
+    return 0
+
+
+def _protocol(path: Path | None) -> Protocol:
+    if path is None:
+        return Protocol()
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as error:
+        raise ConfigError(f"cannot read protocol settings {path}: {error}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: protocol settings must be a mapping")
+    return load_protocol(data, str(path))
+
+
+def _validate(args: argparse.Namespace) -> int:
+    report = recheck_archive(args.run_dir)
+    if args.json:
+        print(report.model_dump_json(indent=2))
+    else:
+        print(_describe_recheck(report))
+    return 0 if report.consistent else 1
+
+
+def _describe_recheck(report: RecheckReport) -> str:
+    lines = [
+        f"{report.run_dir}: {report.files} evaluation files, {report.valid} valid, "
+        f"{report.invalid} invalid (fingerprint {report.fingerprint})",
+        *(f"  {flag}: {count}" for flag, count in sorted(report.flag_counts.items())),
+    ]
+    problems = {
+        "unreadable": report.unreadable,
+        "in the wrong archive": report.misfiled,
+        "classified differently now": report.reclassified,
+        "other fingerprint": report.other_fingerprint,
+        "attempt archived twice": report.duplicated_attempts,
+    }
+    for label, paths in problems.items():
+        lines += [f"{label}: {path}" for path in paths]
+    if not report.readme_present:
+        lines.append("invalid_evaluations/README.md is missing")
+    lines.append("consistent" if report.consistent else "NOT consistent")
+    return "\n".join(lines)
+
+
+def _analyze(args: argparse.Namespace) -> int:
+    from ..judge.analyze import AnalysisSettings, analyze_run
+
+    settings = AnalysisSettings(n_resamples=args.resamples, seed=args.seed, plots=not args.no_plots)
+    result = analyze_run(args.run_dir, settings)
+    print(json.dumps(result.headline(), indent=2))
+    print(f"wrote {', '.join(result.written)}")
+    return 0

@@ -1,0 +1,170 @@
+"""results_analysis.md from a :class:`~assay.judge.analyze.JudgeSummary`."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+
+from .analyze import JudgeSummary, ScoreRow
+from .protocol import VERDICTS
+
+METHOD_TITLES = {
+    "cross_judge": "Cross-judging (primary)",
+    "self_judge": "Self-judging (diagnostic, not a primary statistic)",
+}
+
+
+def render_report(summary: JudgeSummary) -> str:
+    counts = summary.counts
+    level = f"{summary.confidence:.0%}"
+    parts = [
+        "# Judge results analysis\n",
+        f"Run `{summary.run_dir}`, protocol fingerprint `{summary.fingerprint}`. "
+        f"Judges: {', '.join(summary.judges)}. Targets: {', '.join(summary.targets)}.\n",
+        f"{counts.work_items} sample x judge evaluations ({counts.records} archived attempts): "
+        f"**{counts.valid} valid**, {counts.invalid} invalid "
+        f"(valid rate {_num(counts.valid_rate, 3)}; first attempts valid: "
+        f"{counts.first_attempt_valid}/{counts.first_attempts}, "
+        f"{_num(counts.first_attempt_valid_rate, 3)}).\n",
+        "Invalid evaluations are not FAIL: they never enter the score statistics below and are "
+        "counted in the invalid-evaluation section. Intervals are "
+        f"{level} {summary.bootstrap}, {summary.n_resamples} resamples.\n",
+        f"Verdict thresholds: `{summary.thresholds}`.\n",
+    ]
+    for method, title in METHOD_TITLES.items():
+        parts.append(f"## {title}\n")
+        parts.append(_scores_section(method, summary))
+        parts.append(_verdicts_section(method, summary))
+        parts.append(_variant_section(method, summary))
+    parts.append(_invalid_section(summary))
+    parts.append(_self_preference_section(summary))
+    parts.append(_agreement_section(summary))
+    if summary.plots:
+        parts.append("## Plots\n\n" + "\n".join(f"- `{p}`" for p in summary.plots) + "\n")
+    return "\n".join(parts)
+
+
+def _num(value: float | None, digits: int = 2) -> str:
+    if value is None or math.isnan(value):
+        return "n/a"
+    return f"{value:.{digits}f}"
+
+
+def _table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    return "\n".join(lines) + "\n" if len(lines) > 2 else "(no data)\n"
+
+
+def _ci(value: float, low: float, high: float) -> str:
+    return f"{_num(value)} [{_num(low)}, {_num(high)}]"
+
+
+def _scores_section(method: str, summary: JudgeSummary) -> str:
+    rows = [r for r in summary.scores if r.method == method]
+    cells: dict[tuple[str, str, str], dict[str, ScoreRow]] = {}
+    for row in rows:
+        cells.setdefault((row.judge_model, row.target_model, row.prompt_variant), {})[
+            row.dimension
+        ] = row
+    dims = ("FORMAT_COMPLIANCE", "INSTRUCTION_COMPLIANCE", "SEMANTIC_FIDELITY", "COMPLETENESS")
+    header = ["judge", "target", "variant", "n", "D1", "D2", "D3", "D4", "overall"]
+    table_rows = [
+        [
+            *cell,
+            by_dim["overall_score"].n,
+            *(_ci(by_dim[d].mean, by_dim[d].ci_low, by_dim[d].ci_high) for d in dims),
+            _ci(
+                by_dim["overall_score"].mean,
+                by_dim["overall_score"].ci_low,
+                by_dim["overall_score"].ci_high,
+            ),
+        ]
+        for cell, by_dim in cells.items()
+    ]
+    return "### Mean scores (valid evaluations)\n\n" + _table(header, table_rows)
+
+
+def _verdicts_section(method: str, summary: JudgeSummary) -> str:
+    rows = [
+        [r.judge_model, r.target_model, r.prompt_variant, r.n, *(r.counts[v] for v in VERDICTS)]
+        for r in summary.verdicts
+        if r.method == method
+    ]
+    header = ["judge", "target", "variant", "n", *VERDICTS]
+    return "### Verdict distribution\n\n" + _table(header, rows)
+
+
+def _variant_section(method: str, summary: JudgeSummary) -> str:
+    rows = [
+        [
+            r.judge_model,
+            r.target_model,
+            f"{r.variant} - {r.baseline}",
+            r.dimension,
+            r.n_pairs,
+            _ci(r.mean_difference, r.ci_low, r.ci_high),
+        ]
+        for r in summary.variant_effects
+        if r.method == method
+    ]
+    header = ["judge", "target", "variant - baseline", "dimension", "pairs", "mean diff [CI]"]
+    return "### Prompt-variant effect (paired by question)\n\n" + _table(header, rows)
+
+
+def _invalid_section(summary: JudgeSummary) -> str:
+    rows = [
+        [
+            r.method,
+            r.judge_model,
+            r.target_model,
+            r.prompt_variant,
+            f"{r.invalid}/{r.n} ({_num(r.rate)})",
+            f"{r.first_attempt_invalid}/{r.first_attempt_n} ({_num(r.first_attempt_rate)})",
+            ", ".join(f"{flag} {count}" for flag, count in r.flags.items()) or "-",
+        ]
+        for r in summary.invalid_rates
+    ]
+    header = ["method", "judge", "target", "variant", "invalid", "first attempt invalid", "flags"]
+    return "## Invalid evaluations\n\n" + _table(header, rows)
+
+
+def _self_preference_section(summary: JudgeSummary) -> str:
+    rows = [
+        [
+            r.model,
+            r.dimension,
+            r.n_pairs,
+            _num(r.self_mean),
+            _num(r.cross_mean),
+            _ci(r.difference, r.ci_low, r.ci_high),
+            ", ".join(r.cross_judges),
+        ]
+        for r in summary.self_preference
+    ]
+    header = ["model", "dimension", "pairs", "self", "cross", "self - cross [CI]", "cross judges"]
+    intro = (
+        "Self-judge score minus the mean cross-judge score on the same outputs (both valid). "
+        "A positive difference suggests self-preference.\n\n"
+    )
+    return "## Self-preference\n\n" + intro + _table(header, rows)
+
+
+def _agreement_section(summary: JudgeSummary) -> str:
+    rows = [
+        [
+            r.scope,
+            r.dimension,
+            r.statistic,
+            " / ".join(r.judges),
+            r.n_units,
+            _num(r.value, 3) if r.value is not None else f"n/a ({r.note})",
+        ]
+        for r in summary.agreement
+    ]
+    header = ["scope", "dimension", "statistic", "judges", "units", "value"]
+    intro = (
+        "Agreement on samples validly judged by two or more judges. `cross_only` uses "
+        "cross-judge evaluations only; `all_methods` includes self-judging.\n\n"
+    )
+    return "## Agreement between judges\n\n" + intro + _table(header, rows)

@@ -1,0 +1,515 @@
+"""``assay judge analyze``: tables, summary.json, results_analysis.md and plots of a judge run.
+
+Only valid evaluations enter score statistics; invalid ones are counted as invalid-evaluation
+rates with their flags. Self-judging (judge == target) is diagnostic: every table carries
+``method`` and the report keeps cross and self apart. The evaluation of a sample by a judge
+is its valid attempt if there is one, else its last attempt; first-attempt validity is
+reported on its own.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from .. import metrics
+from ..errors import RunError
+from ..runs import write_atomic
+from .archive import EvaluationRecord, load_records, read_protocol_state
+from .protocol import DIMENSION_KEYS, MAX_OVERALL, SCORE_VALUES, VERDICTS
+
+SUMMARY_FILE = "summary.json"
+REPORT_FILE = "results_analysis.md"
+PLOTS_DIR = "plots"
+SCORE_FIELDS: tuple[str, ...] = (*DIMENSION_KEYS, "overall_score")
+
+
+class AnalysisSettings(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    n_resamples: int = Field(default=1000, ge=1)
+    confidence: float = Field(default=0.95, gt=0, lt=1)
+    seed: int = 0
+    plots: bool = True
+
+
+class _Row(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ScoreRow(_Row):
+    method: str
+    judge_model: str
+    target_model: str
+    prompt_variant: str
+    dimension: str
+    n: int
+    mean: float
+    ci_low: float
+    ci_high: float
+
+
+class VerdictRow(_Row):
+    method: str
+    judge_model: str
+    target_model: str
+    prompt_variant: str
+    n: int
+    counts: dict[str, int]
+
+
+class VariantEffectRow(_Row):
+    method: str
+    judge_model: str
+    target_model: str
+    baseline: str
+    variant: str
+    dimension: str
+    n_pairs: int
+    mean_difference: float  # variant minus baseline, paired by question
+    ci_low: float
+    ci_high: float
+
+
+class InvalidRow(_Row):
+    method: str
+    judge_model: str
+    target_model: str
+    prompt_variant: str
+    n: int
+    invalid: int
+    rate: float
+    first_attempt_n: int
+    first_attempt_invalid: int
+    first_attempt_rate: float
+    flags: dict[str, int]
+
+
+class SelfPreferenceRow(_Row):
+    model: str
+    dimension: str
+    n_pairs: int
+    self_mean: float
+    cross_mean: float
+    difference: float  # self minus cross, paired by sample
+    ci_low: float
+    ci_high: float
+    cross_judges: tuple[str, ...]
+
+
+class AgreementRow(_Row):
+    scope: Literal["cross_only", "all_methods"]
+    dimension: str
+    statistic: Literal["cohen_kappa_quadratic", "krippendorff_alpha_ordinal"]
+    judges: tuple[str, ...]
+    n_units: int
+    value: float | None
+    note: str = ""
+
+
+class Counts(_Row):
+    records: int
+    work_items: int
+    valid: int
+    invalid: int
+    valid_rate: float
+    first_attempts: int
+    first_attempt_valid: int
+    first_attempt_valid_rate: float
+    by_method: dict[str, dict[str, int]]
+
+
+class JudgeSummary(BaseModel):
+    """summary.json. ``kind`` is always "judge"."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["judge"] = "judge"
+    schema_version: int = 1
+    run_dir: str
+    fingerprint: str
+    thresholds: dict[str, Any]
+    confidence: float
+    n_resamples: int
+    bootstrap: str
+    counts: Counts
+    judges: tuple[str, ...]
+    targets: tuple[str, ...]
+    scores: tuple[ScoreRow, ...]
+    verdicts: tuple[VerdictRow, ...]
+    variant_effects: tuple[VariantEffectRow, ...]
+    invalid_rates: tuple[InvalidRow, ...]
+    self_preference: tuple[SelfPreferenceRow, ...]
+    agreement: tuple[AgreementRow, ...]
+    plots: tuple[str, ...] = ()
+
+
+class AnalysisResult(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    summary: JudgeSummary
+    written: tuple[str, ...]
+
+    def headline(self) -> dict[str, Any]:
+        return {"kind": "judge", **self.summary.counts.model_dump()}
+
+
+# ---------------------------------------------------------------- entry point
+
+
+def analyze_run(run_dir: Path, settings: AnalysisSettings | None = None) -> AnalysisResult:
+    """Read the archives of ``run_dir`` and write summary.json, the report and plots."""
+    from .analysis_report import render_report
+    from .plots import write_plots
+
+    settings = settings or AnalysisSettings()
+    state = read_protocol_state(run_dir)
+    if state is None:
+        raise RunError(f"{run_dir} is not a judge run directory (no protocol.json)")
+    records = load_records(run_dir)
+    summary = summarize(records, settings, run_dir=str(run_dir), fingerprint=state.fingerprint)
+    summary = summary.model_copy(update={"thresholds": state.protocol.thresholds.model_dump()})
+    plots: list[str] = []
+    if settings.plots:
+        plots = write_plots(summary, run_dir / PLOTS_DIR)
+        summary = summary.model_copy(update={"plots": tuple(plots)})
+    write_atomic(run_dir / SUMMARY_FILE, summary.model_dump_json(indent=2))
+    write_atomic(run_dir / REPORT_FILE, render_report(summary))
+    written = (str(run_dir / SUMMARY_FILE), str(run_dir / REPORT_FILE), *plots)
+    return AnalysisResult(summary=summary, written=written)
+
+
+def final_evaluations(records: Iterable[EvaluationRecord]) -> list[EvaluationRecord]:
+    """Per sample x judge: the valid attempt if any, else the last attempt."""
+    by_work: dict[tuple[str, ...], list[EvaluationRecord]] = defaultdict(list)
+    for record in records:
+        by_work[record.work_key].append(record)
+    finals = []
+    for attempts in by_work.values():
+        attempts.sort(key=lambda r: r.attempt)
+        finals.append(next((r for r in attempts if r.valid), attempts[-1]))
+    return finals
+
+
+def summarize(
+    records: Sequence[EvaluationRecord],
+    settings: AnalysisSettings,
+    *,
+    run_dir: str = "",
+    fingerprint: str = "",
+) -> JudgeSummary:
+    finals = final_evaluations(records)
+    valid = [r for r in finals if r.valid]
+    stats = _Stats(settings)
+    return JudgeSummary(
+        run_dir=run_dir,
+        fingerprint=fingerprint,
+        thresholds={},
+        confidence=settings.confidence,
+        n_resamples=settings.n_resamples,
+        bootstrap="percentile bootstrap over questions (pairs resampled by question)",
+        counts=_counts(records, finals),
+        judges=tuple(sorted({r.judge_model for r in records})),
+        targets=tuple(sorted({r.target_model for r in records})),
+        scores=tuple(score_rows(valid, stats)),
+        verdicts=tuple(verdict_rows(valid)),
+        variant_effects=tuple(variant_effect_rows(valid, stats)),
+        invalid_rates=tuple(invalid_rows(records, finals)),
+        self_preference=tuple(self_preference_rows(valid, stats)),
+        agreement=tuple(agreement_rows(valid)),
+    )
+
+
+# ---------------------------------------------------------------- helpers
+
+
+class _Stats:
+    """Bootstrap means with the run's settings."""
+
+    def __init__(self, settings: AnalysisSettings) -> None:
+        self.settings = settings
+
+    def mean_ci(
+        self, values: Sequence[float], clusters: Sequence[str]
+    ) -> tuple[float, float, float]:
+        estimate = metrics.bootstrap_ci(
+            _mean,
+            np.asarray(values, dtype=float),
+            clusters=np.asarray(clusters),
+            n_resamples=self.settings.n_resamples,
+            confidence=self.settings.confidence,
+            seed=self.settings.seed,
+        )
+        return estimate.value, estimate.low, estimate.high
+
+
+def _mean(values: np.ndarray[Any, Any]) -> float:
+    return float(np.mean(values))
+
+
+def score_of(record: EvaluationRecord, field: str) -> int:
+    classification = record.classification
+    if field == "overall_score":
+        assert classification.overall_score is not None
+        return classification.overall_score
+    assert classification.scores is not None
+    return classification.scores[field]
+
+
+def _group(
+    records: Iterable[EvaluationRecord], key: Callable[[EvaluationRecord], tuple[str, ...]]
+) -> dict[tuple[str, ...], list[EvaluationRecord]]:
+    groups: dict[tuple[str, ...], list[EvaluationRecord]] = defaultdict(list)
+    for record in records:
+        groups[key(record)].append(record)
+    return dict(sorted(groups.items()))
+
+
+def _cell(r: EvaluationRecord) -> tuple[str, ...]:
+    return (r.method, r.judge_model, r.target_model, r.prompt_variant)
+
+
+def _rate(part: int, whole: int) -> float:
+    return part / whole if whole else math.nan
+
+
+# ---------------------------------------------------------------- tables
+
+
+def _counts(records: Sequence[EvaluationRecord], finals: Sequence[EvaluationRecord]) -> Counts:
+    firsts = [r for r in records if r.attempt == 1]
+    valid = sum(r.valid for r in finals)
+    first_valid = sum(r.valid for r in firsts)
+    by_method: dict[str, dict[str, int]] = {}
+    for method in ("cross_judge", "self_judge"):
+        chosen = [r for r in finals if r.method == method]
+        by_method[method] = {"valid": sum(r.valid for r in chosen), "work_items": len(chosen)}
+    return Counts(
+        records=len(records),
+        work_items=len(finals),
+        valid=valid,
+        invalid=len(finals) - valid,
+        valid_rate=_rate(valid, len(finals)),
+        first_attempts=len(firsts),
+        first_attempt_valid=first_valid,
+        first_attempt_valid_rate=_rate(first_valid, len(firsts)),
+        by_method=by_method,
+    )
+
+
+def score_rows(valid: Sequence[EvaluationRecord], stats: _Stats) -> Iterable[ScoreRow]:
+    for (method, judge, target, variant), group in _group(valid, _cell).items():
+        for field in SCORE_FIELDS:
+            values = [score_of(r, field) for r in group]
+            mean, low, high = stats.mean_ci(values, [r.question_id for r in group])
+            yield ScoreRow(
+                method=method,
+                judge_model=judge,
+                target_model=target,
+                prompt_variant=variant,
+                dimension=field,
+                n=len(values),
+                mean=mean,
+                ci_low=low,
+                ci_high=high,
+            )
+
+
+def verdict_rows(valid: Sequence[EvaluationRecord]) -> Iterable[VerdictRow]:
+    for (method, judge, target, variant), group in _group(valid, _cell).items():
+        counted = Counter(r.classification.verdict for r in group)
+        yield VerdictRow(
+            method=method,
+            judge_model=judge,
+            target_model=target,
+            prompt_variant=variant,
+            n=len(group),
+            counts={verdict: counted.get(verdict, 0) for verdict in VERDICTS},
+        )
+
+
+def variant_effect_rows(
+    valid: Sequence[EvaluationRecord], stats: _Stats
+) -> Iterable[VariantEffectRow]:
+    """Each variant against the first variant (sorted labels), paired by question."""
+    by_setting = _group(valid, lambda r: (r.method, r.judge_model, r.target_model))
+    for (method, judge, target), group in by_setting.items():
+        table = {(r.question_id, r.prompt_variant): r for r in group}
+        variants = sorted({r.prompt_variant for r in group})
+        for variant in variants[1:]:
+            questions = sorted(q for q, v in table if v == variant and (q, variants[0]) in table)
+            if not questions:
+                continue
+            for field in SCORE_FIELDS:
+                diffs = [
+                    score_of(table[(q, variant)], field) - score_of(table[(q, variants[0])], field)
+                    for q in questions
+                ]
+                mean, low, high = stats.mean_ci(diffs, questions)
+                yield VariantEffectRow(
+                    method=method,
+                    judge_model=judge,
+                    target_model=target,
+                    baseline=variants[0],
+                    variant=variant,
+                    dimension=field,
+                    n_pairs=len(questions),
+                    mean_difference=mean,
+                    ci_low=low,
+                    ci_high=high,
+                )
+
+
+def invalid_rows(
+    records: Sequence[EvaluationRecord], finals: Sequence[EvaluationRecord]
+) -> Iterable[InvalidRow]:
+    firsts = _group((r for r in records if r.attempt == 1), _cell)
+    for cell, group in _group(finals, _cell).items():
+        invalid = [r for r in group if not r.valid]
+        first = firsts.get(cell, [])
+        first_invalid = sum(not r.valid for r in first)
+        flags = Counter(flag for r in invalid for flag in r.flags)
+        yield InvalidRow(
+            method=cell[0],
+            judge_model=cell[1],
+            target_model=cell[2],
+            prompt_variant=cell[3],
+            n=len(group),
+            invalid=len(invalid),
+            rate=_rate(len(invalid), len(group)),
+            first_attempt_n=len(first),
+            first_attempt_invalid=first_invalid,
+            first_attempt_rate=_rate(first_invalid, len(first)),
+            flags=dict(sorted(flags.items())),
+        )
+
+
+def _sample_key(r: EvaluationRecord) -> tuple[str, str, str, str]:
+    return (r.question_id, r.prompt_variant, r.target_model, r.output_id)
+
+
+def self_preference_rows(
+    valid: Sequence[EvaluationRecord], stats: _Stats
+) -> Iterable[SelfPreferenceRow]:
+    """Self-judge minus mean cross-judge score on the same outputs, per model."""
+    for model in sorted({r.target_model for r in valid if r.method == "self_judge"}):
+        own = {
+            _sample_key(r): r for r in valid if r.method == "self_judge" and r.judge_model == model
+        }
+        others = _group(
+            (r for r in valid if r.target_model == model and r.method == "cross_judge"),
+            lambda r: _sample_key(r),
+        )
+        paired = sorted(key for key in own if key in others)
+        if not paired:
+            continue
+        judges = tuple(sorted({r.judge_model for key in paired for r in others[key]}))
+        for field in SCORE_FIELDS:
+            self_scores = [float(score_of(own[key], field)) for key in paired]
+            cross_scores = [
+                float(np.mean([score_of(r, field) for r in others[key]])) for key in paired
+            ]
+            diffs = [a - b for a, b in zip(self_scores, cross_scores, strict=True)]
+            mean, low, high = stats.mean_ci(diffs, [key[0] for key in paired])
+            yield SelfPreferenceRow(
+                model=model,
+                dimension=field,
+                n_pairs=len(paired),
+                self_mean=float(np.mean(self_scores)),
+                cross_mean=float(np.mean(cross_scores)),
+                difference=mean,
+                ci_low=low,
+                ci_high=high,
+                cross_judges=judges,
+            )
+
+
+def agreement_rows(valid: Sequence[EvaluationRecord]) -> Iterable[AgreementRow]:
+    """Weighted kappa per judge pair and Krippendorff's alpha over all judges, per dimension."""
+    scopes: dict[Literal["cross_only", "all_methods"], list[EvaluationRecord]] = {
+        "cross_only": [r for r in valid if r.method == "cross_judge"],
+        "all_methods": list(valid),
+    }
+    for scope, chosen in scopes.items():
+        judges = sorted({r.judge_model for r in chosen})
+        if len(judges) < 2:
+            continue
+        ratings = {(r.judge_model, _sample_key(r)): r for r in chosen}
+        units = sorted({_sample_key(r) for r in chosen})
+        for field in SCORE_FIELDS:
+            yield from _kappa_rows(scope, field, judges, units, ratings)
+            yield _alpha_row(scope, field, judges, units, ratings)
+
+
+_Ratings = dict[tuple[str, tuple[str, str, str, str]], EvaluationRecord]
+
+
+def _labels(field: str) -> list[int]:
+    return list(range(MAX_OVERALL + 1)) if field == "overall_score" else list(SCORE_VALUES)
+
+
+def _kappa_rows(
+    scope: Literal["cross_only", "all_methods"],
+    field: str,
+    judges: list[str],
+    units: list[tuple[str, str, str, str]],
+    ratings: _Ratings,
+) -> Iterable[AgreementRow]:
+    for first, second in itertools.combinations(judges, 2):
+        common = [u for u in units if (first, u) in ratings and (second, u) in ratings]
+        a = [score_of(ratings[(first, u)], field) for u in common]
+        b = [score_of(ratings[(second, u)], field) for u in common]
+        kappa = functools.partial(
+            metrics.cohen_kappa_score, a, b, weights="quadratic", labels=_labels(field)
+        )
+        value, note = _undefined_as_none(kappa)
+        yield AgreementRow(
+            scope=scope,
+            dimension=field,
+            statistic="cohen_kappa_quadratic",
+            judges=(first, second),
+            n_units=len(common),
+            value=value,
+            note=note,
+        )
+
+
+def _alpha_row(
+    scope: Literal["cross_only", "all_methods"],
+    field: str,
+    judges: list[str],
+    units: list[tuple[str, str, str, str]],
+    ratings: _Ratings,
+) -> AgreementRow:
+    table = np.full((len(judges), len(units)), np.nan)
+    for i, judge in enumerate(judges):
+        for j, unit in enumerate(units):
+            if (judge, unit) in ratings:
+                table[i, j] = score_of(ratings[(judge, unit)], field)
+    pairable = int(((~np.isnan(table)).sum(axis=0) >= 2).sum())
+    value, note = _undefined_as_none(lambda: metrics.krippendorff_alpha(table, level="ordinal"))
+    return AgreementRow(
+        scope=scope,
+        dimension=field,
+        statistic="krippendorff_alpha_ordinal",
+        judges=tuple(judges),
+        n_units=pairable,
+        value=value,
+        note=note,
+    )
+
+
+def _undefined_as_none(compute: Callable[[], float]) -> tuple[float | None, str]:
+    try:
+        value = compute()
+    except ValueError as error:
+        return None, f"undefined: {error}"
+    return (None, "undefined") if math.isnan(value) else (value, "")

@@ -1,0 +1,346 @@
+"""The evaluation archive of a run directory.
+
+Every judge reply (and every failed judge call) becomes one JSON file in exactly one of
+``valid_evaluations/`` and ``invalid_evaluations/``, written atomically, never rewritten:
+``<archive>/<method>/<judge>/<target>/<question>__<variant>.a<attempt>.<hash>.json``.
+Every path part is sanitised, so ids from user data cannot leave the run directory.
+``protocol.json`` holds the protocol and its fingerprint; an archive refuses records made
+under another fingerprint.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from ..errors import RunError
+from ..model import ChatMessage
+from ..runs import fingerprint, inside, safe_filename, utc_now, write_atomic
+from .protocol import DecodingSettings, Method, Protocol
+from .questions import model_dir_name
+from .validate import Classification, classify
+
+VALID_DIR = "valid_evaluations"
+INVALID_DIR = "invalid_evaluations"
+PROTOCOL_FILE = "protocol.json"
+RECORD_SCHEMA_VERSION = 1
+
+INVALID_README = """\
+# invalid_evaluations/
+
+This directory holds every judge reply that failed validation under the judge protocol, and
+every judge call that failed (no reply at all). One JSON file per attempt, laid out as
+`<method>/<judge model>/<target model>/<question>__<variant>.a<attempt>.<hash>.json`
+(`/` in model names becomes `--`; the hash covers every identifier, output_id included).
+
+**Invalid is not FAIL.** An invalid evaluation says nothing about the quality of the evaluated
+output: the *judge* did not produce a usable judgment. Invalid evaluations never enter score
+statistics; they are counted, by flag, as the invalid-evaluation rate.
+
+Each record keeps the raw reply (`raw_reply`), the prompt sent (`messages`), the evaluated
+output, and the classification: `flags` (every flag that applies) and `classification.checks`
+(each check with `passed`, the `flag` a failure carries and a `detail`). When a JSON object could
+be salvaged from a reply that broke the protocol it is kept in `classification.parsed`, but the
+evaluation stays invalid.
+
+Flags:
+
+- `PROTOCOL_VIOLATION`: text outside the single JSON object, code fences, several objects,
+  duplicate keys, altered rubric or scale (unknown dimensions, scores outside 0-2, unknown
+  verdict or method, unknown fields), or a dimension without evidence.
+- `UNPARSABLE_OUTPUT`: JSON syntax errors, missing fields, wrong types.
+- `INCOMPLETE_COVERAGE`: meta identifiers (judge_model, question_id, prompt_variant,
+  target_model, output_id) missing or not matching the sample; method not matching whether the
+  judge is the target.
+- `JUDGE_REFUSAL_OR_EVASION`: refusal language, empty reply, no scores, an object about
+  something else.
+- `INTERNAL_INCONSISTENCY`: overall_score != sum of the four dimensions; verdict not what the
+  fixed thresholds give; fine scores that do not aggregate to the dimension scores.
+- `EVIDENCE_NOT_FOUND` (assay): an evidence quote that does not occur in the evaluated output
+  after normalisation (NFKC, plain quotes/dashes, whitespace, case).
+- `JUDGE_CALL_FAILED` (assay): the model call failed after its retries; `call_failure` says why.
+
+`assay judge validate <run dir>` re-checks every record offline.
+"""
+
+
+class CallInfo(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    finish_reason: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+    cached: bool = False
+    reported_model: str = ""
+
+
+class FailureInfo(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: str
+    message: str
+    attempts: int
+
+
+class EvaluationRecord(BaseModel):
+    """One judge attempt on one sample, as archived."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    schema_version: int = RECORD_SCHEMA_VERSION
+    fingerprint: str
+    question_id: str
+    prompt_variant: str
+    target_model: str
+    output_id: str
+    judge_model: str
+    method: Method
+    attempt: int = Field(ge=1)
+    created_at: str = Field(default_factory=utc_now)
+    valid: bool
+    flags: tuple[str, ...]
+    classification: Classification
+    raw_reply: str | None
+    call: CallInfo | None = None
+    call_failure: FailureInfo | None = None
+    constrained: bool
+    messages: tuple[ChatMessage, ...]
+    evaluated_output: str
+
+    @model_validator(mode="after")
+    def _mirrors_classification(self) -> EvaluationRecord:
+        if self.valid != self.classification.valid or self.flags != self.classification.flags:
+            raise ValueError("valid/flags must mirror the classification")
+        return self
+
+    @property
+    def work_key(self) -> tuple[str, str, str, str, str]:
+        """The sample and judge; attempts of the same work share it."""
+        return (
+            self.question_id,
+            self.prompt_variant,
+            self.target_model,
+            self.output_id,
+            self.judge_model,
+        )
+
+
+class ProtocolState(BaseModel):
+    """protocol.json: what every record of this archive was made under."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    fingerprint: str
+    protocol: Protocol
+    decoding: DecodingSettings
+    prompt_templates: dict[str, str]
+    output_schema: dict[str, Any]
+    created_at: str = Field(default_factory=utc_now)
+
+
+def record_path(run_dir: Path, record: EvaluationRecord) -> Path:
+    archive = run_dir / (VALID_DIR if record.valid else INVALID_DIR)
+    readable = safe_filename(f"{record.question_id}__{record.prompt_variant}", max_length=40)
+    digest = fingerprint(list(record.work_key), length=10)  # tells outputs and ids apart
+    name = f"{readable}.a{record.attempt}.{digest}.json"
+    judge, target = model_dir_name(record.judge_model), model_dir_name(record.target_model)
+    return inside(archive, record.method, judge, target, name)
+
+
+class Archive:
+    """The valid/invalid archives of one run directory, under one fingerprint."""
+
+    def __init__(self, run_dir: Path, state: ProtocolState) -> None:
+        self.run_dir = run_dir
+        self.state = state
+
+    @classmethod
+    def open(cls, run_dir: Path, state: ProtocolState) -> Archive:
+        """Open or create; refuses a directory whose records used another fingerprint."""
+        existing = read_protocol_state(run_dir)
+        if existing is not None and existing.fingerprint != state.fingerprint:
+            raise RunError(
+                f"{run_dir} holds evaluations made under protocol fingerprint "
+                f"{existing.fingerprint}; this run's fingerprint is {state.fingerprint} "
+                "(rubric, thresholds, prompts, schema or decoding parameters differ)",
+                hint="use a new --out directory, or the settings of the existing run",
+            )
+        run_dir.mkdir(parents=True, exist_ok=True)
+        if existing is None:
+            write_atomic(run_dir / PROTOCOL_FILE, state.model_dump_json(indent=2))
+        (run_dir / VALID_DIR).mkdir(exist_ok=True)
+        (run_dir / INVALID_DIR).mkdir(exist_ok=True)
+        write_atomic(run_dir / INVALID_DIR / "README.md", INVALID_README)
+        return cls(run_dir, existing or state)
+
+    def add(self, record: EvaluationRecord) -> Path:
+        if record.fingerprint != self.state.fingerprint:
+            raise RunError(
+                f"refusing a record made under fingerprint {record.fingerprint} in an archive "
+                f"of fingerprint {self.state.fingerprint}"
+            )
+        path = record_path(self.run_dir, record)
+        if path.exists() or _other_archive(self.run_dir, path).exists():
+            raise RunError(f"an evaluation for this attempt is already archived: {path}")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, record.model_dump_json(indent=2))
+        return path
+
+
+def _other_archive(run_dir: Path, path: Path) -> Path:
+    relative = path.relative_to(run_dir)
+    other = INVALID_DIR if relative.parts[0] == VALID_DIR else VALID_DIR
+    return run_dir.joinpath(other, *relative.parts[1:])
+
+
+def read_protocol_state(run_dir: Path) -> ProtocolState | None:
+    path = run_dir / PROTOCOL_FILE
+    if not path.is_file():
+        return None
+    try:
+        return ProtocolState.model_validate_json(path.read_text(encoding="utf-8"))
+    except ValidationError as error:
+        raise RunError(f"{path} is not a judge protocol file: {error}") from None
+
+
+class ArchivedFile(BaseModel):
+    """A record file and the archive it sits in (``record`` is None when unreadable)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    path: Path
+    in_valid_archive: bool
+    record: EvaluationRecord | None
+    error: str | None = None
+
+
+def iter_archive(run_dir: Path) -> Iterator[ArchivedFile]:
+    """Every record file of both archives, in a stable order."""
+    for directory, is_valid in ((VALID_DIR, True), (INVALID_DIR, False)):
+        for path in sorted((run_dir / directory).rglob("*.json")):
+            yield _read_record(path, is_valid)
+
+
+def _read_record(path: Path, in_valid: bool) -> ArchivedFile:
+    try:
+        record = EvaluationRecord.model_validate_json(path.read_text(encoding="utf-8"))
+    except (ValidationError, OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        return ArchivedFile(path=path, in_valid_archive=in_valid, record=None, error=str(error))
+    return ArchivedFile(path=path, in_valid_archive=in_valid, record=record)
+
+
+def load_records(run_dir: Path) -> list[EvaluationRecord]:
+    """The readable records of both archives."""
+    return [item.record for item in iter_archive(run_dir) if item.record is not None]
+
+
+# ---------------------------------------------------------------- offline re-check
+
+
+class RecheckReport(BaseModel):
+    """What ``assay judge validate`` finds; ``consistent`` when nothing needs attention."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    run_dir: str
+    fingerprint: str
+    files: int
+    valid: int
+    invalid: int
+    flag_counts: dict[str, int]
+    unreadable: tuple[str, ...] = ()
+    misfiled: tuple[str, ...] = ()
+    reclassified: tuple[str, ...] = ()
+    other_fingerprint: tuple[str, ...] = ()
+    duplicated_attempts: tuple[str, ...] = ()
+    readme_present: bool = True
+
+    @property
+    def consistent(self) -> bool:
+        problems = (
+            self.unreadable,
+            self.misfiled,
+            self.reclassified,
+            self.other_fingerprint,
+            self.duplicated_attempts,
+        )
+        return self.readme_present and not any(problems)
+
+
+def recheck_archive(run_dir: Path) -> RecheckReport:
+    """Re-validate every archived reply offline (no model call) against protocol.json."""
+    state = read_protocol_state(run_dir)
+    if state is None:
+        raise RunError(f"{run_dir} is not a judge run directory (no {PROTOCOL_FILE})")
+    found: dict[str, list[str]] = {
+        key: [] for key in ("unreadable", "misfiled", "reclassified", "other_fingerprint", "dup")
+    }
+    flag_counts: dict[str, int] = {}
+    seen: set[tuple[Any, ...]] = set()
+    counts = {"files": 0, "valid": 0, "invalid": 0}
+    for item in iter_archive(run_dir):
+        counts["files"] += 1
+        record = item.record
+        if record is None:
+            found["unreadable"].append(f"{item.path}: {(item.error or '')[:200]}")
+            continue
+        counts["valid" if record.valid else "invalid"] += 1
+        for flag in record.flags:
+            flag_counts[flag] = flag_counts.get(flag, 0) + 1
+        for problem in _record_problems(item, record, state, seen):
+            found[problem].append(str(item.path))
+    return RecheckReport(
+        run_dir=str(run_dir),
+        fingerprint=state.fingerprint,
+        flag_counts=flag_counts,
+        unreadable=tuple(found["unreadable"]),
+        misfiled=tuple(found["misfiled"]),
+        reclassified=tuple(found["reclassified"]),
+        other_fingerprint=tuple(found["other_fingerprint"]),
+        duplicated_attempts=tuple(found["dup"]),
+        readme_present=(run_dir / INVALID_DIR / "README.md").is_file(),
+        **counts,
+    )
+
+
+def _record_problems(
+    item: ArchivedFile,
+    record: EvaluationRecord,
+    state: ProtocolState,
+    seen: set[tuple[Any, ...]],
+) -> list[str]:
+    problems = []
+    if record.valid != item.in_valid_archive:
+        problems.append("misfiled")
+    if record.fingerprint != state.fingerprint:
+        problems.append("other_fingerprint")
+    identity = (*record.work_key, record.attempt)
+    if identity in seen:
+        problems.append("dup")
+    seen.add(identity)
+    if record.raw_reply is not None:
+        fresh = classify(
+            record.raw_reply, expected_meta(record), record.evaluated_output, state.protocol
+        )
+        if (fresh.valid, fresh.flags) != (record.valid, record.flags):
+            problems.append("reclassified")
+    elif record.call_failure is None or record.valid:
+        problems.append("reclassified")  # no reply must mean a recorded, invalid call failure
+    return problems
+
+
+def expected_meta(record: EvaluationRecord) -> dict[str, str]:
+    """The meta identifiers the judge was asked to copy for this record."""
+    return {
+        "judge_model": record.judge_model,
+        "target_model": record.target_model,
+        "question_id": record.question_id,
+        "prompt_variant": record.prompt_variant,
+        "output_id": record.output_id,
+        "method": record.method,
+    }

@@ -1,0 +1,326 @@
+"""Question sets and target outputs, loaded with errors that name file, line and field.
+
+A question set (JSONL, one question per line, or YAML, a list of questions) gives for each
+question its prompt variants: the prompt given to the target model and, optionally, the required
+structure and the constraints the judge holds the output to.
+
+Target outputs come from a manifest JSONL (one output per line: identifiers plus ``text`` or a
+``path``) or from a directory with one sub-directory per target model holding
+``<question_id>__<variant>.<txt|md|json>`` files.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from ..errors import InputError
+
+ID_PATTERN = r"^\S(.{0,198}\S)?$"  # no surrounding whitespace, at most 200 characters
+OUTPUT_SUFFIXES = (".txt", ".md", ".json")
+MANIFEST_NAME = "manifest.jsonl"
+TARGET_NAME_FILE = "target_model.txt"
+
+_M = TypeVar("_M", bound=BaseModel)
+
+
+class PromptVariant(BaseModel):
+    """One way of asking a question."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    variant: str = Field(pattern=ID_PATTERN)
+    prompt: str = Field(min_length=1)
+    required_structure: str | None = None
+    constraints: tuple[str, ...] = ()
+
+
+class Question(BaseModel):
+    """A question and its prompt variants; ``intent`` says what the task is for (optional)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    question_id: str = Field(pattern=ID_PATTERN)
+    intent: str | None = None
+    variants: tuple[PromptVariant, ...] = Field(min_length=1)
+
+    @field_validator("variants", mode="before")
+    @classmethod
+    def _mapping_to_list(cls, value: object) -> object:
+        if isinstance(value, Mapping):
+            return [
+                {"variant": str(k), **v} if isinstance(v, Mapping) else {"variant": k, "prompt": v}
+                for k, v in value.items()
+            ]
+        return value
+
+    @field_validator("variants", mode="after")
+    @classmethod
+    def _unique_variants(cls, variants: tuple[PromptVariant, ...]) -> tuple[PromptVariant, ...]:
+        labels = [v.variant for v in variants]
+        if len(set(labels)) != len(labels):
+            raise ValueError(f"variant labels repeat: {labels}")
+        return variants
+
+
+class QuestionSet(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    source: str
+    questions: tuple[Question, ...]
+
+    def variant(self, question_id: str, variant: str) -> tuple[Question, PromptVariant] | None:
+        for question in self.questions:
+            if question.question_id == question_id:
+                for item in question.variants:
+                    if item.variant == variant:
+                        return question, item
+        return None
+
+    def cells(self) -> list[tuple[str, str]]:
+        return [(q.question_id, v.variant) for q in self.questions for v in q.variants]
+
+
+class TargetOutput(BaseModel):
+    """One output of a target model, traceable by ``output_id`` to where it came from."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    question_id: str = Field(pattern=ID_PATTERN)
+    prompt_variant: str = Field(pattern=ID_PATTERN)
+    target_model: str = Field(pattern=ID_PATTERN)
+    output_id: str = Field(pattern=ID_PATTERN)
+    text: str
+    source: str  # file and line (manifest) or file (directory layout)
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.question_id, self.prompt_variant, self.target_model)
+
+
+class ManifestEntry(BaseModel):
+    """A line of an outputs manifest: identifiers plus the text or a path to it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    question_id: str = Field(pattern=ID_PATTERN)
+    prompt_variant: str = Field(pattern=ID_PATTERN)
+    target_model: str = Field(pattern=ID_PATTERN)
+    output_id: str | None = Field(default=None, pattern=ID_PATTERN)
+    text: str | None = None
+    path: str | None = None
+    # written by `assay generate`, informational
+    finish_reason: str | None = None
+    completion_tokens: int | None = None
+    generated_at: str | None = None
+
+    @model_validator(mode="after")
+    def _text_or_path(self) -> ManifestEntry:
+        if (self.text is None) == (self.path is None):
+            raise ValueError("give exactly one of 'text' and 'path'")
+        if self.output_id is None and self.path is None:
+            raise ValueError("'output_id' is required when the text is inline")
+        return self
+
+
+# ---------------------------------------------------------------- question sets
+
+
+def load_questions(path: Path) -> QuestionSet:
+    """Read a question set (.jsonl, .yaml or .yml)."""
+    if not path.is_file():
+        raise InputError("question set not found", path=path)
+    if path.suffix in (".yaml", ".yml"):
+        questions = list(_questions_from_yaml(path))
+    elif path.suffix == ".jsonl":
+        questions = list(_questions_from_jsonl(path))
+    else:
+        raise InputError("a question set must be .jsonl, .yaml or .yml", path=path)
+    if not questions:
+        raise InputError("the question set holds no questions", path=path)
+    return QuestionSet(source=str(path), questions=tuple(questions))
+
+
+def _questions_from_jsonl(path: Path) -> Iterator[Question]:
+    seen: set[str] = set()
+    for number, data in _jsonl_objects(path):
+        question = _validated(Question, data, path, number)
+        _refuse_repeat(question.question_id, seen, path, number)
+        yield question
+
+
+def _questions_from_yaml(path: Path) -> Iterator[Question]:
+    try:
+        root = yaml.compose(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        line = None if mark is None else mark.line + 1
+        raise InputError(f"not valid YAML: {error}", path=path, line=line) from None
+    if isinstance(root, yaml.MappingNode):
+        root = dict((k.value, v) for k, v in root.value).get("questions", root)
+    if not isinstance(root, yaml.SequenceNode):
+        raise InputError("expected a list of questions (or 'questions:' holding one)", path=path)
+    seen: set[str] = set()
+    for node in root.value:
+        data = yaml.safe_load(yaml.serialize(node))
+        question = _validated(Question, data, path, node.start_mark.line + 1, node=node)
+        _refuse_repeat(question.question_id, seen, path, node.start_mark.line + 1)
+        yield question
+
+
+def _refuse_repeat(question_id: str, seen: set[str], path: Path, line: int) -> None:
+    if question_id in seen:
+        raise InputError(
+            f"question_id {question_id!r} appears twice", path=path, line=line, field="question_id"
+        )
+    seen.add(question_id)
+
+
+# ---------------------------------------------------------------- target outputs
+
+
+def load_outputs(path: Path) -> list[TargetOutput]:
+    """Outputs from a manifest JSONL, a directory holding one, or a per-model directory tree."""
+    if path.is_file():
+        return list(_outputs_from_manifest(path))
+    if not path.is_dir():
+        raise InputError("outputs not found (expected a manifest .jsonl or a directory)", path=path)
+    if (path / MANIFEST_NAME).is_file():
+        return list(_outputs_from_manifest(path / MANIFEST_NAME))
+    return list(_outputs_from_tree(path))
+
+
+def _outputs_from_manifest(path: Path) -> Iterator[TargetOutput]:
+    for number, data in _jsonl_objects(path):
+        entry = _validated(ManifestEntry, data, path, number)
+        text = entry.text
+        if entry.path is not None:
+            text = _read_output_file(path.parent / entry.path, path, number)
+        yield TargetOutput(
+            question_id=entry.question_id,
+            prompt_variant=entry.prompt_variant,
+            target_model=entry.target_model,
+            output_id=entry.output_id or entry.path or "",
+            text=text or "",
+            source=f"{path}:{number}",
+        )
+
+
+def _read_output_file(file: Path, manifest: Path, line: int) -> str:
+    try:
+        return file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(
+            f"output file not found: {file}", path=manifest, line=line, field="path"
+        ) from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise InputError(
+            f"cannot read {file}: {error}", path=manifest, line=line, field="path"
+        ) from None
+
+
+def _outputs_from_tree(root: Path) -> Iterator[TargetOutput]:
+    model_dirs = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+    if not model_dirs:
+        raise InputError(
+            "no target-model directories and no manifest.jsonl",
+            path=root,
+            hint="use <dir>/<target_model>/<question_id>__<variant>.txt or a manifest.jsonl",
+        )
+    for model_dir in model_dirs:
+        target = _target_name(model_dir)
+        for file in sorted(model_dir.iterdir()):
+            if file.suffix not in OUTPUT_SUFFIXES or "__" not in file.stem:
+                continue
+            question_id, _, variant = file.stem.rpartition("__")
+            yield TargetOutput(
+                question_id=question_id,
+                prompt_variant=variant,
+                target_model=target,
+                output_id=str(file.relative_to(root)),
+                text=_read_output_file(file, file, 1),
+                source=str(file),
+            )
+
+
+def _target_name(model_dir: Path) -> str:
+    name_file = model_dir / TARGET_NAME_FILE
+    if name_file.is_file():
+        name = name_file.read_text(encoding="utf-8").strip()
+        if not name:
+            raise InputError("empty target model name", path=name_file, line=1)
+        return name
+    return model_dir.name
+
+
+# ---------------------------------------------------------------- shared helpers
+
+
+def model_dir_name(model_name: str) -> str:
+    """A directory name for a model: ``provider/model`` reads better as ``provider--model``
+    than as the hashed name sanitising would make (callers still sanitise the result)."""
+    return model_name.replace("/", "--")
+
+
+def _jsonl_objects(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as error:
+        raise InputError(f"not UTF-8 text: {error}", path=path) from None
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise InputError(f"not valid JSON: {error.msg}", path=path, line=number) from None
+        if not isinstance(data, dict):
+            raise InputError("expected a JSON object", path=path, line=number)
+        yield number, data
+
+
+def _validated(
+    model: type[_M], data: Any, path: Path, line: int, node: yaml.Node | None = None
+) -> _M:
+    try:
+        return model.model_validate(data)
+    except ValidationError as error:
+        first = error.errors()[0]
+        loc = tuple(first["loc"])
+        field = _field_name(loc) or None
+        exact_line = line if node is None else _yaml_line(node, loc, line)
+        raise InputError(first["msg"], path=path, line=exact_line, field=field) from None
+
+
+def _field_name(loc: tuple[Any, ...]) -> str:
+    name = ""
+    for part in loc:
+        name += f"[{part}]" if isinstance(part, int) else (f".{part}" if name else str(part))
+    return name
+
+
+def _yaml_line(node: yaml.Node, loc: tuple[Any, ...], default: int) -> int:
+    """The line of the YAML node at ``loc`` (as deep as the path can be followed)."""
+    line = default
+    for part in loc:
+        child = _yaml_child(node, part)
+        if child is None:
+            break
+        node = child
+        line = node.start_mark.line + 1
+    return line
+
+
+def _yaml_child(node: yaml.Node, part: Any) -> yaml.Node | None:
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            if key.value == str(part):
+                return value  # type: ignore[no-any-return]
+    if isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+        return node.value[part]  # type: ignore[no-any-return]
+    return None

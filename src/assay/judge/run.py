@@ -1,0 +1,366 @@
+"""A judge run: every sample x judge (by mode), validated and archived, resumable.
+
+A unit of work is one sample judged by one judge. It is finished when an attempt was valid or
+``max_attempts`` attempts are archived; finished work is skipped without a model call, so a
+rerun of a finished run calls no model. Attempt ``k`` > 1 is a bounded re-ask: the first
+prompt, the rejected reply and what was wrong with it, sampled with seed + k - 1.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..errors import RunError
+from ..model import CallFailure, ChatMessage, GenerateConfig, JsonSchema, Model, ModelResult
+from ..runs import RunLog, RunLogger, RunStatus, run_all, write_atomic
+from .archive import (
+    Archive,
+    CallInfo,
+    EvaluationRecord,
+    FailureInfo,
+    ProtocolState,
+    load_records,
+)
+from .evalset import EvalSet, Sample
+from .prompts import PROMPT_TEMPLATES, JudgeRequest, judge_messages, reask_messages
+from .protocol import (
+    JUDGE_CALL_FAILED,
+    DecodingSettings,
+    Method,
+    Protocol,
+    output_schema,
+    protocol_fingerprint,
+)
+from .validate import Check, Classification, classify
+
+Mode = Literal["cross", "self", "both"]
+COVERAGE_FILE = "coverage.json"
+PROMPT_MANIFEST = "used_prompt_manifest.md"
+
+
+class JudgeRunConfig(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    mode: Mode = "cross"
+    max_attempts: int = Field(default=1, ge=1, le=10)
+    concurrency: int = Field(default=4, ge=1)
+    allow_incomplete: bool = False
+    protocol: Protocol = Protocol()
+    decoding: DecodingSettings = DecodingSettings()
+    timestamp: str | None = None  # YYYY-MM-DD written into meta; default: today (UTC)
+
+
+class JudgeRunSummary(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    run_dir: str
+    fingerprint: str
+    work_items: int
+    already_finished: int
+    attempts_made: int
+    valid: int
+    invalid: int
+    model_calls: int
+
+
+class _Work(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    sample: Sample
+    judge_index: int
+    method: Method
+
+
+def protocol_state(protocol: Protocol, decoding: DecodingSettings) -> ProtocolState:
+    return ProtocolState(
+        fingerprint=protocol_fingerprint(protocol, decoding, PROMPT_TEMPLATES),
+        protocol=protocol,
+        decoding=decoding,
+        prompt_templates=PROMPT_TEMPLATES,
+        output_schema=output_schema(protocol),
+    )
+
+
+def method_for(judge_name: str, sample: Sample) -> Method:
+    return "self_judge" if judge_name == sample.target_model else "cross_judge"
+
+
+def plan_work(eval_set: EvalSet, judge_names: Sequence[str], mode: Mode) -> list[_Work]:
+    """Sample x judge pairs the mode asks for."""
+    wanted = {
+        "cross": {"cross_judge"},
+        "self": {"self_judge"},
+        "both": {"cross_judge", "self_judge"},
+    }
+    work = []
+    for index, name in enumerate(judge_names):
+        for sample in eval_set.samples:
+            method = method_for(name, sample)
+            if method in wanted[mode]:
+                work.append(_Work(sample=sample, judge_index=index, method=method))
+    return work
+
+
+class _JudgeSession:
+    """State shared by the workers of one run session."""
+
+    def __init__(
+        self, judges: Sequence[Model], archive: Archive, config: JudgeRunConfig, today: str
+    ) -> None:
+        self.judges = judges
+        self.archive = archive
+        self.config = config
+        self.today = today
+        self.previous: dict[tuple[str, ...], list[EvaluationRecord]] = defaultdict(list)
+        self.attempts_made = 0
+        self.reported_models: dict[str, set[str]] = defaultdict(set)
+
+    def attempts_of(self, work: _Work) -> list[EvaluationRecord]:
+        return self.previous[_work_key(work, self.judges[work.judge_index].name)]
+
+    def finished(self, work: _Work) -> bool:
+        attempts = self.attempts_of(work)
+        return any(r.valid for r in attempts) or len(attempts) >= self.config.max_attempts
+
+    async def judge(self, work: _Work) -> None:
+        while not self.finished(work):
+            record = await self._attempt(work, len(self.attempts_of(work)) + 1)
+            self.archive.add(record)
+            self.attempts_of(work).append(record)
+            self.attempts_made += 1
+
+    async def _attempt(self, work: _Work, attempt: int) -> EvaluationRecord:
+        model = self.judges[work.judge_index]
+        request = JudgeRequest(judge_model=model.name, method=work.method, timestamp=self.today)
+        messages = self.messages_for(work, request, attempt)
+        constrained = self._constrained(model)
+        result = await model.generate(messages, self._config(constrained), sample_index=attempt - 1)
+        if not isinstance(result, CallFailure):
+            self.reported_models[model.name].add(result.model or model.name)
+        return self._record(work, request, attempt, messages, constrained, result)
+
+    def messages_for(self, work: _Work, request: JudgeRequest, attempt: int) -> list[ChatMessage]:
+        first = judge_messages(
+            work.sample, request, self.config.protocol, self.archive.state.fingerprint
+        )
+        earlier = self.attempts_of(work)
+        last = earlier[-1] if earlier else None
+        if attempt == 1 or last is None or last.raw_reply is None:
+            return first
+        return reask_messages(first, last.raw_reply, last.classification.problems())
+
+    def _constrained(self, model: Model) -> bool:
+        setting = self.config.decoding.constrained
+        return setting == "on" or (setting == "auto" and model.backend.supports_json_schema)
+
+    def _config(self, constrained: bool) -> GenerateConfig:
+        decoding = self.config.decoding
+        schema = JsonSchema(name="judge_evaluation", schema=self.archive.state.output_schema)
+        return GenerateConfig(
+            temperature=decoding.temperature,
+            top_p=decoding.top_p,
+            max_tokens=decoding.max_tokens,
+            seed=decoding.seed,
+            json_schema=schema if constrained else None,
+        )
+
+    def _record(
+        self,
+        work: _Work,
+        request: JudgeRequest,
+        attempt: int,
+        messages: list[ChatMessage],
+        constrained: bool,
+        result: ModelResult,
+    ) -> EvaluationRecord:
+        sample = work.sample
+        if isinstance(result, CallFailure):
+            classification, raw, call = _failed_call(result), None, None
+            failure = FailureInfo(
+                kind=result.kind.value, message=result.message, attempts=result.attempts
+            )
+        else:
+            meta = request.meta(sample)
+            classification = classify(result.text, meta, sample.output_text, self.config.protocol)
+            raw, failure = result.text, None
+            call = CallInfo(
+                finish_reason=result.finish_reason,
+                prompt_tokens=result.prompt_tokens,
+                completion_tokens=result.completion_tokens,
+                latency_s=result.latency_s,
+                cached=result.cached,
+                reported_model=result.model,
+            )
+        return EvaluationRecord(
+            fingerprint=self.archive.state.fingerprint,
+            question_id=sample.question_id,
+            prompt_variant=sample.prompt_variant,
+            target_model=sample.target_model,
+            output_id=sample.output_id,
+            judge_model=request.judge_model,
+            method=work.method,
+            attempt=attempt,
+            valid=classification.valid,
+            flags=classification.flags,
+            classification=classification,
+            raw_reply=raw,
+            call=call,
+            call_failure=failure,
+            constrained=constrained,
+            messages=tuple(messages),
+            evaluated_output=sample.output_text,
+        )
+
+
+def _failed_call(failure: CallFailure) -> Classification:
+    check = Check(
+        name="model_call", passed=False, flag=JUDGE_CALL_FAILED, detail=failure.describe()
+    )
+    return Classification(valid=False, flags=(JUDGE_CALL_FAILED,), checks=(check,), parse="none")
+
+
+def _work_key(work: _Work, judge_name: str) -> tuple[str, ...]:
+    s = work.sample
+    return (s.question_id, s.prompt_variant, s.target_model, s.output_id, judge_name)
+
+
+async def run_judges(
+    eval_set: EvalSet, judges: Sequence[Model], run_dir: Path, config: JudgeRunConfig
+) -> JudgeRunSummary:
+    """Judge every planned sample not finished yet; archive each attempt as it ends."""
+    _require_coverage(eval_set, config)
+    work = plan_work(eval_set, [j.name for j in judges], config.mode)
+    if not work:
+        raise RunError(
+            f"nothing to judge in mode {config.mode!r}: self-judging needs a judge that is "
+            "also a target model, cross-judging a judge that is not",
+            hint=f"targets: {', '.join(eval_set.coverage.target_models)}",
+        )
+    archive = Archive.open(run_dir, protocol_state(config.protocol, config.decoding))
+    write_atomic(run_dir / COVERAGE_FILE, eval_set.coverage.model_dump_json(indent=2))
+    today = config.timestamp or dt.datetime.now(dt.UTC).date().isoformat()
+    session = _JudgeSession(judges, archive, config, today)
+    for record in load_records(run_dir):
+        session.previous[record.work_key].append(record)
+    for attempts in session.previous.values():
+        attempts.sort(key=lambda r: r.attempt)
+    pending = [item for item in work if not session.finished(item)]
+    write_prompt_manifest(run_dir, work, judges, session)
+    logger = RunLogger(run_dir, _run_log(archive, judges, config, len(work)))
+    try:
+        await run_all(
+            pending,
+            session.judge,
+            lambda _: None,
+            concurrency=config.concurrency,
+            description="judge",
+        )
+    except BaseException as error:
+        status: RunStatus = "error" if isinstance(error, Exception) else "cancelled"
+        logger.finish(status, error=repr(error)[:500], **_end_fields(session, work))
+        raise
+    logger.finish("success", **_end_fields(session, work))
+    return _summary(run_dir, archive, session, work, len(work) - len(pending))
+
+
+def _require_coverage(eval_set: EvalSet, config: JudgeRunConfig) -> None:
+    coverage = eval_set.coverage
+    if not coverage.complete and not config.allow_incomplete:
+        raise RunError(
+            "the evaluation set is incomplete (INCOMPLETE_COVERAGE); no judge was called\n"
+            + coverage.describe(),
+            hint="fix the outputs, or pass --allow-incomplete to judge what is aligned",
+        )
+    if not eval_set.samples:
+        raise RunError("the evaluation set has no aligned samples\n" + coverage.describe())
+
+
+def _end_fields(session: _JudgeSession, work: list[_Work]) -> dict[str, Any]:
+    finished = sum(1 for item in work if session.finished(item))
+    usage = {j.name: j.usage.summary() for j in session.judges}
+    models = {
+        j.name: {
+            **j.backend.version_info(),
+            "reported": ", ".join(sorted(session.reported_models[j.name])),
+        }
+        for j in session.judges
+    }
+    return {"finished_count": finished, "usage": usage, "models": models}
+
+
+def _run_log(
+    archive: Archive, judges: Sequence[Model], config: JudgeRunConfig, count: int
+) -> RunLog:
+    constrained = {
+        j.name: config.decoding.constrained == "on"
+        or (config.decoding.constrained == "auto" and j.backend.supports_json_schema)
+        for j in judges
+    }
+    return RunLog(
+        kind="judge",
+        fingerprint=archive.state.fingerprint,
+        models={j.name: j.backend.version_info() for j in judges},
+        decoding=config.decoding.model_dump(mode="json"),
+        tool_access="none",
+        sample_count=count,
+        config={
+            "mode": config.mode,
+            "max_attempts": config.max_attempts,
+            "allow_incomplete": config.allow_incomplete,
+            "constrained_by_judge": constrained,
+            "protocol": config.protocol.model_dump(mode="json"),
+        },
+    )
+
+
+def _summary(
+    run_dir: Path,
+    archive: Archive,
+    session: _JudgeSession,
+    work: list[_Work],
+    already: int,
+) -> JudgeRunSummary:
+    finals = [session.attempts_of(item) for item in work]
+    valid = sum(1 for attempts in finals if any(r.valid for r in attempts))
+    return JudgeRunSummary(
+        run_dir=str(run_dir),
+        fingerprint=archive.state.fingerprint,
+        work_items=len(work),
+        already_finished=already,
+        attempts_made=session.attempts_made,
+        valid=valid,
+        invalid=len(work) - valid,
+        model_calls=sum(j.usage.calls for j in session.judges),
+    )
+
+
+def write_prompt_manifest(
+    run_dir: Path, work: list[_Work], judges: Sequence[Model], session: _JudgeSession
+) -> None:
+    """used_prompt_manifest.md: the templates and, verbatim, one prompt per method."""
+    parts = [
+        "# Judge prompts used\n",
+        f"Protocol fingerprint: `{session.archive.state.fingerprint}`. Every prompt of this run is "
+        "rendered from the templates below; each archived record also keeps its exact prompt "
+        "(`messages`). The fence code in the user prompt differs per output.\n",
+    ]
+    for name, template in PROMPT_TEMPLATES.items():
+        parts.append(f"## Template: {name}\n\n````text\n{template}\n````\n")
+    for method in ("cross_judge", "self_judge"):
+        example = next((item for item in work if item.method == method), None)
+        if example is None:
+            parts.append(f"## {method}\n\nNot used in this run.\n")
+            continue
+        request = JudgeRequest(
+            judge_model=judges[example.judge_index].name, method=method, timestamp=session.today
+        )
+        messages = session.messages_for(example, request, 1)
+        rendered = "\n\n".join(f"### {m.role}\n\n````text\n{m.content}\n````" for m in messages)
+        parts.append(f"## {method} (first prompt of this run, verbatim)\n\n{rendered}\n")
+    write_atomic(run_dir / PROMPT_MANIFEST, "\n".join(parts))

@@ -1,0 +1,637 @@
+"""Classify a judge reply: valid, or invalid with every flag that applies and the checks that
+fired. :func:`classify` never raises.
+
+What is checked, and the flag a failure carries:
+
+- the reply is exactly one JSON object, nothing around it (PROTOCOL_VIOLATION for prose, code
+  fences, several objects, a non-object, duplicate keys; a salvaged object is recorded and
+  still checked so that every applicable flag is found, but the evaluation is invalid);
+- JSON syntax, required fields, types (UNPARSABLE_OUTPUT);
+- rubric and scale not altered: no unknown keys, scores in {0,1,2}, a known verdict and method
+  (PROTOCOL_VIOLATION), and at least one evidence item per dimension (PROTOCOL_VIOLATION);
+- meta identifiers present and equal to the sample's, method matching judge == target
+  (INCOMPLETE_COVERAGE);
+- refusal, empty reply, no scores, an object about something else (JUDGE_REFUSAL_OR_EVASION);
+- overall_score == sum of D1-D4, verdict == what the thresholds give, fine scores that
+  aggregate to D1-D4 (INTERNAL_INCONSISTENCY);
+- each evidence quote occurs in the evaluated output after normalisation (EVIDENCE_NOT_FOUND;
+  invalidating unless the protocol's evidence policy says otherwise).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from .protocol import (
+    ALL_FLAGS,
+    DIMENSION_KEYS,
+    EVIDENCE_NOT_FOUND,
+    INCOMPLETE_COVERAGE,
+    INTERNAL_INCONSISTENCY,
+    JUDGE_REFUSAL_OR_EVASION,
+    META_IDENTIFIERS,
+    METHODS,
+    PROTOCOL_VIOLATION,
+    SCORE_VALUES,
+    UNPARSABLE_OUTPUT,
+    VERDICTS,
+    EvidencePolicy,
+    Protocol,
+    verdict_for,
+)
+
+ParseOutcome = Literal["clean", "salvaged", "none"]
+REQUIRED_KEYS = ("meta", "scores", "verdict", "flags", "evidence")
+SCORE_KEYS = (*DIMENSION_KEYS, "overall_score")
+EVIDENCE_KEYS = ("dimension", "quote", "reason")
+DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
+REFUSAL = re.compile(
+    r"\b(I\s*(cannot|can't|can not|won't|will not|am unable|'m unable|am not able|refuse)"
+    r"|I'm sorry|I am sorry|as an AI|unable to (evaluate|score|judge|assess|rate))",
+    re.IGNORECASE,
+)
+CODE_FENCE = re.compile(r"```|~~~")
+
+
+class Check(BaseModel):
+    """One check: its name, whether it passed, the flag a failure carries, and details."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    passed: bool
+    flag: str | None = None
+    detail: str = ""
+
+
+class EvidenceItem(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    dimension: str
+    quote: str
+    reason: str
+    located: bool
+
+
+class Classification(BaseModel):
+    """The outcome of validating one reply. Scores are only filled when the reply is valid."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    valid: bool
+    flags: tuple[str, ...]
+    checks: tuple[Check, ...]
+    parse: ParseOutcome
+    objects_found: int = 0
+    parsed: dict[str, Any] | None = None  # the (salvaged) object, kept for the record
+    scores: dict[str, int] | None = None
+    fine_scores: dict[str, int] | None = None
+    overall_score: int | None = None
+    verdict: str | None = None
+    expected_verdict: str | None = None
+    judge_flags: tuple[str, ...] = ()
+    evidence: tuple[EvidenceItem, ...] = ()
+    notes: str | None = None
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def failed_checks(self) -> tuple[Check, ...]:
+        return tuple(check for check in self.checks if not check.passed)
+
+    def problems(self) -> list[str]:
+        return [f"{c.name}: {c.detail}" if c.detail else c.name for c in self.failed_checks]
+
+
+class _Findings:
+    """Collects checks as they run."""
+
+    def __init__(self) -> None:
+        self.checks: list[Check] = []
+        self.warnings: list[str] = []
+
+    def check(self, name: str, passed: bool, flag: str, detail: str = "") -> bool:
+        failed = not passed
+        self.checks.append(
+            Check(name=name, passed=passed, flag=flag if failed else None, detail=detail * failed)
+        )
+        return passed
+
+    def fail(self, name: str, flag: str, detail: str = "") -> None:
+        self.check(name, False, flag, detail)
+
+    def flags(self) -> tuple[str, ...]:
+        raised = {c.flag for c in self.checks if not c.passed}
+        return tuple(flag for flag in ALL_FLAGS if flag in raised)
+
+
+def classify(
+    reply: str, expected_meta: Mapping[str, str], output_text: str, protocol: Protocol
+) -> Classification:
+    """Validate ``reply`` against the protocol and the sample. Never raises."""
+    findings = _Findings()
+    try:
+        return _classify(reply, expected_meta, output_text, protocol, findings)
+    except Exception as error:  # a validator bug must not lose the reply: record it as invalid
+        findings.fail("validator_internal_error", UNPARSABLE_OUTPUT, repr(error)[:300])
+        return Classification(
+            valid=False, flags=findings.flags(), checks=tuple(findings.checks), parse="none"
+        )
+
+
+def _classify(
+    reply: str,
+    expected_meta: Mapping[str, str],
+    output_text: str,
+    protocol: Protocol,
+    findings: _Findings,
+) -> Classification:
+    objects, outside = _parse_reply(reply, findings)
+    parse: ParseOutcome = "none"
+    obj: dict[str, Any] | None = None
+    if objects:
+        obj = objects[0]
+        parse = "clean" if findings.flags() == () else "salvaged"
+    fields: dict[str, Any] = {}
+    if obj is not None:
+        fields = _check_object(obj, expected_meta, output_text, protocol, findings)
+    findings.check(
+        "no_refusal_language",
+        not REFUSAL.search(outside),
+        JUDGE_REFUSAL_OR_EVASION,
+        "the reply declines or apologises",
+    )
+    flags = findings.flags()
+    blocking = _blocking_flags(flags, protocol.evidence)
+    valid = not blocking
+    return Classification(
+        valid=valid,
+        flags=flags,
+        checks=tuple(findings.checks),
+        parse=parse,
+        objects_found=len(objects),
+        parsed=obj,
+        warnings=tuple(findings.warnings),
+        **(fields if valid else _unscored(fields)),
+    )
+
+
+def _blocking_flags(flags: tuple[str, ...], policy: EvidencePolicy) -> tuple[str, ...]:
+    if policy.unlocatable_invalidates:
+        return flags
+    return tuple(flag for flag in flags if flag != EVIDENCE_NOT_FOUND)
+
+
+def _unscored(fields: dict[str, Any]) -> dict[str, Any]:
+    """An invalid evaluation keeps what the judge said for the record, but no scores."""
+    kept = dict(fields)
+    for key in ("scores", "fine_scores", "overall_score", "verdict"):
+        kept.pop(key, None)
+    return kept
+
+
+# ---------------------------------------------------------------- parsing
+
+
+class _DuplicateKeyError(ValueError):
+    pass
+
+
+def _pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [key for key, _ in pairs]
+    if len(set(keys)) != len(keys):
+        raise _DuplicateKeyError(
+            f"duplicate keys: {sorted({k for k in keys if keys.count(k) > 1})}"
+        )
+    return dict(pairs)
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_pairs_hook, parse_constant=_reject_constant)
+_LENIENT = json.JSONDecoder(parse_constant=_reject_constant)  # finds objects despite duplicates
+
+
+def _parse_reply(reply: str, findings: _Findings) -> tuple[list[dict[str, Any]], str]:
+    """The JSON objects in the reply and the text outside them; records parse checks."""
+    text = reply.strip()
+    if not findings.check("non_empty", bool(text), JUDGE_REFUSAL_OR_EVASION, "empty reply"):
+        findings.fail("json_syntax", UNPARSABLE_OUTPUT, "empty reply")
+        return [], ""
+    whole, error = _decode_whole(text)
+    if isinstance(whole, dict):
+        findings.check("single_json_object", True, PROTOCOL_VIOLATION)
+        return [whole], ""
+    if error is not None and isinstance(error, _DuplicateKeyError):
+        findings.fail("no_duplicate_keys", PROTOCOL_VIOLATION, str(error))
+    if whole is not None:  # valid JSON, but not an object
+        findings.fail("single_json_object", PROTOCOL_VIOLATION, f"a JSON {type(whole).__name__}")
+        objects = (
+            [item for item in whole if isinstance(item, dict)] if isinstance(whole, list) else []
+        )
+        if not objects:
+            findings.fail("json_syntax", UNPARSABLE_OUTPUT, "no JSON object in the reply")
+        return objects, ""
+    return _salvage(text, findings, error)
+
+
+def _decode_whole(text: str) -> tuple[Any, Exception | None]:
+    try:
+        return _DECODER.decode(text), None
+    except (ValueError, RecursionError) as error:
+        return None, error
+
+
+def _salvage(
+    text: str, findings: _Findings, error: Exception | None
+) -> tuple[list[dict[str, Any]], str]:
+    objects, spans = _find_objects(text)
+    outside = _outside(text, spans)
+    if CODE_FENCE.search(text):
+        findings.fail("no_code_fences", PROTOCOL_VIOLATION, "the reply uses a code fence")
+    if not objects:
+        detail = "no JSON object" if "{" not in text else f"JSON syntax error: {error}"
+        findings.fail("json_syntax", UNPARSABLE_OUTPUT, detail[:300])
+        if "{" not in text:
+            findings.fail("has_scores", JUDGE_REFUSAL_OR_EVASION, "no JSON and no scores")
+        return [], outside
+    duplicates = [found for start, end in spans if (found := _duplicate_keys(text[start:end]))]
+    if duplicates and not isinstance(error, _DuplicateKeyError):
+        findings.fail("no_duplicate_keys", PROTOCOL_VIOLATION, duplicates[0])
+    if len(objects) > 1:
+        findings.fail("single_json_object", PROTOCOL_VIOLATION, f"{len(objects)} JSON objects")
+    if outside.strip():
+        findings.fail(
+            "no_text_outside_object", PROTOCOL_VIOLATION, f"extra text: {outside.strip()[:120]!r}"
+        )
+    return objects, outside
+
+
+def _duplicate_keys(span: str) -> str:
+    try:
+        _DECODER.decode(span)
+    except _DuplicateKeyError as error:
+        return str(error)
+    except (ValueError, RecursionError):
+        return ""
+    return ""
+
+
+def _find_objects(text: str) -> tuple[list[dict[str, Any]], list[tuple[int, int]]]:
+    """Top-level JSON objects in ``text``: nested objects of a broken one are not salvaged."""
+    objects: list[dict[str, Any]] = []
+    spans: list[tuple[int, int]] = []
+    position = text.find("{")
+    while position != -1:
+        try:
+            value, end = _LENIENT.raw_decode(text, position)
+        except (ValueError, RecursionError):
+            closing = _matching_brace(text, position)
+            if closing is None:
+                break  # unbalanced: the rest of the text is inside the broken object
+            position = text.find("{", closing + 1)
+            continue
+        if isinstance(value, dict):
+            objects.append(value)
+            spans.append((position, end))
+        position = text.find("{", end)
+    return objects, spans
+
+
+def _matching_brace(text: str, start: int) -> int | None:
+    """The index of the brace closing the one at ``start`` (JSON strings respected)."""
+    depth, in_string, escaped = 0, False, False
+    for index in range(start, len(text)):
+        char = text[index]
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "{[":
+            depth += 1
+        elif char in "}]":
+            depth -= 1
+            if depth == 0:
+                return index
+    return None
+
+
+def _outside(text: str, spans: list[tuple[int, int]]) -> str:
+    pieces, last = [], 0
+    for start, end in spans:
+        pieces.append(text[last:start])
+        last = end
+    pieces.append(text[last:])
+    return " ".join(pieces)
+
+
+# ---------------------------------------------------------------- fields
+
+
+def _check_object(
+    obj: dict[str, Any],
+    expected_meta: Mapping[str, str],
+    output_text: str,
+    protocol: Protocol,
+    findings: _Findings,
+) -> dict[str, Any]:
+    _check_keys(obj, protocol, findings)
+    _check_meta(obj.get("meta"), expected_meta, findings)
+    scores = _check_scores(obj.get("scores"), findings)
+    overall = _check_overall(obj.get("scores"), scores, findings)
+    verdict, expected = _check_verdict(obj.get("verdict"), scores, protocol, findings)
+    fine = _check_fine_scores(obj.get("fine_scores"), scores, protocol, findings)
+    evidence = _check_evidence(obj.get("evidence"), output_text, protocol, findings)
+    return {
+        "scores": scores,
+        "fine_scores": fine,
+        "overall_score": overall,
+        "verdict": verdict,
+        "expected_verdict": expected,
+        "judge_flags": _check_judge_flags(obj.get("flags"), findings),
+        "evidence": evidence,
+        "notes": _check_notes(obj.get("notes"), findings),
+    }
+
+
+def _check_keys(obj: dict[str, Any], protocol: Protocol, findings: _Findings) -> None:
+    allowed = {*REQUIRED_KEYS, "notes"} | ({"fine_scores"} if protocol.finer_rubric else set())
+    required = [*REQUIRED_KEYS, *(["fine_scores"] if protocol.finer_rubric else [])]
+    missing = [key for key in required if key not in obj]
+    unknown = sorted(set(obj) - allowed)
+    findings.check("required_fields", not missing, UNPARSABLE_OUTPUT, f"missing {missing}")
+    findings.check("no_unknown_fields", not unknown, PROTOCOL_VIOLATION, f"unknown {unknown}")
+    on_topic = any(key in obj for key in ("scores", "verdict", "evidence"))
+    findings.check("on_topic", on_topic, JUDGE_REFUSAL_OR_EVASION, "no scores, verdict or evidence")
+
+
+def _check_meta(meta: Any, expected: Mapping[str, str], findings: _Findings) -> None:
+    if meta is None:
+        findings.fail("meta_identifiers", INCOMPLETE_COVERAGE, "no meta object")
+        return
+    if not isinstance(meta, dict):
+        findings.fail("meta_type", UNPARSABLE_OUTPUT, "meta is not an object")
+        findings.fail("meta_identifiers", INCOMPLETE_COVERAGE, "no meta object")
+        return
+    bad = [
+        key
+        for key in ("judge_model", *META_IDENTIFIERS)
+        if key in expected and meta.get(key) != expected[key]
+    ]
+    findings.check(
+        "meta_identifiers", not bad, INCOMPLETE_COVERAGE, f"missing or not matching: {bad}"
+    )
+    _check_method(meta.get("method"), expected.get("method"), findings)
+    stamp = meta.get("timestamp")
+    stamp_ok = isinstance(stamp, str) and bool(DATE.match(stamp))
+    findings.check("meta_timestamp", stamp_ok, UNPARSABLE_OUTPUT, f"timestamp {stamp!r}")
+    extra = sorted(set(meta) - {"judge_model", "method", "timestamp", *META_IDENTIFIERS})
+    findings.check("meta_no_unknown_fields", not extra, PROTOCOL_VIOLATION, f"unknown {extra}")
+
+
+def _check_method(method: Any, expected: str | None, findings: _Findings) -> None:
+    if not isinstance(method, str):
+        findings.fail("method_present", UNPARSABLE_OUTPUT, f"method {method!r}")
+        return
+    if not findings.check(
+        "method_known", method in METHODS, PROTOCOL_VIOLATION, f"unknown method {method!r}"
+    ):
+        return
+    if expected is not None:
+        findings.check(
+            "method_matches", method == expected, INCOMPLETE_COVERAGE, f"{method} != {expected}"
+        )
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_scores(scores: Any, findings: _Findings) -> dict[str, int] | None:
+    """The four dimension scores when all are integers in the scale, else None."""
+    if scores is None or (isinstance(scores, dict) and all(v is None for v in scores.values())):
+        findings.fail("has_scores", JUDGE_REFUSAL_OR_EVASION, "no scores given")
+    if scores is None:
+        return None
+    if not isinstance(scores, dict):
+        findings.fail("scores_type", UNPARSABLE_OUTPUT, "scores is not an object")
+        return None
+    missing = [key for key in SCORE_KEYS if key not in scores]
+    findings.check("scores_complete", not missing, UNPARSABLE_OUTPUT, f"missing {missing}")
+    unknown = sorted(set(scores) - set(SCORE_KEYS))
+    findings.check("rubric_unaltered", not unknown, PROTOCOL_VIOLATION, f"unknown {unknown}")
+    present = {key: scores[key] for key in DIMENSION_KEYS if key in scores}
+    untyped = [key for key, value in present.items() if not _is_int(value)]
+    findings.check("scores_integers", not untyped, UNPARSABLE_OUTPUT, f"not integers: {untyped}")
+    off_scale = [k for k, v in present.items() if _is_int(v) and v not in SCORE_VALUES]
+    findings.check("scale_unaltered", not off_scale, PROTOCOL_VIOLATION, f"off scale: {off_scale}")
+    complete = len(present) == len(DIMENSION_KEYS) and not untyped and not off_scale
+    return {key: int(value) for key, value in present.items()} if complete else None
+
+
+def _check_overall(raw: Any, scores: dict[str, int] | None, findings: _Findings) -> int | None:
+    if not isinstance(raw, dict) or "overall_score" not in raw:
+        return None
+    overall = raw["overall_score"]
+    if not findings.check(
+        "overall_integer", _is_int(overall), UNPARSABLE_OUTPUT, f"overall {overall!r}"
+    ):
+        return None
+    dims: list[Any] = [raw.get(key) for key in DIMENSION_KEYS]
+    if all(_is_int(value) for value in dims):
+        total: int = sum(dims)
+        findings.check(
+            "overall_is_sum", overall == total, INTERNAL_INCONSISTENCY, f"{overall} != {total}"
+        )
+    return int(overall)
+
+
+def _check_verdict(
+    verdict: Any, scores: dict[str, int] | None, protocol: Protocol, findings: _Findings
+) -> tuple[str | None, str | None]:
+    expected = None if scores is None else verdict_for(scores, protocol.thresholds)
+    if verdict is None:
+        return None, expected
+    if not findings.check(
+        "verdict_type", isinstance(verdict, str), UNPARSABLE_OUTPUT, f"{verdict!r}"
+    ):
+        return None, expected
+    if not findings.check(
+        "verdict_known", verdict in VERDICTS, PROTOCOL_VIOLATION, f"unknown verdict {verdict!r}"
+    ):
+        return None, expected
+    if expected is not None:
+        findings.check(
+            "verdict_follows_thresholds",
+            verdict == expected,
+            INTERNAL_INCONSISTENCY,
+            f"{verdict} but the thresholds give {expected}",
+        )
+    return verdict, expected
+
+
+def _check_fine_scores(
+    fine: Any, scores: dict[str, int] | None, protocol: Protocol, findings: _Findings
+) -> dict[str, int] | None:
+    rubric = protocol.finer_rubric
+    if rubric is None or fine is None:
+        return None
+    if not isinstance(fine, dict):
+        findings.fail("fine_scores_type", UNPARSABLE_OUTPUT, "fine_scores is not an object")
+        return None
+    keys = protocol.fine_keys
+    missing = [key for key in keys if key not in fine]
+    untyped = [key for key in keys if key in fine and not _is_int(fine[key])]
+    findings.check("fine_scores_complete", not missing, UNPARSABLE_OUTPUT, f"missing {missing}")
+    findings.check("fine_scores_integers", not untyped, UNPARSABLE_OUTPUT, f"{untyped}")
+    unknown = sorted(set(fine) - set(keys))
+    off = [k for k in keys if k in fine and _is_int(fine[k]) and fine[k] not in SCORE_VALUES]
+    findings.check(
+        "fine_rubric_unaltered",
+        not unknown and not off,
+        PROTOCOL_VIOLATION,
+        f"unknown {unknown}, off scale {off}",
+    )
+    if missing or untyped or off:
+        return None
+    typed = {key: int(fine[key]) for key in keys}
+    if scores is not None:
+        implied = rubric.aggregate(typed)
+        findings.check(
+            "fine_scores_aggregate",
+            implied == scores,
+            INTERNAL_INCONSISTENCY,
+            f"fine scores give {implied}",
+        )
+    return typed
+
+
+def _check_judge_flags(flags: Any, findings: _Findings) -> tuple[str, ...]:
+    if flags is None:
+        return ()
+    ok = isinstance(flags, list) and all(isinstance(flag, str) for flag in flags)
+    if not findings.check("flags_type", ok, UNPARSABLE_OUTPUT, "flags is not a list of strings"):
+        return ()
+    unknown = sorted(set(flags) - set(ALL_FLAGS))
+    if unknown:
+        findings.warnings.append(f"judge used flags outside the protocol: {unknown}")
+    return tuple(flags)
+
+
+def _check_notes(notes: Any, findings: _Findings) -> str | None:
+    if notes is None:
+        return None
+    findings.check("notes_type", isinstance(notes, str), UNPARSABLE_OUTPUT, "notes not a string")
+    return notes if isinstance(notes, str) else None
+
+
+def _check_evidence(
+    evidence: Any, output_text: str, protocol: Protocol, findings: _Findings
+) -> tuple[EvidenceItem, ...]:
+    if evidence is None:
+        findings.fail("evidence_per_dimension", PROTOCOL_VIOLATION, "no evidence")
+        return ()
+    if not isinstance(evidence, list):
+        findings.fail("evidence_type", UNPARSABLE_OUTPUT, "evidence is not a list")
+        findings.fail("evidence_per_dimension", PROTOCOL_VIOLATION, "no evidence")
+        return ()
+    dimension_of = {key: key for key in DIMENSION_KEYS}
+    if protocol.finer_rubric is not None:
+        dimension_of.update({d.key: d.maps_to for d in protocol.finer_rubric.dimensions})
+    items = [_evidence_item(raw, output_text, protocol, findings) for raw in evidence]
+    kept = tuple(item for item in items if item is not None)
+    unknown = sorted({item.dimension for item in kept} - set(dimension_of))
+    findings.check("evidence_dimensions_known", not unknown, PROTOCOL_VIOLATION, f"{unknown}")
+    covered = {
+        dimension_of[i.dimension]
+        for i in kept
+        if i.dimension in dimension_of and (i.quote.strip() or i.located)
+    }
+    uncovered = [key for key in DIMENSION_KEYS if key not in covered]
+    findings.check(
+        "evidence_per_dimension", not uncovered, PROTOCOL_VIOLATION, f"none for {uncovered}"
+    )
+    lost = [item.quote[:80] for item in kept if not item.located]
+    findings.check("evidence_quotes_located", not lost, EVIDENCE_NOT_FOUND, f"not found: {lost}")
+    return kept
+
+
+def _evidence_item(
+    raw: Any, output_text: str, protocol: Protocol, findings: _Findings
+) -> EvidenceItem | None:
+    if not isinstance(raw, dict) or not all(isinstance(raw.get(k), str) for k in EVIDENCE_KEYS):
+        findings.fail("evidence_item_fields", UNPARSABLE_OUTPUT, f"bad item {str(raw)[:80]}")
+        return None
+    extra = sorted(set(raw) - set(EVIDENCE_KEYS))
+    findings.check("evidence_item_no_unknown_fields", not extra, PROTOCOL_VIOLATION, f"{extra}")
+    quote = raw["quote"]
+    if len(quote.split()) > protocol.evidence.long_quote_words:
+        findings.warnings.append(f"long quote ({len(quote.split())} words)")
+    located = quote_located(quote, output_text, casefold=protocol.evidence.casefold)
+    return EvidenceItem(
+        dimension=raw["dimension"], quote=quote, reason=raw["reason"], located=located
+    )
+
+
+# ---------------------------------------------------------------- evidence location
+
+_TYPOGRAPHIC = str.maketrans(
+    {
+        "\u2018": "'",
+        "\u2019": "'",
+        "\u201a": "'",
+        "\u201b": "'",
+        "\u201c": '"',
+        "\u201d": '"',
+        "\u201e": '"',
+        "\u201f": '"',
+        "\u2010": "-",
+        "\u2011": "-",
+        "\u2012": "-",
+        "\u2013": "-",
+        "\u2014": "-",
+        "\u2212": "-",
+    }
+)
+_SPACE = re.compile(r"\s+")
+_SURROUNDING_QUOTES = ('"', "'", "`")
+
+
+def normalise(text: str, *, casefold: bool = True) -> str:
+    """NFKC, plain quotes and dashes, one space for any whitespace run, optionally casefolded."""
+    plain = unicodedata.normalize("NFKC", text).translate(_TYPOGRAPHIC)
+    plain = _SPACE.sub(" ", plain).strip()
+    return plain.casefold() if casefold else plain
+
+
+def quote_located(quote: str, output_text: str, *, casefold: bool = True) -> bool:
+    """Whether the quote occurs in the output; "..." marks skipped words (pieces in order).
+
+    A quote with nothing but quote marks, dots and spaces is located only in an empty output.
+    """
+    haystack = normalise(output_text, casefold=casefold)
+    needle = normalise(quote, casefold=casefold)
+    if len(needle) >= 2 and needle[0] == needle[-1] and needle[0] in _SURROUNDING_QUOTES:
+        needle = needle[1:-1].strip()
+    pieces = [piece.strip() for piece in needle.split("...") if piece.strip()]
+    if not pieces:
+        return not haystack
+    position = 0
+    for piece in pieces:
+        found = haystack.find(piece, position)
+        if found == -1:
+            return False
+        position = found + len(piece)
+    return True

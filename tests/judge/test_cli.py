@@ -1,0 +1,184 @@
+"""The judge commands end to end on stub models, and their error handling."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from assay.cli import main
+
+from .helpers import write_questions
+
+
+def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(args)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_bad_question_line_is_one_located_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    questions = write_questions(tmp_path / "q.jsonl")
+    with questions.open("a") as handle:
+        handle.write('{"question_id": "Q3", "variants": [{"variant": "A", "promt": "x"}]}\n')
+    for command in (
+        [
+            "generate",
+            "--questions",
+            str(questions),
+            "--model",
+            "stub/a",
+            "--out",
+            str(tmp_path / "o"),
+        ],
+        [
+            "judge",
+            "run",
+            "--questions",
+            str(questions),
+            "--outputs",
+            str(tmp_path),
+            "--judge",
+            "stub/a",
+            "--out",
+            str(tmp_path / "r"),
+        ],
+    ):
+        code, _, err = run_cli(command, capsys)
+        assert code == 2
+        assert f"{questions}:3 field 'variants[0].prompt'" in err
+        assert "Traceback" not in err and err.count("error:") == 1
+    assert not (tmp_path / "o").exists() and not (tmp_path / "r").exists()
+
+
+def test_bad_manifest_line_is_located(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    questions = write_questions(tmp_path / "q.jsonl")
+    manifest = tmp_path / "m.jsonl"
+    manifest.write_text('{"question_id": "Q1", "prompt_variant": "A", "target_model": "m"}\n')
+    code, _, err = run_cli(
+        [
+            "judge",
+            "run",
+            "--questions",
+            str(questions),
+            "--outputs",
+            str(manifest),
+            "--judge",
+            "stub/a",
+            "--out",
+            str(tmp_path / "r"),
+        ],
+        capsys,
+    )
+    assert code == 2 and f"{manifest}:1" in err and "text" in err
+
+
+def test_stub_pipeline_generate_judge_validate_analyze(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    questions = str(write_questions(tmp_path / "q.jsonl"))
+    outputs, run = str(tmp_path / "outputs"), str(tmp_path / "run")
+    code, out, _ = run_cli(
+        [
+            "generate",
+            "--questions",
+            questions,
+            "--model",
+            "stub/a",
+            "--model",
+            "stub/b",
+            "--out",
+            outputs,
+        ],
+        capsys,
+    )
+    assert code == 0 and "generated 8 outputs" in out
+    judge_run = [
+        "judge",
+        "run",
+        "--questions",
+        questions,
+        "--outputs",
+        outputs,
+        "--judge",
+        "stub/a",
+        "--judge",
+        "stub/b",
+        "--mode",
+        "both",
+        "--out",
+        run,
+    ]
+    code, out, _ = run_cli(judge_run, capsys)
+    assert code == 0 and "judged 16 sample x judge pairs" in out
+    code, out, _ = run_cli(judge_run, capsys)
+    assert code == 0 and "16 already finished, 0 attempts now, 0 model calls" in out
+
+    code, out, _ = run_cli(["judge", "validate", run], capsys)
+    assert code == 0 and "16 evaluation files" in out and out.rstrip().endswith("consistent")
+    code, out, _ = run_cli(["judge", "analyze", run, "--resamples", "200"], capsys)
+    assert code == 0
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["kind"] == "judge" and summary["counts"]["work_items"] == 16
+    assert {"cross_judge", "self_judge"} == {row["method"] for row in summary["scores"]}
+    assert (tmp_path / "run" / "results_analysis.md").is_file()
+    assert len(summary["plots"]) == 3 and all(Path(p).is_file() for p in summary["plots"])
+
+    code, _, err = run_cli([*judge_run, "--judge-max-tokens", "99"], capsys)
+    assert code == 2 and "fingerprint" in err and "Traceback" not in err
+
+
+def test_validate_reports_inconsistency(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    questions = str(write_questions(tmp_path / "q.jsonl"))
+    outputs, run = str(tmp_path / "outputs"), tmp_path / "run"
+    run_cli(["generate", "--questions", questions, "--model", "stub/a", "--out", outputs], capsys)
+    run_cli(
+        [
+            "judge",
+            "run",
+            "--questions",
+            questions,
+            "--outputs",
+            outputs,
+            "--judge",
+            "stub/j",
+            "--out",
+            str(run),
+        ],
+        capsys,
+    )
+    victim = next((run / "valid_evaluations").rglob("*.json"))
+    victim.rename(run / "invalid_evaluations" / victim.name)
+    code, out, _ = run_cli(["judge", "validate", str(run)], capsys)
+    assert code == 1 and "in the wrong archive" in out and "NOT consistent" in out
+
+
+def test_missing_outputs_refuse_unless_allowed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    questions = str(write_questions(tmp_path / "q.jsonl"))
+    outputs = tmp_path / "outputs"
+    run_cli(
+        ["generate", "--questions", questions, "--model", "stub/a", "--out", str(outputs)], capsys
+    )
+    lines = (outputs / "manifest.jsonl").read_text().splitlines()
+    (outputs / "manifest.jsonl").write_text("\n".join(lines[1:]) + "\n")
+    base = [
+        "judge",
+        "run",
+        "--questions",
+        questions,
+        "--outputs",
+        str(outputs),
+        "--judge",
+        "stub/j",
+        "--out",
+        str(tmp_path / "run"),
+    ]
+    code, out, err = run_cli(base, capsys)
+    assert code == 2 and "missing 1" in out and "--allow-incomplete" in err
+    code, out, _ = run_cli([*base, "--allow-incomplete"], capsys)
+    assert code == 0 and "judged 3 sample x judge pairs" in out

@@ -1,0 +1,180 @@
+"""Question sets and outputs: formats, located errors, coverage of the cross product."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from assay.errors import InputError
+from assay.judge.evalset import build_eval_set
+from assay.judge.questions import load_outputs, load_questions
+
+from .helpers import write_manifest, write_questions
+
+
+def test_jsonl_question_set_with_mapping_and_list_variants(tmp_path: Path) -> None:
+    questions = load_questions(write_questions(tmp_path / "q.jsonl"))
+    assert [q.question_id for q in questions.questions] == ["Q1", "Q2"]
+    assert questions.cells() == [("Q1", "A"), ("Q1", "B"), ("Q2", "A"), ("Q2", "B")]
+    first = questions.questions[0].variants[0]
+    assert first.required_structure == "three Markdown bullet points"
+    assert first.constraints == ("no code",)
+
+
+def test_yaml_question_set(tmp_path: Path) -> None:
+    path = tmp_path / "q.yaml"
+    path.write_text(
+        "questions:\n"
+        "  - question_id: Q1\n"
+        "    variants:\n"
+        "      short: {prompt: Summarise X.}\n"
+        "      long:\n"
+        "        prompt: Summarise X in two paragraphs.\n"
+        "        constraints: [two paragraphs]\n",
+        encoding="utf-8",
+    )
+    questions = load_questions(path)
+    assert questions.cells() == [("Q1", "short"), ("Q1", "long")]
+
+
+@pytest.mark.parametrize(
+    ("line", "field", "message"),
+    [
+        ('{"question_id": "Q3"}', "variants", "Field required"),
+        ('{"question_id": "Q3", "variants": [{"variant": "A"}]}', "variants[0].prompt", "required"),
+        ('{"question_id": " Q3", "variants": {"A": "x"}}', "question_id", "pattern"),
+        ('{"question_id": "Q3", "variants": {"A": "x"}, "extra": 1}', "extra", "Extra inputs"),
+        ('{"question_id": "Q1", "variants": {"A": "x"}}', "question_id", "appears twice"),
+        (
+            '{"question_id": "Q3", "variants": [{"variant": "A", "prompt": "x"}, '
+            '{"variant": "A", "prompt": "y"}]}',
+            "variants",
+            "repeat",
+        ),
+    ],
+)
+def test_jsonl_errors_name_file_line_and_field(
+    tmp_path: Path, line: str, field: str, message: str
+) -> None:
+    path = write_questions(tmp_path / "q.jsonl")
+    path.write_text(path.read_text() + "\n" + line + "\n", encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        load_questions(path)
+    error = caught.value
+    assert (error.path, error.line, error.field) == (str(path), 4, field)
+    assert message in str(error) and f"{path}:4" in str(error)
+
+
+def test_jsonl_syntax_error_is_located(tmp_path: Path) -> None:
+    path = tmp_path / "q.jsonl"
+    path.write_text('{"question_id": "Q1", "variants": {"A": "x"}}\n{broken\n', encoding="utf-8")
+    with pytest.raises(InputError, match=r"q\.jsonl:2: not valid JSON"):
+        load_questions(path)
+
+
+def test_yaml_errors_point_at_the_field_line(tmp_path: Path) -> None:
+    path = tmp_path / "q.yaml"
+    path.write_text(
+        "- question_id: Q1\n"
+        "  variants:\n"
+        "    - variant: A\n"
+        "      prompt: fine\n"
+        "    - variant: B\n"
+        "      promt: typo\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(InputError) as caught:
+        load_questions(path)
+    assert caught.value.line == 5 and caught.value.field == "variants[1].prompt"
+
+
+def test_manifest_outputs_with_paths_and_text(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("file text", encoding="utf-8")
+    manifest = tmp_path / "m.jsonl"
+    lines = [
+        {"question_id": "Q1", "prompt_variant": "A", "target_model": "m", "path": "a.txt"},
+        {
+            "question_id": "Q1",
+            "prompt_variant": "B",
+            "target_model": "m",
+            "output_id": "x",
+            "text": "inline",
+        },
+    ]
+    manifest.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    outputs = load_outputs(manifest)
+    assert [(o.output_id, o.text) for o in outputs] == [("a.txt", "file text"), ("x", "inline")]
+    assert outputs[1].source == f"{manifest}:2"
+
+
+@pytest.mark.parametrize(
+    ("entry", "field"),
+    [
+        ({"question_id": "Q1", "prompt_variant": "A", "target_model": "m", "text": "t"}, None),
+        (
+            {"question_id": "Q1", "prompt_variant": "A", "target_model": "m", "path": "nope.txt"},
+            "path",
+        ),
+        (
+            {"question_id": "Q1", "target_model": "m", "output_id": "o", "text": "t"},
+            "prompt_variant",
+        ),
+    ],
+)
+def test_manifest_errors(tmp_path: Path, entry: dict[str, str], field: str | None) -> None:
+    manifest = tmp_path / "m.jsonl"
+    manifest.write_text("\n" + json.dumps(entry) + "\n", encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        load_outputs(manifest)
+    assert caught.value.line == 2 and caught.value.field == field
+
+
+def test_directory_per_target_model(tmp_path: Path) -> None:
+    model_dir = tmp_path / "outs" / "llamacpp--smollm2"
+    model_dir.mkdir(parents=True)
+    (model_dir / "target_model.txt").write_text("llamacpp/smollm2\n")
+    (model_dir / "Q1__A.md").write_text("# A")
+    (model_dir / "my__q__B.txt").write_text("b")
+    (model_dir / "notes.txt").write_text("ignored: no __")
+    outputs = load_outputs(tmp_path / "outs")
+    assert sorted((o.question_id, o.prompt_variant, o.target_model) for o in outputs) == [
+        ("Q1", "A", "llamacpp/smollm2"),
+        ("my__q", "B", "llamacpp/smollm2"),
+    ]
+
+
+def test_coverage_reports_missing_duplicated_unexpected(tmp_path: Path) -> None:
+    questions = load_questions(write_questions(tmp_path / "q.jsonl"))
+    manifest = write_manifest(tmp_path / "m.jsonl", ["t1", "t2"], skip=1)  # t1 Q1 A missing
+    extra = [
+        {
+            "question_id": "Q2",
+            "prompt_variant": "B",
+            "target_model": "t2",
+            "output_id": "dup",
+            "text": "again",
+        },
+        {
+            "question_id": "Q9",
+            "prompt_variant": "A",
+            "target_model": "t2",
+            "output_id": "u",
+            "text": "?",
+        },
+    ]
+    with manifest.open("a") as handle:
+        handle.writelines(json.dumps(x) + "\n" for x in extra)
+    eval_set = build_eval_set(questions, load_outputs(manifest))
+    coverage = eval_set.coverage
+    assert (coverage.expected, coverage.aligned) == (8, 6)
+    kinds = {(i.kind, i.question_id, i.prompt_variant, i.target_model) for i in coverage.issues}
+    assert kinds == {
+        ("missing", "Q1", "A", "t1"),
+        ("duplicated", "Q2", "B", "t2"),
+        ("unexpected", "Q9", "A", "t2"),
+    }
+    assert not coverage.complete
+    assert "missing 1, duplicated 1, unexpected 1" in coverage.describe()
+    assert all(s.key[:3] != ("Q2", "B", "t2") for s in eval_set.samples)

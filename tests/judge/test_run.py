@@ -1,0 +1,212 @@
+"""Judge runs on stub models: archives, resume, re-asks, call failures, refusals."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import pytest
+
+from assay.errors import RunError
+from assay.judge.archive import INVALID_DIR, VALID_DIR, iter_archive, recheck_archive
+from assay.judge.evalset import EvalSet, build_eval_set
+from assay.judge.protocol import JUDGE_CALL_FAILED, DecodingSettings
+from assay.judge.questions import load_outputs, load_questions
+from assay.judge.run import PROMPT_MANIFEST, JudgeRunConfig, run_judges
+from assay.judge.stub_replies import clean_reply
+from assay.model import (
+    BackendError,
+    ChatMessage,
+    Completion,
+    ErrorKind,
+    GenerateConfig,
+    Model,
+    ModelOptions,
+    get_model,
+)
+from assay.model.providers.stub import StubBackend
+
+from .helpers import write_manifest
+
+NO_CACHE = ModelOptions(cache=False)
+Responder = Callable[[Sequence[ChatMessage], GenerateConfig, random.Random], str]
+
+
+def stub(name: str, responder: Responder | None = None) -> Model:
+    if responder is None:
+        return get_model(f"stub/{name}", NO_CACHE)
+    return get_model(f"stub/{name}", NO_CACHE, backend=StubBackend(name, replies=responder))
+
+
+def judge(eval_set: EvalSet, judges: list[Model], run_dir: Path, **config: object) -> object:
+    return asyncio.run(run_judges(eval_set, judges, run_dir, JudgeRunConfig(**config)))  # type: ignore[arg-type]
+
+
+def files(run_dir: Path) -> list[Path]:
+    return [item.path for item in iter_archive(run_dir)]
+
+
+def test_every_reply_lands_in_exactly_one_archive(eval_set: EvalSet, tmp_path: Path) -> None:
+    judges = [stub("a"), stub("b")]  # the default stub responder flaws some replies
+    summary = judge(eval_set, judges, tmp_path / "run", mode="both")
+    records = [(item.path, item.record) for item in iter_archive(tmp_path / "run")]
+    assert len(records) == 16 == summary.attempts_made  # type: ignore[attr-defined]
+    keys = [record.work_key for _, record in records if record is not None]
+    assert len(set(keys)) == 16
+    for path, record in records:
+        assert record is not None
+        top = path.relative_to(tmp_path / "run").parts[0]
+        assert top == (VALID_DIR if record.valid else INVALID_DIR)
+        assert record.method == (
+            "self_judge" if record.judge_model == record.target_model else "cross_judge"
+        )
+    assert {r.valid for _, r in records if r is not None} == {True, False}
+    assert recheck_archive(tmp_path / "run").consistent
+
+
+def test_rerun_of_finished_work_calls_no_model(eval_set: EvalSet, tmp_path: Path) -> None:
+    judge(eval_set, [stub("a"), stub("b")], tmp_path / "run", mode="cross")
+    before = files(tmp_path / "run")
+    again = [stub("a"), stub("b")]
+    summary = judge(eval_set, again, tmp_path / "run", mode="cross")
+    assert [m.usage.calls + m.usage.cache_hits for m in again] == [0, 0]
+    assert [m.backend.calls for m in again] == [0, 0]  # type: ignore[attr-defined]
+    assert summary.already_finished == 8 and summary.attempts_made == 0  # type: ignore[attr-defined]
+    assert files(tmp_path / "run") == before
+    log = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert log["kind"] == "judge" and log["status"] == "success"
+    assert log["tool_access"] == "none" and log["sample_count"] == 8
+    assert len((tmp_path / "run" / "run_log.jsonl").read_text().splitlines()) == 4
+
+
+class _Stalling(StubBackend):
+    """Answers ``allowed`` calls, then waits forever (until the run is cancelled)."""
+
+    def __init__(self, allowed: int) -> None:
+        super().__init__("a", replies=clean_reply)
+        self.allowed = allowed
+
+    async def generate(self, messages: Sequence[ChatMessage], config: GenerateConfig) -> Completion:
+        if self.calls >= self.allowed:
+            await asyncio.Event().wait()
+        return await super().generate(messages, config)
+
+
+def test_interrupted_run_resumes_where_it_stopped(eval_set: EvalSet, tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    stalling = get_model("stub/a", NO_CACHE, backend=_Stalling(allowed=3))
+
+    async def interrupted() -> None:
+        task = asyncio.ensure_future(
+            run_judges(eval_set, [stalling], run_dir, JudgeRunConfig(concurrency=1))
+        )
+        while len(files(run_dir)) < 3:
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(interrupted())
+    assert len(files(run_dir)) == 3
+    assert json.loads((run_dir / "run.json").read_text())["status"] == "cancelled"
+    resumed = stub("a", clean_reply)
+    judge(eval_set, [resumed], run_dir)
+    assert resumed.usage.calls == 1  # 4 cross samples (targets stub/b) minus 3 finished
+    assert len(files(run_dir)) == 4
+
+
+def test_call_failures_are_recorded_invalid_never_scored(eval_set: EvalSet, tmp_path: Path) -> None:
+    def broken(messages: Sequence[ChatMessage], config: GenerateConfig, rng: random.Random) -> str:
+        raise BackendError(ErrorKind.BAD_REQUEST, "the server said no")
+
+    judge(eval_set, [stub("a", broken)], tmp_path / "run")
+    records = [item.record for item in iter_archive(tmp_path / "run")]
+    assert len(records) == 4
+    for record in records:
+        assert record is not None and not record.valid
+        assert record.flags == (JUDGE_CALL_FAILED,) and record.raw_reply is None
+        assert record.call_failure is not None and record.call_failure.kind == "bad_request"
+        assert record.classification.scores is None
+    assert recheck_archive(tmp_path / "run").consistent
+
+
+def test_bounded_reasks_archive_every_attempt(eval_set: EvalSet, tmp_path: Path) -> None:
+    def sloppy_first(
+        messages: Sequence[ChatMessage], config: GenerateConfig, rng: random.Random
+    ) -> str:
+        answer = clean_reply(messages, config, rng)
+        return answer if messages[-1].role == "user" and len(messages) > 2 else "Sure! " + answer
+
+    run_dir = tmp_path / "run"
+    judge(eval_set, [stub("a", sloppy_first)], run_dir)  # evaluate once: all invalid
+    assert {item.record.valid for item in iter_archive(run_dir)} == {False}  # type: ignore[union-attr]
+    reasker = stub("a", sloppy_first)
+    judge(eval_set, [reasker], run_dir, max_attempts=2)
+    assert reasker.usage.calls == 4  # one re-ask per sample
+    records = [item.record for item in iter_archive(run_dir) if item.record is not None]
+    assert sorted((r.attempt, r.valid) for r in records) == [(1, False)] * 4 + [(2, True)] * 4
+    second = next(r for r in records if r.attempt == 2)
+    assert second.messages[2].role == "assistant" and second.messages[2].content.startswith("Sure")
+    assert "no_text_outside_object" in second.messages[3].content
+    idle = stub("a", sloppy_first)
+    judge(eval_set, [idle], run_dir, max_attempts=2)
+    assert idle.usage.calls == 0
+
+
+@pytest.mark.parametrize(("setting", "expected"), [("on", True), ("off", False), ("auto", True)])
+def test_constrained_decoding_sends_the_schema(
+    eval_set: EvalSet, tmp_path: Path, setting: str, expected: bool
+) -> None:
+    seen: list[bool] = []
+
+    def capture(messages: Sequence[ChatMessage], config: GenerateConfig, rng: random.Random) -> str:
+        seen.append(config.json_schema is not None)
+        if config.json_schema is not None:
+            assert config.json_schema.name == "judge_evaluation"
+            assert "evidence" in config.json_schema.schema_["properties"]
+        return clean_reply(messages, config, rng)
+
+    decoding = DecodingSettings(constrained=setting)  # type: ignore[arg-type]
+    judge(eval_set, [stub("a", capture)], tmp_path / "run", decoding=decoding)
+    assert seen == [expected] * 4
+    assert {item.record.constrained for item in iter_archive(tmp_path / "run")} == {expected}  # type: ignore[union-attr]
+
+
+def test_incomplete_set_is_refused_before_any_call(tmp_path: Path, questions_path: Path) -> None:
+    manifest = write_manifest(tmp_path / "partial.jsonl", ["stub/a", "stub/b"], skip=1)
+    eval_set = build_eval_set(load_questions(questions_path), load_outputs(manifest))
+    model = stub("c", clean_reply)
+    with pytest.raises(RunError, match="INCOMPLETE_COVERAGE") as caught:
+        judge(eval_set, [model], tmp_path / "run")
+    assert "missing: Q1 x A x stub/a" in str(caught.value)
+    assert model.usage.calls == 0 and not (tmp_path / "run").exists()
+    judge(eval_set, [model], tmp_path / "run", allow_incomplete=True)
+    assert model.usage.calls == 7
+    coverage = json.loads((tmp_path / "run" / "coverage.json").read_text())
+    assert coverage["aligned"] == 7 and coverage["issues"][0]["kind"] == "missing"
+
+
+def test_self_mode_needs_a_judge_that_is_a_target(eval_set: EvalSet, tmp_path: Path) -> None:
+    with pytest.raises(RunError, match="nothing to judge"):
+        judge(eval_set, [stub("c")], tmp_path / "run", mode="self")
+
+
+def test_other_fingerprint_refused_without_calls(eval_set: EvalSet, tmp_path: Path) -> None:
+    judge(eval_set, [stub("a", clean_reply)], tmp_path / "run")
+    model = stub("a", clean_reply)
+    with pytest.raises(RunError, match="fingerprint"):
+        judge(eval_set, [model], tmp_path / "run", decoding=DecodingSettings(max_tokens=64))
+    assert model.usage.calls == 0
+
+
+def test_prompt_manifest_lists_cross_and_self_prompts(eval_set: EvalSet, tmp_path: Path) -> None:
+    judge(eval_set, [stub("a", clean_reply)], tmp_path / "run", mode="both")
+    text = (tmp_path / "run" / PROMPT_MANIFEST).read_text()
+    assert "## cross_judge (first prompt" in text and "## self_judge (first prompt" in text
+    assert "## Template: system" in text and "<<<BEGIN OUTPUT" in text
+    record = next(item.record for item in iter_archive(tmp_path / "run"))
+    assert record is not None
+    assert record.messages[0].content in text  # the system prompt, verbatim
