@@ -1,0 +1,256 @@
+"""One JSON-ready block of detection metrics with bootstrap intervals.
+
+See :func:`summarize_binary_detection`. The intervals come from per-cluster sufficient
+statistics (``_sufficient``), so a million examples with a thousand resamples take seconds.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from assay.metrics._bootstrap import check_confidence, percentile_interval
+from assay.metrics._calibration import (
+    brier_score_loss,
+    calibration_bin_edges,
+    expected_calibration_error,
+    maximum_calibration_error,
+)
+from assay.metrics._classification import precision_recall_f1
+from assay.metrics._ranking import average_precision_score, roc_auc_score
+from assay.metrics._sufficient import (
+    DetectionData,
+    SumLayout,
+    build_sums,
+    resampled_sums,
+)
+from assay.metrics._validation import (
+    FloatArray,
+    as_1d,
+    check_same_length,
+    labels_and_probabilities,
+)
+
+NO_POSITIVES = "y_true has no positive (1) examples"
+NO_NEGATIVES = "y_true has no negative (0) examples"
+METRIC_NAMES = (
+    "precision",
+    "recall",
+    "f1",
+    "accuracy",
+    "balanced_accuracy",
+    "auroc",
+    "auprc",
+    "ece_uniform",
+    "ece_quantile",
+    "mce",
+    "brier",
+    "positive_rate",
+    "flag_rate",
+)
+
+
+def summarize_binary_detection(
+    y_true: Any,
+    p_error: Any,
+    *,
+    threshold: float = 0.5,
+    clusters: Any = None,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    n_bins: int = 15,
+    confidence: float = 0.95,
+) -> dict[str, Any]:
+    """Detection metrics of a probabilistic detector, each with a bootstrap interval.
+
+    ``y_true`` is 1 where the positive event happened (in the verifier benchmark: the answer
+    has a grounding error) and ``p_error`` is the predicted probability of that event. An
+    example is flagged when ``p_error >= threshold``.
+
+    Returns a JSON-ready dict: ``metrics`` maps each name in ``METRIC_NAMES`` to
+    ``{value, low, high, n_resamples, reason}``; ``reason`` is ``None`` unless the metric is
+    undefined on this data (e.g. recall with no positives), in which case the numbers are
+    ``None``. Precision with no flagged examples is 0.0 (scikit-learn's zero_division=0).
+    ``confusion`` holds tp/fp/fn/tn. ECE is given for equal-width and equal-mass bins; MCE and
+    the reliability bins use equal-width bins.
+
+    Intervals: percentile bootstrap over clusters (each example its own cluster when
+    ``clusters`` is None) with multinomial cluster counts applied to per-cluster sufficient
+    statistics; equal-mass ECE edges are fixed at the full-data quantiles. See
+    ``assay.metrics._sufficient`` for the ranking-metric cells. ``n_resamples=0`` skips the
+    intervals.
+    """
+    data = _prepare(y_true, p_error, threshold, clusters, n_bins)
+    check_confidence(confidence, max(n_resamples, 1))
+    exact = _exact_values(data, n_bins)
+    metrics = {
+        name: _undefined(reason) for name, reason in exact.items() if isinstance(reason, str)
+    }
+    defined = {k: float(v) for k, v in exact.items() if not isinstance(v, str)}
+    intervals = _intervals(data, defined, n_bins, n_resamples, seed, confidence)
+    for name, value in defined.items():
+        low, high, used = intervals.get(name, (None, None, 0))
+        metrics[name] = {
+            "value": value,
+            "low": low,
+            "high": high,
+            "n_resamples": used,
+            "reason": None,
+        }
+    counts = precision_recall_f1(data.truth, data.flagged)
+    return {
+        "n": len(data.truth),
+        "n_clusters": data.n_clusters if clusters is not None else None,
+        "positive_event": "y_true == 1",
+        "probability_of": "y_true == 1",
+        "threshold": threshold,
+        "flag_rule": "p_error >= threshold",
+        "n_bins": n_bins,
+        "confusion": {"tp": counts.tp, "fp": counts.fp, "fn": counts.fn, "tn": counts.tn},
+        "metrics": {name: metrics[name] for name in METRIC_NAMES},
+        "bootstrap": {
+            "method": "cluster percentile bootstrap"
+            if clusters is not None
+            else "percentile bootstrap",
+            "resampling": "multinomial counts over clusters applied to sufficient statistics",
+            "n_resamples": n_resamples,
+            "confidence": confidence,
+            "seed": seed,
+        },
+    }
+
+
+def _prepare(
+    y_true: Any, p_error: Any, threshold: float, clusters: Any, n_bins: int
+) -> DetectionData:
+    truth, prob = labels_and_probabilities(y_true, p_error)
+    if not 0.0 <= threshold <= 1.0:
+        raise ValueError(f"threshold must be in [0, 1], got {threshold}")
+    if clusters is None:
+        codes, n_clusters = np.arange(len(truth), dtype=np.intp), len(truth)
+    else:
+        labels = as_1d(clusters, "clusters")
+        check_same_length(y_true=truth, clusters=labels)
+        uniques, inverse = np.unique(labels, return_inverse=True)
+        codes, n_clusters = inverse.astype(np.intp), len(uniques)
+    return DetectionData(
+        truth=truth,
+        prob=prob,
+        flagged=prob >= threshold,
+        cluster_codes=codes,
+        n_clusters=n_clusters,
+        uniform_edges=calibration_bin_edges(prob, n_bins=n_bins, strategy="uniform"),
+        quantile_edges=calibration_bin_edges(prob, n_bins=n_bins, strategy="quantile"),
+    )
+
+
+def _exact_values(data: DetectionData, n_bins: int) -> dict[str, float | str]:
+    """Full-data value of each metric, or the reason it is undefined."""
+    truth, prob, n = data.truth, data.prob, len(data.truth)
+    n_pos = int(truth.sum())
+    counts = precision_recall_f1(truth, data.flagged)
+    missing = NO_POSITIVES if n_pos == 0 else NO_NEGATIVES if n_pos == n else None
+    values: dict[str, float | str] = {
+        "precision": counts.precision,
+        "recall": counts.recall if n_pos else NO_POSITIVES,
+        "f1": counts.f1 if n_pos else NO_POSITIVES,
+        "accuracy": counts.accuracy,
+        "balanced_accuracy": missing or counts.balanced_accuracy,
+        "auroc": missing or roc_auc_score(truth, prob),
+        "auprc": average_precision_score(truth, prob) if n_pos else NO_POSITIVES,
+        "brier": brier_score_loss(truth, prob),
+        "positive_rate": n_pos / n,
+        "flag_rate": float(data.flagged.mean()),
+        "mce": maximum_calibration_error(truth, prob, n_bins=n_bins),
+        "ece_uniform": expected_calibration_error(truth, prob, n_bins=n_bins),
+        "ece_quantile": expected_calibration_error(truth, prob, n_bins=n_bins, strategy="quantile"),
+    }
+    return values
+
+
+def _undefined(reason: str) -> dict[str, Any]:
+    return {"value": None, "low": None, "high": None, "n_resamples": 0, "reason": reason}
+
+
+def _intervals(
+    data: DetectionData,
+    exact: dict[str, float],
+    n_bins: int,
+    n_resamples: int,
+    seed: int,
+    confidence: float,
+) -> dict[str, tuple[float | None, float | None, int]]:
+    """Shifted percentile interval and the number of usable resamples per defined metric."""
+    if n_resamples == 0:
+        return {}
+    sums, layout = build_sums(data, n_bins)
+    full = metrics_from_sums(sums.sum(axis=0, dtype=np.float64)[None, :], layout)
+    replicates = metrics_from_sums(resampled_sums(sums, n_resamples, seed), layout)
+    result: dict[str, tuple[float | None, float | None, int]] = {}
+    for name, value in exact.items():
+        shift = value - float(full[name][0])
+        low, high = percentile_interval(replicates[name], confidence)
+        used = int(np.isfinite(replicates[name]).sum())
+        result[name] = (_clean(low + shift), _clean(high + shift), used)
+    return result
+
+
+def _clean(value: float) -> float | None:
+    return None if math.isnan(value) else value
+
+
+def _divide(numerator: FloatArray, denominator: FloatArray, *, empty: float) -> FloatArray:
+    safe = np.where(denominator > 0, denominator, 1.0)
+    return np.asarray(np.where(denominator > 0, numerator / safe, empty))
+
+
+def metrics_from_sums(sums: FloatArray, layout: SumLayout) -> dict[str, FloatArray]:
+    """Every summary metric for each row of sufficient statistics (NaN where undefined)."""
+    tp, fp, fn, tn, squared = (sums[:, i] for i in range(5))
+    n = tp + fp + fn + tn
+    positives, negatives = tp + fn, fp + tn
+    recall = _divide(tp, positives, empty=np.nan)
+    specificity = _divide(tn, negatives, empty=np.nan)
+    metrics = {
+        "precision": _divide(tp, tp + fp, empty=0.0),
+        "recall": recall,
+        "f1": np.where(positives > 0, _divide(2 * tp, 2 * tp + fp + fn, empty=0.0), np.nan),
+        "accuracy": (tp + tn) / n,
+        "balanced_accuracy": (recall + specificity) / 2,
+        "brier": squared / n,
+        "positive_rate": positives / n,
+        "flag_rate": (tp + fp) / n,
+    }
+    uniform = _bin_errors(sums, layout.uniform_start, layout.n_bins, n)
+    metrics["ece_uniform"], metrics["mce"] = uniform
+    metrics["ece_quantile"] = _bin_errors(sums, layout.quantile_start, layout.n_bins, n)[0]
+    metrics.update(_ranking_from_cells(sums, layout))
+    return metrics
+
+
+def _bin_errors(
+    sums: FloatArray, start: int, n_bins: int, n: FloatArray
+) -> tuple[FloatArray, FloatArray]:
+    """ECE and MCE from per-bin (count, positives, summed probability)."""
+    block = sums[:, start : start + 3 * n_bins].reshape(len(sums), n_bins, 3)
+    count, positive, prob_sum = block[..., 0], block[..., 1], block[..., 2]
+    gap = np.abs(prob_sum - positive)
+    per_bin = np.where(count > 0, gap / np.where(count > 0, count, 1.0), 0.0)
+    return gap.sum(axis=1) / n, per_bin.max(axis=1)
+
+
+def _ranking_from_cells(sums: FloatArray, layout: SumLayout) -> dict[str, FloatArray]:
+    """AUROC and average precision from per-cell positive and negative counts."""
+    cells = sums[:, layout.cell_start : layout.width].reshape(len(sums), layout.n_cells, 2)
+    pos, neg = cells[..., 0], cells[..., 1]
+    n_pos, n_neg = pos.sum(axis=1), neg.sum(axis=1)
+    below = np.cumsum(neg, axis=1) - neg
+    concordant = np.sum(pos * (below + layout.cell_concordance * neg), axis=1)
+    auroc = _divide(concordant, n_pos * n_neg, empty=np.nan)
+    pos_desc, neg_desc = pos[:, ::-1], neg[:, ::-1]
+    tps = np.cumsum(pos_desc, axis=1)
+    precision = _divide(tps, tps + np.cumsum(neg_desc, axis=1), empty=0.0)
+    auprc = _divide(np.sum(pos_desc * precision, axis=1), n_pos, empty=np.nan)
+    return {"auroc": auroc, "auprc": auprc}
