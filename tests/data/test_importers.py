@@ -5,15 +5,27 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from assay.cli import main
 from assay.data.grounded import load_records
-from assay.data.importers import IMPORTERS, GroundedImport
+from assay.data.importers import (
+    IMPORTERS,
+    GroundedImport,
+    GroundedImporter,
+    IFEvalImport,
+    IFEvalSources,
+    JudgeSetImporter,
+)
+from assay.data.importers.ifeval_labels import load_ifeval_labels
 from assay.errors import InputError
+from assay.judge.evalset import build_eval_set
+from assay.judge.questions import load_outputs, load_questions
 from assay.verify.types import GroundedQARecord
 
 from ..conftest import SHARED_DATA
@@ -28,7 +40,13 @@ SPLITS = {
 @cache
 def imported(name: str) -> GroundedImport:
     """Each dataset is imported once per test session (the files are read-only)."""
-    return IMPORTERS[name].convert(SHARED_DATA / SPLITS[name])
+    return grounded(name).convert(SHARED_DATA / SPLITS[name])
+
+
+def grounded(name: str) -> GroundedImporter:
+    importer = IMPORTERS[name]
+    assert isinstance(importer, GroundedImporter)
+    return importer
 
 
 def by_id(name: str) -> dict[str, GroundedQARecord]:
@@ -163,7 +181,7 @@ def test_another_split_imports_with_the_same_ids(name: str, tmp_path: Path) -> N
     lines = (SHARED_DATA / SPLITS[name]).read_text(encoding="utf-8").splitlines()
     split = tmp_path / "some_other_split.jsonl"
     split.write_text("\n".join(reversed(lines[-25:])) + "\n", encoding="utf-8")
-    again = {r.id: r for r in IMPORTERS[name].convert(split).records}
+    again = {r.id: r for r in grounded(name).convert(split).records}
     assert again and again.items() <= by_id(name).items()
 
 
@@ -182,7 +200,7 @@ def test_a_file_of_another_dataset_gives_one_located_error(
 ) -> None:
     source = shared_data / SPLITS[wrong]
     with pytest.raises(InputError) as caught:
-        IMPORTERS[name].convert(source)
+        grounded(name).convert(source)
     error = caught.value
     assert (error.path, error.line, error.field) == (str(source), 1, field)
     assert f"does not look like a {name} file" in str(error)
@@ -195,7 +213,7 @@ def test_a_bad_row_in_the_middle_is_located(tmp_path: Path) -> None:
     path = tmp_path / "dev.jsonl"
     path.write_text(f"{good}\n\n{json.dumps(row)}\n", encoding="utf-8")
     with pytest.raises(InputError) as caught:
-        IMPORTERS["wice"].convert(path)
+        grounded("wice").convert(path)
     assert (caught.value.line, caught.value.field) == (3, "supporting_sentences[0][1]")
 
 
@@ -206,7 +224,7 @@ def test_unknown_labels_are_errors_not_guesses(tmp_path: Path) -> None:
     path = tmp_path / "x.jsonl"
     path.write_text(json.dumps(row) + "\n", encoding="utf-8")
     with pytest.raises(InputError) as caught:
-        IMPORTERS["expertqa"].convert(path)
+        grounded("expertqa").convert(path)
     assert caught.value.field == f"answers.{system}.claims[0].support"
     assert "'Mostly'" in str(caught.value)
 
@@ -224,14 +242,14 @@ def test_unreadable_files(text: str, expected: str, tmp_path: Path) -> None:
     path = tmp_path / "data.json"
     path.write_text(text, encoding="utf-8")
     with pytest.raises(InputError, match=expected):
-        IMPORTERS["halueval"].convert(path)
+        grounded("halueval").convert(path)
 
 
 def test_a_repeated_question_keeps_ids_unique(tmp_path: Path) -> None:
     line = (SHARED_DATA / SPLITS["halueval"]).read_text(encoding="utf-8").splitlines()[0]
     path = tmp_path / "qa.json"
     path.write_text(f"{line}\n{line}\n", encoding="utf-8")
-    ids = [r.id for r in IMPORTERS["halueval"].convert(path).records]
+    ids = [r.id for r in grounded("halueval").convert(path).records]
     assert ids == [
         "halueval-6adb2db106-right",
         "halueval-6adb2db106-hallucinated",
@@ -275,3 +293,105 @@ def test_help_states_the_label_convention(
     with pytest.raises(SystemExit):
         main(["import", name, "--help"])
     assert phrase in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------- IFEval (judge data)
+
+IFEVAL = SHARED_DATA / "ifeval"
+IFEVAL_RESPONSES = IFEVAL / "input_response_data_gpt4_20231107_145030.jsonl"
+
+
+def ifeval_sources(**changes: Any) -> IFEvalSources:
+    sources = IFEvalSources(
+        prompts=IFEVAL / "input_data.jsonl",
+        responses=IFEVAL_RESPONSES,
+        labels=IFEVAL / "eval_results_strict.jsonl",
+        loose_labels=IFEVAL / "eval_results_loose.jsonl",
+    )
+    return replace(sources, **changes)
+
+
+@cache
+def ifeval_imported() -> IFEvalImport:
+    importer = IMPORTERS["ifeval"]
+    assert isinstance(importer, JudgeSetImporter)
+    return importer.convert(ifeval_sources())
+
+
+def test_ifeval_counts(shared_data: Path) -> None:
+    result = ifeval_imported()
+    report = result.report
+    assert report.units == {"prompts": 541, "responses": 541}
+    assert report.kept == len(result.questions) == len(result.outputs) == len(result.labels) == 540
+    # key 2785's prompt was reworded after the GPT-4 responses were collected
+    assert report.skipped == {"prompt without a response": 1, "response to a prompt not in SRC": 1}
+    assert "ifeval-2785" not in {q.question_id for q in result.questions}
+    assert report.labels["instructions"] == 832
+    assert report.labels["all instructions followed (strict)"] == 415
+
+
+def test_ifeval_ground_truth_per_dimension(shared_data: Path) -> None:
+    labels = {label.question_id: label for label in ifeval_imported().labels}
+    first = labels["ifeval-1000"]
+    assert [(i.instruction_id, i.format, i.followed_strict) for i in first.instructions] == [
+        ("punctuation:no_comma", True, True),
+        ("detectable_format:number_highlighted_sections", True, True),
+        ("length_constraints:number_words", True, False),
+    ]
+    assert first.instructions[2].kwargs == {"relation": "at least", "num_words": 300}
+    compliance = first.truth("INSTRUCTION_COMPLIANCE")
+    assert compliance is not None and (compliance.followed, compliance.score) == (2, 1)
+    # keywords:* is not a format instruction: a prompt with only such has no format truth
+    only_content = [
+        label for label in labels.values() if not any(i.format for i in label.instructions)
+    ]
+    assert only_content and all(lbl.truth("FORMAT_COMPLIANCE") is None for lbl in only_content)
+    truths = [label.truth("INSTRUCTION_COMPLIANCE") for label in labels.values()]
+    assert Counter(t.score for t in truths if t is not None) == {2: 415, 1: 74, 0: 51}
+
+
+def test_ifeval_files_load_through_the_judge_loaders(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = [
+        "import", "ifeval", str(IFEVAL / "input_data.jsonl"),
+        "--responses", str(IFEVAL_RESPONSES),
+        "--labels", str(IFEVAL / "eval_results_strict.jsonl"),
+        "--out", str(tmp_path / "ifeval"),
+    ]  # fmt: skip
+    assert main(argv) == 0
+    assert "wrote 540 outputs" in capsys.readouterr().out
+    questions = load_questions(tmp_path / "ifeval" / "questions.jsonl")
+    outputs = load_outputs(tmp_path / "ifeval")
+    evalset = build_eval_set(questions, outputs)
+    assert evalset.coverage.complete and len(evalset.samples) == 540
+    sample = next(s for s in evalset.samples if s.question_id == "ifeval-1000")
+    assert sample.target_model == "gpt4_20231107_145030"
+    assert sample.output_id == "input_response_data_gpt4_20231107_145030.jsonl:1"
+    assert sample.output_text.startswith("Raymond III was the Count of Tripoli")
+    assert "detectable_format:number_highlighted_sections (num_highlights=3)" in sample.constraints
+    labels = list(load_ifeval_labels(tmp_path / "ifeval" / "labels.jsonl"))
+    assert [label.question_id for label in labels] == [s.question_id for s in evalset.samples]
+    assert all(i.followed_loose is None for label in labels for i in label.instructions)
+    assert labels[0].truth("INSTRUCTION_COMPLIANCE", "loose") is None
+
+
+def test_ifeval_wrong_files_give_located_errors(tmp_path: Path) -> None:
+    importer = IMPORTERS["ifeval"]
+    assert isinstance(importer, JudgeSetImporter)
+    with pytest.raises(InputError) as caught:
+        importer.convert(ifeval_sources(prompts=IFEVAL_RESPONSES))
+    assert (caught.value.path, caught.value.line, caught.value.field) == (
+        str(IFEVAL_RESPONSES),
+        1,
+        "key",
+    )
+    rows = (IFEVAL / "eval_results_strict.jsonl").read_text(encoding="utf-8").splitlines()
+    changed = json.loads(rows[3])
+    changed["response"] += " (edited)"
+    labels = tmp_path / "eval_results_strict.jsonl"
+    labels.write_text("\n".join([*rows[:3], json.dumps(changed)]) + "\n", encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        importer.convert(ifeval_sources(labels=labels))
+    assert (caught.value.line, caught.value.field) == (4, "response")
+    assert "another response" in str(caught.value)

@@ -11,9 +11,22 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..data.importers import IMPORTERS, Importer
+from ..data.importers import (
+    IMPORTERS,
+    GroundedImporter,
+    IFEvalSources,
+    JudgeSetImporter,
+)
 from ..errors import ConfigError
+from ..judge.questions import MANIFEST_NAME
 from ..runs import JsonlWriter
+
+# The outputs manifest is named as the judge's loader expects, so `--outputs DIR` also works.
+JUDGE_SET_FILES = {
+    "questions": "questions.jsonl",
+    "outputs": MANIFEST_NAME,
+    "labels": "labels.jsonl",
+}
 
 
 def register(subparsers: Any) -> None:
@@ -25,10 +38,13 @@ def register(subparsers: Any) -> None:
     )
     names = parser.add_subparsers(dest="dataset", metavar="NAME", required=True)
     for importer in IMPORTERS.values():
-        _register_grounded(names, importer)
+        if isinstance(importer, GroundedImporter):
+            _register_grounded(names, importer)
+        else:
+            _register_judge_set(names, importer)
 
 
-def _register_grounded(names: Any, importer: Importer) -> None:
+def _dataset_parser(names: Any, importer: GroundedImporter | JudgeSetImporter) -> Any:
     parser = names.add_parser(
         importer.name,
         help=importer.summary,
@@ -40,10 +56,43 @@ def _register_grounded(names: Any, importer: Importer) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("src", type=Path, metavar="SRC", help=importer.source)
+    return parser
+
+
+def _register_grounded(names: Any, importer: GroundedImporter) -> None:
+    parser = _dataset_parser(names, importer)
     parser.add_argument(
         "--out", type=Path, required=True, help="grounded-QA JSONL to write (replaced if it exists)"
     )
     parser.set_defaults(handler=_import_grounded, importer=importer)
+
+
+def _register_judge_set(names: Any, importer: JudgeSetImporter) -> None:
+    parser = _dataset_parser(names, importer)
+    parser.add_argument(
+        "--responses", type=Path, required=True, help="the model's responses (prompt, response)"
+    )
+    parser.add_argument(
+        "--labels", type=Path, required=True, help="IFEval's eval_results_strict.jsonl"
+    )
+    parser.add_argument("--loose-labels", type=Path, help="IFEval's eval_results_loose.jsonl")
+    parser.add_argument(
+        "--target-model",
+        help="name of the model that wrote the responses (default: from the responses file "
+        "name, input_response_data_<name>.jsonl)",
+    )
+    parser.add_argument(
+        "--no-constraints",
+        action="store_true",
+        help="do not list the instructions as the prompt variant's constraints",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        help=f"directory to write {', '.join(JUDGE_SET_FILES.values())} into",
+    )
+    parser.set_defaults(handler=_import_judge_set, importer=importer)
 
 
 def _paragraphs(*texts: str) -> str:
@@ -51,13 +100,38 @@ def _paragraphs(*texts: str) -> str:
 
 
 def _import_grounded(args: argparse.Namespace) -> int:
-    importer: Importer = args.importer
+    importer: GroundedImporter = args.importer
     _refuse_overwriting_source(args.src, args.out)
     result = importer.convert(args.src)
     write_jsonl(args.out, result.records)
     for line in result.report.lines():
         print(line)
     print(f"wrote {len(result.records)} records to {args.out}")
+    return 0
+
+
+def _import_judge_set(args: argparse.Namespace) -> int:
+    importer: JudgeSetImporter = args.importer
+    sources = IFEvalSources(
+        prompts=args.src,
+        responses=args.responses,
+        labels=args.labels,
+        loose_labels=args.loose_labels,
+        target_model=args.target_model,
+        constraints=not args.no_constraints,
+    )
+    result = importer.convert(sources)
+    args.out.mkdir(parents=True, exist_ok=True)
+    contents = {"questions": result.questions, "outputs": result.outputs, "labels": result.labels}
+    for kind, records in contents.items():
+        _refuse_overwriting_source(
+            args.src, args.responses, args.labels, args.out / JUDGE_SET_FILES[kind]
+        )
+        write_jsonl(args.out / JUDGE_SET_FILES[kind], records)
+    for line in result.report.lines():
+        print(line)
+    for kind, records in contents.items():
+        print(f"wrote {len(records)} {kind} to {args.out / JUDGE_SET_FILES[kind]}")
     return 0
 
 

@@ -1,10 +1,12 @@
 """Importers: public benchmark files -> assay's own input formats.
 
 ``IMPORTERS`` is the whole table, written out here (no registration by import side effects).
-Each grounded-QA importer reads one split of its dataset (SRC is any file of that format) and
-returns verify-only :class:`~assay.verify.types.GroundedQARecord` values plus an
-:class:`ImportReport` of what it kept and skipped and why. A file of another shape fails with one
-:class:`~assay.errors.InputError` naming the file, the line and the field.
+Each grounded-QA importer (:class:`GroundedImporter`) reads one split of its dataset (SRC is
+any file of that format) and returns verify-only :class:`~assay.verify.types.GroundedQARecord`
+values plus an :class:`ImportReport` of what it kept and skipped and why. A file of another
+shape fails with one :class:`~assay.errors.InputError` naming the file, the line and the field.
+The IFEval importer (:class:`JudgeSetImporter`) turns prompts, responses and IFEval's own labels
+into the judge protocol's question set and outputs manifest plus a ground-truth labels file.
 """
 
 from __future__ import annotations
@@ -13,13 +15,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import expertqa, halueval, wice
+from . import expertqa, halueval, ifeval, wice
 from ._common import GroundedImport, ImportReport
+from .ifeval import IFEvalImport, IFEvalSources
 
 
 @dataclass(frozen=True)
-class Importer:
-    """One dataset: what its SRC file is, how labels map, and the function that converts it."""
+class GroundedImporter:
+    """A grounded-QA dataset: what its SRC file is, how labels map, and the converter."""
 
     name: str
     summary: str
@@ -28,28 +31,60 @@ class Importer:
     convert: Callable[[Path], GroundedImport]
 
 
+@dataclass(frozen=True)
+class JudgeSetImporter:
+    """Judge data: prompts, a model's responses and programmatic labels -> a question set, an
+    outputs manifest and a labels file."""
+
+    name: str
+    summary: str
+    source: str
+    label_convention: str
+    convert: Callable[[IFEvalSources], IFEvalImport]
+
+
+Importer = GroundedImporter | JudgeSetImporter
+
+
 IMPORTERS: dict[str, Importer] = {
-    "expertqa": Importer(
+    "expertqa": GroundedImporter(
         name="expertqa",
         summary="ExpertQA claims with human support labels -> one verify-only record per claim",
         source="an ExpertQA JSONL split, e.g. expertqa/domain_val.jsonl",
         label_convention=expertqa.LABEL_CONVENTION,
         convert=expertqa.import_expertqa,
     ),
-    "wice": Importer(
+    "wice": GroundedImporter(
         name="wice",
         summary="WiCE claims with evidence sentences -> one verify-only record per claim",
         source="a WiCE claim (or subclaim) JSONL split, e.g. wice/claim_dev.jsonl",
         label_convention=wice.LABEL_CONVENTION,
         convert=wice.import_wice,
     ),
-    "halueval": Importer(
+    "halueval": GroundedImporter(
         name="halueval",
         summary="HaluEval QA -> two verify-only records per question (right, hallucinated)",
         source="a HaluEval QA file in JSON lines, e.g. halueval/qa_one-turn_data.json",
         label_convention=halueval.LABEL_CONVENTION,
         convert=halueval.import_halueval,
     ),
+    "ifeval": JudgeSetImporter(
+        name="ifeval",
+        summary="IFEval prompts + one model's responses + IFEval's own labels -> a judge "
+        "question set, an outputs manifest and ground-truth labels",
+        source="IFEval's input_data.jsonl",
+        label_convention=ifeval.LABEL_CONVENTION,
+        convert=ifeval.import_ifeval,
+    ),
 }
 
-__all__ = ["IMPORTERS", "GroundedImport", "ImportReport", "Importer"]
+__all__ = [
+    "IMPORTERS",
+    "GroundedImport",
+    "GroundedImporter",
+    "IFEvalImport",
+    "IFEvalSources",
+    "ImportReport",
+    "Importer",
+    "JudgeSetImporter",
+]
