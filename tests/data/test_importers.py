@@ -215,6 +215,8 @@ def test_a_bad_row_in_the_middle_is_located(tmp_path: Path) -> None:
     with pytest.raises(InputError) as caught:
         grounded("wice").convert(path)
     assert (caught.value.line, caught.value.field) == (3, "supporting_sentences[0][1]")
+    assert "9999 is not a sentence index" in str(caught.value)
+    assert "does not look like" not in str(caught.value)  # right file, bad value
 
 
 def test_unknown_labels_are_errors_not_guesses(tmp_path: Path) -> None:

@@ -166,15 +166,17 @@ class RowReader:
             self.fail(prefix, f"expected an object, got {_type_name(row)}")
         return RowReader(row, path=self.path, line=self.line, dataset=self.dataset, prefix=full)
 
-    def fail(self, field: str, message: str) -> NoReturn:
-        """Raise the InputError for ``field`` (a name relative to this reader's object)."""
-        raise InputError(
-            f"{message}; this does not look like a {self.dataset} file "
-            f"(the object has fields: {', '.join(sorted(self.row)) or 'none'})",
-            path=self.path,
-            line=self.line,
-            field=self._name(field),
-        )
+    def fail(self, field: str, message: str, *, shape: bool = True) -> NoReturn:
+        """Raise the InputError for ``field`` (a name relative to this reader's object).
+
+        ``shape`` errors (a missing or mistyped field) add that the file may be of another
+        dataset; a bad value in a file of the right shape (``shape=False``) does not."""
+        if shape:
+            message = (
+                f"{message}; this does not look like a {self.dataset} file "
+                f"(the object has fields: {', '.join(sorted(self.row)) or 'none'})"
+            )
+        raise InputError(message, path=self.path, line=self.line, field=self._name(field))
 
     def _name(self, field: str) -> str:
         return f"{self.prefix}.{field}" if self.prefix else field

@@ -134,6 +134,7 @@ def _label_problem(support: str, reader: RowReader) -> str | None:
         "support",
         f"unknown support value {support!r} (expected Complete, Partial, Incomplete, Missing "
         "or N/A)",
+        shape=False,
     )
 
 

@@ -182,7 +182,7 @@ def _instruction_ids(reader: RowReader) -> tuple[str, ...]:
 
 def _refuse_repeat(prompt: str, seen: Collection[str], reader: RowReader) -> None:
     if prompt in seen:
-        reader.fail("prompt", "the same prompt appears on an earlier line")
+        reader.fail("prompt", "the same prompt appears on an earlier line", shape=False)
 
 
 def _drop_nulls(kwargs: dict[str, Any]) -> dict[str, Any]:

@@ -82,6 +82,7 @@ def _label(reader: RowReader) -> str:
         reader.fail(
             "label",
             f"unknown label {label!r} (expected supported, partially_supported or not_supported)",
+            shape=False,
         )
     return label
 
@@ -105,6 +106,7 @@ def _supporting(reader: RowReader, n_sentences: int) -> list[int]:
                 reader.fail(
                     f"supporting_sentences[{g}][{k}]",
                     f"{index!r} is not a sentence index (the page has {n_sentences} sentences)",
+                    shape=False,
                 )
             found.add(index)
     return sorted(found)
