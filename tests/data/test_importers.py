@@ -21,9 +21,10 @@ from assay.data.importers import (
     IFEvalImport,
     IFEvalSources,
     JudgeSetImporter,
+    import_grounded,
 )
 from assay.data.importers.ifeval_labels import load_ifeval_labels
-from assay.errors import InputError
+from assay.errors import ConfigError, InputError
 from assay.judge.evalset import build_eval_set
 from assay.judge.questions import load_outputs, load_questions
 from assay.verify.types import GroundedQARecord
@@ -35,12 +36,14 @@ SPLITS = {
     "wice": "wice/claim_dev.jsonl",
     "halueval": "halueval/qa_one-turn_data.json",
 }
+IFEVAL = SHARED_DATA / "ifeval"
+IFEVAL_RESPONSES = IFEVAL / "input_response_data_gpt4_20231107_145030.jsonl"
 
 
 @cache
 def imported(name: str) -> GroundedImport:
     """Each dataset is imported once per test session (the files are read-only)."""
-    return grounded(name).convert(SHARED_DATA / SPLITS[name])
+    return import_grounded(name, SHARED_DATA / SPLITS[name])
 
 
 def grounded(name: str) -> GroundedImporter:
@@ -288,6 +291,11 @@ def test_cli_wrong_shape_is_one_line_exit_2(
     assert not out.exists()
 
 
+def test_import_grounded_refuses_other_importers() -> None:
+    with pytest.raises(ConfigError, match="choose from expertqa, wice, halueval"):
+        import_grounded("ifeval", IFEVAL / "input_data.jsonl")
+
+
 @pytest.mark.parametrize(("name", "phrase"), [("wice", "partially_supported"), ("expertqa", "N/A")])
 def test_help_states_the_label_convention(
     name: str, phrase: str, capsys: pytest.CaptureFixture[str]
@@ -298,9 +306,6 @@ def test_help_states_the_label_convention(
 
 
 # ---------------------------------------------------------------- IFEval (judge data)
-
-IFEVAL = SHARED_DATA / "ifeval"
-IFEVAL_RESPONSES = IFEVAL / "input_response_data_gpt4_20231107_145030.jsonl"
 
 
 def ifeval_sources(**changes: Any) -> IFEvalSources:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...errors import ConfigError
 from . import expertqa, halueval, ifeval, wice
 from ._common import GroundedImport, ImportReport
 from .ifeval import IFEvalImport, IFEvalSources
@@ -78,6 +79,16 @@ IMPORTERS: dict[str, Importer] = {
     ),
 }
 
+
+def import_grounded(name: str, source: Path) -> GroundedImport:
+    """Import ``source`` with the grounded-QA importer ``name`` (expertqa, wice, halueval)."""
+    importer = IMPORTERS.get(name)
+    if not isinstance(importer, GroundedImporter):
+        names = ", ".join(n for n, i in IMPORTERS.items() if isinstance(i, GroundedImporter))
+        raise ConfigError(f"no grounded-QA importer named {name!r} (choose from {names})")
+    return importer.convert(source)
+
+
 __all__ = [
     "IMPORTERS",
     "GroundedImport",
@@ -87,4 +98,5 @@ __all__ = [
     "ImportReport",
     "Importer",
     "JudgeSetImporter",
+    "import_grounded",
 ]
