@@ -1,0 +1,51 @@
+"""``assay report RUN_DIR [RUN_DIR ...] [--out FILE]``: a self-contained HTML report."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError
+
+
+def register(subparsers: Any) -> None:
+    report = subparsers.add_parser(
+        "report",
+        help="write a self-contained HTML report of a run (several runs: side by side)",
+        description="Write one HTML file that opens offline: metrics with intervals, plots, "
+        "tables, and every example or evaluation, filterable and openable. One run directory "
+        "gives RUN_DIR/report.html; several give a side-by-side comparison.",
+    )
+    report.add_argument("runs", type=Path, nargs="+", metavar="RUN_DIR", help="run directories")
+    report.add_argument(
+        "--out",
+        type=Path,
+        help="the HTML file to write (default: RUN_DIR/report.html for one run; "
+        "required for several)",
+    )
+    report.add_argument(
+        "--max-mb",
+        type=float,
+        default=28.0,
+        help="size budget of the file in MB; long texts are cut to fit (default: 28)",
+    )
+    report.set_defaults(handler=_report)
+
+
+def _report(args: argparse.Namespace) -> int:
+    from ..report.html import ReportOptions, write_comparison, write_report
+
+    if args.max_mb <= 0:
+        raise ConfigError("--max-mb must be positive")
+    options = ReportOptions(max_bytes=int(args.max_mb * 1_000_000))
+    runs: list[Path] = args.runs
+    if len(runs) > 1 and args.out is None:
+        raise ConfigError("several run directories need --out FILE for the comparison report")
+    if len(runs) == 1:
+        path = write_report(runs[0], out=args.out, options=options)
+    else:
+        path = write_comparison(runs, args.out, options=options)
+    size = path.stat().st_size / 1_000_000
+    print(f"wrote {path} ({size:.1f} MB); open it in a browser, it needs no network")
+    return 0

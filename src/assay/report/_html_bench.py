@@ -1,0 +1,164 @@
+"""Report content of a verifier-benchmark run (``assay bench run``): headline metrics with
+intervals, the four plots, the failure-bucket table and every example, openable."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..verify.results import RESULTS_FILE, ResultRecord, iter_results
+from ._html_bench_detail import detail
+from ._html_common import ExampleSource, RunContent, clip, metric
+from ._html_generic import base_section
+from ._html_model import Cell, Column, Metric, Table
+
+PLOT_TITLES = {
+    "calibration": "Reliability diagram (calibration of p_error)",
+    "pr_curve": "Precision-recall curve (error detection)",
+    "roc_curve": "ROC curve (error detection)",
+    "coverage_accuracy": "Coverage vs accuracy (selective prediction)",
+}
+COLUMNS = [
+    Column(key="id", label="id", type="text"),
+    Column(key="question", label="question", type="text"),
+    Column(key="bucket", label="bucket", type="category"),
+    Column(key="gold", label="gold", type="category"),
+    Column(key="verdict", label="verifier", type="category"),
+    Column(key="outcome", label="outcome", type="category"),
+    Column(key="p_error", label="p_error", type="number"),
+    Column(key="supported", label="supported claims", type="number"),
+    Column(key="revised", label="revised", type="category"),
+    Column(key="tokens", label="tokens", type="number"),
+]
+# (label, path in summary.json, note)
+HEADLINE: tuple[tuple[str, str, str], ...] = (
+    ("precision (error detection)", "detection.metrics.precision", "flag = p_error >= threshold"),
+    ("recall (error detection)", "detection.metrics.recall", ""),
+    ("F1 (error detection)", "detection.metrics.f1", ""),
+    ("AUROC", "detection.metrics.auroc", "from the continuous p_error"),
+    ("AUPRC", "detection.metrics.auprc", ""),
+    ("ECE, 15 equal-width bins", "detection.metrics.ece_uniform", "calibration of p_error"),
+    ("ECE, equal-mass bins", "detection.metrics.ece_quantile", ""),
+    ("maximum calibration error", "detection.metrics.mce", ""),
+    ("Brier score", "detection.metrics.brier", "lower is better"),
+    ("accuracy", "detection.metrics.accuracy", ""),
+    ("flag rate", "detection.metrics.flag_rate", "share of answers the verifier flags"),
+    ("error rate (gold)", "detection.metrics.positive_rate", "share of answers with an error"),
+    ("area under risk-coverage", "selective.aurc", "lower is better"),
+    ("citation coverage", "grounding.metrics.citation_coverage", "claims with >= 1 citation"),
+    ("supported-claim rate", "grounding.metrics.supported_claim_rate", ""),
+    ("uncertain-claim rate", "grounding.metrics.uncertain_rate", "counted, never dropped"),
+    ("citation precision", "grounding.metrics.citation_precision", ""),
+    ("gold citation precision", "grounding.metrics.gold_citation_precision", ""),
+    ("gold citation recall", "grounding.metrics.gold_citation_recall", ""),
+    ("examples", "counts.results", ""),
+    ("scored", "counts.scored", ""),
+    ("verifier failures", "counts.verifier_failures", "recorded with their reason"),
+    ("used for detection metrics", "counts.used_for_detection", "labelled and scored"),
+    ("revisions used", "revision.used", ""),
+    ("revisions that fixed an error", "revision.fixed", ""),
+    ("revisions that broke an answer", "revision.broken", ""),
+    ("model calls per example", "cost.per_example.calls", ""),
+    ("tokens per example", "cost.per_example.tokens", ""),
+    ("latency per example (ms)", "cost.per_example.latency_ms", ""),
+)
+BUCKET_FIELDS = ("examples", "scored", "flagged", "passed", "unscored", "mean_p_error", "flag_rate")
+_QUESTION_PREVIEW = 120
+
+
+def bench_content(run_dir: Path, run: dict[str, Any]) -> RunContent:
+    section = base_section(run_dir, run, PLOT_TITLES)
+    section.metrics = headline_metrics(section.summary)
+    for note_key in ("detection_note", "plots_note"):
+        if section.summary.get(note_key):
+            section.notes.append(str(section.summary[note_key]))
+    if section.summary.get("score_event"):
+        section.notes.append(f"score: {section.summary['score_event']}")
+    section.tables.extend(bucket_table(section.summary))
+    path = run_dir / RESULTS_FILE
+    if not path.exists():
+        section.notes.append(f"{RESULTS_FILE} is missing: no example has finished.")
+    records = list(iter_results(path))
+    source = ExampleSource(
+        title="Examples",
+        source=RESULTS_FILE,
+        columns=COLUMNS,
+        rows=[row(r) for r in records],
+        detail=lambda i, cap: detail(records[i], i + 1, cap).model_dump(
+            mode="json", exclude_none=True
+        ),
+    )
+    return RunContent(section=section, sources=[source])
+
+
+def headline_metrics(summary: dict[str, Any]) -> list[Metric]:
+    found = []
+    for label, path, note in HEADLINE:
+        item = metric(summary, label, path, note)
+        if item is not None:
+            found.append(item)
+    return found
+
+
+def bucket_table(summary: dict[str, Any]) -> list[Table]:
+    buckets = summary.get("buckets")
+    if not isinstance(buckets, dict) or not buckets:
+        return []
+    rows: list[list[Cell]] = [
+        [name, *(stats.get(field) for field in BUCKET_FIELDS)]
+        for name, stats in buckets.items()
+        if isinstance(stats, dict)
+    ]
+    return [
+        Table(
+            title="Failure buckets",
+            columns=["bucket", *(f.replace("_", " ") for f in BUCKET_FIELDS)],
+            rows=rows,
+            note="bucket = the gold error type of the answer (grounded = no error); "
+            "flagged = the verifier says it has an error",
+        )
+    ]
+
+
+def gold_label(record: ResultRecord) -> str:
+    if record.gold_error is None:
+        return "none"
+    return "error" if record.gold_error else "grounded"
+
+
+def verdict(record: ResultRecord) -> str:
+    if record.verifier_pass is None:
+        return "unscored"
+    return "pass" if record.verifier_pass else "flag"
+
+
+def outcome(record: ResultRecord) -> str:
+    """The verifier's call against the gold label; an error is the positive class."""
+    if record.verifier_pass is None:
+        return "unscored"
+    if record.gold_error is None:
+        return "unlabelled"
+    if record.gold_error:
+        return "missed error (FN)" if record.verifier_pass else "caught error (TP)"
+    return "correct pass (TN)" if record.verifier_pass else "false alarm (FP)"
+
+
+def bucket(record: ResultRecord) -> str:
+    return record.failure_bucket or ("unlabelled" if record.gold_error is None else "other")
+
+
+def row(record: ResultRecord) -> list[Cell]:
+    claims = record.claim_checks
+    supported = sum(1 for c in claims if c.label == "supported")
+    return [
+        record.id,
+        clip(record.question, _QUESTION_PREVIEW),
+        bucket(record),
+        gold_label(record),
+        verdict(record),
+        outcome(record),
+        record.verifier_score,
+        round(supported / len(claims), 4) if claims else None,
+        "yes" if record.revision_used else "no",
+        record.usage.prompt_tokens + record.usage.completion_tokens,
+    ]

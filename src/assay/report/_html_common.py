@@ -1,0 +1,259 @@
+"""Pieces every run kind shares: reading a run directory, reproducibility facts, plots, headline
+metrics read from summary.json by path, and locating a quote or a claim inside a text."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from decimal import ROUND_HALF_UP, Decimal
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+from ._html_model import Cell, Column, Fact, Mark, MarkClass, Metric, Plot, RunSection
+from ._html_page import png_data_uri
+
+TRUNCATION_MARK = "… [cut: {n} more characters]"
+
+
+@dataclass(frozen=True)
+class ExampleSource:
+    """An example table before encoding: rows now, details built on demand with a text cap
+    (the cap is chosen later so the whole file fits its size budget)."""
+
+    title: str
+    source: str
+    columns: list[Column]
+    rows: list[list[Cell]]
+    detail: Callable[[int, int | None], dict[str, Any]]
+
+
+@dataclass
+class RunContent:
+    section: RunSection
+    sources: list[ExampleSource] = field(default_factory=list)
+
+
+def read_json_file(path: Path) -> dict[str, Any]:
+    """A JSON object from ``path``; a broken file is an InputError naming it."""
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise InputError(f"cannot read {path.name}: {error}", path=path) from error
+    if not isinstance(value, dict):
+        raise InputError("expected a JSON object", path=path)
+    return value
+
+
+def read_optional_json(path: Path, notes: list[str]) -> dict[str, Any]:
+    if not path.exists():
+        notes.append(f"{path.name} is missing: the run has not finished or was not analysed.")
+        return {}
+    return read_json_file(path)
+
+
+def reproducibility(run: dict[str, Any]) -> list[Fact]:
+    """The facts of run.json a reader needs to reproduce the run, first screen of the report."""
+    status = run.get("status")
+    badge = {"success": "good", "error": "bad", "cancelled": "warn"}.get(str(status), "warn")
+    facts = [
+        Fact(label="status", value=_cell(status), badge=badge),  # type: ignore[arg-type]
+        Fact(label="protocol fingerprint", value=_cell(run.get("fingerprint"))),
+        Fact(label="started", value=_cell(run.get("started_at"))),
+        Fact(label="ended", value=_cell(run.get("ended_at"))),
+        Fact(label="samples finished", value=_progress(run)),
+        Fact(label="assay version", value=_cell(run.get("assay_version"))),
+        Fact(label="python / platform", value=f"{run.get('python')} / {run.get('platform')}"),
+        Fact(label="tool access", value=_cell(run.get("tool_access"))),
+    ]
+    for role, model in sorted(_dict(run.get("models")).items()):
+        facts.append(Fact(label=f"model: {role}", value=_describe(model)))
+    if run.get("decoding"):
+        facts.append(Fact(label="decoding", value=_describe(run["decoding"])))
+    if run.get("usage"):
+        facts.append(Fact(label="usage", value=_describe(run["usage"])))
+    if run.get("error"):
+        facts.append(Fact(label="error", value=str(run["error"]), badge="bad"))
+    facts.append(Fact(label="command", value=" ".join(map(str, run.get("command") or []))))
+    return facts
+
+
+def _progress(run: dict[str, Any]) -> str:
+    return f"{run.get('finished_count', '?')} of {run.get('sample_count', '?')}"
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _cell(value: Any) -> Cell:
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={_describe(v)}" for k, v in value.items())
+    return str(value)
+
+
+def plots(run_dir: Path, titles: dict[str, str]) -> list[Plot]:
+    """The run's PNG plots, known ones first in ``titles`` order, then any others."""
+    folder = run_dir / "plots"
+    if not folder.is_dir():
+        return []
+    files = sorted(folder.glob("*.png"))
+    order = {name: i for i, name in enumerate(titles)}
+    files.sort(key=lambda p: (order.get(p.stem, len(order)), p.name))
+    found = []
+    for path in files:
+        src = png_data_uri(path)
+        if src is not None:
+            title = titles.get(path.stem, path.stem.replace("_", " "))
+            found.append(Plot(name=path.stem, title=title, src=src))
+    return found
+
+
+def at_path(summary: dict[str, Any], path: str) -> Any:
+    """The value at a dotted path of summary.json, or None."""
+    node: Any = summary
+    for part in path.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+def metric(summary: dict[str, Any], label: str, path: str, note: str = "") -> Metric | None:
+    """A headline metric read from ``path``: a number, or an object with a point estimate
+    (``value``/``estimate``) and an interval (``ci_low``/``ci_high`` or ``ci: [lo, hi]``)."""
+    node = at_path(summary, path)
+    if isinstance(node, int | float | str) and not isinstance(node, bool):
+        return Metric(label=label, value=node, path=path, note=note)
+    if not isinstance(node, dict):
+        return None
+    for key in ("value", "estimate", "point", "mean"):
+        if key in node:
+            low, high = _interval(node)
+            reason = node.get("reason")
+            return Metric(
+                label=label,
+                value=node[key],
+                ci_low=low,
+                ci_high=high,
+                path=f"{path}.{key}",
+                note=f"{note}; {reason}" if note and reason else (reason or note),
+            )
+    return None
+
+
+def _interval(node: dict[str, Any]) -> tuple[float | None, float | None]:
+    if isinstance(node.get("ci"), list | tuple) and len(node["ci"]) == 2:
+        return node["ci"][0], node["ci"][1]
+    for low, high in (("ci_low", "ci_high"), ("low", "high"), ("lo", "hi")):
+        if low in node:
+            return node[low], node.get(high)
+    return None, None
+
+
+def format_number(value: float | int | bool | None) -> str:
+    """A number as the page's ``fmt`` shows it: integers whole, others rounded half away from
+    zero to 4 decimals, tiny ones in exponent form (kept identical so tests can compare)."""
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int) or (math.isfinite(value) and value == int(value)):
+        return str(int(value))
+    if not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if abs(value) < 1e-4:
+        mantissa, exponent = f"{value:.2e}".split("e")
+        return f"{mantissa}e{int(exponent):+d}"
+    rounded = float(Decimal(value).quantize(Decimal("0.0001"), rounding=ROUND_HALF_UP))
+    return str(int(rounded)) if rounded == int(rounded) else repr(rounded)
+
+
+def clip(text: str | None, cap: int | None) -> str:
+    """``text`` cut to ``cap`` characters, saying how much was cut."""
+    text = text or ""
+    if cap is None or len(text) <= cap:
+        return text
+    return text[:cap] + TRUNCATION_MARK.format(n=len(text) - cap)
+
+
+_TOKEN = re.compile(r"\[[^\[\]]{0,80}\]|[^\s\[]+|\[")
+_TRAILING_PUNCTUATION = ".,;:!?"
+
+
+def _tokens(text: str) -> list[tuple[str, int, int]]:
+    """Words of ``text`` with their spans, lower-cased, ``[...]`` markers left out."""
+    return [
+        (m.group().lower(), m.start(), m.end())
+        for m in _TOKEN.finditer(text)
+        if not (m.group().startswith("[") and m.group().endswith("]") and len(m.group()) > 1)
+    ]
+
+
+def locate(
+    text: str, needle: str, tokens: list[tuple[str, int, int]] | None = None
+) -> tuple[int, int] | None:
+    """Where ``needle`` occurs in ``text`` (Python indices): exactly, else ignoring case,
+    whitespace, trailing punctuation and ``[...]`` markers between its words (a claim's text
+    drops the citation markers its sentence had)."""
+    needle = needle.strip()
+    if not needle:
+        return None
+    start = text.find(needle)
+    if start >= 0:
+        return start, start + len(needle)
+    words = needle.lower().rstrip(_TRAILING_PUNCTUATION).split()
+    if not words:
+        return None
+    tokens = _tokens(text) if tokens is None else tokens
+    return _match_words(tokens, words)
+
+
+def _match_words(tokens: list[tuple[str, int, int]], words: list[str]) -> tuple[int, int] | None:
+    last = len(words) - 1
+    for i in range(len(tokens) - last):
+        if tokens[i][0] != words[0] and not (last == 0 and tokens[i][0].startswith(words[0])):
+            continue
+        window = tokens[i : i + last + 1]
+        if all(t[0] == w for t, w in zip(window[:-1], words[:-1], strict=True)) and window[-1][
+            0
+        ].startswith(words[-1]):
+            end = window[-1][1] + len(words[-1])
+            return window[0][1], end
+    return None
+
+
+def utf16_index(text: str, index: int) -> int:
+    """A Python index as a JavaScript (UTF-16) one."""
+    if text.isascii():
+        return index
+    return index + sum(1 for ch in text[:index] if ord(ch) > 0xFFFF)
+
+
+def marks_for(
+    text: str, needles: Sequence[tuple[str, MarkClass, str, str | None]]
+) -> tuple[list[Mark], list[bool]]:
+    """Marks for each (needle, class, label, ref) found in ``text``, and which were found.
+    Overlapping finds keep the first; the rest count as found but are not drawn twice."""
+    marks: list[Mark] = []
+    found: list[bool] = []
+    taken: list[tuple[int, int]] = []
+    tokens = _tokens(text)
+    for needle, cls, label, ref in needles:
+        span = locate(text, needle, tokens)
+        found.append(span is not None)
+        if span is None or any(s < span[1] and span[0] < e for s, e in taken):
+            continue
+        taken.append(span)
+        start, end = utf16_index(text, span[0]), utf16_index(text, span[1])
+        marks.append(Mark(start=start, end=end, cls=cls, label=label, ref=ref))
+    return marks, found

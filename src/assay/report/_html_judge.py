@@ -1,0 +1,379 @@
+"""Report content of a judge run (``assay judge run`` then ``assay judge analyze``): the tables
+of summary.json, and every archived evaluation, valid and invalid, openable."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..judge.analyze import JudgeSummary
+from ..judge.archive import EvaluationRecord, iter_archive
+from ._html_common import ExampleSource, RunContent, clip, format_number, locate, utf16_index
+from ._html_generic import base_section, summary_metrics
+from ._html_model import (
+    Cell,
+    Column,
+    Detail,
+    Fact,
+    Mark,
+    Metric,
+    Table,
+    TableSection,
+    TextSection,
+)
+
+PLOT_TITLES = {
+    "dimension_means": "Mean score per dimension",
+    "verdicts": "Verdict distribution",
+    "invalid_rates": "Invalid-evaluation rate",
+}
+COLUMNS = [
+    Column(key="question_id", label="question", type="category"),
+    Column(key="prompt_variant", label="variant", type="category"),
+    Column(key="target_model", label="target", type="category"),
+    Column(key="judge_model", label="judge", type="category"),
+    Column(key="method", label="method", type="category"),
+    Column(key="attempt", label="attempt", type="number"),
+    Column(key="verdict", label="verdict", type="category"),
+    Column(key="overall_score", label="overall", type="number"),
+    Column(key="flags", label="flags", type="text"),
+    Column(key="output_id", label="output_id", type="text"),
+]
+_COUNTS = (
+    ("evaluation files (all attempts)", "records"),
+    ("samples x judges", "work_items"),
+    ("valid", "valid"),
+    ("invalid", "invalid"),
+    ("valid rate", "valid_rate"),
+    ("first-attempt valid rate", "first_attempt_valid_rate"),
+)
+
+
+def judge_content(run_dir: Path, run: dict[str, Any]) -> RunContent:
+    section = base_section(run_dir, run, PLOT_TITLES)
+    summary = _typed_summary(section.summary, section.notes)
+    if summary is None:
+        section.metrics = summary_metrics(section.summary)
+    else:
+        section.metrics = count_metrics(summary)
+        section.tables.extend(summary_tables(summary))
+    valid, invalid = _records(run_dir, section.notes)
+    sources = [
+        _source("Valid evaluations", "valid_evaluations/", valid),
+        _source("Invalid evaluations", "invalid_evaluations/", invalid),
+    ]
+    return RunContent(section=section, sources=sources)
+
+
+def _typed_summary(raw: dict[str, Any], notes: list[str]) -> JudgeSummary | None:
+    if not raw:
+        notes.append("No analysis yet: run `assay judge analyze RUN_DIR` for the score tables.")
+        return None
+    try:
+        return JudgeSummary.model_validate(raw)
+    except ValidationError as error:
+        notes.append(f"summary.json does not match this assay version's judge summary: {error}")
+        return None
+
+
+def _records(run_dir: Path, notes: list[str]) -> tuple[list[Any], list[Any]]:
+    valid: list[tuple[EvaluationRecord, str]] = []
+    invalid: list[tuple[EvaluationRecord, str]] = []
+    for item in iter_archive(run_dir):
+        if item.record is None:
+            notes.append(f"unreadable evaluation file {item.path}: {(item.error or '')[:200]}")
+            continue
+        where = str(item.path.relative_to(run_dir))
+        (valid if item.in_valid_archive else invalid).append((item.record, where))
+    return valid, invalid
+
+
+def _source(title: str, folder: str, records: list[tuple[EvaluationRecord, str]]) -> ExampleSource:
+    return ExampleSource(
+        title=title,
+        source=folder,
+        columns=COLUMNS,
+        rows=[row(r) for r, _ in records],
+        detail=lambda i, cap: detail(*records[i], cap).model_dump(mode="json", exclude_none=True),
+    )
+
+
+def count_metrics(summary: JudgeSummary) -> list[Metric]:
+    counts = summary.counts.model_dump()
+    return [Metric(label=label, value=counts[key], path=f"counts.{key}") for label, key in _COUNTS]
+
+
+def row(record: EvaluationRecord) -> list[Cell]:
+    c = record.classification
+    return [
+        record.question_id,
+        record.prompt_variant,
+        record.target_model,
+        record.judge_model,
+        record.method,
+        record.attempt,
+        c.verdict if record.valid else "invalid",
+        c.overall_score,
+        " ".join(record.flags),
+        record.output_id,
+    ]
+
+
+def _ci(mean: float, low: float | None, high: float | None) -> str:
+    if low is None or high is None:
+        return format_number(mean)
+    return f"{format_number(mean)} [{format_number(low)}, {format_number(high)}]"
+
+
+def summary_tables(summary: JudgeSummary) -> list[Table]:
+    return [
+        score_table(summary),
+        verdict_table(summary),
+        invalid_table(summary),
+        self_preference_table(summary),
+        agreement_table(summary),
+        variant_table(summary),
+    ]
+
+
+def score_table(summary: JudgeSummary) -> Table:
+    """Mean score [CI] per method x judge x target x variant (rows) and dimension (columns)."""
+    dimensions = list(dict.fromkeys(r.dimension for r in summary.scores))
+    cells: dict[tuple[str, ...], dict[str, str]] = {}
+    counts: dict[tuple[str, ...], int] = {}
+    for r in summary.scores:
+        key = (r.method, r.judge_model, r.target_model, r.prompt_variant)
+        cells.setdefault(key, {})[r.dimension] = _ci(r.mean, r.ci_low, r.ci_high)
+        counts[key] = max(counts.get(key, 0), r.n)
+    rows: list[list[Cell]] = [
+        [*key, counts[key], *(cells[key].get(d, "—") for d in dimensions)] for key in cells
+    ]
+    return Table(
+        title="Scores per target x variant x dimension (valid evaluations only)",
+        columns=["method", "judge", "target", "variant", "n", *dimensions],
+        rows=rows,
+        note=f"mean [{summary.confidence:.0%} CI, {summary.bootstrap}]; self_judge rows are "
+        "diagnostic, cross_judge rows are the primary statistics",
+    )
+
+
+def verdict_table(summary: JudgeSummary) -> Table:
+    verdicts = list(dict.fromkeys(v for r in summary.verdicts for v in r.counts))
+    rows: list[list[Cell]] = [
+        [
+            r.method,
+            r.judge_model,
+            r.target_model,
+            r.prompt_variant,
+            r.n,
+            *_counts(r.counts, verdicts),
+        ]
+        for r in summary.verdicts
+    ]
+    columns = ["method", "judge", "target", "variant", "n", *verdicts]
+    return Table(title="Verdicts", columns=columns, rows=rows)
+
+
+def _counts(counts: dict[str, int], keys: list[str]) -> list[Cell]:
+    return [counts.get(k, 0) for k in keys]
+
+
+def invalid_table(summary: JudgeSummary) -> Table:
+    rows: list[list[Cell]] = [
+        [
+            r.method,
+            r.judge_model,
+            r.target_model,
+            r.prompt_variant,
+            r.n,
+            r.invalid,
+            r.rate,
+            r.first_attempt_rate,
+            ", ".join(f"{flag} x{n}" for flag, n in sorted(r.flags.items())),
+        ]
+        for r in summary.invalid_rates
+    ]
+    columns = ["method", "judge", "target", "variant", "n", "invalid", "rate"]
+    return Table(
+        title="Invalid evaluations (never scored)",
+        columns=[*columns, "first-attempt rate", "flags"],
+        rows=rows,
+    )
+
+
+def self_preference_table(summary: JudgeSummary) -> Table:
+    rows: list[list[Cell]] = [
+        [
+            r.model,
+            r.dimension,
+            r.n_pairs,
+            r.self_mean,
+            r.cross_mean,
+            _ci(r.difference, r.ci_low, r.ci_high),
+            ", ".join(r.cross_judges),
+        ]
+        for r in summary.self_preference
+    ]
+    columns = ["model", "dimension", "pairs", "self mean", "cross mean", "self - cross [CI]"]
+    return Table(
+        title="Self-judge vs cross-judge (self-preference)",
+        columns=[*columns, "cross judges"],
+        rows=rows,
+        note="" if rows else "needs a model that judged its own outputs and was judged by another",
+    )
+
+
+def agreement_table(summary: JudgeSummary) -> Table:
+    rows: list[list[Cell]] = [
+        [r.scope, r.dimension, r.statistic, " vs ".join(r.judges), r.n_units, r.value, r.note]
+        for r in summary.agreement
+    ]
+    return Table(
+        title="Agreement between judges",
+        columns=["scope", "dimension", "statistic", "judges", "units", "value", "note"],
+        rows=rows,
+        note="" if rows else "needs two or more judges scoring the same samples",
+    )
+
+
+def variant_table(summary: JudgeSummary) -> Table:
+    rows: list[list[Cell]] = [
+        [
+            r.method,
+            r.judge_model,
+            r.target_model,
+            f"{r.variant} - {r.baseline}",
+            r.dimension,
+            r.n_pairs,
+            _ci(r.mean_difference, r.ci_low, r.ci_high),
+        ]
+        for r in summary.variant_effects
+    ]
+    columns = ["method", "judge", "target", "variant - baseline", "dimension", "pairs"]
+    return Table(
+        title="Prompt-variant effects (paired by question)",
+        columns=[*columns, "mean difference [CI]"],
+        rows=rows,
+    )
+
+
+def quote_marks(output: str, evidence: list[tuple[str, str]]) -> tuple[list[Mark], list[bool]]:
+    """Marks for each (dimension, quote) in the output; "..." in a quote skips words, so each
+    piece is found in order. A quote counts as found when all its pieces are."""
+    marks: list[Mark] = []
+    found: list[bool] = []
+    for n, (dimension, quote) in enumerate(evidence, start=1):
+        pieces = [p for p in quote.replace("…", "...").strip("\"'`").split("...") if p.strip()]
+        spans, position = [], 0
+        for piece in pieces:
+            span = locate(output[position:], piece)
+            if span is None:
+                break
+            spans.append((span[0] + position, span[1] + position))
+            position += span[1]
+        found.append(bool(pieces) and len(spans) == len(pieces))
+        for start, end in spans:
+            if any(m.start < end and start < m.end for m in marks):
+                continue  # already highlighted by an earlier quote
+            marks.append(
+                Mark(
+                    start=utf16_index(output, start),
+                    end=utf16_index(output, end),
+                    cls="quote",
+                    label=f"{n} {dimension}",
+                )
+            )
+    return marks, found
+
+
+def detail(record: EvaluationRecord, where: str, cap: int | None) -> Detail:
+    c = record.classification
+    output = clip(record.evaluated_output, cap)
+    evidence = [(e.dimension, e.quote) for e in c.evidence]
+    marks, highlighted = quote_marks(output, evidence)
+    sections: list[Any] = [
+        TextSection(
+            title="Evaluated output (evidence quotes highlighted)", text=output, marks=marks
+        )
+    ]
+    if c.scores:
+        rows: list[list[Cell]] = [[k, v] for k, v in c.scores.items()]
+        rows.append(["overall_score", c.overall_score])
+        sections.append(TableSection(table=Table(title="Scores", columns=["", ""], rows=rows)))
+    if c.evidence:
+        sections.append(TableSection(table=evidence_table(c.evidence, highlighted, cap)))
+    failed = c.failed_checks
+    if failed:
+        rows = [[k.name, k.flag, clip(k.detail, cap)] for k in failed]
+        table = Table(title="Checks that fired", columns=["check", "flag", "detail"], rows=rows)
+        sections.append(TableSection(table=table))
+    sections.extend(_reply_sections(record, cap))
+    return Detail(title=_title(record), facts=facts(record, where), sections=sections)
+
+
+def evidence_table(evidence: Any, highlighted: list[bool], cap: int | None) -> Table:
+    rows: list[list[Cell]] = [
+        [n, e.dimension, clip(e.quote, cap), clip(e.reason, cap), e.located, shown]
+        for n, (e, shown) in enumerate(zip(evidence, highlighted, strict=True), start=1)
+    ]
+    return Table(
+        title="Evidence",
+        columns=["#", "dimension", "quote", "reason", "located (validator)", "highlighted"],
+        rows=rows,
+        note="located: the validator found the quote after NFKC, quote/dash, whitespace and "
+        "case normalisation; highlighted: this page could mark it in the text",
+    )
+
+
+def _reply_sections(record: EvaluationRecord, cap: int | None) -> list[Any]:
+    c = record.classification
+    sections: list[Any] = []
+    if c.notes:
+        sections.append(TextSection(title="Judge notes", text=clip(c.notes, cap)))
+    if record.call_failure is not None:
+        failure = record.call_failure
+        text = f"{failure.kind}: {failure.message} (after {failure.attempts} attempts)"
+        sections.append(TextSection(title="Judge call failed", text=clip(text, cap)))
+    if record.raw_reply is not None:
+        sections.append(
+            TextSection(title="Raw judge reply", text=clip(record.raw_reply, cap), pre=True)
+        )
+    if not record.valid and c.parsed is not None:
+        salvaged = json.dumps(c.parsed, indent=2, ensure_ascii=False)
+        title = "Salvaged object (kept for the record; the evaluation stays invalid)"
+        sections.append(TextSection(title=title, text=clip(salvaged, cap), pre=True))
+    return sections
+
+
+def _title(record: EvaluationRecord) -> str:
+    return (
+        f"{record.question_id} / {record.prompt_variant} / {record.target_model} "
+        f"judged by {record.judge_model} (attempt {record.attempt})"
+    )
+
+
+def facts(record: EvaluationRecord, where: str) -> list[Fact]:
+    c = record.classification
+    validity = Fact(
+        label="validity",
+        value="valid" if record.valid else "invalid",
+        badge="good" if record.valid else "bad",
+    )
+    found = [
+        validity,
+        Fact(label="verdict", value=c.verdict),
+        Fact(label="overall_score", value=c.overall_score),
+        Fact(label="method", value=record.method),
+        Fact(label="output_id", value=record.output_id),
+        Fact(label="flags", value=" ".join(record.flags) or "none"),
+        Fact(label="constrained decoding", value=record.constrained),
+        Fact(label="archived at", value=where),
+        Fact(label="created", value=record.created_at),
+    ]
+    if record.call is not None:
+        tokens = f"{record.call.prompt_tokens} + {record.call.completion_tokens}"
+        found.append(Fact(label="tokens (prompt + completion)", value=tokens))
+    return found

@@ -1,0 +1,263 @@
+"""The HTML report without a browser: escaping, encoding, binding to real run artifacts, CLI."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import hashlib
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from assay.cli import main
+from assay.errors import InputError
+from assay.report._html_common import at_path, format_number, locate, marks_for
+from assay.report._html_judge import quote_marks
+from assay.report._html_page import content_security_policy, embed_json
+from assay.report._html_script import SCRIPT
+from assay.report._html_style import STYLE
+from assay.report.html import ReportOptions, build_report, render_report, write_report
+
+from .conftest import PAYLOAD
+
+SCRIPT_BLOCK = re.compile(r'<script type="application/json" id="([^"]+)">(.*?)</script>', re.S)
+
+
+def blocks_of(page: str) -> dict[str, str]:
+    return dict(SCRIPT_BLOCK.findall(page))
+
+
+def main_payload(page: str) -> dict[str, object]:
+    return json.loads(blocks_of(page)["assay-data"])  # type: ignore[no-any-return]
+
+
+# ---------------------------------------------------------------- escaping and page
+
+
+@pytest.mark.parametrize(
+    "text", [PAYLOAD, "</SCRIPT >", "<!--<script>", "a\u2028b\u2029c", "&lt;", "]]>"]
+)
+def test_embedded_json_cannot_close_its_block(text: str) -> None:
+    embedded = embed_json({"t": text, "nested": [text]})
+    assert not set("<>&\u2028\u2029") & set(embedded)
+    assert json.loads(embedded) == {"t": text, "nested": [text]}
+
+
+def test_non_finite_numbers_become_strings_json_parse_accepts() -> None:
+    embedded = embed_json({"a": float("nan"), "b": [float("inf")], "c": 1.5})
+    assert json.loads(embedded) == {"a": "NaN", "b": ["Infinity"], "c": 1.5}
+    assert "NaN," not in embedded.replace('"NaN"', "")
+
+
+def test_page_script_never_writes_markup() -> None:
+    for forbidden in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval("):
+        assert forbidden not in SCRIPT
+
+
+def test_csp_hashes_match_the_inline_script_and_style(judge_run: Path) -> None:
+    page = render_report([judge_run])
+    script = re.findall(r"<script>(.*?)</script>", page, re.S)
+    style = re.findall(r"<style>(.*?)</style>", page, re.S)
+    assert script == [SCRIPT] and style == [STYLE]
+    policy = content_security_policy()
+    assert f'http-equiv="Content-Security-Policy" content="{policy}"' in page
+    for source in (SCRIPT, STYLE):
+        digest = base64.b64encode(hashlib.sha256(source.encode()).digest()).decode()
+        assert f"'sha256-{digest}'" in policy
+    assert "default-src 'none'" in policy and "img-src data:" in policy
+
+
+def test_no_external_resource_in_the_page(judge_run: Path) -> None:
+    page = render_report([judge_run])
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:|//)""", page)
+    assert "@import" not in page and "url(" not in STYLE
+
+
+# ---------------------------------------------------------------- helpers
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        (3, "3"),
+        (2.0, "2"),
+        (0.94285714, "0.9429"),
+        (0.03125, "0.0313"),  # half away from zero, as JavaScript's toFixed
+        (-0.03125, "-0.0313"),
+        (1.5e-05, "1.50e-5"),
+        (0.00001234, "1.23e-5"),
+        (-0.00004, "-4.00e-5"),
+        (True, "true"),
+        (None, "—"),
+    ],
+)
+def test_format_number(value: float | None, shown: str) -> None:
+    assert format_number(value) == shown
+
+
+def test_locate_ignores_case_spaces_and_dropped_citation_markers() -> None:
+    text = "Paris is the capital [cite:e1]. It has  many\nbridges."
+    assert locate(text, "Paris is the capital.") == (0, 20)
+    start, end = locate(text, "it has many bridges.") or (0, 0)
+    assert text[start:end] == "It has  many\nbridges"
+    assert locate(text, "capital of France") is None
+    assert locate(text, "   ") is None
+
+
+def test_marks_count_utf16_units_like_javascript() -> None:
+    text = "😀😀 grounded claim."
+    marks, found = marks_for(text, [("grounded claim", "supported", "1", "e1")])
+    assert found == [True]
+    assert (marks[0].start, marks[0].end) == (5, 19)  # each emoji is two UTF-16 units
+
+
+def test_quote_with_ellipsis_marks_each_piece_in_order() -> None:
+    output = "First part here. Middle. Last part there."
+    marks, found = quote_marks(output, [("D1", "first part ... last part"), ("D2", "absent")])
+    assert found == [True, False]
+    assert [output[m.start : m.end] for m in marks] == ["First part", "Last part"]
+
+
+def test_at_path() -> None:
+    assert at_path({"a": {"b": 2}}, "a.b") == 2
+    assert at_path({"a": {"b": 2}}, "a.c") is None
+
+
+# ---------------------------------------------------------------- binding to real runs
+
+
+def test_judge_report_binds_summary_and_archives(judge_run: Path) -> None:
+    summary = json.loads((judge_run / "summary.json").read_text())
+    payload, _ = build_report([judge_run], ReportOptions())
+    run = payload.runs[0]
+    assert run.kind == "judge"
+    assert run.reproducibility[1].value == summary["fingerprint"]
+    for m in run.metrics:
+        assert m.value == at_path(summary, m.path)
+    titles = [t.title for t in run.tables]
+    assert any(t.startswith("Scores per target x variant x dimension") for t in titles)
+    assert "Self-judge vs cross-judge (self-preference)" in titles
+    valid, invalid = run.example_sets
+    assert len(valid.rows) == summary["counts"]["valid"]
+    assert len(valid.rows) + len(invalid.rows) == summary["counts"]["records"]
+    assert {p.name for p in run.plots} == {Path(p).stem for p in summary["plots"]}
+    assert "results_analysis.md" in [d.title for d in run.documents]
+
+
+def test_score_table_cells_are_the_summary_numbers(judge_run: Path) -> None:
+    summary = json.loads((judge_run / "summary.json").read_text())
+    payload, _ = build_report([judge_run], ReportOptions())
+    table = next(t for t in payload.runs[0].tables if t.title.startswith("Scores"))
+    first = summary["scores"][0]
+    key = [first["method"], first["judge_model"], first["target_model"], first["prompt_variant"]]
+    row = next(r for r in table.rows if r[:4] == key)
+    cell = row[table.columns.index(first["dimension"])]
+    mean, low, high = (format_number(first[k]) for k in ("mean", "ci_low", "ci_high"))
+    assert cell == f"{mean} [{low}, {high}]"
+
+
+def test_invalid_evaluation_detail_has_flags_checks_and_raw_reply(judge_run: Path) -> None:
+    page = render_report([judge_run])
+    payload = main_payload(page)
+    invalid = payload["runs"][0]["example_sets"][1]  # type: ignore[index]
+    details = json.loads(blocks_of(page)[invalid["chunk_ids"][0]])
+    assert details, "the stub judges are expected to break the protocol sometimes"
+    first = details[0]
+    titles = [s.get("title") or s.get("table", {}).get("title") for s in first["sections"]]
+    assert "Raw judge reply" in titles and "Checks that fired" in titles
+    assert any(f["label"] == "validity" and f["value"] == "invalid" for f in first["facts"])
+
+
+def test_bench_report_binds_summary_buckets_and_examples(bench_run: Path) -> None:
+    summary = json.loads((bench_run / "summary.json").read_text())
+    payload, _ = build_report([bench_run], ReportOptions())
+    run = payload.runs[0]
+    assert run.kind == "bench"
+    auroc = next(m for m in run.metrics if m.path == "detection.metrics.auroc.value")
+    node = summary["detection"]["metrics"]["auroc"]
+    assert (auroc.value, auroc.ci_low, auroc.ci_high) == (node["value"], node["low"], node["high"])
+    buckets = next(t for t in run.tables if t.title == "Failure buckets")
+    assert {r[0] for r in buckets.rows} == set(summary["buckets"])
+    assert len(run.example_sets[0].rows) == summary["counts"]["results"]
+    assert [p.name for p in run.plots] == [
+        "calibration",
+        "pr_curve",
+        "roc_curve",
+        "coverage_accuracy",
+    ]
+
+
+def test_bench_detail_marks_claims_and_links_evidence(bench_run: Path) -> None:
+    page = render_report([bench_run])
+    example_set = main_payload(page)["runs"][0]["example_sets"][0]  # type: ignore[index]
+    details = json.loads(blocks_of(page)[example_set["chunk_ids"][0]])
+    detail = details[0]
+    answer = next(s for s in detail["sections"] if s.get("title", "").startswith("Selected"))
+    claims = next(s for s in detail["sections"] if s["type"] == "claims")
+    evidence = next(s for s in detail["sections"] if s["type"] == "evidence")
+    assert answer["marks"] and claims["items"] and evidence["items"]
+    ids = {e["evidence_id"] for e in evidence["items"]}
+    assert all(m["ref"] in ids for m in answer["marks"] if "ref" in m)
+    assert {m["cls"] for m in answer["marks"]} <= {"supported", "unsupported", "uncertain"}
+
+
+def test_best_of_n_detail_lists_candidates(best_of_n_run: Path) -> None:
+    page = render_report([best_of_n_run])
+    example_set = main_payload(page)["runs"][0]["example_sets"][0]  # type: ignore[index]
+    details = json.loads(blocks_of(page)[example_set["chunk_ids"][0]])
+    tables = [s["table"] for d in details for s in d["sections"] if s["type"] == "table"]
+    candidates = [t for t in tables if t["title"].startswith("Candidates")]
+    assert candidates and len(candidates[0]["rows"]) == 3
+
+
+def test_large_runs_use_gzip_chunks_and_cut_texts_to_the_budget(bench_run: Path) -> None:
+    options = ReportOptions(max_bytes=260_000, gzip_above_rows=10, chunk_rows_gzip=16)
+    page = render_report([bench_run], options)
+    example_set = main_payload(page)["runs"][0]["example_sets"][0]  # type: ignore[index]
+    assert example_set["chunk_encoding"] == "gzip" and example_set["rows_block"]
+    assert example_set["truncated_to"] is not None
+    chunk = blocks_of(page)[example_set["chunk_ids"][0]]
+    details = json.loads(gzip.decompress(base64.b64decode(chunk)))
+    assert len(details) == 16
+    rows = json.loads(gzip.decompress(base64.b64decode(blocks_of(page)[example_set["rows_block"]])))
+    assert len(rows) == example_set["row_count"]
+
+
+def test_payload_text_is_only_ever_escaped_in_the_file(bench_run: Path, judge_run: Path) -> None:
+    for run in (bench_run, judge_run):
+        page = render_report([run])
+        assert "window.__pwned" not in page.split("<script>")[-1]
+        assert "<script>window.__pwned" not in page
+        assert "<img src=x" not in page
+
+
+def test_comparison_names_runs_apart(bench_run: Path, tmp_path: Path) -> None:
+    out = tmp_path / "cmp.html"
+    assert main(["report", str(bench_run), str(bench_run), "--out", str(out)]) == 0
+    names = [r["name"] for r in main_payload(out.read_text())["runs"]]  # type: ignore[index]
+    assert names == ["run", "run (2)"]
+
+
+def test_write_report_default_path_and_cli(
+    judge_run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert write_report(judge_run) == judge_run / "report.html"
+    assert main(["report", str(judge_run)]) == 0
+    assert "report.html" in capsys.readouterr().out
+
+
+def test_cli_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["report", str(tmp_path)]) == 2
+    assert "no run.json" in capsys.readouterr().err
+    assert main(["report", str(tmp_path), str(tmp_path)]) == 2
+    assert "--out" in capsys.readouterr().err
+    with pytest.raises(InputError):
+        write_report(tmp_path / "missing")
+
+
+def test_broken_run_json_is_a_located_error(tmp_path: Path) -> None:
+    (tmp_path / "run.json").write_text("{not json")
+    with pytest.raises(InputError, match=r"run\.json"):
+        write_report(tmp_path)
