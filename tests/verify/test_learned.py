@@ -1,0 +1,138 @@
+"""The learned claim checker: its verdicts, its shipped weights (reproduced exactly by the
+training script from ../shared/data) and its held-out quality on WiCE dev."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from assay.verify.checkers.learned import (
+    FEATURE_NAMES,
+    LearnedChecker,
+    LearnedWeights,
+    claim_features,
+    shipped_weights,
+)
+from assay.verify.types import Claim, Evidence
+
+from ..conftest import REPO_ROOT, SHARED_DATA
+
+EVIDENCE = (
+    Evidence(
+        evidence_id="e1",
+        title="Harbour Bridge",
+        text="The Harbour Bridge opened to traffic in 1932. Its main span is 503 metres long.",
+    ),
+    Evidence(evidence_id="e2", text="The bridge was designed by John Bradfield and is not tolled."),
+    Evidence(evidence_id="e3", text="Ferries cross the harbour every twenty minutes."),
+)
+
+
+def _load_script() -> ModuleType:
+    path = REPO_ROOT / "scripts" / "train_learned_checker.py"
+    spec = importlib.util.spec_from_file_location("train_learned_checker", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while being built
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def script() -> ModuleType:
+    return _load_script()
+
+
+@pytest.fixture(scope="module")
+def trained(script: ModuleType) -> Any:
+    if not SHARED_DATA.is_dir():
+        pytest.fail(f"the shared datasets are expected at {SHARED_DATA}")
+    return script.train_shipped(SHARED_DATA)
+
+
+def _check(text: str, cited: tuple[str, ...] = ()) -> tuple[str, float, tuple[str, ...]]:
+    result = LearnedChecker().check_sync(Claim(text=text, cited_ids=cited), EVIDENCE)
+    assert result.p_supported is not None
+    return result.label, result.p_supported, result.supporting_ids
+
+
+def test_a_claim_stated_in_the_evidence_is_supported_with_its_evidence() -> None:
+    label, p, supporting = _check("The Harbour Bridge opened to traffic in 1932.", ("e1",))
+    assert label == "supported" and p >= 0.6
+    assert supporting == ("e1",)
+
+
+def test_a_wrong_number_or_name_lowers_the_probability() -> None:
+    _, right, _ = _check("The Harbour Bridge opened to traffic in 1932.")
+    _, wrong_year, _ = _check("The Harbour Bridge opened to traffic in 1957.")
+    _, wrong_name, _ = _check("The bridge was designed by Gustave Eiffel.")
+    assert wrong_year < right and wrong_name < right
+    assert _check("Tokyo hosts the largest fish market in Asia.")[0] == "unsupported"
+
+
+def test_a_claim_drawing_on_two_snippets_cites_both() -> None:
+    label, _, supporting = _check("The Harbour Bridge, designed by John Bradfield, opened in 1932.")
+    assert label == "supported" and set(supporting) == {"e1", "e2"}
+
+
+def test_async_check_matches_the_sync_one_and_names_its_source() -> None:
+    claim = Claim(text="Ferries cross the harbour every twenty minutes.", cited_ids=("e3",))
+    checker = LearnedChecker()
+    result = asyncio.run(checker.check(claim, EVIDENCE))
+    assert result == checker.check_sync(claim, EVIDENCE)
+    assert result.checker == "learned" and result.probability_source == "learned"
+    assert result.cited_supporting_ids == ("e3",)
+
+
+def test_the_uncertain_band_lies_between_lower_and_upper() -> None:
+    checker = LearnedChecker()
+    assert checker.label_of(0.5) == "uncertain"
+    assert checker.label_of(checker.weights.upper) == "supported"
+    assert checker.label_of(checker.weights.lower) == "unsupported"
+
+
+def test_features_are_bounded_and_named() -> None:
+    vector = claim_features("The bridge is 503 metres long and never tolled.", EVIDENCE)
+    assert len(vector.values) == len(FEATURE_NAMES)
+    assert all(0.0 <= v <= 3.0 for v in vector.values)
+    assert claim_features("", EVIDENCE).values == claim_features("", EVIDENCE).values
+
+
+def test_a_weights_file_for_other_features_is_refused() -> None:
+    path = REPO_ROOT / "src/assay/verify/checkers/learned_weights.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["model"]["feature_names"] = data["model"]["feature_names"][:-1]
+    with pytest.raises(ValueError, match="features"):
+        LearnedWeights.from_json(data)
+
+
+def test_the_training_script_reproduces_the_shipped_weights(
+    script: ModuleType, trained: Any
+) -> None:
+    weights = trained.weights
+    assert script.max_difference(weights, shipped_weights()) <= 1e-6
+    document = trained.document
+    shipped = json.loads(Path(script.DEFAULT_OUT).read_text(encoding="utf-8"))
+    assert document["training"]["train_on"] == shipped["training"]["train_on"]
+    assert "wice" not in document["training"]["train_on"]
+
+
+def test_held_out_wice_is_well_above_chance(script: ModuleType, trained: Any) -> None:
+    wice = trained.corpus.examples["wice"]
+    scores = script.score(wice, script.learned_scores(wice, shipped_weights()))
+    assert scores.n == 349
+    assert scores.auroc > 0.75
+    assert scores.balanced_accuracy > 0.62
+
+
+def test_grouped_folds_never_split_a_group(script: ModuleType) -> None:
+    folds = {script.fold_of(f"g{i}", 5, 0) for i in range(200)}
+    assert folds == set(range(5))
+    assert script.fold_of("same", 5, 0) == script.fold_of("same", 5, 0)
