@@ -51,25 +51,28 @@ def test_values_match_single_metric_functions() -> None:
     json.dumps(summary, allow_nan=False)
 
 
-@pytest.mark.parametrize(
-    "metric", ["precision", "recall", "auroc", "auprc", "brier", "ece_uniform"]
-)
-def test_intervals_agree_with_generic_cluster_bootstrap(metric: str) -> None:
-    """The sufficient-statistics intervals approximate a direct cluster bootstrap."""
+STATISTICS = {
+    "precision": lambda a, b: precision_recall_f1(a, b >= 0.5).precision,
+    "recall": lambda a, b: precision_recall_f1(a, b >= 0.5).recall,
+    "auroc": roc_auc_score,
+    "auprc": average_precision_score,
+    "brier": lambda a, b: float(np.mean((b - a) ** 2)),
+    "ece_uniform": expected_calibration_error,
+}
+
+
+@pytest.mark.parametrize("clustered", [True, False])
+@pytest.mark.parametrize("metric", sorted(STATISTICS))
+def test_intervals_agree_with_direct_bootstrap(metric: str, clustered: bool) -> None:
+    """The sufficient-statistics intervals approximate a direct (cluster) bootstrap."""
     y, p, clusters = _detector(3000, 400, seed=1)
-    fast = summarize_binary_detection(y, p, clusters=clusters, n_resamples=400)["metrics"][metric]
-    statistics = {
-        "precision": lambda a, b: precision_recall_f1(a, b >= 0.5).precision,
-        "recall": lambda a, b: precision_recall_f1(a, b >= 0.5).recall,
-        "auroc": roc_auc_score,
-        "auprc": average_precision_score,
-        "brier": lambda a, b: float(np.mean((b - a) ** 2)),
-        "ece_uniform": expected_calibration_error,
-    }
-    slow = bootstrap_ci(statistics[metric], y, p, clusters=clusters, n_resamples=400, seed=5)
+    groups = clusters if clustered else None
+    fast = summarize_binary_detection(y, p, clusters=groups, n_resamples=400)
+    block = fast["metrics"][metric]
+    slow = bootstrap_ci(STATISTICS[metric], y, p, clusters=groups, n_resamples=400, seed=5)
     slow_width = slow.high - slow.low
-    assert fast["high"] - fast["low"] == pytest.approx(slow_width, rel=0.3)
-    assert fast["low"] == pytest.approx(slow.low, abs=0.3 * slow_width)
+    assert block["high"] - block["low"] == pytest.approx(slow_width, rel=0.3)
+    assert block["low"] == pytest.approx(slow.low, abs=0.3 * slow_width)
 
 
 def test_continuous_scores_with_many_distinct_values_use_cells() -> None:

@@ -1,17 +1,21 @@
 """Per-cluster sufficient statistics for fast bootstrap intervals of detection metrics.
 
-Every metric in :func:`summarize_binary_detection` is a function of a few sums over examples:
-the four confusion counts, the squared errors, per calibration bin the count, positives and
-summed probability, and per score cell the positives and negatives. A bootstrap resample of
-clusters only changes how often each cluster is counted, so with ``M`` = clusters x sums and
-``W`` = resamples x clusters multinomial counts, every resample's sums are one matrix product
-``W @ M`` (BLAS), instead of re-sorting a million rows per resample.
+Every metric in :func:`summarize_binary_detection` is a function of a few sums over examples.
+A bootstrap resample of clusters only changes how often each cluster is counted, so with
+``M`` = clusters x sums and ``W`` = resamples x clusters multinomial counts, every resample's
+sums are one matrix product ``W @ M`` (BLAS), instead of re-sorting a million rows per
+resample.
 
-Ranking metrics need scores ordered; they use score cells. With at most ``max_cells``
-distinct scores each cell is one score and the result is exact. Otherwise cells are
-equal-mass score quantiles; AUROC then credits positive/negative pairs inside a cell with the
-cell's full-data concordance (so the full-data value is exact), and average precision treats
-a cell as tied. Intervals are shifted by (exact full-data value - value from the sums).
+The sums: per score *cell* the number of positives and negatives, plus the squared error and,
+per calibration bin (equal-width and equal-mass), the summed probability. Cells are ordered
+score ranges that never straddle a calibration bin edge or the flag threshold, so confusion
+counts and per-bin counts and positives are sums of cells.
+
+Cells are the distinct scores when there are at most ``EXACT_CELLS`` of them, and the result
+is exact. Otherwise cells are cut at the bin edges, the threshold and ``SCORE_SPLITS``
+equal-mass score quantiles; AUROC then credits positive/negative pairs inside a cell with
+the cell's full-data concordance (so the full-data value is exact) and average precision
+treats a cell as tied. Intervals are shifted by (exact full-data value - value from sums).
 """
 
 from __future__ import annotations
@@ -25,34 +29,9 @@ import numpy.typing as npt
 from assay.metrics._calibration import assign_bins
 from assay.metrics._validation import BoolArray, FloatArray
 
-N_FIXED = 5  # tp, fp, fn, tn, sum of squared errors
-MATRIX_BUDGET_BYTES = 768 * 2**20
-MAX_CELLS = 64
-
-
-@dataclass(frozen=True)
-class SumLayout:
-    """Where each sufficient statistic sits in the columns of the sums matrix."""
-
-    n_bins: int
-    n_cells: int
-    cell_concordance: FloatArray
-
-    @property
-    def uniform_start(self) -> int:
-        return N_FIXED
-
-    @property
-    def quantile_start(self) -> int:
-        return N_FIXED + 3 * self.n_bins
-
-    @property
-    def cell_start(self) -> int:
-        return N_FIXED + 6 * self.n_bins
-
-    @property
-    def width(self) -> int:
-        return self.cell_start + 2 * self.n_cells
+EXACT_CELLS = 96
+SCORE_SPLITS = 32
+IntArray = npt.NDArray[np.intp]
 
 
 @dataclass(frozen=True)
@@ -62,37 +41,102 @@ class DetectionData:
     truth: BoolArray
     prob: FloatArray
     flagged: BoolArray
-    cluster_codes: npt.NDArray[np.intp]
+    cluster_codes: IntArray
     n_clusters: int
+    clustered: bool
     uniform_edges: FloatArray
     quantile_edges: FloatArray
 
 
-def max_cells_for(n_clusters: int, n_bins: int) -> int:
-    """Score cells that keep the float32 sums matrix within the memory budget."""
-    affordable = MATRIX_BUDGET_BYTES // (4 * max(n_clusters, 1)) - N_FIXED - 6 * n_bins
-    return int(max(8, min(MAX_CELLS, affordable // 2)))
+@dataclass(frozen=True)
+class CellSums:
+    """Sums for each row (full data or one resample), expanded from the matrix columns."""
+
+    tp: FloatArray
+    fp: FloatArray
+    fn: FloatArray
+    tn: FloatArray
+    squared_error: FloatArray
+    cell_pos: FloatArray  # rows x cells, cells in ascending score order
+    cell_neg: FloatArray
+    uniform: tuple[FloatArray, FloatArray, FloatArray]  # per bin: count, positives, prob sum
+    quantile: tuple[FloatArray, FloatArray, FloatArray]
 
 
-def score_cells(
-    prob: FloatArray, distinct: FloatArray, inverse: npt.NDArray[np.intp], max_cells: int
-) -> tuple[npt.NDArray[np.intp], int]:
-    """Cell per example (ascending score) and the number of cells.
+@dataclass(frozen=True)
+class SumLayout:
+    """Column layout of the sums matrix: [squared error | prob sums | cell pos/neg pairs]."""
 
-    ``distinct``/``inverse`` come from ``np.unique(prob, return_inverse=True)``. Cells are the
-    distinct scores when there are at most ``max_cells`` of them (exact), else equal-mass
-    quantile ranges.
+    n_bins: int
+    cell_flagged: BoolArray
+    cell_uniform_bin: IntArray
+    cell_quantile_bin: IntArray
+    cell_concordance: FloatArray
+
+    @property
+    def n_cells(self) -> int:
+        return len(self.cell_flagged)
+
+    @property
+    def width(self) -> int:
+        return 1 + 2 * self.n_bins + 2 * self.n_cells
+
+    def expand(self, sums: FloatArray) -> CellSums:
+        """Derive confusion counts and per-bin sums from rows of the sums matrix."""
+        cells = sums[:, 1 + 2 * self.n_bins :].reshape(len(sums), self.n_cells, 2)
+        pos, neg = cells[..., 0], cells[..., 1]
+        flag = self.cell_flagged
+        return CellSums(
+            tp=pos[:, flag].sum(axis=1),
+            fp=neg[:, flag].sum(axis=1),
+            fn=pos[:, ~flag].sum(axis=1),
+            tn=neg[:, ~flag].sum(axis=1),
+            squared_error=sums[:, 0],
+            cell_pos=pos,
+            cell_neg=neg,
+            uniform=self._bin_sums(pos, neg, self.cell_uniform_bin, sums[:, 1 : 1 + self.n_bins]),
+            quantile=self._bin_sums(
+                pos, neg, self.cell_quantile_bin, sums[:, 1 + self.n_bins :][:, : self.n_bins]
+            ),
+        )
+
+    def _bin_sums(
+        self, pos: FloatArray, neg: FloatArray, cell_bin: IntArray, prob_sums: FloatArray
+    ) -> tuple[FloatArray, FloatArray, FloatArray]:
+        membership = np.zeros((self.n_cells, self.n_bins))
+        membership[np.arange(self.n_cells), cell_bin] = 1.0
+        return (pos + neg) @ membership, pos @ membership, prob_sums
+
+
+def score_cells(data: DetectionData, distinct: FloatArray, inverse: IntArray) -> IntArray:
+    """Cell of each example: a distinct score, or a range between consecutive cut points.
+
+    ``distinct``/``inverse`` come from ``np.unique(prob, return_inverse=True)``.
     """
-    if distinct.size <= max_cells:
-        return inverse.astype(np.intp), int(distinct.size)
-    inner = np.quantile(prob, np.linspace(0.0, 1.0, max_cells + 1)[1:-1])
-    raw = np.searchsorted(inner, distinct, side="right")
-    occupied, cell_of_value = np.unique(raw, return_inverse=True)
-    return cell_of_value[inverse].astype(np.intp), int(occupied.size)
+    if distinct.size <= EXACT_CELLS:
+        return inverse.astype(np.intp)
+    cuts = np.unique(
+        np.concatenate(
+            [
+                data.uniform_edges[1:-1],
+                data.quantile_edges[1:-1],
+                np.quantile(data.prob, np.linspace(0.0, 1.0, SCORE_SPLITS + 1)[1:-1]),
+                [threshold_of(data)],
+            ]
+        )
+    )
+    raw = np.searchsorted(cuts, distinct, side="right")
+    _, cell_of_value = np.unique(raw, return_inverse=True)
+    return np.asarray(cell_of_value[inverse], dtype=np.intp)
+
+
+def threshold_of(data: DetectionData) -> float:
+    """The lowest flagged probability, or above 1 when nothing is flagged (a cut point)."""
+    return float(data.prob[data.flagged].min()) if data.flagged.any() else 2.0
 
 
 def cell_concordance(
-    truth: BoolArray, inverse: npt.NDArray[np.intp], cells: npt.NDArray[np.intp], n_cells: int
+    truth: BoolArray, inverse: IntArray, cells: IntArray, n_cells: int
 ) -> FloatArray:
     """Per cell, the share of (positive, negative) pairs inside it ordered correctly, ties half."""
     negative = (~truth).astype(np.float64)
@@ -107,62 +151,112 @@ def cell_concordance(
     return np.asarray(np.where(pairs > 0, within / np.where(pairs > 0, pairs, 1.0), 0.5))
 
 
-def build_sums(data: DetectionData, n_bins: int) -> tuple[npt.NDArray[np.float32], SumLayout]:
-    """The clusters x sufficient-statistics matrix and its column layout."""
+@dataclass(frozen=True)
+class SumsMatrix:
+    """Rows of sufficient statistics and how a bootstrap resample reweights them.
+
+    Clustered data: one row per cluster, resampled by drawing clusters uniformly. Unclustered
+    data: one row per group of examples that agree on label, score cell and score to 1/4096
+    (``group_sizes`` examples each), holding the group's *mean* statistics; a resample draws
+    how many of the n examples fall in each group, Multinomial(n, sizes / n). That is the
+    example bootstrap, except that examples of one group share their mean probability.
+    """
+
+    rows: npt.NDArray[np.float32]
+    layout: SumLayout
+    group_sizes: FloatArray | None = None
+
+    def full_data(self) -> FloatArray:
+        weights = np.ones(len(self.rows)) if self.group_sizes is None else self.group_sizes
+        return np.asarray(weights @ self.rows.astype(np.float64))[None, :]
+
+
+FINE_SCORE_BINS = 4096
+
+
+def build_sums(data: DetectionData, n_bins: int) -> SumsMatrix:
+    """The sufficient-statistics matrix of the data and its column layout."""
     distinct, inverse = np.unique(data.prob, return_inverse=True)
-    cells, n_cells = score_cells(
-        data.prob, distinct, inverse, max_cells_for(data.n_clusters, n_bins)
+    cells = score_cells(data, distinct, inverse)
+    n_cells = int(cells.max()) + 1
+    uniform_bin = assign_bins(data.prob, data.uniform_edges)
+    quantile_bin = assign_bins(data.prob, data.quantile_edges)
+    layout = SumLayout(
+        n_bins=n_bins,
+        cell_flagged=_per_cell(cells, data.flagged, n_cells).astype(np.bool_),
+        cell_uniform_bin=_per_cell(cells, uniform_bin, n_cells),
+        cell_quantile_bin=_per_cell(cells, quantile_bin, n_cells),
+        cell_concordance=cell_concordance(data.truth, inverse, cells, n_cells),
     )
-    concordance = cell_concordance(data.truth, inverse, cells, n_cells)
-    layout = SumLayout(n_bins, n_cells, concordance)
-    row_start = data.cluster_codes * layout.width
-    flat = [row_start + start + column for start, column, _ in _columns(data, cells, layout)]
-    amounts = [amount for _, _, amount in _columns(data, cells, layout)]
-    sums = np.bincount(
-        np.concatenate(flat),
-        weights=np.concatenate(amounts),
-        minlength=data.n_clusters * layout.width,
+    if data.clustered:
+        codes, n_rows = data.cluster_codes, data.n_clusters
+    else:
+        fine = np.minimum((data.prob * FINE_SCORE_BINS).astype(np.intp), FINE_SCORE_BINS - 1)
+        key = (2 * cells + data.truth) * FINE_SCORE_BINS + fine
+        _, codes = np.unique(key, return_inverse=True)
+        n_rows = int(codes.max()) + 1
+    columns = (uniform_bin, quantile_bin, cells)
+    rows = _scatter(data, codes.astype(np.intp), n_rows, layout, columns)
+    if data.clustered:
+        return SumsMatrix(rows, layout)
+    sizes = np.bincount(codes, minlength=n_rows).astype(np.float64)
+    return SumsMatrix((rows / sizes[:, None]).astype(np.float32), layout, sizes)
+
+
+def _scatter(
+    data: DetectionData,
+    codes: IntArray,
+    n_rows: int,
+    layout: SumLayout,
+    columns: tuple[IntArray, IntArray, IntArray],
+) -> npt.NDArray[np.float32]:
+    """Sum each example's statistics into the row ``codes`` gives it."""
+    uniform_bin, quantile_bin, cells = columns
+    n_bins = layout.n_bins
+    row_start = codes * layout.width
+    sums = np.zeros(n_rows * layout.width, dtype=np.float32)
+    prob32 = data.prob.astype(np.float32)
+    scatter = (
+        (row_start, ((data.prob - data.truth) ** 2).astype(np.float32)),
+        (row_start + 1 + uniform_bin, prob32),
+        (row_start + 1 + n_bins + quantile_bin, prob32),
+        (row_start + 1 + 2 * n_bins + 2 * cells + (~data.truth), np.float32(1.0)),
     )
-    return sums.astype(np.float32).reshape(data.n_clusters, layout.width), layout
+    for position, amount in scatter:
+        # numpy >= 2 has a fast unbuffered path for add.at; a float64 bincount of the same
+        # scatter is several times slower because its output is twice as large.
+        np.add.at(sums, position, amount)
+    return sums.reshape(n_rows, layout.width)
 
 
-def _columns(
-    data: DetectionData, cells: npt.NDArray[np.intp], layout: SumLayout
-) -> list[tuple[int, npt.NDArray[np.intp], FloatArray]]:
-    """(first column of a group, column within it, amount) triples, one amount per example."""
-    truth, prob = data.truth, data.prob
-    ones = np.ones(len(prob))
-    confusion = np.where(truth, np.where(data.flagged, 0, 2), np.where(data.flagged, 1, 3))
-    columns = [
-        (0, confusion.astype(np.intp), ones),
-        (4, np.zeros(len(prob), np.intp), (prob - truth) ** 2),
-    ]
-    for start, edges in (
-        (layout.uniform_start, data.uniform_edges),
-        (layout.quantile_start, data.quantile_edges),
-    ):
-        column = 3 * assign_bins(prob, edges)
-        columns += [(start, column, ones), (start + 1, column, truth.astype(np.float64))]
-        columns.append((start + 2, column, prob))
-    columns.append((layout.cell_start, 2 * cells + (~truth).astype(np.intp), ones))
-    return columns
+def _per_cell(cells: IntArray, values: npt.NDArray[np.generic], n_cells: int) -> IntArray:
+    """The value shared by all examples of each cell (cells never straddle a bin edge)."""
+    result = np.zeros(n_cells, dtype=np.intp)
+    result[cells] = values
+    return result
 
 
-def resampled_sums(sums: npt.NDArray[np.float32], n_resamples: int, seed: int) -> FloatArray:
-    """Sums for each bootstrap resample: multinomial cluster counts times the sums matrix.
+def resampled_sums(matrix: SumsMatrix, n_resamples: int, seed: int) -> FloatArray:
+    """Sums for each bootstrap resample: multinomial row counts times the sums matrix.
 
     Resamples are drawn in batches, each from its own ``SeedSequence(seed).spawn`` stream, so
     the result does not depend on the two worker threads' timing. The product is written as
-    ``(sums.T @ weights.T).T``: OpenBLAS threads the other orientation badly for this shape.
+    ``(rows.T @ weights.T).T``: OpenBLAS threads the other orientation badly for this shape.
     """
-    n_clusters = sums.shape[0]
-    batch = int(max(1, min(64, 8_000_000 // n_clusters)))
+    rows = matrix.rows
+    batch = int(max(1, min(64, 8_000_000 // len(rows))))
     sizes = [min(batch, n_resamples - done) for done in range(0, n_resamples, batch)]
     streams = np.random.SeedSequence(seed).spawn(len(sizes))
 
     def one_batch(size: int, stream: np.random.SeedSequence) -> FloatArray:
-        weights = multinomial_counts(np.random.default_rng(stream), size, n_clusters)
-        return np.asarray((sums.T @ weights.T).T, dtype=np.float64)
+        rng = np.random.default_rng(stream)
+        if matrix.group_sizes is None:
+            weights = multinomial_counts(rng, size, len(rows))
+        else:
+            total = int(matrix.group_sizes.sum())
+            probabilities = matrix.group_sizes / total
+            weights = rng.multinomial(total, probabilities, size=size).astype(np.float32)
+        return np.asarray((rows.T @ weights.T).T, dtype=np.float64)
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         blocks = list(pool.map(one_batch, sizes, streams))

@@ -141,6 +141,7 @@ def _prepare(
         flagged=prob >= threshold,
         cluster_codes=codes,
         n_clusters=n_clusters,
+        clustered=clusters is not None,
         uniform_edges=calibration_bin_edges(prob, n_bins=n_bins, strategy="uniform"),
         quantile_edges=calibration_bin_edges(prob, n_bins=n_bins, strategy="quantile"),
     )
@@ -185,9 +186,9 @@ def _intervals(
     """Shifted percentile interval and the number of usable resamples per defined metric."""
     if n_resamples == 0:
         return {}
-    sums, layout = build_sums(data, n_bins)
-    full = metrics_from_sums(sums.sum(axis=0, dtype=np.float64)[None, :], layout)
-    replicates = metrics_from_sums(resampled_sums(sums, n_resamples, seed), layout)
+    matrix = build_sums(data, n_bins)
+    full = metrics_from_sums(matrix.full_data(), matrix.layout)
+    replicates = metrics_from_sums(resampled_sums(matrix, n_resamples, seed), matrix.layout)
     result: dict[str, tuple[float | None, float | None, int]] = {}
     for name, value in exact.items():
         shift = value - float(full[name][0])
@@ -208,7 +209,8 @@ def _divide(numerator: FloatArray, denominator: FloatArray, *, empty: float) -> 
 
 def metrics_from_sums(sums: FloatArray, layout: SumLayout) -> dict[str, FloatArray]:
     """Every summary metric for each row of sufficient statistics (NaN where undefined)."""
-    tp, fp, fn, tn, squared = (sums[:, i] for i in range(5))
+    cell = layout.expand(sums)
+    tp, fp, fn, tn = cell.tp, cell.fp, cell.fn, cell.tn
     n = tp + fp + fn + tn
     positives, negatives = tp + fn, fp + tn
     recall = _divide(tp, positives, empty=np.nan)
@@ -219,35 +221,32 @@ def metrics_from_sums(sums: FloatArray, layout: SumLayout) -> dict[str, FloatArr
         "f1": np.where(positives > 0, _divide(2 * tp, 2 * tp + fp + fn, empty=0.0), np.nan),
         "accuracy": (tp + tn) / n,
         "balanced_accuracy": (recall + specificity) / 2,
-        "brier": squared / n,
+        "brier": cell.squared_error / n,
         "positive_rate": positives / n,
         "flag_rate": (tp + fp) / n,
     }
-    uniform = _bin_errors(sums, layout.uniform_start, layout.n_bins, n)
-    metrics["ece_uniform"], metrics["mce"] = uniform
-    metrics["ece_quantile"] = _bin_errors(sums, layout.quantile_start, layout.n_bins, n)[0]
-    metrics.update(_ranking_from_cells(sums, layout))
+    metrics["ece_uniform"], metrics["mce"] = _bin_errors(*cell.uniform, n)
+    metrics["ece_quantile"] = _bin_errors(*cell.quantile, n)[0]
+    metrics.update(_ranking_from_cells(cell.cell_pos, cell.cell_neg, layout.cell_concordance))
     return metrics
 
 
 def _bin_errors(
-    sums: FloatArray, start: int, n_bins: int, n: FloatArray
+    count: FloatArray, positive: FloatArray, prob_sum: FloatArray, n: FloatArray
 ) -> tuple[FloatArray, FloatArray]:
-    """ECE and MCE from per-bin (count, positives, summed probability)."""
-    block = sums[:, start : start + 3 * n_bins].reshape(len(sums), n_bins, 3)
-    count, positive, prob_sum = block[..., 0], block[..., 1], block[..., 2]
+    """ECE and MCE from per-bin count, positives and summed probability."""
     gap = np.abs(prob_sum - positive)
     per_bin = np.where(count > 0, gap / np.where(count > 0, count, 1.0), 0.0)
     return gap.sum(axis=1) / n, per_bin.max(axis=1)
 
 
-def _ranking_from_cells(sums: FloatArray, layout: SumLayout) -> dict[str, FloatArray]:
+def _ranking_from_cells(
+    pos: FloatArray, neg: FloatArray, concordance: FloatArray
+) -> dict[str, FloatArray]:
     """AUROC and average precision from per-cell positive and negative counts."""
-    cells = sums[:, layout.cell_start : layout.width].reshape(len(sums), layout.n_cells, 2)
-    pos, neg = cells[..., 0], cells[..., 1]
     n_pos, n_neg = pos.sum(axis=1), neg.sum(axis=1)
     below = np.cumsum(neg, axis=1) - neg
-    concordant = np.sum(pos * (below + layout.cell_concordance * neg), axis=1)
+    concordant = np.sum(pos * (below + concordance * neg), axis=1)
     auroc = _divide(concordant, n_pos * n_neg, empty=np.nan)
     pos_desc, neg_desc = pos[:, ::-1], neg[:, ::-1]
     tps = np.cumsum(pos_desc, axis=1)

@@ -44,8 +44,9 @@ def binary_labels(values: Any, name: str) -> BoolArray:
         raise ValueError(f"{name} must hold 0/1 or booleans, got dtype {array.dtype}")
     if np.issubdtype(array.dtype, np.floating) and np.isnan(array).any():
         raise ValueError(f"{name} contains NaN; drop or label those examples first")
-    bad = np.setdiff1d(np.unique(array), [0, 1])
-    if bad.size:
+    not_binary = (array != 0) & (array != 1)  # a linear scan; np.unique would sort
+    if not_binary.any():
+        bad = np.unique(array[not_binary])
         raise ValueError(f"{name} contains values other than 0/1: {bad[:5].tolist()}")
     return np.asarray(array == 1, dtype=np.bool_)
 
