@@ -25,12 +25,11 @@ NEGATIONS = _wordset(
     "wasn't weren't doesn't don't didn't hasn't haven't hadn't couldn't shouldn't wouldn't "
     "unable fail fails failed lack lacks lacked"
 )
-_NUMBER_WORDS = {
+_NUMBER_WORDS = {  # cardinals only: ordinals ("first") and "once"/"half" are rarely numbers
     "zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
     "seven": "7", "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12",
     "twenty": "20", "thirty": "30", "hundred": "100", "thousand": "1000", "million": "1000000",
-    "billion": "1000000000", "first": "1", "second": "2", "third": "3", "fourth": "4",
-    "fifth": "5", "twice": "2", "once": "1", "single": "1", "double": "2", "half": "0.5",
+    "billion": "1000000000",
 }  # fmt: skip
 _MONTHS = _wordset(
     "january february march april may june july august september october november december"
