@@ -302,6 +302,13 @@ def learned_scores(examples: Sequence[Example], weights: LearnedWeights) -> list
     return out
 
 
+def uncertain_rate(examples: Sequence[Example], weights: LearnedWeights) -> float:
+    """Share of claims (against all evidence) that the weights label ``uncertain``."""
+    checker = LearnedChecker(weights)
+    labels = [checker.verdict(u.claim, u.against_all).label for e in examples for u in e.units]
+    return labels.count("uncertain") / len(labels) if labels else 0.0
+
+
 def lexical_scores(examples: Sequence[Example]) -> list[float | None]:
     checker = LexicalChecker()
     out = []
@@ -405,8 +412,9 @@ def report(corpus: Corpus, config: TrainConfig, folds: int, seed: int) -> list[s
     shipped = train_weights(corpus.select(config.train_on), config)
     lines = [
         "| dataset | n | lexical BAcc | lexical AUROC | learned LODO BAcc | learned LODO AUROC "
-        f"| learned {folds}-fold BAcc | learned {folds}-fold AUROC | shipped weights |",
-        "|---|---|---|---|---|---|---|---|---|",
+        f"| learned {folds}-fold BAcc | learned {folds}-fold AUROC | shipped weights BAcc / AUROC "
+        "| shipped uncertain |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, examples in corpus.examples.items():
         base = score(examples, lexical_scores(examples))
@@ -418,7 +426,8 @@ def report(corpus: Corpus, config: TrainConfig, folds: int, seed: int) -> list[s
             f"| {name} | {base.n} | {_pct(base.balanced_accuracy)} | {base.auroc:.3f} "
             f"| {_pct(held.balanced_accuracy)} | {held.auroc:.3f} "
             f"| {_pct(cv.balanced_accuracy)} | {cv.auroc:.3f} "
-            f"| {_pct(own.balanced_accuracy)} / {own.auroc:.3f} ({seen}) |"
+            f"| {_pct(own.balanced_accuracy)} / {own.auroc:.3f} ({seen}) "
+            f"| {_pct(uncertain_rate(examples, shipped))}% |"
         )
     return lines
 

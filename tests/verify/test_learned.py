@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from assay.model import ModelOptions
 from assay.verify.checkers.learned import (
     FEATURE_NAMES,
     LearnedChecker,
@@ -20,6 +21,8 @@ from assay.verify.checkers.learned import (
     claim_features,
     shipped_weights,
 )
+from assay.verify.metering import open_metered
+from assay.verify.patterns import PatternContext, PatternOutcome, PatternSettings, get_pattern
 from assay.verify.types import Claim, Evidence
 
 from ..conftest import REPO_ROOT, SHARED_DATA
@@ -136,3 +139,27 @@ def test_grouped_folds_never_split_a_group(script: ModuleType) -> None:
     folds = {script.fold_of(f"g{i}", 5, 0) for i in range(200)}
     assert folds == set(range(5))
     assert script.fold_of("same", 5, 0) == script.fold_of("same", 5, 0)
+
+
+def test_the_script_scores_answers_as_the_entailment_pattern_does(
+    script: ModuleType, trained: Any
+) -> None:
+    """The held-out table is only honest if the script's answer score is the benchmark's."""
+    examples = trained.corpus.examples["expertqa"][:12] + trained.corpus.examples["wice"][:4]
+    expected = script.learned_scores(examples, shipped_weights())
+    model = open_metered("stub/gen", ModelOptions(cache=False))
+    context = PatternContext(
+        generator=model, checker=LearnedChecker(), critic=model, settings=PatternSettings()
+    )
+
+    async def run_all() -> list[PatternOutcome]:
+        try:
+            return [await get_pattern("entailment").run(e.record, context) for e in examples]
+        finally:
+            await model.aclose()
+
+    outcomes = asyncio.run(run_all())
+    assert any(u.claim.cited_ids for e in examples for u in e.units)
+    for outcome, p_error in zip(outcomes, expected, strict=True):
+        assert outcome.mode == "verify_only" and outcome.p_error is not None
+        assert outcome.p_error == pytest.approx(p_error, abs=2e-6)
