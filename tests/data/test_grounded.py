@@ -113,3 +113,13 @@ def test_iter_records_streams(tmp_path: Path) -> None:
 def test_missing_file_is_an_input_error(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="file not found"):
         load_records(tmp_path / "nope.jsonl")
+
+
+def test_byte_order_mark_is_accepted_and_bad_bytes_are_located(tmp_path: Path) -> None:
+    path = tmp_path / "bom.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps(_record()).encode() + b"\n\xff\xfe{}\n")
+    with pytest.raises(InputError) as caught:
+        load_records(path)
+    assert caught.value.line == 2 and "UTF-8" in str(caught.value)
+    result = load_records(path, skip_invalid=True)
+    assert [r.id for r in result.records] == ["q1"] and result.skipped[0].line == 2

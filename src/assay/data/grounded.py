@@ -63,18 +63,19 @@ def iter_records(
     if not file.is_file():
         raise InputError("file not found", path=file, hint="--data names a JSONL file")
     seen: set[str] = set()
-    with file.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
+    with file.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
             try:
+                line = _decode(raw, file, number)
+                if not line.strip():
+                    continue
                 record = parse_record_line(line, path=file, line=number)
                 _check_unique(record, seen, file, number)
             except InputError as error:
                 if not skip_invalid:
                     raise
                 if skipped is not None:
-                    skipped.append(_skipped(error, line))
+                    skipped.append(_skipped(error, raw.decode("utf-8", "replace")))
                 continue
             seen.add(record.id)
             yield record
@@ -161,6 +162,16 @@ def _describe(error: Any, raw: dict[str, Any]) -> str:
     got = error.get("input")
     got_text = "null" if got is None else type(got).__name__
     return f"{error['msg']} (got {got_text})"
+
+
+def _decode(raw: bytes, path: Path, line: int) -> str:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise InputError(
+            f"not UTF-8 text (byte {error.start + 1} of the line)", path=path, line=line
+        ) from None
+    return text.removeprefix("\ufeff") if line == 1 else text
 
 
 def _check_unique(record: GroundedQARecord, seen: set[str], path: Path, line: int) -> None:
