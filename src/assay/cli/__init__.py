@@ -14,10 +14,10 @@ from pydantic import ValidationError
 
 from .. import __version__
 from ..errors import AssayError
-from . import _import, _instructions, _judge, _models, _perturb, _report
+from . import _bench, _import, _instructions, _judge, _models, _perturb, _report
 
 # (module, registered in this order). A new command group is a module with register().
-COMMAND_GROUPS = [_models, _import, _instructions, _judge, _perturb, _report]
+COMMAND_GROUPS = [_models, _import, _instructions, _bench, _judge, _perturb, _report]
 
 
 def build_parser() -> argparse.ArgumentParser:

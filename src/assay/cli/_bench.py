@@ -41,7 +41,7 @@ def _help(parser: argparse.ArgumentParser) -> int:
 
 
 def add_run_parser(commands: Any) -> argparse.ArgumentParser:
-    run = commands.add_parser(
+    run: argparse.ArgumentParser = commands.add_parser(
         "run",
         help="run a verifier pattern over a grounded-QA JSONL file",
         description="Run a verifier pattern over a grounded-QA JSONL file into a run directory "
@@ -81,6 +81,9 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--temperature", type=float, default=0.7, help="answer sampling (0.7)")
     parser.add_argument("--max-tokens", type=int, default=256, help="tokens per answer (256)")
+    parser.add_argument(
+        "--critique-max-tokens", type=int, default=384, help="tokens per critique (384)"
+    )
     parser.add_argument(
         "--skip-invalid", action="store_true", help="skip bad input lines (listed in the run)"
     )
@@ -139,6 +142,7 @@ def config_from_args(args: argparse.Namespace) -> Any:
             threshold=args.threshold,
             temperature=args.temperature,
             max_tokens=args.max_tokens,
+            critique_max_tokens=args.critique_max_tokens,
             checker_votes=args.checker_votes,
             skip_invalid=args.skip_invalid,
             concurrency=args.concurrency,

@@ -65,6 +65,7 @@ class BenchmarkConfig(BaseModel):
     threshold: float = Field(default=0.5, ge=0.0, le=1.0)
     temperature: float = Field(default=0.7, ge=0.0, le=2.0)
     max_tokens: int = Field(default=256, ge=8, le=4096)
+    critique_max_tokens: int = Field(default=384, ge=16, le=4096)
     checker_votes: int = Field(default=1, ge=1, le=32)
     skip_invalid: bool = False
     concurrency: int = Field(default=4, ge=1, le=256)
@@ -86,6 +87,7 @@ class BenchmarkConfig(BaseModel):
             revise=self.revise,
             temperature=self.temperature,
             max_tokens=self.max_tokens,
+            critique_max_tokens=self.critique_max_tokens,
         )
 
     def protocol(self) -> dict[str, Any]:

@@ -133,7 +133,7 @@ def _grounding_table(summaries: Sequence[Named]) -> str:
     for name, s in summaries:
         metrics = s.grounding.metrics
         cells = [_fmt(metrics.get(key)) for key, _ in GROUNDING_COLUMNS]
-        rows.append([name, str(s.grounding.claims), *cells])
+        rows.append([name, str(s.grounding.counts.claims), *cells])
     header = ["run", "claims", *(label for _, label in GROUNDING_COLUMNS)]
     note = (
         "Claim-level numbers come from claim checks (best_of_n, entailment); self_consistency "

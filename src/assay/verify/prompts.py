@@ -128,7 +128,13 @@ def _context(record: GroundedQARecord) -> str:
 
 
 def answer_messages(record: GroundedQARecord) -> list[ChatMessage]:
-    return [system(ANSWER_SYSTEM), user(f"{_context(record)}\n\nAnswer with citations:")]
+    # small models follow the last instruction best: restate the format with a real id
+    example = record.evidence[0].evidence_id
+    ask = (
+        "Write the answer in one or two sentences, using only the evidence. End each "
+        f"sentence with the ID of the snippet that supports it, like [cite:{example}].\nAnswer:"
+    )
+    return [system(ANSWER_SYSTEM), user(f"{_context(record)}\n\n{ask}")]
 
 
 def verdict_lines(checks: Sequence[ClaimCheck]) -> str:

@@ -130,14 +130,21 @@ def failure_bucket(error: bool | None, error_type: str | None) -> ErrorBucket | 
     return "other"
 
 
-def dataset_label(record: GroundedQARecord, *, injected: bool) -> GoldLabel:
+def dataset_label(record: GroundedQARecord, *, injected: bool = False) -> GoldLabel:
+    """The record's own label: ``injected`` when told so, or when the record has the shape
+    ``assay perturb`` writes (id ``<source id>::<bucket>`` with ``error_type`` that bucket)."""
     if record.gold_error is None:
         return GoldLabel()
     return GoldLabel(
         error=record.gold_error,
-        source="injected" if injected else "dataset",
+        source="injected" if injected or looks_injected(record) else "dataset",
         error_type=record.error_type,
     )
+
+
+def looks_injected(record: GroundedQARecord) -> bool:
+    bucket = record.error_type or ""
+    return bucket in BUCKETS and record.id.endswith(f"::{bucket}")
 
 
 def oracle_label(verdict: OracleVerdict) -> GoldLabel:

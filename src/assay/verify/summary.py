@@ -71,6 +71,7 @@ class BenchSummary(BaseModel):
     detection: dict[str, Any] | None = None
     detection_note: str | None = None
     selective: dict[str, Any] | None = None
+    uncertain_rate: float | None = None  # uncertain claim labels / claims checked
     grounding: GroundingStats
     revision: RevisionStats
     cost: CostStats
@@ -151,6 +152,7 @@ def build_summary(
         threshold=threshold,
         counts=_counts(tally),
         labels=_labels(tally),
+        uncertain_rate=tally.grounding.metrics.get("uncertain_rate"),
         grounding=tally.grounding,
         revision=tally.revision,
         cost=tally.cost,

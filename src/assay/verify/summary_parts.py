@@ -8,65 +8,34 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..metrics.grounding import GroundingCounts
 from .results import ResultRecord
 
 MAX_LISTED_IDS = 50  # ids listed per revision outcome (the counts are always complete)
 
 
-def _rate(part: float, whole: float) -> float | None:
-    return part / whole if whole else None
-
-
 class GroundingStats(BaseModel):
-    """Claim-level grounding of the selected answers (answers with claim checks only)."""
+    """Claim-level grounding of the selected answers, by :mod:`assay.metrics.grounding`.
+
+    Claim counts come from answers with claim checks (best_of_n, entailment); the
+    gold-citation counts from every answer of a record with ``gold_citations``.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
     answers_with_claim_checks: int = 0
-    claims: int = 0
-    claims_failed: int = 0
-    labels: dict[str, int] = Field(default_factory=dict)
-    claims_with_citation: int = 0
-    citations: int = 0
-    citations_supporting: int = 0
     unknown_citations: int = 0
-    gold_citation_hits: int = 0
-    gold_citations: int = 0
-    cited_ids: int = 0
+    counts: GroundingCounts = Field(default_factory=GroundingCounts)
     metrics: dict[str, float | None] = Field(default_factory=dict)
 
     def add(self, result: ResultRecord) -> None:
         self.unknown_citations += len(result.unknown_citations)
         if result.gold_citations and result.selected_answer is not None:
-            cited = set(result.citations)
-            self.gold_citations += len(result.gold_citations)
-            self.gold_citation_hits += len(cited & set(result.gold_citations))
-            self.cited_ids += len(cited)
-        if not result.claim_checks:
-            return
-        self.answers_with_claim_checks += 1
-        for check in result.claim_checks:
-            self._add_check(check.label, check.claim.cited_ids, check.cited_supporting_ids)
-            self.claims_failed += check.failure is not None
-        self._refresh()
-
-    def _add_check(self, label: str, cited: tuple[str, ...], supporting: tuple[str, ...]) -> None:
-        self.claims += 1
-        self.labels[label] = self.labels.get(label, 0) + 1
-        self.claims_with_citation += bool(cited)
-        self.citations += len(cited)
-        self.citations_supporting += len(supporting)
-
-    def _refresh(self) -> None:
-        checked = self.claims - self.claims_failed
-        self.metrics = {
-            "citation_coverage": _rate(self.claims_with_citation, self.claims),
-            "supported_claim_rate": _rate(self.labels.get("supported", 0), checked),
-            "uncertain_rate": _rate(self.labels.get("uncertain", 0), checked),
-            "citation_precision": _rate(self.citations_supporting, self.citations),
-            "gold_citation_precision": _rate(self.gold_citation_hits, self.cited_ids),
-            "gold_citation_recall": _rate(self.gold_citation_hits, self.gold_citations),
-        }
+            self.counts.add_gold(result.citations, result.gold_citations)
+        if result.claim_checks:
+            self.answers_with_claim_checks += 1
+            self.counts.add_checks(result.claim_checks)
+        self.metrics = self.counts.rates()
 
 
 class RevisionStats(BaseModel):

@@ -45,6 +45,10 @@ TASK_TAG = re.compile(r"\[assay:([a-z0-9_.-]+)\]")
 DEFAULT_RESPONDERS: dict[str, str] = {
     "claim_check": "assay.verify.stub_replies:claim_check",
     "claim_decompose": "assay.verify.stub_replies:claim_decompose",
+    "answer": "assay.verify.stub_replies:answer",
+    "revise": "assay.verify.stub_replies:revise",
+    "critique": "assay.verify.stub_replies:critique",
+    "oracle": "assay.verify.stub_replies:oracle",
     "judge": "assay.judge.stub_replies:reply",
 }
 

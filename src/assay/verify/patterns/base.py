@@ -46,7 +46,8 @@ class PatternSettings(BaseModel):
     threshold: float = Field(default=0.5, ge=0.0, le=1.0)  # pass when p_error < threshold
     revise: bool = True
     temperature: float = Field(default=0.7, ge=0.0, le=2.0)
-    max_tokens: int = Field(default=256, ge=8, le=4096)
+    max_tokens: int = Field(default=256, ge=8, le=4096)  # per answer
+    critique_max_tokens: int = Field(default=384, ge=16, le=4096)  # per critique (JSON)
 
     def answer_config(self) -> GenerateConfig:
         """Sample ``i`` of any pattern uses seed ``seed + i``: patterns share cached answers."""

@@ -11,7 +11,6 @@ from ..prompts import CRITIQUE_SCHEMA, critique_messages
 from ..types import Claim, ClaimCheck, GroundedQARecord
 from .base import Critique, PatternContext
 
-CRITIQUE_MAX_TOKENS = 384
 _LISTS = ("contradictions", "missing_citations", "unsupported_claims")
 
 
@@ -21,7 +20,7 @@ def critique_config(
     schema = CRITIQUE_SCHEMA if context.critic.backend.supports_json_schema else None
     return GenerateConfig(
         temperature=temperature,
-        max_tokens=CRITIQUE_MAX_TOKENS,
+        max_tokens=context.settings.critique_max_tokens,
         seed=context.settings.seed,
         n=n,
         json_schema=schema,
