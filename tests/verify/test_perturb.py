@@ -156,3 +156,24 @@ def test_cli_bucket_subset_and_bad_input(
     assert err.count("\n") == 0 and f"{bad}:2" in err and "invalid JSON" in err
     assert not (tmp_path / "x.jsonl").exists()
     assert main(["perturb", "--data", str(EXAMPLES), "--out", str(out), "--buckets", "nope"]) == 2
+
+
+def test_records_whose_gold_answer_is_an_error_are_not_used() -> None:
+    claim = "The bridge opened in 1932."
+    evidence = (
+        Evidence(evidence_id="0", text="The bridge opened in 1932 after six years."),
+        Evidence(evidence_id="1", text="Ferries still cross the bay every hour."),
+    )
+    record = GroundedQARecord(
+        id="w1", question="", gold_answer=claim, evidence=evidence,
+        gold_citations=(GoldCitation(evidence_id="0"),), answer=claim, gold_error=True,
+    )  # fmt: skip
+    stats = PerturbStats()
+    assert list(perturb_records([record], stats=stats)) == []
+    assert stats.record_reasons == {"the gold answer itself is labelled as a grounding error": 1}
+    # the same claim labelled grounded is used; its gold citations become a marker
+    made = {
+        r.error_type: r for r in perturb_records([record.model_copy(update={"gold_error": False})])
+    }
+    assert made["grounded"].answer == "The bridge opened in 1932 [cite:0]."
+    assert made["wrong_citation"].citations == ("1",)

@@ -97,6 +97,7 @@ class PerturbStats(BaseModel):
 
     records: int = 0
     records_skipped: int = 0
+    record_reasons: dict[str, int] = Field(default_factory=dict)
     made: dict[str, int] = Field(default_factory=dict)
     skipped: dict[str, dict[str, int]] = Field(default_factory=dict)
 
@@ -123,9 +124,12 @@ def perturb_records(
     stats = stats if stats is not None else PerturbStats()
     for record in records:
         stats.records += 1
-        if not record.gold_answer.strip() or not record.gold_citations:
+        reason = _unusable(record)
+        if reason is not None:
             stats.records_skipped += 1
+            stats.record_reasons[reason] = stats.record_reasons.get(reason, 0) + 1
             continue
+        record = with_cited_gold_answer(record)
         for bucket in buckets:
             rng = random.Random(f"{seed}:{record.id}:{bucket}")
             try:
@@ -135,6 +139,30 @@ def perturb_records(
                 continue
             stats.count_made(bucket)
             yield labelled_record(record, PerturbedAnswer(bucket=bucket, answer=answer))
+
+
+def _unusable(record: GroundedQARecord) -> str | None:
+    if not record.gold_answer.strip():
+        return "no gold answer"
+    if not record.gold_citations:
+        return "no gold citations"
+    same = record.answer is None or strip_citations(record.answer) == strip_citations(
+        record.gold_answer
+    )
+    if record.gold_error is True and same:
+        return "the gold answer itself is labelled as a grounding error"
+    return None
+
+
+def with_cited_gold_answer(record: GroundedQARecord) -> GroundedQARecord:
+    """A one-sentence gold answer without markers cites its gold citations (as WiCE-style
+    claim records do implicitly); longer answers are left as they are."""
+    answer = record.gold_answer.strip()
+    if cited_ids(answer) or len(split_sentences(answer)) != 1:
+        return record
+    ids = list(dict.fromkeys(g.evidence_id for g in record.gold_citations))
+    body, end = (answer[:-1], answer[-1]) if answer[-1] in ".!?" else (answer, ".")
+    return record.model_copy(update={"gold_answer": f"{body} {format_marker(ids)}{end}"})
 
 
 def labelled_record(record: GroundedQARecord, perturbed: PerturbedAnswer) -> GroundedQARecord:
@@ -343,7 +371,11 @@ def _tidy(text: str) -> str:
 
 def stats_lines(stats: PerturbStats) -> list[str]:
     """A short human report of what was made and skipped."""
-    lines = [f"{stats.records} records read, {stats.records_skipped} without gold answer/citations"]
+    why = "; ".join(f"{reason}: {n}" for reason, n in Counter(stats.record_reasons).most_common())
+    lines = [
+        f"{stats.records} records read, {stats.records_skipped} not usable"
+        + (f" ({why})" if why else "")
+    ]
     for bucket in BUCKETS:
         made = stats.made.get(bucket, 0)
         reasons = stats.skipped.get(bucket, {})
