@@ -1,0 +1,114 @@
+"""``assay bench run | summarize | compare`` through the real command-line entry point."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from assay.cli import main
+
+from .bench_fixtures import generate_records, mixed_file, verify_only_records, write_jsonl
+
+STUB = ["--generator", "stub/gen", "--verifier", "lexical", "--no-cache", "--no-progress"]
+
+
+def _run(data: Path, out: Path, pattern: str, *extra: str) -> int:
+    args = ["bench", "run", "--data", str(data), "--pattern", pattern, "--out_dir", str(out)]
+    return main([*args, "--n", "2", "--n-resamples", "50", *STUB, *extra])
+
+
+def test_run_prints_where_and_what(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = mixed_file(tmp_path / "data.jsonl", generated=2, verified=4)
+    assert _run(data, tmp_path / "run", "entailment") == 0
+    out = capsys.readouterr().out
+    assert "6 examples (6 run now, 0 already done)" in out
+    assert "detection (positive = grounding error)" in out
+    assert (tmp_path / "run" / "summary.json").is_file()
+
+
+def test_underscore_and_dash_spellings_are_the_same_options(tmp_path: Path) -> None:
+    data = write_jsonl(tmp_path / "data.jsonl", generate_records(4))
+    args = ["bench", "run", "--data", str(data), "--pattern", "best_of_n", *STUB]
+    assert main([*args, "--max-examples", "1", "--out-dir", str(tmp_path / "a")]) == 0
+    assert main([*args, "--max_examples", "1", "--out_dir", str(tmp_path / "b")]) == 0
+    for name in "ab":
+        assert len((tmp_path / name / "results.jsonl").read_text().splitlines()) == 1
+
+
+def test_bad_input_exits_2_naming_file_line_and_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    records = verify_only_records(3)
+    records[2]["gold_citations"] = [{"evidence_id": "nope"}]
+    data = write_jsonl(tmp_path / "data.jsonl", records)
+    assert _run(data, tmp_path / "run", "entailment") == 2
+    err = capsys.readouterr().err
+    assert f"{data}:3" in err and "gold_citations" in err
+    assert "Traceback" not in err
+
+
+def test_an_option_out_of_range_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = write_jsonl(tmp_path / "data.jsonl", generate_records(1))
+    assert _run(data, tmp_path / "run", "entailment", "--threshold", "1.5") == 2
+    assert "threshold" in capsys.readouterr().err
+
+
+def test_summarize_rebuilds_the_summary_from_results(tmp_path: Path) -> None:
+    data = write_jsonl(tmp_path / "data.jsonl", verify_only_records(12))
+    out = tmp_path / "run"
+    assert _run(data, out, "entailment") == 0
+    original = json.loads((out / "summary.json").read_text())
+    (out / "summary.json").unlink()
+    for plot in (out / "plots").iterdir():
+        plot.unlink()
+    assert main(["bench", "summarize", str(out)]) == 0
+    rebuilt = json.loads((out / "summary.json").read_text())
+    for key in ("counts", "labels", "detection", "grounding", "buckets", "cost", "selective"):
+        assert rebuilt[key] == original[key], key
+    assert sorted(p.name for p in (out / "plots").iterdir()) == [
+        "calibration.png", "coverage_accuracy.png", "pr_curve.png", "roc_curve.png"
+    ]  # fmt: skip
+
+
+def test_summarize_refuses_a_directory_without_results(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["bench", "summarize", str(tmp_path)]) == 2
+    assert "results.jsonl" in capsys.readouterr().err
+
+
+def test_compare_puts_patterns_side_by_side(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = mixed_file(tmp_path / "data.jsonl", generated=2, verified=6)
+    runs = []
+    for pattern in ("best_of_n", "entailment", "self_consistency"):
+        runs.append(tmp_path / pattern)
+        assert _run(data, runs[-1], pattern, "--oracle", "stub/oracle") == 0
+    capsys.readouterr()
+    report = tmp_path / "compare.md"
+    assert main(["bench", "compare", *map(str, runs), "--out", str(report)]) == 0
+    text = capsys.readouterr().out
+    assert text == report.read_text()
+    for section in ("## Error detection", "## Grounding", "## Cost per example",
+                    "## Revision", "## By failure bucket"):  # fmt: skip
+        assert section in text
+    detection = text.split("## Error detection")[1].split("##")[0]
+    for pattern in ("best_of_n", "entailment", "self_consistency"):
+        assert f"| {pattern} |" in detection
+    assert "| contradiction |" in text and "| grounded |" in text
+
+
+def test_compare_reads_a_run_without_summary(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = write_jsonl(tmp_path / "data.jsonl", verify_only_records(6))
+    out = tmp_path / "run"
+    assert _run(data, out, "best_of_n") == 0
+    (out / "summary.json").unlink()
+    capsys.readouterr()
+    assert main(["bench", "compare", str(out)]) == 0
+    assert "| run |" in capsys.readouterr().out
+    assert not (out / "summary.json").exists()  # comparing never writes into a run
