@@ -55,6 +55,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"error: invalid setting: {_describe_validation(error)}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # output piped into `head` and friends: not an error
+        sys.stderr.close()
+        return 0
     except KeyboardInterrupt:
         print(
             "\ninterrupted: finished work is kept; run the same command again to resume",
