@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..errors import InputError
-from ..verify.citations import parse_citations
+from ..verify.citations import iter_marker_ids
 from ..verify.types import GroundedQARecord
 
 
@@ -111,10 +111,9 @@ def check_references(record: GroundedQARecord, *, path: Path | str, line: int | 
         if cited not in known:
             _unknown(cited, f"citations[{index}]", record, path, line)
     for field, text in (("answer", record.answer), ("gold_answer", record.gold_answer)):
-        for marker in parse_citations(text or ""):
-            for cited in marker.ids:
-                if cited not in known:
-                    _unknown(cited, field, record, path, line)
+        for cited in iter_marker_ids(text or ""):
+            if cited not in known:
+                _unknown(cited, field, record, path, line)
 
 
 def write_records(path: Path | str, records: Iterable[GroundedQARecord]) -> int:

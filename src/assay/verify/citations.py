@@ -8,7 +8,7 @@ which ids name no evidence.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
@@ -52,7 +52,17 @@ def parse_citations(text: str) -> list[CitationMarker]:
 
 def cited_ids(text: str) -> tuple[str, ...]:
     """The ids cited by the markers of ``text``, first-appearance order, no duplicates."""
-    return unique(i for marker in parse_citations(text) for i in marker.ids)
+    return unique(iter_marker_ids(text))
+
+
+def iter_marker_ids(text: str) -> Iterator[str]:
+    """Every id of every marker, in order (the fast path: no objects built)."""
+    if "[" not in text:
+        return
+    for match in CITE_MARKER.finditer(text):
+        for part in match.group(1).split(","):
+            if part := part.strip():
+                yield part
 
 
 def strip_citations(text: str) -> str:
