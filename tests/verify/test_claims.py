@@ -73,3 +73,11 @@ def test_model_failure_falls_back_visibly() -> None:
     assert result.method == "rules"
     assert result.failure is not None and "not JSON" in result.failure
     assert [c.text for c in result.claims] == ["It opened in 1932.", "It is red."]
+
+
+def test_model_decomposition_on_the_default_stub_responder() -> None:
+    model = get_model("stub/default", NO_CACHE)
+    answer = "It opened in 1932 [cite:e1]; the deck carries six lanes [cite:e2]."
+    result = asyncio.run(decompose(answer, model))
+    assert result.method == "model" and result.failure is None
+    assert [c.cited_ids for c in result.claims] == [("e1",), ("e2",)]
