@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pytest
@@ -16,6 +17,7 @@ from assay.metrics import (
     roc_auc_score,
     summarize_binary_detection,
 )
+from assay.metrics._sufficient import POISSON_FROM_CLUSTERS, poisson_counts
 
 
 def _detector(n: int, n_clusters: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -138,3 +140,20 @@ def test_bad_inputs_raise() -> None:
         summarize_binary_detection([0, 1], [0.2, 0.6], clusters=[1])
     with pytest.raises(ValueError, match="probabilities"):
         summarize_binary_detection([0, 1], [0.2, 1.6])
+
+
+def test_poisson_weights_follow_poisson_one() -> None:
+    weights = poisson_counts(np.random.default_rng(0), 50, 40_000).ravel()
+    frequencies = np.bincount(weights.astype(int), minlength=6)[:6] / weights.size
+    expected = [math.exp(-1) / math.factorial(k) for k in range(6)]
+    np.testing.assert_allclose(frequencies, expected, atol=4e-4)
+    assert weights.mean() == pytest.approx(1.0, abs=2e-3)
+
+
+def test_many_clusters_use_poisson_weights_and_agree_with_direct_bootstrap() -> None:
+    y, p, clusters = _detector(30_000, POISSON_FROM_CLUSTERS + 5_000, seed=6)
+    fast = summarize_binary_detection(y, p, clusters=clusters, n_resamples=300)["metrics"]
+    slow = bootstrap_ci(roc_auc_score, y, p, clusters=clusters, n_resamples=150, seed=1)
+    width = slow.high - slow.low
+    assert fast["auroc"]["high"] - fast["auroc"]["low"] == pytest.approx(width, rel=0.3)
+    assert fast["auroc"]["n_resamples"] == 300

@@ -82,3 +82,21 @@ def _require_positive(truth: np.ndarray[Any, Any], metric: str) -> None:
             f"{metric} is undefined when y_true has no positive (1) examples; "
             f"all {len(truth)} are 0"
         )
+
+
+def ranking_from_value_counts(positives: FloatArray, negatives: FloatArray) -> tuple[float, float]:
+    """AUROC and average precision from per-distinct-score counts in ascending score order.
+
+    The same values as :func:`roc_auc_score` and :func:`average_precision_score` (NaN where
+    undefined), in linear time for callers that already grouped the scores.
+    """
+    n_pos, n_neg = float(positives.sum()), float(negatives.sum())
+    if n_pos == 0:
+        return float("nan"), float("nan")
+    tps = np.cumsum(positives[::-1])
+    precision = tps / (tps + np.cumsum(negatives[::-1]))
+    auprc = float(np.sum(positives[::-1] * precision)) / n_pos
+    if n_neg == 0:
+        return float("nan"), auprc
+    below = np.cumsum(negatives) - negatives
+    return float(np.sum(positives * (below + negatives / 2))) / (n_pos * n_neg), auprc

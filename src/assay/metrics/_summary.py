@@ -19,7 +19,7 @@ from assay.metrics._calibration import (
     maximum_calibration_error,
 )
 from assay.metrics._classification import precision_recall_f1
-from assay.metrics._ranking import average_precision_score, roc_auc_score
+from assay.metrics._ranking import ranking_from_value_counts
 from assay.metrics._sufficient import (
     DetectionData,
     SumLayout,
@@ -35,6 +35,14 @@ from assay.metrics._validation import (
 
 NO_POSITIVES = "y_true has no positive (1) examples"
 NO_NEGATIVES = "y_true has no negative (0) examples"
+CLUSTER_RESAMPLING = (
+    "cluster weights (multinomial draw counts; Poisson(1) from 20,000 clusters on) applied "
+    "to per-cluster sufficient statistics"
+)
+EXAMPLE_RESAMPLING = (
+    "multinomial counts over examples grouped by label, score cell and score to 1/4096, "
+    "applied to per-group mean sufficient statistics"
+)
 METRIC_NAMES = (
     "precision",
     "recall",
@@ -76,11 +84,12 @@ def summarize_binary_detection(
     ``confusion`` holds tp/fp/fn/tn. ECE is given for equal-width and equal-mass bins; MCE and
     the reliability bins use equal-width bins.
 
-    Intervals: percentile bootstrap over clusters (each example its own cluster when
-    ``clusters`` is None) with multinomial cluster counts applied to per-cluster sufficient
-    statistics; equal-mass ECE edges are fixed at the full-data quantiles. See
-    ``assay.metrics._sufficient`` for the ranking-metric cells. ``n_resamples=0`` skips the
-    intervals.
+    Intervals: percentile bootstrap over clusters (over examples when ``clusters`` is None),
+    computed from per-cluster sufficient statistics times random cluster weights: multinomial
+    draw counts, or independent Poisson(1) weights from 20,000 clusters on. Equal-mass ECE
+    edges are fixed at the full-data quantiles. ``assay.metrics._sufficient`` documents the
+    score cells used for AUROC/AUPRC and the endpoint shift. Deterministic for a ``seed``.
+    ``n_resamples=0`` skips the intervals.
     """
     data = _prepare(y_true, p_error, threshold, clusters, n_bins)
     check_confidence(confidence, max(n_resamples, 1))
@@ -114,7 +123,7 @@ def summarize_binary_detection(
             "method": "cluster percentile bootstrap"
             if clusters is not None
             else "percentile bootstrap",
-            "resampling": "multinomial counts over clusters applied to sufficient statistics",
+            "resampling": CLUSTER_RESAMPLING if clusters is not None else EXAMPLE_RESAMPLING,
             "n_resamples": n_resamples,
             "confidence": confidence,
             "seed": seed,
@@ -128,6 +137,7 @@ def _prepare(
     truth, prob = labels_and_probabilities(y_true, p_error)
     if not 0.0 <= threshold <= 1.0:
         raise ValueError(f"threshold must be in [0, 1], got {threshold}")
+    distinct, value_index = np.unique(prob, return_inverse=True)
     if clusters is None:
         codes, n_clusters = np.arange(len(truth), dtype=np.intp), len(truth)
     else:
@@ -142,6 +152,8 @@ def _prepare(
         cluster_codes=codes,
         n_clusters=n_clusters,
         clustered=clusters is not None,
+        distinct=distinct,
+        inverse=value_index.astype(np.intp),
         uniform_edges=calibration_bin_edges(prob, n_bins=n_bins, strategy="uniform"),
         quantile_edges=calibration_bin_edges(prob, n_bins=n_bins, strategy="quantile"),
     )
@@ -153,14 +165,20 @@ def _exact_values(data: DetectionData, n_bins: int) -> dict[str, float | str]:
     n_pos = int(truth.sum())
     counts = precision_recall_f1(truth, data.flagged)
     missing = NO_POSITIVES if n_pos == 0 else NO_NEGATIVES if n_pos == n else None
+    size = len(data.distinct)
+    positives = np.bincount(data.inverse, weights=truth.astype(np.float64), minlength=size)
+    negatives = np.bincount(data.inverse, minlength=size) - positives
+    auroc, auprc = ranking_from_value_counts(
+        positives.astype(np.float64), negatives.astype(np.float64)
+    )
     values: dict[str, float | str] = {
         "precision": counts.precision,
         "recall": counts.recall if n_pos else NO_POSITIVES,
         "f1": counts.f1 if n_pos else NO_POSITIVES,
         "accuracy": counts.accuracy,
         "balanced_accuracy": missing or counts.balanced_accuracy,
-        "auroc": missing or roc_auc_score(truth, prob),
-        "auprc": average_precision_score(truth, prob) if n_pos else NO_POSITIVES,
+        "auroc": missing or auroc,
+        "auprc": auprc if n_pos else NO_POSITIVES,
         "brier": brier_score_loss(truth, prob),
         "positive_rate": n_pos / n,
         "flag_rate": float(data.flagged.mean()),
