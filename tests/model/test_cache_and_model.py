@@ -185,3 +185,24 @@ def test_usage_summary_has_latency_percentiles() -> None:
     summary = model.usage.summary()
     assert summary["calls"] == 5
     assert set(summary["latency_ms"]) == {"p50", "p90", "p99"}
+
+
+def test_two_caches_on_one_file_do_not_lock_each_other_out(tmp_path: Path) -> None:
+    """Two connections (as from two processes) interleave writes without 'database is locked'."""
+    path = tmp_path / "shared.sqlite"
+    first, second = ResponseCache(path), ResponseCache(path)
+    reply = Completion(text="t", finish_reason="stop")
+    for i in range(200):
+        (first if i % 2 else second).put(f"k{i}", reply)
+    first.flush()
+    second.flush()
+    assert len(ResponseCache(path)) == 200
+
+
+def test_models_opened_on_one_path_share_one_cache(tmp_path: Path) -> None:
+    options = ModelOptions(cache_path=tmp_path / "c.sqlite")
+    a, b = get_model("stub/a", options), get_model("stub/b", options)
+    assert a.cache is b.cache
+    asyncio.run(a.generate(MESSAGES))
+    asyncio.run(b.generate(MESSAGES))
+    assert a.cache is not None and len(a.cache) == 2

@@ -12,9 +12,10 @@ import json
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from ._types import ChatMessage, Completion, GenerateConfig
 
@@ -48,39 +49,66 @@ def cache_key(
 
 
 class ResponseCache:
-    """A key -> Completion store. Writes are committed in small batches for throughput."""
+    """A key -> Completion store.
 
-    def __init__(self, path: Path, *, commit_every: int = 64) -> None:
+    Writes are buffered and committed in short batches (every ``commit_every`` puts or
+    ``commit_interval_s`` seconds, and on :meth:`flush`): transactions stay short, so other
+    processes sharing the file are never locked out for long. Within one process, use
+    :meth:`shared` so every model on the same file shares one connection and one buffer.
+    """
+
+    _shared: ClassVar[dict[Path, ResponseCache]] = {}
+    _shared_lock: ClassVar[threading.Lock] = threading.Lock()
+
+    def __init__(
+        self, path: Path, *, commit_every: int = 64, commit_interval_s: float = 1.0
+    ) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self._lock = threading.Lock()
-        self._pending = 0
+        self._pending: dict[str, str] = {}
         self._commit_every = commit_every
-        self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+        self._commit_interval_s = commit_interval_s
+        self._last_commit = time.monotonic()
+        self._db: sqlite3.Connection | None = sqlite3.connect(
+            str(path), check_same_thread=False, timeout=30.0
+        )
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, completion TEXT NOT NULL)"
-        )
-        self._db.execute("BEGIN")
+        with self._db:
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS responses "
+                "(key TEXT PRIMARY KEY, completion TEXT NOT NULL)"
+            )
+
+    @classmethod
+    def shared(cls, path: Path) -> ResponseCache:
+        """The process-wide cache object for ``path`` (created on first use)."""
+        resolved = path.expanduser().resolve()
+        with cls._shared_lock:
+            cache = cls._shared.get(resolved)
+            if cache is None or cache._db is None:
+                cache = cls._shared[resolved] = cls(resolved)
+            return cache
 
     def get(self, key: str) -> Completion | None:
         with self._lock:
-            row = self._db.execute(
-                "SELECT completion FROM responses WHERE key = ?", (key,)
-            ).fetchone()
-        if row is None:
-            return None
-        return Completion.model_validate_json(row[0])
+            stored = self._pending.get(key)
+            if stored is None:
+                row = (
+                    self._connection()
+                    .execute("SELECT completion FROM responses WHERE key = ?", (key,))
+                    .fetchone()
+                )
+                stored = None if row is None else row[0]
+        return None if stored is None else Completion.model_validate_json(stored)
 
     def put(self, key: str, completion: Completion) -> None:
         stored = completion.model_copy(update={"cached": False}).model_dump_json()
         with self._lock:
-            self._db.execute(
-                "INSERT OR REPLACE INTO responses (key, completion) VALUES (?, ?)", (key, stored)
-            )
-            self._pending += 1
-            if self._pending >= self._commit_every:
+            self._pending[key] = stored
+            due = time.monotonic() - self._last_commit >= self._commit_interval_s
+            if len(self._pending) >= self._commit_every or due:
                 self._commit_locked()
 
     def flush(self) -> None:
@@ -88,16 +116,29 @@ class ResponseCache:
             self._commit_locked()
 
     def _commit_locked(self) -> None:
-        self._db.execute("COMMIT")
-        self._db.execute("BEGIN")
-        self._pending = 0
+        if self._pending:
+            with self._connection() as db:
+                db.executemany(
+                    "INSERT OR REPLACE INTO responses (key, completion) VALUES (?, ?)",
+                    self._pending.items(),
+                )
+            self._pending.clear()
+        self._last_commit = time.monotonic()
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._db is None:
+            raise RuntimeError(f"the response cache {self.path} is closed")
+        return self._db
 
     def __len__(self) -> int:
         with self._lock:
-            row = self._db.execute("SELECT COUNT(*) FROM responses").fetchone()
+            self._commit_locked()
+            row = self._connection().execute("SELECT COUNT(*) FROM responses").fetchone()
         return int(row[0])
 
     def close(self) -> None:
         with self._lock:
-            self._db.execute("COMMIT")
-            self._db.close()
+            if self._db is not None:
+                self._commit_locked()
+                self._db.close()
+                self._db = None

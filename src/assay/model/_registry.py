@@ -92,7 +92,7 @@ def create_backend(name: str, options: ModelOptions | None = None) -> Backend:
 def open_cache(options: ModelOptions) -> ResponseCache | None:
     if not options.cache:
         return None
-    return ResponseCache(options.cache_path or default_cache_path())
+    return ResponseCache.shared(options.cache_path or default_cache_path())
 
 
 def get_model(
