@@ -112,3 +112,17 @@ def test_compare_reads_a_run_without_summary(
     assert main(["bench", "compare", str(out)]) == 0
     assert "| run |" in capsys.readouterr().out
     assert not (out / "summary.json").exists()  # comparing never writes into a run
+
+
+def test_the_learned_checker_can_be_the_verifier(tmp_path: Path) -> None:
+    data = write_jsonl(tmp_path / "data.jsonl", verify_only_records(6))
+    out = tmp_path / "run"
+    assert _run(data, out, "entailment", "--verifier", "learned") == 0
+    lines = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert {c["checker"] for line in lines for c in line["claim_checks"]} == {"learned"}
+
+
+def test_a_checker_name_is_not_a_model(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = write_jsonl(tmp_path / "data.jsonl", generate_records(1))
+    assert _run(data, tmp_path / "run", "best_of_n", "--generator", "lexical") == 2
+    assert "usable only as --verifier" in capsys.readouterr().err

@@ -103,7 +103,8 @@ def _add_role_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--verifier",
         default=DEFAULT_MODEL,
-        help=f"claim checker: a model, or 'lexical' for the model-free baseline ({DEFAULT_MODEL})",
+        help="claim checker: a model, or a model-free checker 'lexical' or 'learned' "
+        f"(default {DEFAULT_MODEL})",
     )
     group.add_argument(
         "--checker-votes",

@@ -41,7 +41,8 @@ from .results import (
 )
 from .types import ClaimChecker, GroundedQARecord
 
-LEXICAL = "lexical"
+# claim checkers that need no model, by the name --verifier takes
+MODEL_FREE_CHECKERS = ("lexical", "learned")
 SKIPPED_FILE = "skipped_records.jsonl"
 CHUNK_SIZE = 256  # records in flight per batch: bounds memory on files of any size
 
@@ -58,7 +59,7 @@ class BenchmarkConfig(BaseModel):
     seed: int = 0
     max_examples: int | None = Field(default=200, ge=1)
     generator: str = DEFAULT_MODEL
-    verifier: str = DEFAULT_MODEL  # a model name, or "lexical" for the model-free checker
+    verifier: str = DEFAULT_MODEL  # a model name, or a model-free checker: lexical, learned
     critic: str | None = None  # default: the verifier model, or the generator with "lexical"
     oracle: str | None = None
     revise: bool = True
@@ -77,7 +78,7 @@ class BenchmarkConfig(BaseModel):
     def critic_name(self) -> str:
         if self.critic is not None:
             return self.critic
-        return self.generator if self.verifier == LEXICAL else self.verifier
+        return self.generator if self.verifier in MODEL_FREE_CHECKERS else self.verifier
 
     def settings(self) -> PatternSettings:
         return PatternSettings(
@@ -149,7 +150,7 @@ def run_benchmark(
     _write_skipped(config.out_dir, plan.skipped)
     todo = plan.selected - plan.already_done
     try:
-        calls = asyncio.run(_run_pending(config, done, todo, on_result, backends, progress))
+        usage = asyncio.run(_run_pending(config, done, todo, on_result, backends, progress))
     except BaseException as error:
         status: RunStatus = "cancelled" if isinstance(error, KeyboardInterrupt) else "error"
         logger.finish(status, error=f"{type(error).__name__}: {error}")
@@ -159,7 +160,7 @@ def run_benchmark(
         "success",
         sample_count=plan.selected,
         finished_count=plan.selected,
-        usage={"calls": calls},
+        usage=usage,
     )
     return BenchRunReport(
         run_dir=config.out_dir,
@@ -167,7 +168,7 @@ def run_benchmark(
         already_done=plan.already_done,
         ran=todo,
         skipped_invalid=len(plan.skipped),
-        calls=calls,
+        calls=sum(int(u["calls"]) for u in usage.values()),
     )
 
 
@@ -237,10 +238,10 @@ async def _run_pending(
     on_result: Callable[[ResultRecord], None] | None,
     backends: dict[str, Backend] | None,
     progress: bool | None,
-) -> int:
-    """Run every selected record not in ``done``; returns the model calls made (no cache hits)."""
+) -> dict[str, dict[str, Any]]:
+    """Run every selected record not in ``done``; returns each model's usage in this session."""
     if todo == 0:
-        return 0  # finished work: no model is even opened
+        return {}  # finished work: no model is even opened
     models = _open_models(config, backends or {})
     try:
         context = PatternContext(
@@ -269,20 +270,22 @@ async def _run_pending(
                     progress=progress,
                 )
     finally:
-        for model in {id(m): m for m in models.values()}.values():
+        for model in models.values():
             await model.aclose()
-    return sum(m.usage.calls for m in {id(m): m for m in models.values()}.values())
+    return {name: model.usage.summary() for name, model in models.items()}
 
 
 def _open_models(config: BenchmarkConfig, backends: dict[str, Backend]) -> dict[str, MeteredModel]:
     """One model per distinct name: roles that share a model share its cache and its memory."""
     names = {config.generator, config.critic_name}
-    if config.verifier != LEXICAL:
+    if config.verifier not in MODEL_FREE_CHECKERS:
         names.add(config.verifier)
     if config.oracle is not None:
         names.add(config.oracle)
-    if LEXICAL in names:
-        raise ConfigError("'lexical' is a claim checker, usable only as --verifier")
+    if misused := names & set(MODEL_FREE_CHECKERS):
+        raise ConfigError(
+            f"{', '.join(sorted(misused))}: a claim checker, usable only as --verifier"
+        )
     options = config.model_options
     cache = open_cache(options)
     return {
@@ -292,10 +295,14 @@ def _open_models(config: BenchmarkConfig, backends: dict[str, Backend]) -> dict[
 
 
 def _checker(config: BenchmarkConfig, models: dict[str, MeteredModel]) -> ClaimChecker:
-    if config.verifier == LEXICAL:
+    if config.verifier == "lexical":
         from .checkers.baseline import LexicalChecker
 
         return LexicalChecker()
+    if config.verifier == "learned":
+        from .checkers.learned import LearnedChecker
+
+        return LearnedChecker()
     from .checkers.model import ModelChecker
 
     return ModelChecker(models[config.verifier], votes=config.checker_votes)
