@@ -61,3 +61,12 @@ def test_invalid_input_raises_before_writing(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="only one class"):
         plot_roc_curve([1, 1], [0.2, 0.3], tmp_path / "roc.png")
     assert not (tmp_path / "roc.png").exists()
+
+
+def test_importing_plots_does_not_import_matplotlib() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, assay.report.plots; print('matplotlib' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.stdout.strip() == "False"

@@ -1,0 +1,46 @@
+"""The package exports exactly its documented names, and every one of them exists."""
+
+from __future__ import annotations
+
+import assay.metrics as metrics
+
+EXPECTED = {
+    "METRIC_NAMES",
+    "BinaryCounts",
+    "CoverageCurve",
+    "Estimate",
+    "ReliabilityCurve",
+    "accuracy_score",
+    "area_under_risk_coverage",
+    "average_precision_score",
+    "balanced_accuracy_score",
+    "bootstrap_ci",
+    "brier_score_loss",
+    "cohen_kappa_score",
+    "confusion_matrix",
+    "expected_calibration_error",
+    "krippendorff_alpha",
+    "maximum_calibration_error",
+    "precision_recall_curve",
+    "precision_recall_f1",
+    "reliability_curve",
+    "risk_coverage_curve",
+    "roc_auc_score",
+    "roc_curve",
+    "summarize_binary_detection",
+}
+
+
+def test_all_is_exactly_the_public_api() -> None:
+    assert set(metrics.__all__) == EXPECTED
+    public = {name for name in vars(metrics) if not name.startswith("_")}
+    assert public - {"grounding"} == EXPECTED  # grounding is a public submodule
+
+
+def test_importing_metrics_does_not_import_matplotlib() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, assay.metrics; print('matplotlib' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.stdout.strip() == "False"
