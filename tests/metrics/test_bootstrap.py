@@ -87,3 +87,9 @@ def test_bad_arguments_raise() -> None:
 
 def _raise() -> float:
     raise ValueError("one class")
+
+
+def test_cluster_labels_of_mixed_types_are_accepted() -> None:
+    labels = np.array(["q1", None, "q1", 3], dtype=object)
+    estimate = bootstrap_ci(_mean, [1.0, 0.0, 1.0, 0.0], clusters=labels, n_resamples=50)
+    assert estimate.n_clusters == 3

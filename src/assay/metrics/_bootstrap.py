@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from assay.metrics._validation import as_1d, check_same_length
+from assay.metrics._validation import as_1d, check_same_length, group_codes
 
 IndexArray = npt.NDArray[np.intp]
 
@@ -58,10 +58,9 @@ class ClusterIndex:
 
     @classmethod
     def from_labels(cls, clusters: Any, n: int) -> ClusterIndex:
-        labels = as_1d(clusters, "clusters")
-        if len(labels) != n:
-            raise ValueError(f"clusters has {len(labels)} labels but the data has {n} rows")
-        _, codes = np.unique(labels, return_inverse=True)
+        codes, _ = group_codes(clusters, "clusters")
+        if len(codes) != n:
+            raise ValueError(f"clusters has {len(codes)} labels but the data has {n} rows")
         order = np.argsort(codes, kind="stable")
         sizes = np.bincount(codes)
         starts = np.r_[0, np.cumsum(sizes)[:-1]]

@@ -28,8 +28,8 @@ from assay.metrics._sufficient import (
 )
 from assay.metrics._validation import (
     FloatArray,
-    as_1d,
     check_same_length,
+    group_codes,
     labels_and_probabilities,
 )
 
@@ -111,7 +111,7 @@ def summarize_binary_detection(
     counts = precision_recall_f1(data.truth, data.flagged)
     return {
         "n": len(data.truth),
-        "n_clusters": data.n_clusters if clusters is not None else None,
+        "n_clusters": data.n_clusters if data.clustered else None,
         "positive_event": "y_true == 1",
         "probability_of": "y_true == 1",
         "threshold": threshold,
@@ -119,15 +119,19 @@ def summarize_binary_detection(
         "n_bins": n_bins,
         "confusion": {"tp": counts.tp, "fp": counts.fp, "fn": counts.fn, "tn": counts.tn},
         "metrics": {name: metrics[name] for name in METRIC_NAMES},
-        "bootstrap": {
-            "method": "cluster percentile bootstrap"
-            if clusters is not None
-            else "percentile bootstrap",
-            "resampling": CLUSTER_RESAMPLING if clusters is not None else EXAMPLE_RESAMPLING,
-            "n_resamples": n_resamples,
-            "confidence": confidence,
-            "seed": seed,
-        },
+        "bootstrap": _bootstrap_settings(data.clustered, n_resamples, confidence, seed),
+    }
+
+
+def _bootstrap_settings(
+    clustered: bool, n_resamples: int, confidence: float, seed: int
+) -> dict[str, Any]:
+    return {
+        "method": "cluster percentile bootstrap" if clustered else "percentile bootstrap",
+        "resampling": CLUSTER_RESAMPLING if clustered else EXAMPLE_RESAMPLING,
+        "n_resamples": n_resamples,
+        "confidence": confidence,
+        "seed": seed,
     }
 
 
@@ -141,10 +145,9 @@ def _prepare(
     if clusters is None:
         codes, n_clusters = np.arange(len(truth), dtype=np.intp), len(truth)
     else:
-        labels = as_1d(clusters, "clusters")
-        check_same_length(y_true=truth, clusters=labels)
-        uniques, inverse = np.unique(labels, return_inverse=True)
-        codes, n_clusters = inverse.astype(np.intp), len(uniques)
+        cluster_codes, n_clusters = group_codes(clusters, "clusters")
+        check_same_length(y_true=truth, clusters=cluster_codes)
+        codes = cluster_codes.astype(np.intp)
     return DetectionData(
         truth=truth,
         prob=prob,

@@ -106,3 +106,19 @@ def labels_and_probabilities(y_true: Any, prob: Any) -> tuple[BoolArray, FloatAr
     probs = probabilities(prob, "prob")
     check_same_length(y_true=truth, prob=probs)
     return truth, probs
+
+
+def group_codes(labels: Any, name: str) -> tuple[IntArray, int]:
+    """Integer code per element (0..k-1) and the number k of distinct labels.
+
+    Labels may be any hashable values; mixed types (e.g. str and None), which numpy cannot
+    sort, are coded in order of first appearance.
+    """
+    array = as_1d(labels, name)
+    try:
+        uniques, codes = np.unique(array, return_inverse=True)
+        return np.asarray(codes, dtype=np.int64), len(uniques)
+    except TypeError:
+        index: dict[Any, int] = {}
+        coded = [index.setdefault(label, len(index)) for label in array.tolist()]
+        return np.asarray(coded, dtype=np.int64), len(index)
