@@ -222,7 +222,7 @@ def _assert_inert(driver: Any) -> None:
 
 
 def test_gzip_chunks_decode_in_the_browser(browser: Any, bench_run: Path, tmp_path: Path) -> None:
-    options = ReportOptions(gzip_above_rows=10, chunk_rows_gzip=16)
+    options = ReportOptions(gzip_above_bytes=0, chunk_rows_gzip=16)
     path = write_report(bench_run, out=tmp_path / "gzip.html", options=options)
     open_report(browser, path)
     card = css(browser, ".example-set")[0]

@@ -120,6 +120,18 @@ def test_quote_with_ellipsis_marks_each_piece_in_order() -> None:
     assert [output[m.start : m.end] for m in marks] == ["First part", "Last part"]
 
 
+def test_overlapping_quotes_are_all_marked() -> None:
+    output = "A hash map stores pairs.\n- Lookup is fast."
+    marks, found = quote_marks(output, [("D3", "stores"), ("D4", "map stores pairs. - Lookup is")])
+    assert found == [True, True]
+    shown = [(output[m.start : m.end], m.title) for m in marks]
+    assert shown == [
+        ("map ", "evidence 2"),
+        ("stores", "evidence 1, 2"),
+        (" pairs.\n- Lookup is", "evidence 2"),
+    ]
+
+
 def test_at_path() -> None:
     assert at_path({"a": {"b": 2}}, "a.b") == 2
     assert at_path({"a": {"b": 2}}, "a.c") is None
@@ -213,7 +225,7 @@ def test_best_of_n_detail_lists_candidates(best_of_n_run: Path) -> None:
 
 
 def test_large_runs_use_gzip_chunks_and_cut_texts_to_the_budget(bench_run: Path) -> None:
-    options = ReportOptions(max_bytes=260_000, gzip_above_rows=10, chunk_rows_gzip=16)
+    options = ReportOptions(max_bytes=260_000, gzip_above_bytes=0, chunk_rows_gzip=16)
     page = render_report([bench_run], options)
     example_set = main_payload(page)["runs"][0]["example_sets"][0]  # type: ignore[index]
     assert example_set["chunk_encoding"] == "gzip" and example_set["rows_block"]

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..verify.results import RESULTS_FILE, ResultRecord, iter_results
 from ._html_bench_detail import detail
-from ._html_common import ExampleSource, RunContent, clip, metric
+from ._html_common import ExampleSource, RunContent, clip, compact, metric
 from ._html_generic import base_section
 from ._html_model import Cell, Column, Metric, Table
 
@@ -84,9 +84,7 @@ def bench_content(run_dir: Path, run: dict[str, Any]) -> RunContent:
         source=RESULTS_FILE,
         columns=COLUMNS,
         rows=[row(r) for r in records],
-        detail=lambda i, cap: detail(records[i], i + 1, cap).model_dump(
-            mode="json", exclude_none=True
-        ),
+        detail=lambda i, cap: compact(detail(records[i], i + 1, cap)),
     )
     return RunContent(section=section, sources=[source])
 

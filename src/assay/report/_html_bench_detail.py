@@ -9,7 +9,7 @@ from typing import Any
 from ..verify.patterns.base import AnswerScore, Candidate, Critique, Revision
 from ..verify.results import OracleVerdict, ResultRecord
 from ..verify.types import ClaimCheck
-from ._html_common import clip, marks_for
+from ._html_common import clip, main_cap, marks_for
 from ._html_model import (
     Cell,
     ClaimItem,
@@ -34,7 +34,7 @@ _CLAIM_CLASS: dict[str, MarkClass] = {
 
 def detail(record: ResultRecord, line: int, cap: int | None) -> Detail:
     sections: list[Any] = [
-        TextSection(title="Question", text=clip(record.question, cap)),
+        TextSection(title="Question", text=clip(record.question, main_cap(cap))),
         answer_section(record, cap),
         ClaimsSection(title="Claims", items=[claim_item(c, cap) for c in record.claim_checks]),
         evidence_section(record, cap),
@@ -81,7 +81,7 @@ def facts(record: ResultRecord, line: int) -> list[Fact]:
 
 
 def answer_section(record: ResultRecord, cap: int | None) -> TextSection:
-    answer = clip(record.selected_answer, cap)
+    answer = clip(record.selected_answer, main_cap(cap))
     needles = [
         (
             check.claim.text,
@@ -101,7 +101,7 @@ def answer_section(record: ResultRecord, cap: int | None) -> TextSection:
 def claim_item(check: ClaimCheck, cap: int | None) -> ClaimItem:
     note = check.failure or check.rationale
     return ClaimItem(
-        text=clip(check.claim.text, cap),
+        text=clip(check.claim.text, main_cap(cap)),
         label=check.label,
         cls=_CLAIM_CLASS.get(check.label, "uncertain"),
         facts=[

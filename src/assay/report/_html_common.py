@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ._html_model import Cell, Column, Fact, Mark, MarkClass, Metric, Plot, RunSection
+from ._html_model import Cell, Column, Detail, Fact, Mark, MarkClass, Metric, Plot, RunSection
 from ._html_page import png_data_uri
 
 TRUNCATION_MARK = "… [cut: {n} more characters]"
@@ -35,6 +35,13 @@ class ExampleSource:
 class RunContent:
     section: RunSection
     sources: list[ExampleSource] = field(default_factory=list)
+
+
+def compact(detail: Detail) -> dict[str, Any]:
+    """The JSON of a detail without null values (at 50,000 examples every byte counts); facts
+    without a value are left out."""
+    facts = [f for f in detail.facts if f.value is not None and f.value != ""]
+    return detail.model_copy(update={"facts": facts}).model_dump(mode="json", exclude_none=True)
 
 
 def read_json_file(path: Path) -> dict[str, Any]:
@@ -78,6 +85,8 @@ def reproducibility(run: dict[str, Any]) -> list[Fact]:
     if run.get("error"):
         facts.append(Fact(label="error", value=str(run["error"]), badge="bad"))
     facts.append(Fact(label="command", value=" ".join(map(str, run.get("command") or []))))
+    if run.get("config"):
+        facts.append(Fact(label="configuration", value=_describe(run["config"])))
     return facts
 
 
@@ -96,9 +105,15 @@ def _cell(value: Any) -> Cell:
 
 
 def _describe(value: Any) -> str:
+    """A compact one-line form of a settings value: empty parts left out, numbers rounded."""
     if isinstance(value, dict):
-        return ", ".join(f"{k}={_describe(v)}" for k, v in value.items())
-    return str(value)
+        parts = [(k, _describe(v)) for k, v in value.items()]
+        return ", ".join(f"{k}={v}" if "=" not in v else f"{k}: ({v})" for k, v in parts if v)
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_describe(v) for v in value) + "]" if value else ""
+    if isinstance(value, float):
+        return format_number(value)
+    return "" if value is None else str(value)
 
 
 def plots(run_dir: Path, titles: dict[str, str]) -> list[Plot]:
@@ -176,6 +191,12 @@ def format_number(value: float | int | bool | None) -> str:
         return f"{mantissa}e{int(exponent):+d}"
     rounded = float(Decimal(value).quantize(Decimal("0.0001"), rounding=ROUND_HALF_UP))
     return str(int(rounded)) if rounded == int(rounded) else repr(rounded)
+
+
+def main_cap(cap: int | None) -> int | None:
+    """The cap of the texts an opened example is about (question, answer, claims, evaluated
+    output, raw reply): three times that of the supporting ones, so they are cut last."""
+    return None if cap is None else 3 * cap
 
 
 def clip(text: str | None, cap: int | None) -> str:

@@ -3,6 +3,7 @@ of summary.json, and every archived evaluation, valid and invalid, openable."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,16 @@ from pydantic import ValidationError
 
 from ..judge.analyze import JudgeSummary
 from ..judge.archive import EvaluationRecord, iter_archive
-from ._html_common import ExampleSource, RunContent, clip, format_number, locate, utf16_index
+from ._html_common import (
+    ExampleSource,
+    RunContent,
+    clip,
+    compact,
+    format_number,
+    locate,
+    main_cap,
+    utf16_index,
+)
 from ._html_generic import base_section, summary_metrics
 from ._html_model import (
     Cell,
@@ -97,7 +107,7 @@ def _source(title: str, folder: str, records: list[tuple[EvaluationRecord, str]]
         source=folder,
         columns=COLUMNS,
         rows=[row(r) for r, _ in records],
-        detail=lambda i, cap: detail(*records[i], cap).model_dump(mode="json", exclude_none=True),
+        detail=lambda i, cap: compact(detail(*records[i], cap)),
     )
 
 
@@ -261,37 +271,49 @@ def variant_table(summary: JudgeSummary) -> Table:
 
 
 def quote_marks(output: str, evidence: list[tuple[str, str]]) -> tuple[list[Mark], list[bool]]:
-    """Marks for each (dimension, quote) in the output; "..." in a quote skips words, so each
-    piece is found in order. A quote counts as found when all its pieces are."""
-    marks: list[Mark] = []
+    """Marks for each (dimension, quote) in the output, and which quotes were found. "..." in a
+    quote skips words, so its pieces are found in order. Quotes often overlap: the text is cut
+    into segments at every quote boundary, each segment marked with every quote covering it."""
+    spans: list[tuple[int, int, int]] = []  # start, end, quote number
     found: list[bool] = []
-    for n, (dimension, quote) in enumerate(evidence, start=1):
-        pieces = [p for p in quote.replace("…", "...").strip("\"'`").split("...") if p.strip()]
-        spans, position = [], 0
-        for piece in pieces:
-            span = locate(output[position:], piece)
-            if span is None:
-                break
-            spans.append((span[0] + position, span[1] + position))
-            position += span[1]
-        found.append(bool(pieces) and len(spans) == len(pieces))
-        for start, end in spans:
-            if any(m.start < end and start < m.end for m in marks):
-                continue  # already highlighted by an earlier quote
-            marks.append(
-                Mark(
-                    start=utf16_index(output, start),
-                    end=utf16_index(output, end),
-                    cls="quote",
-                    label=f"{n} {dimension}",
-                )
+    for n, (_, quote) in enumerate(evidence, start=1):
+        pieces = _quote_spans(output, quote)
+        found.append(pieces is not None)
+        spans.extend((start, end, n) for start, end in pieces or [])
+    cuts = sorted({p for start, end, _ in spans for p in (start, end)})
+    marks = []
+    for start, end in itertools.pairwise(cuts):
+        covering = [n for s, e, n in spans if s <= start and end <= e]
+        if not covering:
+            continue
+        ending = [n for s, e, n in spans if e == end]
+        marks.append(
+            Mark(
+                start=utf16_index(output, start),
+                end=utf16_index(output, end),
+                cls="quote",
+                label=" ".join(f"{n} {evidence[n - 1][0]}" for n in ending),
+                title="evidence " + ", ".join(str(n) for n in covering),
             )
+        )
     return marks, found
+
+
+def _quote_spans(output: str, quote: str) -> list[tuple[int, int]] | None:
+    pieces = [p for p in quote.replace("…", "...").strip("\"'`").split("...") if p.strip()]
+    spans, position = [], 0
+    for piece in pieces:
+        span = locate(output[position:], piece)
+        if span is None:
+            return None
+        spans.append((span[0] + position, span[1] + position))
+        position += span[1]
+    return spans or None
 
 
 def detail(record: EvaluationRecord, where: str, cap: int | None) -> Detail:
     c = record.classification
-    output = clip(record.evaluated_output, cap)
+    output = clip(record.evaluated_output, main_cap(cap))
     evidence = [(e.dimension, e.quote) for e in c.evidence]
     marks, highlighted = quote_marks(output, evidence)
     sections: list[Any] = [
@@ -339,7 +361,9 @@ def _reply_sections(record: EvaluationRecord, cap: int | None) -> list[Any]:
         sections.append(TextSection(title="Judge call failed", text=clip(text, cap)))
     if record.raw_reply is not None:
         sections.append(
-            TextSection(title="Raw judge reply", text=clip(record.raw_reply, cap), pre=True)
+            TextSection(
+                title="Raw judge reply", text=clip(record.raw_reply, main_cap(cap)), pre=True
+            )
         )
     if not record.valid and c.parsed is not None:
         salvaged = json.dumps(c.parsed, indent=2, ensure_ascii=False)

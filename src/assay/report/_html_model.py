@@ -86,7 +86,8 @@ class Mark(_Model):
     start: int
     end: int
     cls: MarkClass
-    label: str = ""
+    label: str = ""  # shown after the span
+    title: str = ""  # shown on hover (default: the label)
     ref: str | None = None  # an evidence id this span points to
 
 

@@ -94,13 +94,14 @@ function metricsTable(metrics) {
 }
 
 function renderMarked(text, marks, onRef) {
+  text = text || "";
   const box = el("div", {class: "text"});
   let pos = 0;
   const sorted = (marks || []).slice().sort((a, b) => a.start - b.start || b.end - a.end);
   for (const m of sorted) {
     if (m.start < pos || m.end <= m.start || m.end > text.length) continue;
     if (m.start > pos) box.append(document.createTextNode(text.slice(pos, m.start)));
-    const mark = el("mark", {class: m.cls, title: m.label || null},
+    const mark = el("mark", {class: m.cls, title: m.title || m.label || null},
       text.slice(m.start, m.end), m.label ? el("sup", {text: m.label}) : null);
     if (m.ref !== null && m.ref !== undefined && onRef) {
       mark.tabIndex = 0;
@@ -123,12 +124,12 @@ function renderSection(sec, onRef) {
   if (sec.type === "table") { box.append(staticTable(sec.table)); return box; }
   box.append(el("h3", {text: sec.title}));
   if (sec.type === "text") {
-    box.append(sec.pre ? el("pre", {class: "text", text: sec.text})
+    box.append(sec.pre ? el("pre", {class: "text", text: sec.text || ""})
                        : renderMarked(sec.text, sec.marks, onRef));
   } else if (sec.type === "facts") {
     box.append(facts(sec.facts));
   } else if (sec.type === "claims") {
-    box.append(el("ol", {class: "claims"}, sec.items.map(c => el("li", {class: "claim"},
+    box.append(el("ol", {class: "claims"}, (sec.items || []).map(c => el("li", {class: "claim"},
       badge(c.label, c.cls === "supported" ? "good" : c.cls === "unsupported" ? "bad" : "warn"),
       el("span", {class: "claim-text", text: c.text}),
       (c.facts || []).length ? el("div", {class: "muted"},
@@ -140,7 +141,7 @@ function renderSection(sec, onRef) {
       c.note ? el("div", {class: "muted", text: c.note}) : null))));
   } else if (sec.type === "evidence") {
     box.classList.add("evidence");
-    for (const ev of sec.items) {
+    for (const ev of sec.items || []) {
       const href = ev.source ? safeHref(ev.source) : null;
       const card = el("div", {class: "ev"},
         el("div", {}, el("span", {class: "id", text: ev.evidence_id}), " ",
@@ -203,6 +204,7 @@ function exampleTable(set, setKey) {
   const pageInfo = el("span", {class: "page-info count"});
   const detailBox = el("div", {class: "detail-slot"});
   const selects = [];
+  let card = null;
   cols.forEach((c, i) => {
     if (c.type !== "category") return;
     const values = Array.from(new Set(set.rows.map(r => fmt(r[i])))).sort();
@@ -232,12 +234,15 @@ function exampleTable(set, setKey) {
     return c === 0 ? a - b : c * state.dir;
   }
   function update() {
+    const started = performance.now();
     const view = [];
     for (let r = 0; r < set.rows.length; r++) if (matches(r)) view.push(r);
     if (state.sort >= 0) view.sort(compare);
     state.view = view;
     state.page = 0;
     draw();
+    // timings for benchmarks/bench_report.py (what a user waits for, in milliseconds)
+    if (card) card.dataset.updateMs = (performance.now() - started).toFixed(1);
   }
   function draw() {
     const pages = Math.max(1, Math.ceil(state.view.length / state.size));
@@ -258,6 +263,7 @@ function exampleTable(set, setKey) {
     }));
   }
   async function openRow(r) {
+    const started = performance.now();
     state.open = r;
     for (const tr of tbody.children) tr.classList.toggle("open", Number(tr.dataset.row) === r);
     const close = el("button", {type: "button", class: "close", text: "close ✕",
@@ -276,6 +282,7 @@ function exampleTable(set, setKey) {
     box.firstChild.firstChild.textContent = detail.title;
     box.append(renderDetail(detail));
     box.scrollIntoView({block: "nearest"});
+    box.dataset.openMs = (performance.now() - started).toFixed(1);
   }
   let timer = null;
   search.addEventListener("input", () => {
@@ -304,7 +311,7 @@ function exampleTable(set, setKey) {
     el("button", {type: "button", class: "next", text: "next ›",
       onclick: () => { state.page += 1; draw(); }}),
     sizeSelect);
-  const card = el("div", {class: "card example-set", "data-set": setKey},
+  card = el("div", {class: "card example-set", "data-set": setKey},
     el("h3", {text: set.title + " (" + set.rows.length + ")"}),
     el("p", {class: "muted", text: "from " + set.source + "; click a row to open it"}),
     set.truncated_to ? el("p", {class: "note", text: "Long texts in opened examples are cut at " +
@@ -392,6 +399,7 @@ function render() {
         DATA.generated_at + " · self-contained: opens offline, fetches nothing"})),
     main);
   document.title = DATA.title;
+  document.documentElement.dataset.readyMs = performance.now().toFixed(0);
   document.documentElement.dataset.ready = "true";
 }
 

@@ -42,6 +42,8 @@ th button.sort:focus-visible { outline:2px solid var(--accent); }
 tbody.rows tr { cursor:pointer; }
 tbody.rows tr:hover { background:#f0f4ff; }
 tbody.rows tr.open { background:#e3ebff; }
+table.metrics { max-width:1100px; }
+tbody.rows td { white-space:nowrap; }
 td.clip { max-width:520px; overflow:hidden; text-overflow:ellipsis; white-space:nowrap; }
 .pager { display:flex; gap:6px; align-items:center; margin:6px 0; }
 .badge { display:inline-block; border-radius:10px; padding:0 8px; font-size:12px;

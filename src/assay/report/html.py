@@ -29,7 +29,7 @@ from ._html_page import DataBlock, embed_json, gzip_base64, render_page
 __all__ = ["ReportOptions", "build_report", "render_report", "write_comparison", "write_report"]
 
 REPORT_NAME = "report.html"
-_TEXT_CAPS: tuple[int | None, ...] = (None, 4000, 1500, 600, 250, 100)
+_TEXT_CAPS: tuple[int | None, ...] = (None, 4000, 1500, 600, 250, 100, 60, 40)
 _SAMPLE_ROWS = 300
 
 
@@ -38,7 +38,7 @@ class ReportOptions:
     """How the file is encoded. The defaults keep 50,000 examples under ~30 MB."""
 
     max_bytes: int = 28_000_000
-    gzip_above_rows: int = 2_000  # smaller runs keep readable JSON in the file
+    gzip_above_bytes: int = 3_000_000  # smaller reports keep readable JSON in the file
     chunk_rows_json: int = 500
     chunk_rows_gzip: int = 250
 
@@ -88,7 +88,8 @@ def build_report(
     contents = [load_run(p) for p in run_dirs]
     _distinct_names(contents)
     sources = [s for c in contents for s in c.sources]
-    encoding = "gzip" if sum(len(s.rows) for s in sources) > options.gzip_above_rows else "json"
+    plain = sum(_estimate(s, "json", None) + len(embed_json(s.rows)) for s in sources)
+    encoding = "gzip" if plain > options.gzip_above_bytes else "json"
     fixed = sum(len(embed_json(c.section.model_dump(mode="json"))) for c in contents)
     fixed += sum(_rows_size(s, encoding) for s in sources)
     cap = choose_text_cap(sources, encoding, options, fixed)
@@ -136,7 +137,7 @@ def choose_text_cap(
     sources: Sequence[ExampleSource], encoding: str, options: ReportOptions, fixed: int
 ) -> int | None:
     """The largest text cap whose estimated file size fits ``options.max_bytes``."""
-    budget = options.max_bytes - fixed - 200_000  # page script, style, markup
+    budget = 0.95 * (options.max_bytes - fixed - 200_000)  # script, style, markup; a margin
     for cap in _TEXT_CAPS:
         if sum(_estimate(s, encoding, cap) for s in sources) <= budget:
             return cap
