@@ -18,7 +18,7 @@ from assay.model.providers.stub import StubBackend
 from assay.runs import read_jsonl
 from assay.verify.benchmark import BenchmarkConfig, run_benchmark
 from assay.verify.results import ResultRecord, failure_bucket, iter_results
-from assay.verify.summary import BenchSummary, build_summary
+from assay.verify.summary import BenchSummary, build_summary, first_pass
 
 from .bench_fixtures import generate_records, mixed_file, verify_only_records, write_jsonl
 
@@ -81,6 +81,14 @@ def test_a_run_writes_every_artifact(tmp_path: Path, pattern: str) -> None:
     assert summary["labels"]["by_source"] == {"dataset": 6, "oracle": 4}
     assert summary["config"]["pattern"] == pattern
     assert json.loads((out / "run.json").read_text())["status"] == "success"
+    if any(r.revision_used for r in results):
+        pairs = [first_pass(r) for r in results]
+        expected = sum(label is not None and p is not None for label, p in pairs)
+        assert summary["detection_first_pass"]["n"] == expected
+        revised = [r for r in results if r.revision_used]
+        assert all(first_pass(r)[1] == r.revision.before.p_error for r in revised if r.revision)
+    else:
+        assert summary["detection_first_pass"] is None
 
 
 def test_results_carry_the_fields_the_spec_names(tmp_path: Path) -> None:

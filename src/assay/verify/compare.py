@@ -113,19 +113,34 @@ def _runs_table(summaries: Sequence[Named]) -> str:
 
 
 def _detection_table(summaries: Sequence[Named]) -> str:
+    notes = [f"- {name}: {s.detection_note}" for name, s in summaries if s.detection_note]
+    text = "## Error detection\n\n" + _detection_rows(summaries, first_pass=False)
+    text += "\n\n" + "\n".join(notes) if notes else ""
+    if any(s.detection_first_pass for _, s in summaries):
+        text += (
+            "\n\n### On the first answers, before revision\n\n"
+            "Runs that revised: the verifier judged against the oracle's labels of the "
+            "answers it saw first (the table above is about the answers finally selected).\n\n"
+            + _detection_rows(summaries, first_pass=True)
+        )
+    return text
+
+
+def _detection_rows(summaries: Sequence[Named], *, first_pass: bool) -> str:
     rows = []
     for name, s in summaries:
-        if s.detection is None:
+        block = s.detection_first_pass if first_pass else s.detection
+        if first_pass and block is None and s.revision.used == 0:
+            rows.append([name, "no revision: as above", *([""] * (len(DETECTION_COLUMNS) + 1))])
+            continue
+        if block is None:
             rows.append([name, *(["n/a"] * len(DETECTION_COLUMNS)), "—", "—"])
             continue
-        metrics = s.detection["metrics"]
-        cells = [_estimate(metrics.get(key)) for key, _ in DETECTION_COLUMNS]
-        aurc = _fmt(s.selective["aurc"]) if s.selective else "—"
-        rows.append([name, *cells, aurc, str(s.detection.get("n", 0))])
+        cells = [_estimate(block["metrics"].get(key)) for key, _ in DETECTION_COLUMNS]
+        aurc = _fmt(s.selective["aurc"]) if s.selective and not first_pass else "—"
+        rows.append([name, *cells, aurc, str(block.get("n", 0))])
     header = ["run", *(label for _, label in DETECTION_COLUMNS), "AURC", "n"]
-    notes = [f"- {name}: {s.detection_note}" for name, s in summaries if s.detection_note]
-    body = _table(header, rows)
-    return "## Error detection\n\n" + body + ("\n\n" + "\n".join(notes) if notes else "")
+    return _table(header, rows)
 
 
 def _grounding_table(summaries: Sequence[Named]) -> str:

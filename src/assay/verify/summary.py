@@ -7,6 +7,11 @@ a few hundred megabytes at most.
 Which answers the detection metrics use: those with a gold label *and* a verifier score. An
 answer whose verifier failed is counted under ``counts.verifier_failures`` (with the reasons)
 and left out; an unlabelled answer is counted under ``counts.unlabelled``. Nothing is imputed.
+
+``detection`` is about the selected (final) answers, the ones the gate passes or blocks. When
+revisions were used, ``detection_first_pass`` is about the first answers, before revision
+(labelled by the oracle's ``oracle_before_revision``): the verifier as a detector of the
+generator's raw errors, which revision would otherwise hide.
 """
 
 from __future__ import annotations
@@ -36,22 +41,31 @@ CURVE_POINTS = 201  # coverage curve points kept in summary.json (the plot uses 
 
 
 class DetectionInputs:
-    """The arrays the detection metrics need, grown one result at a time."""
+    """The arrays the detection metrics need, grown one answer at a time."""
 
     def __init__(self) -> None:
         self.truth: list[bool] = []
         self.p_error: list[float] = []
         self.clusters: list[str] = []
 
-    def add(self, result: ResultRecord) -> None:
-        if result.gold_error is None or result.verifier_score is None:
+    def add(self, error: bool | None, p_error: float | None, cluster: str) -> None:
+        if error is None or p_error is None:
             return
-        self.truth.append(result.gold_error)
-        self.p_error.append(result.verifier_score)
-        self.clusters.append(result.cluster)
+        self.truth.append(error)
+        self.p_error.append(p_error)
+        self.clusters.append(cluster)
 
     def arrays(self) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
         return np.asarray(self.truth, dtype=bool), np.asarray(self.p_error, dtype=float)
+
+
+def first_pass(result: ResultRecord) -> tuple[bool | None, float | None]:
+    """(label, p_error) of the first answer the verifier judged, before any revision."""
+    revision = result.revision
+    if not result.revision_used or revision is None:
+        return result.gold_error, result.verifier_score
+    before = result.oracle_before_revision
+    return (None if before is None else before.has_error), revision.before.p_error
 
 
 class BenchSummary(BaseModel):
@@ -70,6 +84,8 @@ class BenchSummary(BaseModel):
     labels: dict[str, Any]
     detection: dict[str, Any] | None = None
     detection_note: str | None = None
+    # the verifier on the first answers (before revision); None when nothing was revised
+    detection_first_pass: dict[str, Any] | None = None
     selective: dict[str, Any] | None = None
     uncertain_rate: float | None = None  # uncertain claim labels / claims checked
     grounding: GroundingStats
@@ -87,6 +103,8 @@ class _Tally:
 
     def __init__(self) -> None:
         self.detection = DetectionInputs()
+        self.first_pass = DetectionInputs()
+        self.revised = 0
         self.grounding = GroundingStats()
         self.revision = RevisionStats()
         self.cost = CostStats()
@@ -105,7 +123,9 @@ class _Tally:
         self.thresholds.add(result.threshold)
         self.sources[result.label_source] += 1
         self._count_outcome(result)
-        self.detection.add(result)
+        self.detection.add(result.gold_error, result.verifier_score, result.cluster)
+        self.first_pass.add(*first_pass(result), result.cluster)
+        self.revised += result.revision_used
         self.grounding.add(result)
         self.revision.add(result)
         self.cost.add(result)
@@ -174,28 +194,38 @@ def _with_detection(
     seed: int,
     plots: bool,
 ) -> BenchSummary:
-    from ..metrics import summarize_binary_detection
-
     truth, p_error = tally.detection.arrays()
     if truth.size == 0:
         note = "no answer has both a gold label and a verifier score: detection not computed"
         return summary.model_copy(update={"detection_note": note, "plots_note": note})
-    detection = summarize_binary_detection(
-        truth,
-        p_error,
-        threshold=threshold,
-        clusters=np.asarray(tally.detection.clusters, dtype=object),
-        n_resamples=n_resamples,
-        seed=seed,
-    )
+    options: dict[str, Any] = {"threshold": threshold, "n_resamples": n_resamples, "seed": seed}
+    detection = _detect(tally.detection, **options)
     detection["label_sources"] = dict(tally.sources_used)
     update: dict[str, Any] = {"detection": detection, "selective": _selective(truth, p_error)}
+    if tally.revised and tally.first_pass.truth:
+        update["detection_first_pass"] = _detect(tally.first_pass, **options)
     if plots:
         from .plots import write_plots
 
         written, plots_note = write_plots(run_dir / PLOTS_DIR, truth, p_error, threshold=threshold)
         update["plots"], update["plots_note"] = written, plots_note
     return summary.model_copy(update=update)
+
+
+def _detect(
+    inputs: DetectionInputs, *, threshold: float, n_resamples: int, seed: int
+) -> dict[str, Any]:
+    from ..metrics import summarize_binary_detection
+
+    truth, p_error = inputs.arrays()
+    return summarize_binary_detection(
+        truth,
+        p_error,
+        threshold=threshold,
+        clusters=np.asarray(inputs.clusters, dtype=object),
+        n_resamples=n_resamples,
+        seed=seed,
+    )
 
 
 def _selective(truth: np.ndarray[Any, Any], p_error: np.ndarray[Any, Any]) -> dict[str, Any]:
