@@ -140,6 +140,10 @@ def test_bad_inputs_raise() -> None:
         summarize_binary_detection([0, 1], [0.2, 0.6], clusters=[1])
     with pytest.raises(ValueError, match="probabilities"):
         summarize_binary_detection([0, 1], [0.2, 1.6])
+    with pytest.raises(ValueError, match="n_resamples"):
+        summarize_binary_detection([0, 1], [0.2, 0.6], n_resamples=-1)
+    with pytest.raises(ValueError, match="confidence"):
+        summarize_binary_detection([0, 1], [0.2, 0.6], confidence=0.0)
 
 
 def test_poisson_weights_follow_poisson_one() -> None:

@@ -92,6 +92,8 @@ def summarize_binary_detection(
     ``n_resamples=0`` skips the intervals.
     """
     data = _prepare(y_true, p_error, threshold, clusters, n_bins)
+    if n_resamples < 0:
+        raise ValueError(f"n_resamples must be 0 (no intervals) or more, got {n_resamples}")
     check_confidence(confidence, max(n_resamples, 1))
     exact = _exact_values(data, n_bins)
     metrics = {
