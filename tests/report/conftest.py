@@ -92,33 +92,32 @@ def hostile_record() -> dict[str, object]:
 
 
 @pytest.fixture(scope="session")
-def bench_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The project's labelled examples plus one hostile record, verified by the lexical
-    checker (entailment pattern, verify-only mode: no model calls)."""
-    root = tmp_path_factory.mktemp("bench")
+def bench_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The project's labelled examples plus one hostile record."""
+    root = tmp_path_factory.mktemp("bench_data")
     rows = [json.loads(line) for line in LABELLED_EXAMPLES.read_text().splitlines() if line]
-    data = _write_jsonl(root / "data.jsonl", [*rows, hostile_record()])
-    run = root / "run"
-    _cli(
-        [
-            "bench",
-            "run",
-            "--data",
-            str(data),
-            "--pattern",
-            "entailment",
-            "--verifier",
-            "lexical",
-            "--out_dir",
-            str(run),
-            "--max_examples",
-            "0",
-            "--n-resamples",
-            "200",
-            "--no-progress",
-        ]
-    )
+    return _write_jsonl(root / "data.jsonl", [*rows, hostile_record()])
+
+
+def _bench(data: Path, run: Path, *options: str) -> Path:
+    common = ["--out_dir", str(run), "--max_examples", "0", "--n-resamples", "200"]
+    _cli(["bench", "run", "--data", str(data), *common, "--no-progress", *options])
     return run
+
+
+@pytest.fixture(scope="session")
+def bench_run(bench_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Entailment pattern with the lexical checker, verify-only mode: no model calls."""
+    run = tmp_path_factory.mktemp("bench") / "run"
+    return _bench(bench_data, run, "--pattern", "entailment", "--verifier", "lexical")
+
+
+@pytest.fixture(scope="session")
+def critique_run(bench_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Self-consistency on the same records, critiques from a stub model."""
+    run = tmp_path_factory.mktemp("critique") / "run"
+    options = ("--pattern", "self_consistency", "--critic", "stub/critic", "--n", "2")
+    return _bench(bench_data, run, *options, "--verifier", "lexical")
 
 
 @pytest.fixture(scope="session")

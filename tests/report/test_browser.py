@@ -194,9 +194,7 @@ def test_hostile_output_shows_as_text_and_runs_nothing(
     open_report(browser, judge_report)
     valid_or_invalid = css(browser, ".example-set")
     opened = False
-    for example_set in valid_or_invalid:
-        search = example_set.find_element("css selector", "input.filter")
-        search.send_keys("Q1")  # text columns: flags and output_id hold the ids
+    for example_set in valid_or_invalid:  # every row is on the first page
         for tr in example_set.find_elements("css selector", "tbody.rows tr"):
             if "/Q1/" in tr.text:
                 tr.click()
@@ -266,3 +264,29 @@ def test_screenshots(
     assert browser.save_screenshot(str(shots / "judge_top.png"))
     for name in ("bench_top", "bench_example", "judge_top"):
         assert (shots / f"{name}.png").stat().st_size > 10_000
+
+
+def test_examples_across_runs_filter_disagreements(
+    browser: Any, bench_run: Path, critique_run: Path, tmp_path: Path
+) -> None:
+    from selenium.webdriver.support.ui import Select
+
+    path = write_comparison([bench_run, critique_run], tmp_path / "across.html")
+    open_report(browser, path)
+    card = next(c for c in css(browser, ".example-set") if "Examples across runs" in c.text)
+    tables = [
+        {r["id"]: r["verifier_pass"] for r in map(json.loads, (run / "results.jsonl").open())}
+        for run in (bench_run, critique_run)
+    ]
+    ids = list(tables[0])
+    disagree = sum(1 for i in ids if {tables[0][i], tables[1][i]} == {True, False})
+    select = card.find_element("css selector", "select[data-column=agreement]")
+    if disagree == 0:
+        assert "disagree" not in select.text
+        return
+    Select(select).select_by_value("disagree")
+    assert shown_count(card) == f"{disagree} of {len(ids)} shown"
+    card.find_element("css selector", "tbody.rows tr").click()
+    detail = wait_for(browser, ".detail .detail-body")
+    titles = [h.text for h in detail.find_elements("css selector", "h3")]
+    assert "run: selected answer" in titles and "run (2): selected answer" in titles

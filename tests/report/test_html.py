@@ -273,3 +273,27 @@ def test_broken_run_json_is_a_located_error(tmp_path: Path) -> None:
     (tmp_path / "run.json").write_text("{not json")
     with pytest.raises(InputError, match=r"run\.json"):
         write_report(tmp_path)
+
+
+def test_across_runs_table_pairs_examples_by_id(bench_run: Path, critique_run: Path) -> None:
+    payload, _ = build_report([bench_run, critique_run], ReportOptions())
+    (across,) = payload.across_runs
+    results = [
+        {r["id"]: r for r in map(json.loads, (run / "results.jsonl").open())}
+        for run in (bench_run, critique_run)
+    ]
+    assert across.row_count == len(results[0])
+    keys = [c.key for c in across.columns]
+    for row in across.rows:
+        first, second = (table[str(row[0])] for table in results)
+        assert row[keys.index("p_error_0")] == first["verifier_score"]
+        assert row[keys.index("p_error_1")] == second["verifier_score"]
+        passes = {r["verifier_pass"] for r in (first, second)}
+        expected = "disagree" if passes == {True, False} else None
+        if expected:
+            assert row[keys.index("agreement")] == expected
+
+
+def test_no_across_runs_table_for_a_single_run(bench_run: Path) -> None:
+    payload, _ = build_report([bench_run], ReportOptions())
+    assert payload.across_runs == []

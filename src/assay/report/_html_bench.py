@@ -86,7 +86,7 @@ def bench_content(run_dir: Path, run: dict[str, Any]) -> RunContent:
         rows=[row(r) for r in records],
         detail=lambda i, cap: compact(detail(records[i], i + 1, cap)),
     )
-    return RunContent(section=section, sources=[source])
+    return RunContent(section=section, sources=[source], bench_results=records)
 
 
 def headline_metrics(summary: dict[str, Any]) -> list[Metric]:

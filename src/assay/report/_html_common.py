@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..verify.results import ResultRecord
 from ._html_model import Cell, Column, Detail, Fact, Mark, MarkClass, Metric, Plot, RunSection
 from ._html_page import png_data_uri
 
@@ -35,6 +36,7 @@ class ExampleSource:
 class RunContent:
     section: RunSection
     sources: list[ExampleSource] = field(default_factory=list)
+    bench_results: list[ResultRecord] = field(default_factory=list)  # for cross-run views
 
 
 def compact(detail: Detail) -> dict[str, Any]:

@@ -172,3 +172,4 @@ class ReportPayload(_Model):
     generated_at: str
     assay_version: str
     runs: list[RunSection]
+    across_runs: list[ExampleSet] = Field(default_factory=list)

@@ -367,8 +367,8 @@ function comparisonTable(runs) {
 }
 
 async function loadRows(runs) {
-  for (const run of runs) for (const set of run.example_sets)
-    if (set.rows_block) set.rows = await decodeBlock(set.rows_block, "gzip");
+  const sets = runs.flatMap(run => run.example_sets).concat(DATA.across_runs || []);
+  for (const set of sets) if (set.rows_block) set.rows = await decodeBlock(set.rows_block, "gzip");
 }
 
 function render() {
@@ -379,6 +379,7 @@ function render() {
     main.append(el("div", {class: "runs-grid"}, runs.map(runHeader)));
     main.lastChild.style.gridTemplateColumns = "repeat(" + runs.length + ", minmax(0, 1fr))";
     main.append(comparisonTable(runs));
+    (DATA.across_runs || []).forEach((s, i) => main.append(exampleTable(s, "x-" + i)));
     const tabs = el("div", {class: "tabs", role: "tablist"});
     const slot = el("div", {class: "run-slot"});
     const bodies = runs.map((run, r) => runBody(run, r));

@@ -85,9 +85,12 @@ def build_report(
     """The payload and every data block of the page (main payload first)."""
     if not run_dirs:
         raise InputError("no run directory given")
+    from ._html_compare import across_runs_source
+
     contents = [load_run(p) for p in run_dirs]
     _distinct_names(contents)
-    sources = [s for c in contents for s in c.sources]
+    across = across_runs_source(contents) if len(contents) > 1 else None
+    sources = [s for c in contents for s in c.sources] + ([across] if across else [])
     plain = sum(_estimate(s, "json", None) + len(embed_json(s.rows)) for s in sources)
     encoding = "gzip" if plain > options.gzip_above_bytes else "json"
     fixed = sum(len(embed_json(c.section.model_dump(mode="json"))) for c in contents)
@@ -99,11 +102,17 @@ def build_report(
             example_set, blocks = encode_source(source, f"{r}-{i}", encoding, cap, options)
             content.section.example_sets.append(example_set)
             chunk_blocks.extend(blocks)
+    across_sets = []
+    if across is not None:
+        example_set, blocks = encode_source(across, "x-0", encoding, cap, options)
+        across_sets.append(example_set)
+        chunk_blocks.extend(blocks)
     payload = ReportPayload(
         title=_title(contents),
         generated_at=utc_now(),
         assay_version=__version__,
         runs=[c.section for c in contents],
+        across_runs=across_sets,
     )
     main = DataBlock("assay-data", embed_json(payload.model_dump(mode="json")))
     return payload, [main, *chunk_blocks]
