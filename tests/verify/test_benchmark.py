@@ -175,7 +175,7 @@ def test_bad_input_stops_before_any_model_call(tmp_path: Path) -> None:
         run_benchmark(_config(data, tmp_path / "run"), backends=counting.backends)
     assert caught.value.line == 2 and caught.value.field == "question"
     assert counting.calls == 0
-    assert not (tmp_path / "run" / "results.jsonl").exists()
+    assert not (tmp_path / "run").exists()  # nothing written for input that cannot run
 
 
 def test_skip_invalid_runs_the_rest_and_lists_what_it_skipped(tmp_path: Path) -> None:

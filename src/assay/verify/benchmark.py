@@ -143,19 +143,19 @@ def run_benchmark(
     """
     from .summary import write_summary
 
-    results_path = config.out_dir / RESULTS_FILE
-    logger = _open_run(config)
-    done = finished_ids(results_path)
-    plan = _plan(config, done)
+    protocol_fp = _check_protocol(config)
+    done = finished_ids(config.out_dir / RESULTS_FILE)
+    plan = _plan(config, done)  # bad input stops here, before anything is written
+    logger = _open_run(config, protocol_fp)
     _write_skipped(config.out_dir, plan.skipped)
     todo = plan.selected - plan.already_done
     try:
         usage = asyncio.run(_run_pending(config, done, todo, on_result, backends, progress))
+        write_summary(config.out_dir, config=config.public_dump())
     except BaseException as error:
         status: RunStatus = "cancelled" if isinstance(error, KeyboardInterrupt) else "error"
         logger.finish(status, error=f"{type(error).__name__}: {error}")
         raise
-    write_summary(config.out_dir, config=config.public_dump())
     logger.finish(
         "success",
         sample_count=plan.selected,
@@ -172,20 +172,26 @@ def run_benchmark(
     )
 
 
-def _open_run(config: BenchmarkConfig) -> RunLogger:
+def _check_protocol(config: BenchmarkConfig) -> str:
+    """The protocol fingerprint; refuses a run directory made with other settings."""
     run_json = config.out_dir / "run.json"
     protocol_fp = fingerprint(config.protocol())
-    if run_json.exists():
-        previous = RunLog.model_validate_json(run_json.read_text(encoding="utf-8"))
-        if previous.kind != "bench":
-            raise RunError(f"{config.out_dir} holds a {previous.kind!r} run, not a bench run")
-        if previous.fingerprint not in (None, protocol_fp):
-            raise RunError(
-                f"{config.out_dir} was run with other settings (fingerprint "
-                f"{previous.fingerprint}, now {protocol_fp})",
-                hint="use a new --out_dir, or the same pattern, models, n, seed, threshold, "
-                "revision and decoding as before",
-            )
+    if not run_json.exists():
+        return protocol_fp
+    previous = RunLog.model_validate_json(run_json.read_text(encoding="utf-8"))
+    if previous.kind != "bench":
+        raise RunError(f"{config.out_dir} holds a {previous.kind!r} run, not a bench run")
+    if previous.fingerprint not in (None, protocol_fp):
+        raise RunError(
+            f"{config.out_dir} was run with other settings (fingerprint "
+            f"{previous.fingerprint}, now {protocol_fp})",
+            hint="use a new --out_dir, or the same pattern, models, n, seed, threshold, "
+            "revision and decoding as before",
+        )
+    return protocol_fp
+
+
+def _open_run(config: BenchmarkConfig, protocol_fp: str) -> RunLogger:
     log = RunLog(
         kind="bench",
         fingerprint=protocol_fp,
