@@ -286,8 +286,9 @@ def test_a_run_on_the_embedded_model(tmp_path: Path) -> None:
         model_options=ModelOptions(),
     )
     report = run_benchmark(config)
-    assert report.ran == 1 and report.calls == 1
+    assert report.ran == 1 and report.calls <= 1  # the answer may be cached by another test
     (line,) = _results(out)
+    assert line["usage"]["calls"] + line["usage"]["cache_hits"] == 1
     assert line["mode"] == "generate" and line["candidates"][0]["text"] is not None
     assert (line["verifier_score"] is None) == (line["failure"] is not None)
     rerun = run_benchmark(config)
