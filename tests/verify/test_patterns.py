@@ -304,3 +304,17 @@ def test_every_pattern_runs_on_the_embedded_model() -> None:
             assert outcome.failure  # a failure always says why
         else:
             assert outcome.verifier_pass == (outcome.p_error < 0.5)
+
+
+def test_a_terse_answer_is_checked_as_one_claim() -> None:
+    data = verify_only_records(2)[1] | {"answer": "R&B", "citations": ["p1"]}
+    outcome = _run("entailment", _record(data), _context())
+    (check,) = outcome.claim_checks
+    assert check.claim.text == "R&B" and check.claim.cited_ids == ("p1",)
+    assert outcome.p_error is not None
+
+
+def test_an_empty_answer_is_unscored_with_its_reason() -> None:
+    data = verify_only_records(2)[1] | {"answer": " [cite:p1] "}
+    outcome = _run("entailment", _record(data), _context())
+    assert outcome.p_error is None and outcome.failure == "the answer states no claim"

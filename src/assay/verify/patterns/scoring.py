@@ -12,8 +12,9 @@ How an answer's ``p_error`` is made from its claim checks (``method="weakest-cla
   would push every long answer towards "error");
 - citing an evidence id the record does not have is a wrong citation by construction:
   ``p_error = 1`` (``method="unknown-citation"``);
-- an answer with no claim, or a claim whose check failed, gets no score: ``p_error=None`` and
-  the failure reason.
+- an answer the claim rules find no claim in but that has text ("R&B", "0.9 s.") is checked as
+  one claim; an empty answer, or a claim whose check failed, gets no score: ``p_error=None``
+  and the failure reason.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import asyncio
 from collections.abc import Sequence
 
 from ...model import CallFailure, Completion
-from ..citations import answer_citations
+from ..citations import answer_citations, cited_ids, strip_citations
 from ..claims import split_claims
 from ..prompts import answer_messages, revise_messages
 from ..types import Claim, ClaimCheck, GroundedQARecord
@@ -71,12 +72,18 @@ async def score_answer(
     evidence_ids = [e.evidence_id for e in record.evidence]
     cites = answer_citations(answer, listed, evidence_ids)
     base = AnswerScore(answer=answer, citations=cites.ids, unknown_citations=cites.unknown)
-    claims = [_with_listed(c, cites.from_list) for c in split_claims(answer)]
+    claims = [_with_listed(c, cites.from_list) for c in split_claims(answer) or _whole(answer)]
     if not claims:
         return base.model_copy(update={"failure": "the answer states no claim"})
     known = set(evidence_ids)
     checks = await asyncio.gather(*(_check(c, record, context, known) for c in claims))
     return _score_from_checks(base, [c for c, _ in checks], [p for _, p in checks], context)
+
+
+def _whole(answer: str) -> list[Claim]:
+    """A short answer the rules find no claim in ("R&B", "0.9 s.") is one claim as it is."""
+    text = strip_citations(answer).strip()
+    return [Claim(text=text, cited_ids=cited_ids(answer))] if text else []
 
 
 def _with_listed(claim: Claim, listed: Sequence[str]) -> Claim:
