@@ -38,7 +38,7 @@ def write_plots(
     plots.plot_coverage_accuracy(
         risk_coverage_curve(~truth, 1.0 - p_error),
         paths["coverage_accuracy"],
-        title="Coverage vs accuracy (keep answers with the lowest p_error first)",
+        title="Coverage vs accuracy (= grounded), lowest p_error kept first",
     )
     written["coverage_accuracy"] = f"plots/{PLOT_FILES['coverage_accuracy']}"
     if truth.all() or not truth.any():
