@@ -11,6 +11,7 @@ Needs /usr/bin/chromium and /usr/bin/chromedriver (apt-get install chromium chro
 from __future__ import annotations
 
 import argparse
+import re
 import resource
 import statistics
 import sys
@@ -111,6 +112,7 @@ def run(n: int, repeat: int) -> None:
         write_s = time.perf_counter() - started
         peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         size_mb = report.stat().st_size / 1e6
+        cap = re.search(r'"truncated_to":(null|\d+)', report.read_text(encoding="utf-8"))
         results_mb = (run_dir / "results.jsonl").stat().st_size / 1e6
         samples: dict[str, list[float]] = {}
         with tempfile.TemporaryDirectory() as profile:
@@ -123,7 +125,9 @@ def run(n: int, repeat: int) -> None:
                 driver.quit()
     print(f"examples: {n:,}; results.jsonl {results_mb:.1f} MB (made in {make_s:.1f} s)")
     print(f"write_report: {write_s:.1f} s, process peak RSS {peak_mb:.0f} MB")
-    print(f"report.html: {size_mb:.1f} MB\n")
+    cut = cap.group(1) if cap else "?"
+    print(f"report.html: {size_mb:.1f} MB; long texts cut at {cut} characters", end="")
+    print(" (3x that for question, answer, claims)\n" if cut.isdigit() else "\n")
     print(f"| step (median of {repeat}) | ms |")
     print("|---|---:|")
     for key, values in samples.items():

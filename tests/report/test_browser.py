@@ -63,6 +63,10 @@ def open_report(driver: Any, path: Path) -> None:
     assert state == "true", driver.find_element("id", "app").text
     problems = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
     assert not problems, problems  # a CSP violation or a script error would show here
+    fetched = driver.execute_script(
+        "return performance.getEntriesByType('resource').map(e => e.name)"
+    )
+    assert all(name.startswith("data:") for name in fetched), fetched  # no network at all
 
 
 def css(driver: Any, selector: str) -> list[Any]:
@@ -290,3 +294,18 @@ def test_examples_across_runs_filter_disagreements(
     detail = wait_for(browser, ".detail .detail-body")
     titles = [h.text for h in detail.find_elements("css selector", "h3")]
     assert "run: selected answer" in titles and "run (2): selected answer" in titles
+
+
+def test_a_run_of_another_kind_still_opens(browser: Any, tmp_path: Path) -> None:
+    from assay.cli import main
+
+    questions = tmp_path / "q.jsonl"
+    questions.write_text(json.dumps({"question_id": "Q1", "variants": {"A": {"prompt": "Hi"}}}))
+    out = tmp_path / "outputs"
+    assert (
+        main(["generate", "--questions", str(questions), "--model", "stub/a", "--out", str(out)])
+        == 0
+    )
+    open_report(browser, write_report(out))
+    head = browser.find_element("css selector", ".run-head").text
+    assert "generate" in head and "success" in head
