@@ -209,6 +209,8 @@ def test_hostile_output_shows_as_text_and_runs_nothing(
     assert opened
     body = wait_for(browser, ".detail .detail-body")
     assert "<img src=x onerror=" in body.text
+    folded = body.find_element("css selector", "details.section")
+    assert folded.get_attribute("open") is None and "Prompt sent" in folded.text
     _assert_inert(browser)
     with pytest.raises(NoAlertPresentException):
         browser.switch_to.alert.text  # noqa: B018

@@ -179,6 +179,8 @@ def test_invalid_evaluation_detail_has_flags_checks_and_raw_reply(judge_run: Pat
     first = details[0]
     titles = [s.get("title") or s.get("table", {}).get("title") for s in first["sections"]]
     assert "Raw judge reply" in titles and "Checks that fired" in titles
+    prompt = next(s for s in first["sections"] if s.get("title", "").startswith("Prompt sent"))
+    assert prompt["collapsed"] and "--- system ---" in prompt["text"]
     assert any(f["label"] == "validity" and f["value"] == "invalid" for f in first["facts"])
 
 

@@ -365,6 +365,9 @@ def _reply_sections(record: EvaluationRecord, cap: int | None) -> list[Any]:
                 title="Raw judge reply", text=clip(record.raw_reply, main_cap(cap)), pre=True
             )
         )
+    prompt = "\n\n".join(f"--- {m.role} ---\n{m.content}" for m in record.messages)
+    title = "Prompt sent to the judge (verbatim)"
+    sections.append(TextSection(title=title, text=clip(prompt, cap), pre=True, collapsed=True))
     if not record.valid and c.parsed is not None:
         salvaged = json.dumps(c.parsed, indent=2, ensure_ascii=False)
         title = "Salvaged object (kept for the record; the evaluation stays invalid)"

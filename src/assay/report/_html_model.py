@@ -97,6 +97,7 @@ class TextSection(_Model):
     text: str
     marks: list[Mark] = Field(default_factory=list)
     pre: bool = False
+    collapsed: bool = False  # shown folded, opened on click
 
 
 class ClaimItem(_Model):

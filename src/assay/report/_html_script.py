@@ -120,9 +120,13 @@ function chips(ids, onRef) {
 }
 
 function renderSection(sec, onRef) {
+  if (sec.collapsed) {
+    return el("details", {class: "section"}, el("summary", {text: sec.title}),
+      renderSection(Object.assign({}, sec, {collapsed: false, title: ""}), onRef));
+  }
   const box = el("div", {class: "section section-" + sec.type});
   if (sec.type === "table") { box.append(staticTable(sec.table)); return box; }
-  box.append(el("h3", {text: sec.title}));
+  if (sec.title) box.append(el("h3", {text: sec.title}));
   if (sec.type === "text") {
     box.append(sec.pre ? el("pre", {class: "text", text: sec.text || ""})
                        : renderMarked(sec.text, sec.marks, onRef));
