@@ -2,8 +2,8 @@
 
 Each system message starts with its task tag (``[assay:answer]`` ...), which is how the stub
 backend recognises assay's own prompts and answers them plausibly without a model. The user
-message lays the evidence out one snippet per line as ``[id] title | text``, the form the
-answer is asked to cite (``[cite:id]``) and the form the stub responders read back.
+message lays the evidence out one snippet per line as ``title | text [cite:id]``, the form the
+answer is asked to cite in and the form the stub responders read back.
 
 Changing any text here changes :data:`PROMPTS_FINGERPRINT`, which a run records, so results
 made with different prompts are never mixed in one run directory.
@@ -30,10 +30,10 @@ SAMPLE_HEADER = "Sample"
 ANSWER_HEADER = "Answer to check:"
 
 ANSWER_SYSTEM = (
-    f"{ANSWER_TAG} Answer the question using only the evidence below. After every sentence, "
-    "cite the evidence that supports it as [cite:ID] with the ID in square brackets before "
-    "the snippet. Do not add facts that the evidence does not state. If the evidence does "
-    "not answer the question, say so. Answer in one to three short sentences."
+    f"{ANSWER_TAG} Answer the question using only the evidence below. End every sentence "
+    "with the citation of the snippet that supports it, [cite:ID], as shown after each "
+    "snippet. Do not add facts that the evidence does not state. If the evidence does not "
+    "answer the question, say so. Answer in one to three short sentences."
 )
 
 REVISE_SYSTEM = (
@@ -113,13 +113,17 @@ ORACLE_SCHEMA = JsonSchema(
 
 
 def evidence_block(evidence: Sequence[Evidence]) -> str:
-    """One snippet per line, ``[id] title | text``, whitespace collapsed."""
+    """One snippet per line, ``title | text [cite:id]``, whitespace collapsed.
+
+    The marker comes *after* the text, as an answer should cite: small models that copy
+    evidence sentences then copy a correct citation with them.
+    """
     lines = [EVIDENCE_HEADER]
     for item in evidence:
         text = " ".join(item.text.split())
         title = " ".join((item.title or "").split())
         shown = f"{title} | {text}" if title else text
-        lines.append(f"[{item.evidence_id}] {shown}")
+        lines.append(f"{shown} [cite:{item.evidence_id}]")
     return "\n".join(lines)
 
 
@@ -131,8 +135,8 @@ def answer_messages(record: GroundedQARecord) -> list[ChatMessage]:
     # small models follow the last instruction best: restate the format with a real id
     example = record.evidence[0].evidence_id
     ask = (
-        "Write the answer in one or two sentences, using only the evidence. End each "
-        f"sentence with the ID of the snippet that supports it, like [cite:{example}].\nAnswer:"
+        "Answer the question in one or two sentences, using only the evidence. End each "
+        f"sentence with the citation of its snippet, like [cite:{example}].\nAnswer:"
     )
     return [system(ANSWER_SYSTEM), user(f"{_context(record)}\n\n{ask}")]
 

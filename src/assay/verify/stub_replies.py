@@ -78,7 +78,7 @@ def claim_decompose(
 # produces grounded answers, answers with an unsupported sentence and answers citing the wrong
 # snippet, and critiques/oracle labels that react to them.
 
-_PAT_EVIDENCE_LINE = re.compile(r"^\[([^\]]+)\] (.*)$")
+_PAT_EVIDENCE_LINE = re.compile(r"^(.*) \[cite:([^\]]+)\]$")  # "title | text [cite:id]"
 _PAT_WORD = re.compile(r"[a-z0-9]+")
 _PAT_STOPWORDS = frozenset(
     re.findall(
@@ -103,7 +103,7 @@ def _stub_evidence(text: str) -> dict[str, str]:
         if line.strip() == "Evidence:":
             in_block = True
         elif in_block and (match := _PAT_EVIDENCE_LINE.match(line)):
-            found[match.group(1)] = match.group(2).split(" | ", 1)[-1]
+            found[match.group(2)] = match.group(1).split(" | ", 1)[-1]
         elif in_block and not line.strip():
             break
     return found
