@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
+from tqdm import tqdm
 
 from ..data.grounded import SkippedRecord, iter_records
 from ..errors import ConfigError, RunError
@@ -259,22 +261,19 @@ async def _run_pending(
         oracle = models[config.oracle] if config.oracle is not None else None
         worker = _worker(config, context, oracle)
         pending = (r for r in _selected_records(config) if r.id not in done)
-        with JsonlWriter(config.out_dir / RESULTS_FILE) as writer:
+        show = sys.stderr.isatty() if progress is None else progress
+        bar = tqdm(total=todo, desc=f"bench {config.pattern}", unit="ex", disable=not show)
+        with JsonlWriter(config.out_dir / RESULTS_FILE) as writer, bar:
 
             def keep(result: ResultRecord) -> None:
                 writer.append(result)
+                bar.update(1)
                 if on_result is not None:
                     on_result(result)
 
+            # chunks bound the records in memory; one bar spans them all
             while chunk := list(itertools.islice(pending, CHUNK_SIZE)):
-                await run_all(
-                    chunk,
-                    worker,
-                    keep,
-                    concurrency=config.concurrency,
-                    description=f"bench {config.pattern}",
-                    progress=progress,
-                )
+                await run_all(chunk, worker, keep, concurrency=config.concurrency, progress=False)
     finally:
         for model in models.values():
             await model.aclose()
