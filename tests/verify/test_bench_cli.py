@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from assay.cli import main
+from assay.verify.compare import mcnemar_exact_p
 
 from .bench_fixtures import generate_records, mixed_file, verify_only_records, write_jsonl
 
@@ -126,3 +127,26 @@ def test_a_checker_name_is_not_a_model(tmp_path: Path, capsys: pytest.CaptureFix
     data = write_jsonl(tmp_path / "data.jsonl", generate_records(1))
     assert _run(data, tmp_path / "run", "best_of_n", "--generator", "lexical") == 2
     assert "usable only as --verifier" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("first", "second"), [(3, 0), (10, 2), (5, 5), (0, 0), (1, 17), (40, 25)])
+def test_mcnemar_exact_p_is_the_two_sided_binomial_test(first: int, second: int) -> None:
+    from scipy.stats import binomtest  # scipy comes with scikit-learn (dev extra)
+
+    expected = 1.0 if first + second == 0 else binomtest(first, first + second, 0.5).pvalue
+    assert mcnemar_exact_p(first, second) == pytest.approx(expected)
+
+
+def test_compare_pairs_runs_on_shared_records(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = write_jsonl(tmp_path / "data.jsonl", verify_only_records(12))
+    runs = [tmp_path / "lexical", tmp_path / "learned"]
+    assert _run(data, runs[0], "entailment") == 0
+    assert _run(data, runs[1], "entailment", "--verifier", "learned") == 0
+    capsys.readouterr()
+    assert main(["bench", "compare", *map(str, runs)]) == 0
+    paired = capsys.readouterr().out.split("## Paired verdicts")[1]
+    row = next(line for line in paired.splitlines() if line.startswith("| lexical | learned |"))
+    shared, both, only_a, only_b = (int(x) for x in row.split("|")[3:7])
+    assert shared == 12 and both + only_a + only_b <= 12

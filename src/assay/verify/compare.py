@@ -6,12 +6,14 @@ file is missing), so comparing never calls a model and never changes a run direc
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from .results import RESULTS_FILE
+from .results import RESULTS_FILE, iter_results
 from .summary import SUMMARY_FILE, BenchSummary, build_summary
 
 DETECTION_COLUMNS = (
@@ -48,7 +50,8 @@ def load_summary(run_dir: Path) -> BenchSummary:
 
 def compare_markdown(run_dirs: Sequence[Path]) -> str:
     """The comparison report of ``run_dirs`` (in the order given)."""
-    summaries = [(_name(d, run_dirs), load_summary(d)) for d in run_dirs]
+    names = [_name(d, run_dirs) for d in run_dirs]
+    summaries = [(name, load_summary(d)) for name, d in zip(names, run_dirs, strict=True)]
     sections = [
         "# Verifier benchmark comparison",
         "Positive class: the answer has a grounding error. Scores are `p_error`; an answer is "
@@ -61,6 +64,8 @@ def compare_markdown(run_dirs: Sequence[Path]) -> str:
         _revision_table(summaries),
         _bucket_table(summaries),
     ]
+    if len(run_dirs) > 1:
+        sections.append(paired_table(names, run_dirs))
     return "\n\n".join(sections) + "\n"
 
 
@@ -218,3 +223,51 @@ def _bucket_cell(summary: BenchSummary, bucket: str, value: Callable[[Any], floa
     if stats is None:
         return "—"
     return f"{_fmt(value(stats))} (n={stats.scored})"
+
+
+MAX_PAIRED_RUNS = 8
+
+
+def _verdicts(run_dir: Path) -> dict[str, bool]:
+    """id -> whether the gate's verdict was right (flagged exactly the erroneous answers)."""
+    right: dict[str, bool] = {}
+    for result in iter_results(run_dir / RESULTS_FILE):
+        if result.gold_error is not None and result.verifier_pass is not None:
+            right[result.id] = result.verifier_pass != result.gold_error
+    return right
+
+
+def mcnemar_exact_p(only_first: int, only_second: int) -> float:
+    """Two-sided exact McNemar test: are the discordant pairs split 50/50?"""
+    n = only_first + only_second
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, k) for k in range(min(only_first, only_second) + 1)) / float(2**n)
+    return min(1.0, 2.0 * tail)
+
+
+def paired_table(names: Sequence[str], run_dirs: Sequence[Path]) -> str:
+    """Pairs of runs on the records they share: where their gate verdicts differ."""
+    if len(run_dirs) > MAX_PAIRED_RUNS:
+        return f"## Paired verdicts\n\nSkipped: more than {MAX_PAIRED_RUNS} runs."
+    verdicts = [_verdicts(d) for d in run_dirs]
+    rows = []
+    for i, j in itertools.combinations(range(len(run_dirs)), 2):
+        common = verdicts[i].keys() & verdicts[j].keys()
+        if not common:
+            continue
+        first = sum(verdicts[i][k] and not verdicts[j][k] for k in common)
+        second = sum(verdicts[j][k] and not verdicts[i][k] for k in common)
+        both = sum(verdicts[i][k] and verdicts[j][k] for k in common)
+        p = mcnemar_exact_p(first, second)
+        rows.append([names[i], names[j], str(len(common)), str(both), str(first), str(second)])
+        rows[-1].append(f"{p:.3g}")
+    header = ["run A", "run B", "shared", "both right", "only A right", "only B right"]
+    header.append("McNemar p")
+    note = (
+        "Paired by record id over the answers both runs scored and had labels for; a verdict "
+        "is right when the gate flags exactly the erroneous answers. In generate mode the "
+        "runs' answers to one record differ, so the pairing is by question, not by answer."
+    )
+    body = _table(header, rows) if rows else "No two runs share a labelled, scored record."
+    return "## Paired verdicts\n\n" + body + "\n\n" + note
