@@ -178,7 +178,10 @@ def _cost_table(summaries: Sequence[Named]) -> str:
         )
     header = ["run", "model requests / ex", "uncached calls / ex", "tokens / ex"]
     header += ["latency ms / ex", "failed calls"]
-    note = "Model requests include cache hits; uncached calls are what the run paid for."
+    note = (
+        "Model requests and tokens include cache hits; uncached calls are what the run paid "
+        "for. Latency sums each call's time, waiting for the model included."
+    )
     return "## Cost per example\n\n" + _table(header, rows) + "\n\n" + note
 
 
