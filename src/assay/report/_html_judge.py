@@ -36,9 +36,9 @@ from ._html_model import (
 )
 
 PLOT_TITLES = {
-    "dimension_means": "Mean score per dimension",
-    "verdicts": "Verdict distribution",
-    "invalid_rates": "Invalid-evaluation rate",
+    "dimension_means_cross": "Mean score per dimension, cross-judge (95% CI)",
+    "verdicts": "Verdict distribution (valid evaluations)",
+    "invalid_rates": "Invalid-evaluation rate per judge x target x variant",
 }
 COLUMNS = [
     Column(key="question_id", label="question", type="category"),
