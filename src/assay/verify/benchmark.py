@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -135,7 +135,7 @@ def run_benchmark(
     config: BenchmarkConfig,
     *,
     on_result: Callable[[ResultRecord], None] | None = None,
-    backends: dict[str, Backend] | None = None,
+    backends: Mapping[str, Backend] | None = None,
     progress: bool | None = None,
 ) -> BenchRunReport:
     """Run (or resume) the benchmark, then write summary.json and the plots.
@@ -244,7 +244,7 @@ async def _run_pending(
     done: set[str],
     todo: int,
     on_result: Callable[[ResultRecord], None] | None,
-    backends: dict[str, Backend] | None,
+    backends: Mapping[str, Backend] | None,
     progress: bool | None,
 ) -> dict[str, dict[str, Any]]:
     """Run every selected record not in ``done``; returns each model's usage in this session."""
@@ -280,7 +280,9 @@ async def _run_pending(
     return {name: model.usage.summary() for name, model in models.items()}
 
 
-def _open_models(config: BenchmarkConfig, backends: dict[str, Backend]) -> dict[str, MeteredModel]:
+def _open_models(
+    config: BenchmarkConfig, backends: Mapping[str, Backend]
+) -> dict[str, MeteredModel]:
     """One model per distinct name: roles that share a model share its cache and its memory."""
     names = {config.generator, config.critic_name}
     if config.verifier not in MODEL_FREE_CHECKERS:
