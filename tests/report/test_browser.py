@@ -311,3 +311,25 @@ def test_a_run_of_another_kind_still_opens(browser: Any, tmp_path: Path) -> None
     open_report(browser, write_report(out))
     head = browser.find_element("css selector", ".run-head").text
     assert "generate" in head and "success" in head
+
+
+def test_step_through_the_filtered_examples(browser: Any, bench_report: Path) -> None:
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+
+    results = [json.loads(x) for x in (bench_report.parent / "results.jsonl").open()]
+    missed = [r["id"] for r in results if r["gold_error"] and r["verifier_pass"]]
+    assert len(missed) >= 2, "the lexical checker is expected to miss some injected errors"
+    open_report(browser, bench_report)
+    card = css(browser, ".example-set")[0]
+    Select(card.find_element("css selector", "select[data-column=outcome]")).select_by_value(
+        "missed error (FN)"
+    )
+    card.find_element("css selector", "tbody.rows tr").click()
+    wait_for(browser, ".detail .detail-body")
+    title = lambda d: d.find_element("css selector", ".detail h3").text  # noqa: E731
+    assert title(browser) == missed[0]
+    assert browser.find_element("css selector", ".prev-example").get_attribute("disabled")
+    browser.find_element("css selector", ".next-example").click()
+    WebDriverWait(browser, 5).until(lambda d: title(d) == missed[1])
+    nav = browser.find_element("css selector", ".detail .nav").text
+    assert f"2 of {len(missed)}" in nav

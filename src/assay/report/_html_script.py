@@ -266,14 +266,31 @@ function exampleTable(set, setKey) {
       return tr;
     }));
   }
+  function step(r, delta) {
+    // the previous or next example of the current filter and sort order
+    const at = state.view.indexOf(r) + delta;
+    if (at < 0 || at >= state.view.length) return;
+    state.page = Math.floor(at / state.size);
+    state.open = state.view[at];
+    draw();
+    openRow(state.view[at]);
+  }
   async function openRow(r) {
     const started = performance.now();
     state.open = r;
     for (const tr of tbody.children) tr.classList.toggle("open", Number(tr.dataset.row) === r);
     const close = el("button", {type: "button", class: "close", text: "close ✕",
       onclick: () => { detailBox.replaceChildren(); state.open = -1; draw(); }});
+    const at = state.view.indexOf(r);
+    const nav = el("span", {class: "nav"},
+      el("button", {type: "button", class: "prev-example", text: "‹ previous",
+        disabled: at <= 0, onclick: () => step(r, -1)}),
+      el("span", {class: "count", text: at >= 0 ? (at + 1) + " of " + state.view.length : ""}),
+      el("button", {type: "button", class: "next-example", text: "next ›",
+        disabled: at < 0 || at >= state.view.length - 1, onclick: () => step(r, 1)}),
+      close);
     const box = el("div", {class: "detail", "data-row": r},
-      el("div", {class: "head"}, el("h3", {text: "loading…"}), close));
+      el("div", {class: "head"}, el("h3", {text: "loading…"}), nav));
     detailBox.replaceChildren(box);
     let detail;
     try {

@@ -55,6 +55,7 @@ td.clip { max-width:520px; overflow:hidden; text-overflow:ellipsis; white-space:
   padding:12px 16px; margin:10px 0; }
 .detail .head { display:flex; justify-content:space-between; align-items:center; gap:8px; }
 .detail h3 { margin:0; overflow-wrap:anywhere; }
+.detail .nav { display:flex; gap:6px; align-items:center; white-space:nowrap; }
 .text { white-space:pre-wrap; overflow-wrap:anywhere; background:#fbfcfd;
   border:1px solid var(--line); border-radius:6px; padding:8px 10px; }
 pre.text { font-family:ui-monospace,SFMono-Regular,Menlo,monospace; font-size:12px;
