@@ -333,3 +333,16 @@ def test_step_through_the_filtered_examples(browser: Any, bench_report: Path) ->
     WebDriverWait(browser, 5).until(lambda d: title(d) == missed[1])
     nav = browser.find_element("css selector", ".detail .nav").text
     assert f"2 of {len(missed)}" in nav
+
+
+def test_an_opened_example_has_a_link_that_reopens_it(browser: Any, bench_report: Path) -> None:
+    open_report(browser, bench_report)
+    css(browser, ".example-set tbody.rows tr")[3].click()
+    wait_for(browser, ".detail .detail-body")
+    title = browser.find_element("css selector", ".detail h3").text
+    link = browser.current_url
+    assert link.endswith("#open=0-0/3")
+    browser.get("about:blank")
+    browser.get(link)  # a fresh load of the page, with the link's fragment
+    wait_for(browser, ".detail .detail-body")
+    assert browser.find_element("css selector", ".detail h3").text == title

@@ -304,6 +304,8 @@ function exampleTable(set, setKey) {
     box.append(renderDetail(detail));
     box.scrollIntoView({block: "nearest"});
     box.dataset.openMs = (performance.now() - started).toFixed(1);
+    // a link to this example: report.html#open=<set>/<row>
+    history.replaceState(null, "", "#open=" + setKey + "/" + r);
   }
   let timer = null;
   search.addEventListener("input", () => {
@@ -343,6 +345,8 @@ function exampleTable(set, setKey) {
       el("thead", {}, el("tr", {}, heads)), tbody)),
     pager, detailBox);
   update();
+  card.openRow = openRow;
+  card.rowCount = set.rows.length;
   return card;
 }
 
@@ -387,6 +391,16 @@ function comparisonTable(runs) {
         })))))));
 }
 
+function openFromHash() {
+  const found = /^#open=([0-9x]+-[0-9]+)\/([0-9]+)$/.exec(location.hash);
+  if (!found) return;
+  // the example tables on the page (in a comparison, those of the first tab)
+  for (const card of document.querySelectorAll(".example-set")) {
+    const row = Number(found[2]);
+    if (card.dataset.set === found[1] && card.openRow && row < card.rowCount) card.openRow(row);
+  }
+}
+
 async function loadRows(runs) {
   const sets = runs.flatMap(run => run.example_sets).concat(DATA.across_runs || []);
   for (const set of sets) if (set.rows_block) set.rows = await decodeBlock(set.rows_block, "gzip");
@@ -421,6 +435,7 @@ function render() {
         DATA.generated_at + " · self-contained: opens offline, fetches nothing"})),
     main);
   document.title = DATA.title;
+  openFromHash();
   document.documentElement.dataset.readyMs = performance.now().toFixed(0);
   document.documentElement.dataset.ready = "true";
 }
