@@ -93,8 +93,8 @@ def test_compare_puts_patterns_side_by_side(
     assert main(["bench", "compare", *map(str, runs), "--out", str(report)]) == 0
     text = capsys.readouterr().out
     assert text == report.read_text()
-    for section in ("## Error detection", "## Grounding", "## Cost per example",
-                    "## Revision", "## By failure bucket"):  # fmt: skip
+    for section in ("## Error detection", "## Gating", "## Grounding", "## Cost per example",
+                    "## Revision", "## By failure bucket", "## Paired verdicts"):  # fmt: skip
         assert section in text
     detection = text.split("## Error detection")[1].split("##")[0]
     for pattern in ("best_of_n", "entailment", "self_consistency"):

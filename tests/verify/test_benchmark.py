@@ -216,6 +216,12 @@ def test_summary_equals_a_recomputation_from_results(tmp_path: Path) -> None:
         members = [r for r in results if r.failure_bucket == bucket]
         assert buckets[bucket]["examples"] == len(members)
         assert buckets[bucket]["flagged"] == sum(r.verifier_pass is False for r in members)
+    gate = summary["selective"]["gate"]
+    passed = [r for r in used if r.verifier_pass]
+    assert gate["coverage"] == pytest.approx(len(passed) / len(used))
+    assert gate["accuracy_of_passed"] == pytest.approx(
+        sum(not r.gold_error for r in passed) / len(passed)
+    )
     rebuilt = build_summary(out, plots=False)
     assert rebuilt.detection == BenchSummary.model_validate(summary).detection
 

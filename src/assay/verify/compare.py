@@ -59,6 +59,7 @@ def compare_markdown(run_dirs: Sequence[Path]) -> str:
         "by question (`record.group`, else the id).",
         _runs_table(summaries),
         _detection_table(summaries),
+        _gate_table(summaries),
         _grounding_table(summaries),
         _cost_table(summaries),
         _revision_table(summaries),
@@ -146,6 +147,32 @@ def _detection_rows(summaries: Sequence[Named], *, first_pass: bool) -> str:
         rows.append([name, *cells, aurc, str(block.get("n", 0))])
     header = ["run", *(label for _, label in DETECTION_COLUMNS), "AURC", "n"]
     return _table(header, rows)
+
+
+def _gate_table(summaries: Sequence[Named]) -> str:
+    rows = []
+    for name, s in summaries:
+        selective = s.selective or {}
+        gate, curve = selective.get("gate") or {}, selective.get("accuracy_at_coverage") or {}
+        rows.append(
+            [
+                name,
+                _fmt(gate.get("threshold"), 2),
+                _fmt(gate.get("coverage")),
+                _fmt(gate.get("accuracy_of_passed")),
+                _fmt(curve.get("1.0")),
+                _fmt(curve.get("0.8")),
+                _fmt(curve.get("0.5")),
+            ]
+        )
+    header = ["run", "threshold", "answered (passed)", "grounded among passed"]
+    header += ["grounded, all", "grounded @80% kept", "grounded @50% kept"]
+    note = (
+        "Selective prediction: the gate answers when p_error < threshold. 'grounded, all' is "
+        "the base rate; '@k% kept' keeps the k% of answers with the lowest p_error. "
+        "`summary.json` has the same at thresholds 0.1 to 0.9 (`selective.thresholds`)."
+    )
+    return "## Gating (coverage vs accuracy)\n\n" + _table(header, rows) + "\n\n" + note
 
 
 def _grounding_table(summaries: Sequence[Named]) -> str:

@@ -38,6 +38,7 @@ SUMMARY_FILE = "summary.json"
 SUMMARY_SCHEMA_VERSION = 1
 PLOTS_DIR = "plots"
 CURVE_POINTS = 201  # coverage curve points kept in summary.json (the plot uses every point)
+GATE_THRESHOLDS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 
 
 class DetectionInputs:
@@ -201,7 +202,8 @@ def _with_detection(
     options: dict[str, Any] = {"threshold": threshold, "n_resamples": n_resamples, "seed": seed}
     detection = _detect(tally.detection, **options)
     detection["label_sources"] = dict(tally.sources_used)
-    update: dict[str, Any] = {"detection": detection, "selective": _selective(truth, p_error)}
+    selective = _selective(truth, p_error, threshold)
+    update: dict[str, Any] = {"detection": detection, "selective": selective}
     if tally.revised and tally.first_pass.truth:
         update["detection_first_pass"] = _detect(tally.first_pass, **options)
     if plots:
@@ -228,7 +230,9 @@ def _detect(
     )
 
 
-def _selective(truth: np.ndarray[Any, Any], p_error: np.ndarray[Any, Any]) -> dict[str, Any]:
+def _selective(
+    truth: np.ndarray[Any, Any], p_error: np.ndarray[Any, Any], threshold: float
+) -> dict[str, Any]:
     """Keep the answers the verifier is surest are grounded first; accuracy = grounded."""
     from ..metrics import area_under_risk_coverage, risk_coverage_curve
 
@@ -238,6 +242,8 @@ def _selective(truth: np.ndarray[Any, Any], p_error: np.ndarray[Any, Any]) -> di
     return {
         "correct_event": "the answer is grounded (gold_error = false)",
         "confidence": "1 - p_error",
+        "gate": _gate(truth, p_error, threshold),
+        "thresholds": [_gate(truth, p_error, t) for t in GATE_THRESHOLDS],
         "aurc": area_under_risk_coverage(correct, confidence),
         "accuracy_at_coverage": {
             f"{c:.1f}": curve.accuracy_at_coverage(c) for c in (0.2, 0.5, 0.8, 1.0)
@@ -246,6 +252,22 @@ def _selective(truth: np.ndarray[Any, Any], p_error: np.ndarray[Any, Any]) -> di
             "coverage": [float(v) for v in curve.coverage[keep]],
             "accuracy": [float(v) for v in curve.accuracy[keep]],
         },
+    }
+
+
+def _gate(
+    truth: np.ndarray[Any, Any], p_error: np.ndarray[Any, Any], threshold: float
+) -> dict[str, Any]:
+    """What gating at ``threshold`` does: the share answered and how many of those are grounded,
+    with the detector's precision and recall at the same cut."""
+    passed = p_error < threshold
+    flagged_errors = int((~passed & truth).sum())
+    return {
+        "threshold": threshold,
+        "coverage": float(passed.mean()),
+        "accuracy_of_passed": float((~truth[passed]).mean()) if passed.any() else None,
+        "precision": flagged_errors / int((~passed).sum()) if (~passed).any() else None,
+        "recall": flagged_errors / int(truth.sum()) if truth.any() else None,
     }
 
 
