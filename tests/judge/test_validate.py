@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from assay.judge.evidence import normalise, quote_located
 from assay.judge.protocol import (
     EVIDENCE_NOT_FOUND,
     INCOMPLETE_COVERAGE,
@@ -22,7 +23,7 @@ from assay.judge.protocol import (
     FinerRubric,
     Protocol,
 )
-from assay.judge.validate import classify, normalise, quote_located
+from assay.judge.validate import classify
 
 from .helpers import META, OUTPUT_TEXT, dumps, valid_body
 

@@ -236,7 +236,8 @@ def _describe_recheck(report: RecheckReport) -> str:
 
 
 def _analyze(args: argparse.Namespace) -> int:
-    from ..judge.analyze import AnalysisSettings, analyze_run
+    from ..judge.analysis_types import AnalysisSettings
+    from ..judge.analyze import analyze_run
 
     settings = AnalysisSettings(n_resamples=args.resamples, seed=args.seed, plots=not args.no_plots)
     result = analyze_run(args.run_dir, settings)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 
-from .analyze import JudgeSummary, ScoreRow
+from .analysis_types import JudgeSummary, ScoreRow
 from .protocol import VERDICTS
 
 METHOD_TITLES = {

@@ -18,11 +18,22 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
 
 from .. import metrics
 from ..errors import RunError
 from ..runs import write_atomic
+from .analysis_types import (
+    AgreementRow,
+    AnalysisResult,
+    AnalysisSettings,
+    Counts,
+    InvalidRow,
+    JudgeSummary,
+    ScoreRow,
+    SelfPreferenceRow,
+    VariantEffectRow,
+    VerdictRow,
+)
 from .archive import EvaluationRecord, load_records, read_protocol_state
 from .protocol import DIMENSION_KEYS, MAX_OVERALL, SCORE_VALUES, VERDICTS
 
@@ -30,136 +41,6 @@ SUMMARY_FILE = "summary.json"
 REPORT_FILE = "results_analysis.md"
 PLOTS_DIR = "plots"
 SCORE_FIELDS: tuple[str, ...] = (*DIMENSION_KEYS, "overall_score")
-
-
-class AnalysisSettings(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    n_resamples: int = Field(default=1000, ge=1)
-    confidence: float = Field(default=0.95, gt=0, lt=1)
-    seed: int = 0
-    plots: bool = True
-
-
-class _Row(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class ScoreRow(_Row):
-    method: str
-    judge_model: str
-    target_model: str
-    prompt_variant: str
-    dimension: str
-    n: int
-    mean: float
-    ci_low: float
-    ci_high: float
-
-
-class VerdictRow(_Row):
-    method: str
-    judge_model: str
-    target_model: str
-    prompt_variant: str
-    n: int
-    counts: dict[str, int]
-
-
-class VariantEffectRow(_Row):
-    method: str
-    judge_model: str
-    target_model: str
-    baseline: str
-    variant: str
-    dimension: str
-    n_pairs: int
-    mean_difference: float  # variant minus baseline, paired by question
-    ci_low: float
-    ci_high: float
-
-
-class InvalidRow(_Row):
-    method: str
-    judge_model: str
-    target_model: str
-    prompt_variant: str
-    n: int
-    invalid: int
-    rate: float
-    first_attempt_n: int
-    first_attempt_invalid: int
-    first_attempt_rate: float
-    flags: dict[str, int]
-
-
-class SelfPreferenceRow(_Row):
-    model: str
-    dimension: str
-    n_pairs: int
-    self_mean: float
-    cross_mean: float
-    difference: float  # self minus cross, paired by sample
-    ci_low: float
-    ci_high: float
-    cross_judges: tuple[str, ...]
-
-
-class AgreementRow(_Row):
-    scope: Literal["cross_only", "all_methods"]
-    dimension: str
-    statistic: Literal["cohen_kappa_quadratic", "krippendorff_alpha_ordinal"]
-    judges: tuple[str, ...]
-    n_units: int
-    value: float | None
-    note: str = ""
-
-
-class Counts(_Row):
-    records: int
-    work_items: int
-    valid: int
-    invalid: int
-    valid_rate: float
-    first_attempts: int
-    first_attempt_valid: int
-    first_attempt_valid_rate: float
-    by_method: dict[str, dict[str, int]]
-
-
-class JudgeSummary(BaseModel):
-    """summary.json. ``kind`` is always "judge"."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    kind: Literal["judge"] = "judge"
-    schema_version: int = 1
-    run_dir: str
-    fingerprint: str
-    thresholds: dict[str, Any]
-    confidence: float
-    n_resamples: int
-    bootstrap: str
-    counts: Counts
-    judges: tuple[str, ...]
-    targets: tuple[str, ...]
-    scores: tuple[ScoreRow, ...]
-    verdicts: tuple[VerdictRow, ...]
-    variant_effects: tuple[VariantEffectRow, ...]
-    invalid_rates: tuple[InvalidRow, ...]
-    self_preference: tuple[SelfPreferenceRow, ...]
-    agreement: tuple[AgreementRow, ...]
-    plots: tuple[str, ...] = ()
-
-
-class AnalysisResult(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    summary: JudgeSummary
-    written: tuple[str, ...]
-
-    def headline(self) -> dict[str, Any]:
-        return {"kind": "judge", **self.summary.counts.model_dump()}
 
 
 # ---------------------------------------------------------------- entry point

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .analyze import JudgeSummary
+from .analysis_types import JudgeSummary
 from .protocol import DIMENSION_KEYS, VERDICTS
 
 SHORT = {key: f"D{i}" for i, key in enumerate(DIMENSION_KEYS, start=1)}

@@ -131,7 +131,7 @@ def system_prompt(protocol: Protocol) -> str:
         "verdict_rule": verdict_rule_text(protocol.thresholds),
         "long_quote_words": str(protocol.evidence.long_quote_words),
         "flag_names": ", ".join(SPEC_FLAGS),
-        "format_example": json.dumps(format_example(protocol), indent=2),
+        "format_example": json.dumps(format_example(protocol)),
     }
     return Template(SYSTEM_TEMPLATE).substitute(fields)
 

@@ -28,6 +28,7 @@ from .archive import (
     load_records,
 )
 from .evalset import EvalSet, Sample
+from .findings import Check
 from .prompts import PROMPT_TEMPLATES, JudgeRequest, judge_messages, reask_messages
 from .protocol import (
     JUDGE_CALL_FAILED,
@@ -37,7 +38,7 @@ from .protocol import (
     output_schema,
     protocol_fingerprint,
 )
-from .validate import Check, Classification, classify
+from .validate import Classification, classify
 
 Mode = Literal["cross", "self", "both"]
 COVERAGE_FILE = "coverage.json"

@@ -20,14 +20,14 @@ What is checked, and the flag a failure carries:
 
 from __future__ import annotations
 
-import json
 import re
-import unicodedata
 from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from .evidence import quote_located
+from .findings import Check, Findings
 from .protocol import (
     ALL_FLAGS,
     DIMENSION_KEYS,
@@ -45,6 +45,7 @@ from .protocol import (
     Protocol,
     verdict_for,
 )
+from .reply_json import parse_reply
 
 ParseOutcome = Literal["clean", "salvaged", "none"]
 REQUIRED_KEYS = ("meta", "scores", "verdict", "flags", "evidence")
@@ -56,18 +57,6 @@ REFUSAL = re.compile(
     r"|I'm sorry|I am sorry|as an AI|unable to (evaluate|score|judge|assess|rate))",
     re.IGNORECASE,
 )
-CODE_FENCE = re.compile(r"```|~~~")
-
-
-class Check(BaseModel):
-    """One check: its name, whether it passed, the flag a failure carries, and details."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    name: str
-    passed: bool
-    flag: str | None = None
-    detail: str = ""
 
 
 class EvidenceItem(BaseModel):
@@ -108,33 +97,11 @@ class Classification(BaseModel):
         return [f"{c.name}: {c.detail}" if c.detail else c.name for c in self.failed_checks]
 
 
-class _Findings:
-    """Collects checks as they run."""
-
-    def __init__(self) -> None:
-        self.checks: list[Check] = []
-        self.warnings: list[str] = []
-
-    def check(self, name: str, passed: bool, flag: str, detail: str = "") -> bool:
-        failed = not passed
-        self.checks.append(
-            Check(name=name, passed=passed, flag=flag if failed else None, detail=detail * failed)
-        )
-        return passed
-
-    def fail(self, name: str, flag: str, detail: str = "") -> None:
-        self.check(name, False, flag, detail)
-
-    def flags(self) -> tuple[str, ...]:
-        raised = {c.flag for c in self.checks if not c.passed}
-        return tuple(flag for flag in ALL_FLAGS if flag in raised)
-
-
 def classify(
     reply: str, expected_meta: Mapping[str, str], output_text: str, protocol: Protocol
 ) -> Classification:
     """Validate ``reply`` against the protocol and the sample. Never raises."""
-    findings = _Findings()
+    findings = Findings()
     try:
         return _classify(reply, expected_meta, output_text, protocol, findings)
     except Exception as error:  # a validator bug must not lose the reply: record it as invalid
@@ -149,9 +116,9 @@ def _classify(
     expected_meta: Mapping[str, str],
     output_text: str,
     protocol: Protocol,
-    findings: _Findings,
+    findings: Findings,
 ) -> Classification:
-    objects, outside = _parse_reply(reply, findings)
+    objects, outside = parse_reply(reply, findings)
     parse: ParseOutcome = "none"
     obj: dict[str, Any] | None = None
     if objects:
@@ -195,148 +162,6 @@ def _unscored(fields: dict[str, Any]) -> dict[str, Any]:
     return kept
 
 
-# ---------------------------------------------------------------- parsing
-
-
-class _DuplicateKeyError(ValueError):
-    pass
-
-
-def _pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    keys = [key for key, _ in pairs]
-    if len(set(keys)) != len(keys):
-        raise _DuplicateKeyError(
-            f"duplicate keys: {sorted({k for k in keys if keys.count(k) > 1})}"
-        )
-    return dict(pairs)
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-_DECODER = json.JSONDecoder(object_pairs_hook=_pairs_hook, parse_constant=_reject_constant)
-_LENIENT = json.JSONDecoder(parse_constant=_reject_constant)  # finds objects despite duplicates
-
-
-def _parse_reply(reply: str, findings: _Findings) -> tuple[list[dict[str, Any]], str]:
-    """The JSON objects in the reply and the text outside them; records parse checks."""
-    text = reply.strip()
-    if not findings.check("non_empty", bool(text), JUDGE_REFUSAL_OR_EVASION, "empty reply"):
-        findings.fail("json_syntax", UNPARSABLE_OUTPUT, "empty reply")
-        return [], ""
-    whole, error = _decode_whole(text)
-    if isinstance(whole, dict):
-        findings.check("single_json_object", True, PROTOCOL_VIOLATION)
-        return [whole], ""
-    if error is not None and isinstance(error, _DuplicateKeyError):
-        findings.fail("no_duplicate_keys", PROTOCOL_VIOLATION, str(error))
-    if whole is not None:  # valid JSON, but not an object
-        findings.fail("single_json_object", PROTOCOL_VIOLATION, f"a JSON {type(whole).__name__}")
-        objects = (
-            [item for item in whole if isinstance(item, dict)] if isinstance(whole, list) else []
-        )
-        if not objects:
-            findings.fail("json_syntax", UNPARSABLE_OUTPUT, "no JSON object in the reply")
-        return objects, ""
-    return _salvage(text, findings, error)
-
-
-def _decode_whole(text: str) -> tuple[Any, Exception | None]:
-    try:
-        return _DECODER.decode(text), None
-    except (ValueError, RecursionError) as error:
-        return None, error
-
-
-def _salvage(
-    text: str, findings: _Findings, error: Exception | None
-) -> tuple[list[dict[str, Any]], str]:
-    objects, spans = _find_objects(text)
-    outside = _outside(text, spans)
-    if CODE_FENCE.search(text):
-        findings.fail("no_code_fences", PROTOCOL_VIOLATION, "the reply uses a code fence")
-    if not objects:
-        detail = "no JSON object" if "{" not in text else f"JSON syntax error: {error}"
-        findings.fail("json_syntax", UNPARSABLE_OUTPUT, detail[:300])
-        if "{" not in text:
-            findings.fail("has_scores", JUDGE_REFUSAL_OR_EVASION, "no JSON and no scores")
-        return [], outside
-    duplicates = [found for start, end in spans if (found := _duplicate_keys(text[start:end]))]
-    if duplicates and not isinstance(error, _DuplicateKeyError):
-        findings.fail("no_duplicate_keys", PROTOCOL_VIOLATION, duplicates[0])
-    if len(objects) > 1:
-        findings.fail("single_json_object", PROTOCOL_VIOLATION, f"{len(objects)} JSON objects")
-    if outside.strip():
-        findings.fail(
-            "no_text_outside_object", PROTOCOL_VIOLATION, f"extra text: {outside.strip()[:120]!r}"
-        )
-    return objects, outside
-
-
-def _duplicate_keys(span: str) -> str:
-    try:
-        _DECODER.decode(span)
-    except _DuplicateKeyError as error:
-        return str(error)
-    except (ValueError, RecursionError):
-        return ""
-    return ""
-
-
-def _find_objects(text: str) -> tuple[list[dict[str, Any]], list[tuple[int, int]]]:
-    """Top-level JSON objects in ``text``: nested objects of a broken one are not salvaged."""
-    objects: list[dict[str, Any]] = []
-    spans: list[tuple[int, int]] = []
-    position = text.find("{")
-    while position != -1:
-        try:
-            value, end = _LENIENT.raw_decode(text, position)
-        except (ValueError, RecursionError):
-            closing = _matching_brace(text, position)
-            if closing is None:
-                break  # unbalanced: the rest of the text is inside the broken object
-            position = text.find("{", closing + 1)
-            continue
-        if isinstance(value, dict):
-            objects.append(value)
-            spans.append((position, end))
-        position = text.find("{", end)
-    return objects, spans
-
-
-def _matching_brace(text: str, start: int) -> int | None:
-    """The index of the brace closing the one at ``start`` (JSON strings respected)."""
-    depth, in_string, escaped = 0, False, False
-    for index in range(start, len(text)):
-        char = text[index]
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in "{[":
-            depth += 1
-        elif char in "}]":
-            depth -= 1
-            if depth == 0:
-                return index
-    return None
-
-
-def _outside(text: str, spans: list[tuple[int, int]]) -> str:
-    pieces, last = [], 0
-    for start, end in spans:
-        pieces.append(text[last:start])
-        last = end
-    pieces.append(text[last:])
-    return " ".join(pieces)
-
-
 # ---------------------------------------------------------------- fields
 
 
@@ -345,7 +170,7 @@ def _check_object(
     expected_meta: Mapping[str, str],
     output_text: str,
     protocol: Protocol,
-    findings: _Findings,
+    findings: Findings,
 ) -> dict[str, Any]:
     _check_keys(obj, protocol, findings)
     _check_meta(obj.get("meta"), expected_meta, findings)
@@ -366,7 +191,7 @@ def _check_object(
     }
 
 
-def _check_keys(obj: dict[str, Any], protocol: Protocol, findings: _Findings) -> None:
+def _check_keys(obj: dict[str, Any], protocol: Protocol, findings: Findings) -> None:
     allowed = {*REQUIRED_KEYS, "notes"} | ({"fine_scores"} if protocol.finer_rubric else set())
     required = [*REQUIRED_KEYS, *(["fine_scores"] if protocol.finer_rubric else [])]
     missing = [key for key in required if key not in obj]
@@ -377,7 +202,7 @@ def _check_keys(obj: dict[str, Any], protocol: Protocol, findings: _Findings) ->
     findings.check("on_topic", on_topic, JUDGE_REFUSAL_OR_EVASION, "no scores, verdict or evidence")
 
 
-def _check_meta(meta: Any, expected: Mapping[str, str], findings: _Findings) -> None:
+def _check_meta(meta: Any, expected: Mapping[str, str], findings: Findings) -> None:
     if meta is None:
         findings.fail("meta_identifiers", INCOMPLETE_COVERAGE, "no meta object")
         return
@@ -401,7 +226,7 @@ def _check_meta(meta: Any, expected: Mapping[str, str], findings: _Findings) -> 
     findings.check("meta_no_unknown_fields", not extra, PROTOCOL_VIOLATION, f"unknown {extra}")
 
 
-def _check_method(method: Any, expected: str | None, findings: _Findings) -> None:
+def _check_method(method: Any, expected: str | None, findings: Findings) -> None:
     if not isinstance(method, str):
         findings.fail("method_present", UNPARSABLE_OUTPUT, f"method {method!r}")
         return
@@ -419,7 +244,7 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _check_scores(scores: Any, findings: _Findings) -> dict[str, int] | None:
+def _check_scores(scores: Any, findings: Findings) -> dict[str, int] | None:
     """The four dimension scores when all are integers in the scale, else None."""
     if scores is None or (isinstance(scores, dict) and all(v is None for v in scores.values())):
         findings.fail("has_scores", JUDGE_REFUSAL_OR_EVASION, "no scores given")
@@ -441,7 +266,7 @@ def _check_scores(scores: Any, findings: _Findings) -> dict[str, int] | None:
     return {key: int(value) for key, value in present.items()} if complete else None
 
 
-def _check_overall(raw: Any, scores: dict[str, int] | None, findings: _Findings) -> int | None:
+def _check_overall(raw: Any, scores: dict[str, int] | None, findings: Findings) -> int | None:
     if not isinstance(raw, dict) or "overall_score" not in raw:
         return None
     overall = raw["overall_score"]
@@ -459,7 +284,7 @@ def _check_overall(raw: Any, scores: dict[str, int] | None, findings: _Findings)
 
 
 def _check_verdict(
-    verdict: Any, scores: dict[str, int] | None, protocol: Protocol, findings: _Findings
+    verdict: Any, scores: dict[str, int] | None, protocol: Protocol, findings: Findings
 ) -> tuple[str | None, str | None]:
     expected = None if scores is None else verdict_for(scores, protocol.thresholds)
     if verdict is None:
@@ -483,7 +308,7 @@ def _check_verdict(
 
 
 def _check_fine_scores(
-    fine: Any, scores: dict[str, int] | None, protocol: Protocol, findings: _Findings
+    fine: Any, scores: dict[str, int] | None, protocol: Protocol, findings: Findings
 ) -> dict[str, int] | None:
     rubric = protocol.finer_rubric
     if rubric is None or fine is None:
@@ -518,7 +343,7 @@ def _check_fine_scores(
     return typed
 
 
-def _check_judge_flags(flags: Any, findings: _Findings) -> tuple[str, ...]:
+def _check_judge_flags(flags: Any, findings: Findings) -> tuple[str, ...]:
     if flags is None:
         return ()
     ok = isinstance(flags, list) and all(isinstance(flag, str) for flag in flags)
@@ -530,7 +355,7 @@ def _check_judge_flags(flags: Any, findings: _Findings) -> tuple[str, ...]:
     return tuple(flags)
 
 
-def _check_notes(notes: Any, findings: _Findings) -> str | None:
+def _check_notes(notes: Any, findings: Findings) -> str | None:
     if notes is None:
         return None
     findings.check("notes_type", isinstance(notes, str), UNPARSABLE_OUTPUT, "notes not a string")
@@ -538,7 +363,7 @@ def _check_notes(notes: Any, findings: _Findings) -> str | None:
 
 
 def _check_evidence(
-    evidence: Any, output_text: str, protocol: Protocol, findings: _Findings
+    evidence: Any, output_text: str, protocol: Protocol, findings: Findings
 ) -> tuple[EvidenceItem, ...]:
     if evidence is None:
         findings.fail("evidence_per_dimension", PROTOCOL_VIOLATION, "no evidence")
@@ -569,7 +394,7 @@ def _check_evidence(
 
 
 def _evidence_item(
-    raw: Any, output_text: str, protocol: Protocol, findings: _Findings
+    raw: Any, output_text: str, protocol: Protocol, findings: Findings
 ) -> EvidenceItem | None:
     if not isinstance(raw, dict) or not all(isinstance(raw.get(k), str) for k in EVIDENCE_KEYS):
         findings.fail("evidence_item_fields", UNPARSABLE_OUTPUT, f"bad item {str(raw)[:80]}")
@@ -583,55 +408,3 @@ def _evidence_item(
     return EvidenceItem(
         dimension=raw["dimension"], quote=quote, reason=raw["reason"], located=located
     )
-
-
-# ---------------------------------------------------------------- evidence location
-
-_TYPOGRAPHIC = str.maketrans(
-    {
-        "\u2018": "'",
-        "\u2019": "'",
-        "\u201a": "'",
-        "\u201b": "'",
-        "\u201c": '"',
-        "\u201d": '"',
-        "\u201e": '"',
-        "\u201f": '"',
-        "\u2010": "-",
-        "\u2011": "-",
-        "\u2012": "-",
-        "\u2013": "-",
-        "\u2014": "-",
-        "\u2212": "-",
-    }
-)
-_SPACE = re.compile(r"\s+")
-_SURROUNDING_QUOTES = ('"', "'", "`")
-
-
-def normalise(text: str, *, casefold: bool = True) -> str:
-    """NFKC, plain quotes and dashes, one space for any whitespace run, optionally casefolded."""
-    plain = unicodedata.normalize("NFKC", text).translate(_TYPOGRAPHIC)
-    plain = _SPACE.sub(" ", plain).strip()
-    return plain.casefold() if casefold else plain
-
-
-def quote_located(quote: str, output_text: str, *, casefold: bool = True) -> bool:
-    """Whether the quote occurs in the output; "..." marks skipped words (pieces in order).
-
-    A quote with nothing but quote marks, dots and spaces is located only in an empty output.
-    """
-    haystack = normalise(output_text, casefold=casefold)
-    needle = normalise(quote, casefold=casefold)
-    if len(needle) >= 2 and needle[0] == needle[-1] and needle[0] in _SURROUNDING_QUOTES:
-        needle = needle[1:-1].strip()
-    pieces = [piece.strip() for piece in needle.split("...") if piece.strip()]
-    if not pieces:
-        return not haystack
-    position = 0
-    for piece in pieces:
-        found = haystack.find(piece, position)
-        if found == -1:
-            return False
-        position = found + len(piece)
-    return True

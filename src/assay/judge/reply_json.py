@@ -1,0 +1,157 @@
+"""Finding the JSON object(s) in a judge reply, and what about the reply breaks the protocol.
+
+A reply is accepted as-is only when, stripped of surrounding whitespace, it is one JSON object.
+Otherwise the top-level objects are salvaged (nested objects of a broken one are not) so the
+remaining checks can run, and the reasons are recorded: code fences, text outside, several
+objects, duplicate keys, syntax errors, no JSON at all.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from .findings import Findings
+from .protocol import JUDGE_REFUSAL_OR_EVASION, PROTOCOL_VIOLATION, UNPARSABLE_OUTPUT
+
+CODE_FENCE = re.compile(r"```|~~~")
+
+
+class _DuplicateKeyError(ValueError):
+    pass
+
+
+def _pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [key for key, _ in pairs]
+    if len(set(keys)) != len(keys):
+        raise _DuplicateKeyError(
+            f"duplicate keys: {sorted({k for k in keys if keys.count(k) > 1})}"
+        )
+    return dict(pairs)
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_pairs_hook, parse_constant=_reject_constant)
+_LENIENT = json.JSONDecoder(parse_constant=_reject_constant)  # finds objects despite duplicates
+
+
+def parse_reply(reply: str, findings: Findings) -> tuple[list[dict[str, Any]], str]:
+    """The JSON objects in the reply and the text outside them; records parse checks."""
+    text = reply.strip()
+    if not findings.check("non_empty", bool(text), JUDGE_REFUSAL_OR_EVASION, "empty reply"):
+        findings.fail("json_syntax", UNPARSABLE_OUTPUT, "empty reply")
+        return [], ""
+    whole, error = _decode_whole(text)
+    if isinstance(whole, dict):
+        findings.check("single_json_object", True, PROTOCOL_VIOLATION)
+        return [whole], ""
+    if error is not None and isinstance(error, _DuplicateKeyError):
+        findings.fail("no_duplicate_keys", PROTOCOL_VIOLATION, str(error))
+    if whole is not None:  # valid JSON, but not an object
+        findings.fail("single_json_object", PROTOCOL_VIOLATION, f"a JSON {type(whole).__name__}")
+        objects = (
+            [item for item in whole if isinstance(item, dict)] if isinstance(whole, list) else []
+        )
+        if not objects:
+            findings.fail("json_syntax", UNPARSABLE_OUTPUT, "no JSON object in the reply")
+        return objects, ""
+    return _salvage(text, findings, error)
+
+
+def _decode_whole(text: str) -> tuple[Any, Exception | None]:
+    try:
+        return _DECODER.decode(text), None
+    except (ValueError, RecursionError) as error:
+        return None, error
+
+
+def _salvage(
+    text: str, findings: Findings, error: Exception | None
+) -> tuple[list[dict[str, Any]], str]:
+    objects, spans = _find_objects(text)
+    outside = _outside(text, spans)
+    if CODE_FENCE.search(text):
+        findings.fail("no_code_fences", PROTOCOL_VIOLATION, "the reply uses a code fence")
+    if not objects:
+        detail = "no JSON object" if "{" not in text else f"JSON syntax error: {error}"
+        findings.fail("json_syntax", UNPARSABLE_OUTPUT, detail[:300])
+        if "{" not in text:
+            findings.fail("has_scores", JUDGE_REFUSAL_OR_EVASION, "no JSON and no scores")
+        return [], outside
+    duplicates = [found for start, end in spans if (found := _duplicate_keys(text[start:end]))]
+    if duplicates and not isinstance(error, _DuplicateKeyError):
+        findings.fail("no_duplicate_keys", PROTOCOL_VIOLATION, duplicates[0])
+    if len(objects) > 1:
+        findings.fail("single_json_object", PROTOCOL_VIOLATION, f"{len(objects)} JSON objects")
+    if outside.strip():
+        findings.fail(
+            "no_text_outside_object", PROTOCOL_VIOLATION, f"extra text: {outside.strip()[:120]!r}"
+        )
+    return objects, outside
+
+
+def _duplicate_keys(span: str) -> str:
+    try:
+        _DECODER.decode(span)
+    except _DuplicateKeyError as error:
+        return str(error)
+    except (ValueError, RecursionError):
+        return ""
+    return ""
+
+
+def _find_objects(text: str) -> tuple[list[dict[str, Any]], list[tuple[int, int]]]:
+    """Top-level JSON objects in ``text``: nested objects of a broken one are not salvaged."""
+    objects: list[dict[str, Any]] = []
+    spans: list[tuple[int, int]] = []
+    position = text.find("{")
+    while position != -1:
+        try:
+            value, end = _LENIENT.raw_decode(text, position)
+        except (ValueError, RecursionError):
+            closing = _matching_brace(text, position)
+            if closing is None:
+                break  # unbalanced: the rest of the text is inside the broken object
+            position = text.find("{", closing + 1)
+            continue
+        if isinstance(value, dict):
+            objects.append(value)
+            spans.append((position, end))
+        position = text.find("{", end)
+    return objects, spans
+
+
+def _matching_brace(text: str, start: int) -> int | None:
+    """The index of the brace closing the one at ``start`` (JSON strings respected)."""
+    depth, in_string, escaped = 0, False, False
+    for index in range(start, len(text)):
+        char = text[index]
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "{[":
+            depth += 1
+        elif char in "}]":
+            depth -= 1
+            if depth == 0:
+                return index
+    return None
+
+
+def _outside(text: str, spans: list[tuple[int, int]]) -> str:
+    pieces, last = [], 0
+    for start, end in spans:
+        pieces.append(text[last:start])
+        last = end
+    pieces.append(text[last:])
+    return " ".join(pieces)
