@@ -106,6 +106,13 @@ def test_locate_ignores_case_spaces_and_dropped_citation_markers() -> None:
     assert locate(text, "   ") is None
 
 
+def test_locate_ignores_spacing_around_punctuation() -> None:
+    # ExpertQA answers space their commas; the claim text does not
+    text = "Firms use cyber risk management  , a broad approach [cite:3]."
+    start, end = locate(text, "Firms use cyber risk management, a broad approach.") or (0, 0)
+    assert text[start:end] == "Firms use cyber risk management  , a broad approach"
+
+
 def test_marks_count_utf16_units_like_javascript() -> None:
     text = "😀😀 grounded claim."
     marks, found = marks_for(text, [("grounded claim", "supported", "1", "e1")])

@@ -209,49 +209,44 @@ def clip(text: str | None, cap: int | None) -> str:
     return text[:cap] + TRUNCATION_MARK.format(n=len(text) - cap)
 
 
-_TOKEN = re.compile(r"\[[^\[\]]{0,80}\]|[^\s\[]+|\[")
+# a citation marker (skipped), a word, or one other visible character
+_TOKEN = re.compile(r"\[[^\[\]]{0,80}\]|\w+|[^\w\s]")
 _TRAILING_PUNCTUATION = ".,;:!?"
 
 
 def _tokens(text: str) -> list[tuple[str, int, int]]:
-    """Words of ``text`` with their spans, lower-cased, ``[...]`` markers left out."""
+    """Words and punctuation of ``text`` with their spans, case-folded, markers left out."""
     return [
-        (m.group().lower(), m.start(), m.end())
+        (m.group().casefold(), m.start(), m.end())
         for m in _TOKEN.finditer(text)
-        if not (m.group().startswith("[") and m.group().endswith("]") and len(m.group()) > 1)
+        if not (len(m.group()) > 1 and m.group().startswith("["))
     ]
 
 
 def locate(
     text: str, needle: str, tokens: list[tuple[str, int, int]] | None = None
 ) -> tuple[int, int] | None:
-    """Where ``needle`` occurs in ``text`` (Python indices): exactly, else ignoring case,
-    whitespace, trailing punctuation and ``[...]`` markers between its words (a claim's text
-    drops the citation markers its sentence had)."""
+    """Where ``needle`` occurs in ``text`` (Python indices): exactly, else as the same words and
+    punctuation ignoring case, spacing, trailing punctuation and ``[...]`` markers (a claim's
+    text drops the citation markers of its sentence and may be spaced differently)."""
     needle = needle.strip()
     if not needle:
         return None
     start = text.find(needle)
     if start >= 0:
         return start, start + len(needle)
-    words = needle.lower().rstrip(_TRAILING_PUNCTUATION).split()
+    words = [t[0] for t in _tokens(needle.rstrip(_TRAILING_PUNCTUATION + " "))]
     if not words:
         return None
-    tokens = _tokens(text) if tokens is None else tokens
-    return _match_words(tokens, words)
+    return _match_words(_tokens(text) if tokens is None else tokens, words)
 
 
 def _match_words(tokens: list[tuple[str, int, int]], words: list[str]) -> tuple[int, int] | None:
-    last = len(words) - 1
-    for i in range(len(tokens) - last):
-        if tokens[i][0] != words[0] and not (last == 0 and tokens[i][0].startswith(words[0])):
-            continue
-        window = tokens[i : i + last + 1]
-        if all(t[0] == w for t, w in zip(window[:-1], words[:-1], strict=True)) and window[-1][
-            0
-        ].startswith(words[-1]):
-            end = window[-1][1] + len(words[-1])
-            return window[0][1], end
+    size = len(words)
+    first = words[0]
+    for i in range(len(tokens) - size + 1):
+        if tokens[i][0] == first and all(tokens[i + k][0] == words[k] for k in range(1, size)):
+            return tokens[i][1], tokens[i + size - 1][2]
     return None
 
 
