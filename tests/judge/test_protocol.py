@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 import pytest
 
@@ -127,3 +128,12 @@ def test_fingerprint_covers_thresholds_prompts_and_decoding() -> None:
         ),
     ]
     assert base not in changed and len(set(changed)) == len(changed)
+
+
+def test_example_protocol_file_loads() -> None:
+    import yaml
+
+    path = Path(__file__).resolve().parents[2] / "examples" / "judge" / "protocol_fine.yaml"
+    protocol = load_protocol(yaml.safe_load(path.read_text()), str(path))
+    assert protocol.finer_rubric is not None and len(protocol.fine_keys) == 8
+    assert "fine_scores" in output_schema(protocol)["required"]

@@ -175,7 +175,7 @@ def _check_object(
     _check_keys(obj, protocol, findings)
     _check_meta(obj.get("meta"), expected_meta, findings)
     scores = _check_scores(obj.get("scores"), findings)
-    overall = _check_overall(obj.get("scores"), scores, findings)
+    overall = _check_overall(obj.get("scores"), findings)
     verdict, expected = _check_verdict(obj.get("verdict"), scores, protocol, findings)
     fine = _check_fine_scores(obj.get("fine_scores"), scores, protocol, findings)
     evidence = _check_evidence(obj.get("evidence"), output_text, protocol, findings)
@@ -266,7 +266,7 @@ def _check_scores(scores: Any, findings: Findings) -> dict[str, int] | None:
     return {key: int(value) for key, value in present.items()} if complete else None
 
 
-def _check_overall(raw: Any, scores: dict[str, int] | None, findings: Findings) -> int | None:
+def _check_overall(raw: Any, findings: Findings) -> int | None:
     if not isinstance(raw, dict) or "overall_score" not in raw:
         return None
     overall = raw["overall_score"]

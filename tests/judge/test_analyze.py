@@ -1,0 +1,213 @@
+"""Analysis tables on hand-made archives: what enters statistics, and the numbers themselves."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sklearn.metrics import cohen_kappa_score
+
+from assay.errors import RunError
+from assay.judge.analysis_types import AnalysisSettings
+from assay.judge.analyze import analyze_run, final_evaluations, summarize
+from assay.judge.archive import Archive, EvaluationRecord
+from assay.judge.protocol import DIMENSION_KEYS, DecodingSettings, Protocol, verdict_for
+from assay.judge.run import protocol_state
+from assay.judge.validate import classify
+from assay.model import user
+
+from .helpers import META, OUTPUT_TEXT, dumps, valid_body
+
+FAST = AnalysisSettings(n_resamples=200, plots=False)
+
+
+def record(
+    judge: str,
+    target: str,
+    question: str,
+    variant: str,
+    dims: tuple[int, int, int, int] | None,
+    attempt: int = 1,
+) -> EvaluationRecord:
+    """A valid evaluation with these scores, or (dims None) an invalid one."""
+    method = "self_judge" if judge == target else "cross_judge"
+    meta = {
+        **META,
+        "judge_model": judge,
+        "target_model": target,
+        "question_id": question,
+        "prompt_variant": variant,
+        "output_id": f"{target}/{question}/{variant}",
+        "method": method,
+    }
+    body = valid_body()
+    body["meta"] = meta
+    if dims is not None:
+        scores = dict(zip(DIMENSION_KEYS, dims, strict=True))
+        body["scores"] = {**scores, "overall_score": sum(dims)}
+        body["verdict"] = verdict_for(scores, Protocol().thresholds)
+    reply = dumps(body) if dims is not None else "```" + dumps(body) + "```"
+    classification = classify(reply, meta, OUTPUT_TEXT, Protocol())
+    assert classification.valid == (dims is not None)
+    return EvaluationRecord(
+        fingerprint="f",
+        question_id=question,
+        prompt_variant=variant,
+        target_model=target,
+        output_id=meta["output_id"],
+        judge_model=judge,
+        method=method,  # type: ignore[arg-type]
+        attempt=attempt,
+        valid=classification.valid,
+        flags=classification.flags,
+        classification=classification,
+        raw_reply=reply,
+        constrained=False,
+        messages=(user("p"),),
+        evaluated_output=OUTPUT_TEXT,
+    )
+
+
+SCORES_J1_ON_T = {  # judge j1 on target t: question -> variant -> dims
+    "Q1": {"A": (2, 2, 2, 2), "B": (1, 1, 1, 1)},
+    "Q2": {"A": (2, 1, 2, 1), "B": (0, 1, 1, 1)},
+    "Q3": {"A": (2, 2, 1, 2), "B": (2, 2, 0, 2)},
+}
+
+
+def records() -> list[EvaluationRecord]:
+    out = [
+        record("j1", "t", q, v, dims)
+        for q, by_variant in SCORES_J1_ON_T.items()
+        for v, dims in by_variant.items()
+    ]
+    out.append(record("j1", "t", "Q4", "A", None))  # invalid: a code fence
+    out += [record("t", "t", q, "A", (2, 2, 2, 2)) for q in ("Q1", "Q2", "Q3")]  # self
+    out += [record("j2", "t", q, "A", (2, 2, 2, 1)) for q in ("Q1", "Q2", "Q3")]
+    out.append(record("j2", "t", "Q4", "A", None))
+    out.append(record("j2", "t", "Q4", "A", (1, 1, 1, 1), attempt=2))  # re-ask fixed it
+    return out
+
+
+def test_final_evaluation_is_the_valid_attempt() -> None:
+    finals = final_evaluations(records())
+    q4 = [r for r in finals if r.question_id == "Q4"]
+    assert sorted((r.judge_model, r.valid, r.attempt) for r in q4) == [
+        ("j1", False, 1),
+        ("j2", True, 2),
+    ]
+
+
+def test_counts_and_first_attempt_validity() -> None:
+    summary = summarize(records(), FAST)
+    counts = summary.counts
+    assert (counts.records, counts.work_items, counts.valid, counts.invalid) == (15, 14, 13, 1)
+    assert (counts.first_attempts, counts.first_attempt_valid) == (14, 12)
+    assert counts.by_method == {
+        "cross_judge": {"valid": 10, "work_items": 11},
+        "self_judge": {"valid": 3, "work_items": 3},
+    }
+
+
+def test_scores_use_valid_evaluations_only_and_keep_methods_apart() -> None:
+    rows = summarize(records(), FAST).scores
+    j1_a = {r.dimension: r for r in rows if (r.judge_model, r.prompt_variant) == ("j1", "A")}
+    assert j1_a["overall_score"].n == 3  # Q4's invalid evaluation is not a score
+    assert j1_a["overall_score"].mean == pytest.approx((8 + 6 + 7) / 3)
+    assert (
+        j1_a["overall_score"].ci_low <= j1_a["overall_score"].mean <= j1_a["overall_score"].ci_high
+    )
+    assert j1_a["FORMAT_COMPLIANCE"].mean == 2.0
+    assert {r.method for r in rows if r.judge_model == "t"} == {"self_judge"}
+
+
+def test_verdicts_and_invalid_rates() -> None:
+    summary = summarize(records(), FAST)
+    j1_b = next(r for r in summary.verdicts if (r.judge_model, r.prompt_variant) == ("j1", "B"))
+    assert j1_b.counts == {"PASS": 0, "PARTIAL": 2, "FAIL": 1}  # 4, 6 with a zero, 3
+    j1_a = next(
+        r for r in summary.invalid_rates if (r.judge_model, r.prompt_variant) == ("j1", "A")
+    )
+    assert (j1_a.n, j1_a.invalid, j1_a.rate) == (4, 1, 0.25)
+    assert j1_a.flags == {"PROTOCOL_VIOLATION": 1}
+    j2 = next(r for r in summary.invalid_rates if r.judge_model == "j2")
+    assert (j2.invalid, j2.first_attempt_invalid, j2.first_attempt_n) == (0, 1, 4)
+
+
+def test_variant_effect_is_paired_by_question() -> None:
+    rows = summarize(records(), FAST).variant_effects
+    overall = next(r for r in rows if r.judge_model == "j1" and r.dimension == "overall_score")
+    assert (overall.baseline, overall.variant, overall.n_pairs) == ("A", "B", 3)
+    diffs = [4 - 8, 3 - 6, 6 - 7]
+    assert overall.mean_difference == pytest.approx(np.mean(diffs))
+    assert min(diffs) <= overall.ci_low <= overall.ci_high <= max(diffs)
+
+
+def test_self_preference_pairs_self_with_mean_cross() -> None:
+    rows = summarize(records(), FAST).self_preference
+    overall = next(r for r in rows if r.dimension == "overall_score")
+    # self gives 8 on Q1-Q3 A; cross: j1 gives 8, 6, 7 and j2 gives 7, 7, 7
+    cross = [(8 + 7) / 2, (6 + 7) / 2, (7 + 7) / 2]
+    assert overall.n_pairs == 3 and overall.cross_judges == ("j1", "j2")
+    assert overall.self_mean == 8.0 and overall.cross_mean == pytest.approx(np.mean(cross))
+    assert overall.difference == pytest.approx(8 - np.mean(cross))
+
+
+def test_agreement_matches_scikit_learn() -> None:
+    rows = summarize(records(), FAST).agreement
+    kappa = next(
+        r
+        for r in rows
+        if r.scope == "cross_only"
+        and r.statistic == "cohen_kappa_quadratic"
+        and r.dimension == "overall_score"
+    )
+    j1 = [8, 6, 7]  # Q1-Q3 A, where both cross judges are valid (Q4: j1 invalid)
+    j2 = [7, 7, 7]
+    expected = cohen_kappa_score(j1, j2, weights="quadratic", labels=list(range(9)))
+    assert kappa.judges == ("j1", "j2") and kappa.n_units == 3
+    assert kappa.value == pytest.approx(expected)
+    alpha = next(
+        r
+        for r in rows
+        if r.scope == "all_methods"
+        and r.statistic == "krippendorff_alpha_ordinal"
+        and r.dimension == "SEMANTIC_FIDELITY"
+    )
+    assert alpha.judges == ("j1", "j2", "t") and alpha.n_units == 3
+    constant = next(
+        r for r in rows if r.scope == "cross_only" and r.dimension == "FORMAT_COMPLIANCE"
+    )
+    assert constant.value is None and "undefined" in constant.note  # both judges all 2s
+
+
+def test_analyze_run_writes_summary_report_and_plots(tmp_path: Path) -> None:
+    state = protocol_state(Protocol(), DecodingSettings())
+    archive = Archive.open(tmp_path / "run", state)
+    for item in records():
+        archive.add(item.model_copy(update={"fingerprint": state.fingerprint}))
+    result = analyze_run(tmp_path / "run", AnalysisSettings(n_resamples=100))
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["kind"] == "judge" and summary["fingerprint"] == state.fingerprint
+    assert summary["thresholds"]["pass_min"] == 7
+    assert len(result.summary.plots) == 3
+    report = (tmp_path / "run" / "results_analysis.md").read_text()
+    assert "## Cross-judging (primary)" in report and "## Self-preference" in report
+    assert "Invalid evaluations are not FAIL" in report
+
+
+def test_empty_archive_analyses_without_numbers(tmp_path: Path) -> None:
+    Archive.open(tmp_path / "run", protocol_state(Protocol(), DecodingSettings()))
+    result = analyze_run(tmp_path / "run", FAST)
+    assert result.summary.counts.work_items == 0 and math.isnan(result.summary.counts.valid_rate)
+    assert (
+        json.loads((tmp_path / "run" / "summary.json").read_text())["counts"]["valid_rate"] is None
+    )
+
+
+def test_analyze_needs_a_run_dir(tmp_path: Path) -> None:
+    with pytest.raises(RunError):
+        analyze_run(tmp_path, FAST)
