@@ -40,6 +40,15 @@ class Backend(abc.ABC):
     def supports_logprobs(self) -> bool:
         return False
 
+    @property
+    def max_parallel_calls(self) -> int | None:
+        """How many calls the backend can really serve at once (None: no limit of its own).
+
+        The model layer never has more in flight, so its timeout measures a call's own run,
+        not time spent queueing behind other calls inside the backend.
+        """
+        return None
+
     @abc.abstractmethod
     async def generate(self, messages: Sequence[ChatMessage], config: GenerateConfig) -> Completion:
         """Produce one completion or raise BackendError."""

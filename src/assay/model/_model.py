@@ -59,6 +59,9 @@ class Model:
         self.retry = retry or RetryPolicy()
         self.request_timeout_s = request_timeout_s
         self.usage = Usage()
+        backend_limit = backend.max_parallel_calls
+        if backend_limit is not None:
+            max_concurrency = min(max_concurrency, backend_limit)
         self._semaphore = asyncio.Semaphore(max_concurrency)
         self._jitter = random.Random(0x5EED)
 
@@ -142,7 +145,9 @@ class Model:
                 raise BackendError(
                     ErrorKind.TIMEOUT, f"no reply within {self.request_timeout_s:g} s"
                 ) from error
-            return completion.model_copy(update={"latency_s": time.perf_counter() - started})
+            # A backend that queues calls internally times them itself (llamacpp does).
+            latency_s = completion.latency_s or (time.perf_counter() - started)
+            return completion.model_copy(update={"latency_s": latency_s})
 
     async def aclose(self) -> None:
         if self.cache is not None:

@@ -13,6 +13,7 @@ import contextlib
 import importlib.util
 import os
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -88,6 +89,10 @@ class LlamaCppBackend(Backend):
     def supports_logprobs(self) -> bool:
         return True
 
+    @property
+    def max_parallel_calls(self) -> int:
+        return 1  # one llama.cpp context, one call at a time
+
     def version_info(self) -> dict[str, str]:
         import llama_cpp
 
@@ -100,6 +105,8 @@ class LlamaCppBackend(Backend):
         self, messages: Sequence[ChatMessage], config: GenerateConfig
     ) -> Completion:
         with self._lock:
+            # Latency is timed inside the lock: waiting for another call is not this call's cost.
+            started = time.perf_counter()
             llm = self._handle(config.logprobs)
             try:
                 response = llm.create_chat_completion(**_request(messages, config))
@@ -110,7 +117,8 @@ class LlamaCppBackend(Backend):
                 raise BackendError(kind, str(error)) from None
             except RuntimeError as error:
                 raise BackendError(ErrorKind.BACKEND, f"llama.cpp: {error}") from None
-        return _completion(response, self.name)
+            latency_s = time.perf_counter() - started
+        return _completion(response, self.name).model_copy(update={"latency_s": latency_s})
 
     def _handle(self, logits_all: bool) -> Any:
         if logits_all not in self._handles:
