@@ -182,3 +182,8 @@ def test_missing_outputs_refuse_unless_allowed(
     assert code == 2 and "missing 1" in out and "--allow-incomplete" in err
     code, out, _ = run_cli([*base, "--allow-incomplete"], capsys)
     assert code == 0 and "judged 3 sample x judge pairs" in out
+    code, _, _ = run_cli(["judge", "analyze", str(tmp_path / "run"), "--no-plots"], capsys)
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert code == 0 and summary["coverage"]["aligned"] == 3
+    report = (tmp_path / "run" / "results_analysis.md").read_text()
+    assert "**incomplete**" in report and "missing: Q1 x A x stub/a" in report

@@ -30,6 +30,7 @@ def render_report(summary: JudgeSummary) -> str:
         "counted in the invalid-evaluation section. Intervals are "
         f"{level} {summary.bootstrap}, {summary.n_resamples} resamples.\n",
         f"Verdict thresholds: `{summary.thresholds}`.\n",
+        _coverage_line(summary),
     ]
     for method, title in METHOD_TITLES.items():
         parts.append(f"## {title}\n")
@@ -42,6 +43,19 @@ def render_report(summary: JudgeSummary) -> str:
     if summary.plots:
         parts.append("## Plots\n\n" + "\n".join(f"- `{p}`" for p in summary.plots) + "\n")
     return "\n".join(parts)
+
+
+def _coverage_line(summary: JudgeSummary) -> str:
+    coverage = summary.coverage
+    if coverage is None:
+        return "Coverage: no coverage.json in this run.\n"
+    if coverage.complete:
+        return f"Coverage: complete, {coverage.aligned} of {coverage.expected} cells aligned.\n"
+    lines = "\n".join(f"- {issue.describe()}" for issue in coverage.issues)
+    return (
+        f"Coverage: **incomplete** (INCOMPLETE_COVERAGE at set level), {coverage.aligned} of "
+        f"{coverage.expected} cells aligned; judged with --allow-incomplete:\n\n{lines}\n"
+    )
 
 
 def _num(value: float | None, digits: int = 2) -> str:

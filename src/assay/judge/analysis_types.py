@@ -11,6 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .evalset import CoverageReport
+
 
 class AnalysisSettings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -121,6 +123,7 @@ class JudgeSummary(BaseModel):
     n_resamples: int
     bootstrap: str
     counts: Counts
+    coverage: CoverageReport | None = None  # set-level coverage, from coverage.json
     judges: tuple[str, ...]
     targets: tuple[str, ...]
     scores: tuple[ScoreRow, ...]

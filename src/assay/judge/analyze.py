@@ -35,7 +35,9 @@ from .analysis_types import (
     VerdictRow,
 )
 from .archive import EvaluationRecord, load_records, read_protocol_state
+from .evalset import CoverageReport
 from .protocol import DIMENSION_KEYS, MAX_OVERALL, SCORE_VALUES, VERDICTS
+from .run import COVERAGE_FILE
 
 SUMMARY_FILE = "summary.json"
 REPORT_FILE = "results_analysis.md"
@@ -57,7 +59,12 @@ def analyze_run(run_dir: Path, settings: AnalysisSettings | None = None) -> Anal
         raise RunError(f"{run_dir} is not a judge run directory (no protocol.json)")
     records = load_records(run_dir)
     summary = summarize(records, settings, run_dir=str(run_dir), fingerprint=state.fingerprint)
-    summary = summary.model_copy(update={"thresholds": state.protocol.thresholds.model_dump()})
+    summary = summary.model_copy(
+        update={
+            "thresholds": state.protocol.thresholds.model_dump(),
+            "coverage": _coverage(run_dir),
+        }
+    )
     plots: list[str] = []
     if settings.plots:
         plots = write_plots(summary, run_dir / PLOTS_DIR)
@@ -66,6 +73,13 @@ def analyze_run(run_dir: Path, settings: AnalysisSettings | None = None) -> Anal
     write_atomic(run_dir / REPORT_FILE, render_report(summary))
     written = (str(run_dir / SUMMARY_FILE), str(run_dir / REPORT_FILE), *plots)
     return AnalysisResult(summary=summary, written=written)
+
+
+def _coverage(run_dir: Path) -> CoverageReport | None:
+    path = run_dir / COVERAGE_FILE
+    if not path.is_file():
+        return None
+    return CoverageReport.model_validate_json(path.read_text(encoding="utf-8"))
 
 
 def final_evaluations(records: Iterable[EvaluationRecord]) -> list[EvaluationRecord]:
@@ -327,7 +341,9 @@ def agreement_rows(valid: Sequence[EvaluationRecord]) -> Iterable[AgreementRow]:
         units = sorted({_sample_key(r) for r in chosen})
         for field in SCORE_FIELDS:
             yield from _kappa_rows(scope, field, judges, units, ratings)
-            yield _alpha_row(scope, field, judges, units, ratings)
+            alpha = _alpha_row(scope, field, judges, units, ratings)
+            if alpha.n_units:
+                yield alpha
 
 
 _Ratings = dict[tuple[str, tuple[str, str, str, str]], EvaluationRecord]
@@ -346,6 +362,8 @@ def _kappa_rows(
 ) -> Iterable[AgreementRow]:
     for first, second in itertools.combinations(judges, 2):
         common = [u for u in units if (first, u) in ratings and (second, u) in ratings]
+        if not common:
+            continue  # these two judges share no validly judged sample
         a = [score_of(ratings[(first, u)], field) for u in common]
         b = [score_of(ratings[(second, u)], field) for u in common]
         kappa = functools.partial(

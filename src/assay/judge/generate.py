@@ -94,7 +94,8 @@ async def generate_outputs(
         job, outcome = result
         model_name = models[job.model_index].name
         if isinstance(outcome, Completion):
-            manifest.append(_write_output(out_dir, job, model_name, outcome))
+            entry = _write_output(out_dir, job, model_name, outcome)
+            manifest.append(entry.model_dump(mode="json", exclude_none=True))
             counts["written"] += 1
         else:
             failures.append(_failure_line(job, model_name, outcome.describe()))
