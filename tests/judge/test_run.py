@@ -131,6 +131,19 @@ def test_call_failures_are_recorded_invalid_never_scored(eval_set: EvalSet, tmp_
         assert record.call_failure is not None and record.call_failure.kind == "bad_request"
         assert record.classification.scores is None
     assert recheck_archive(tmp_path / "run").consistent
+    again = stub("a", broken)
+    judge(eval_set, [again], tmp_path / "run")  # a failed call is not a judgment: asked again,
+    assert again.usage.calls == 4  # once per sample and session, not in a loop
+    fixed = stub("a", clean_reply)
+    judge(eval_set, [fixed], tmp_path / "run")
+    assert fixed.usage.calls == 4
+    attempts = sorted(
+        (r.attempt, r.valid) for r in map(lambda i: i.record, iter_archive(tmp_path / "run")) if r
+    )
+    assert attempts == [(1, False)] * 4 + [(2, False)] * 4 + [(3, True)] * 4
+    done = stub("a", clean_reply)
+    judge(eval_set, [done], tmp_path / "run")
+    assert done.usage.calls == 0
 
 
 def test_bounded_reasks_archive_every_attempt(eval_set: EvalSet, tmp_path: Path) -> None:

@@ -1,9 +1,11 @@
 """A judge run: every sample x judge (by mode), validated and archived, resumable.
 
-A unit of work is one sample judged by one judge. It is finished when an attempt was valid or
-``max_attempts`` attempts are archived; finished work is skipped without a model call, so a
-rerun of a finished run calls no model. Attempt ``k`` > 1 is a bounded re-ask: the first
-prompt, the rejected reply and what was wrong with it, sampled with seed + k - 1.
+A unit of work is one sample judged by one judge. It is finished when a reply was valid or
+``max_attempts`` replies are archived; finished work is skipped without a model call, so a
+rerun of a finished run calls no model. Re-ask ``k`` (k >= 1) is bounded: the first prompt,
+the last rejected reply and what was wrong with it, sampled with seed + k. Every attempt is
+archived, failed calls too; a failed call is not a judgment, so it does not use up
+``max_attempts``: the next run asks again (with the same prompt and seed).
 """
 
 from __future__ import annotations
@@ -121,13 +123,21 @@ class _JudgeSession:
         self.previous: dict[tuple[str, ...], list[EvaluationRecord]] = defaultdict(list)
         self.attempts_made = 0
         self.reported_models: dict[str, set[str]] = defaultdict(set)
+        self.failed_now: set[tuple[str, ...]] = set()
 
     def attempts_of(self, work: _Work) -> list[EvaluationRecord]:
         return self.previous[_work_key(work, self.judges[work.judge_index].name)]
 
+    def replies_of(self, work: _Work) -> list[EvaluationRecord]:
+        """The attempts that got a reply (a failed call is not a judgment)."""
+        return [r for r in self.attempts_of(work) if r.call_failure is None]
+
     def finished(self, work: _Work) -> bool:
-        attempts = self.attempts_of(work)
-        return any(r.valid for r in attempts) or len(attempts) >= self.config.max_attempts
+        """Valid, or out of asks, or its call failed in this session (a rerun retries it)."""
+        if any(r.valid for r in self.attempts_of(work)):
+            return True
+        key = _work_key(work, self.judges[work.judge_index].name)
+        return len(self.replies_of(work)) >= self.config.max_attempts or key in self.failed_now
 
     async def judge(self, work: _Work) -> None:
         while not self.finished(work):
@@ -135,24 +145,28 @@ class _JudgeSession:
             self.archive.add(record)
             self.attempts_of(work).append(record)
             self.attempts_made += 1
+            if record.call_failure is not None:
+                self.failed_now.add(_work_key(work, record.judge_model))
 
     async def _attempt(self, work: _Work, attempt: int) -> EvaluationRecord:
         model = self.judges[work.judge_index]
         request = JudgeRequest(judge_model=model.name, method=work.method, timestamp=self.today)
-        messages = self.messages_for(work, request, attempt)
+        ask = len(self.replies_of(work))  # 0: the first ask; k: the k-th re-ask, seed + k
+        messages = self.messages_for(work, request, ask)
         constrained = self._constrained(model)
-        result = await model.generate(messages, self._config(constrained), sample_index=attempt - 1)
+        result = await model.generate(messages, self._config(constrained), sample_index=ask)
         if not isinstance(result, CallFailure):
             self.reported_models[model.name].add(result.model or model.name)
         return self._record(work, request, attempt, messages, constrained, result)
 
-    def messages_for(self, work: _Work, request: JudgeRequest, attempt: int) -> list[ChatMessage]:
+    def messages_for(self, work: _Work, request: JudgeRequest, ask: int) -> list[ChatMessage]:
+        """The first prompt, or for a re-ask the prompt, the last reply and its problems."""
         first = judge_messages(
             work.sample, request, self.config.protocol, self.archive.state.fingerprint
         )
-        earlier = self.attempts_of(work)
-        last = earlier[-1] if earlier else None
-        if attempt == 1 or last is None or last.raw_reply is None:
+        replies = self.replies_of(work)
+        last = replies[-1] if replies else None
+        if ask == 0 or last is None or last.raw_reply is None:
             return first
         return reask_messages(first, last.raw_reply, last.classification.problems())
 
@@ -361,7 +375,7 @@ def write_prompt_manifest(
         request = JudgeRequest(
             judge_model=judges[example.judge_index].name, method=method, timestamp=session.today
         )
-        messages = session.messages_for(example, request, 1)
+        messages = session.messages_for(example, request, 0)
         rendered = "\n\n".join(f"### {m.role}\n\n````text\n{m.content}\n````" for m in messages)
         parts.append(f"## {method} (first prompt of this run, verbatim)\n\n{rendered}\n")
     write_atomic(run_dir / PROMPT_MANIFEST, "\n".join(parts))
