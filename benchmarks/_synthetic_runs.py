@@ -62,7 +62,8 @@ def _check(rng: random.Random, text: str, cited: tuple[str, ...]) -> ClaimCheck:
     )
 
 
-def bench_record(rng: random.Random, i: int) -> ResultRecord:
+def _record_texts(rng: random.Random) -> tuple[str, str, tuple[Evidence, ...]]:
+    """Question, gold answer and evidence of one source record."""
     evidence = tuple(
         Evidence(
             evidence_id=f"e{k}",
@@ -72,6 +73,13 @@ def bench_record(rng: random.Random, i: int) -> ResultRecord:
         )
         for k in range(3)
     )
+    return sentence(rng, 14)[:-1] + "?", sentence(rng, 22), evidence
+
+
+def bench_record(
+    rng: random.Random, i: int, texts: tuple[str, str, tuple[Evidence, ...]]
+) -> ResultRecord:
+    question, gold_answer, evidence = texts
     claims = [sentence(rng, 14) for _ in range(3)]
     cites = [(f"e{rng.randrange(3)}",) for _ in claims]
     answer = " ".join(f"{c[:-1]} [cite:{ids[0]}]." for c, ids in zip(claims, cites, strict=True))
@@ -85,8 +93,8 @@ def bench_record(rng: random.Random, i: int) -> ResultRecord:
         cluster=f"q-{i // 6:06d}",
         pattern="entailment",
         mode="verify_only",
-        question=sentence(rng, 14)[:-1] + "?",
-        gold_answer=sentence(rng, 22),
+        question=question,
+        gold_answer=gold_answer,
         evidence=evidence,
         selected_answer=answer,
         selected_index=0,
@@ -106,15 +114,21 @@ def bench_record(rng: random.Random, i: int) -> ResultRecord:
     )
 
 
-def make_bench_run(run_dir: Path, n: int, *, seed: int = 0, n_resamples: int = 200) -> Path:
-    """A finished benchmark run of ``n`` synthetic examples, summarised by assay itself."""
+def make_bench_run(
+    run_dir: Path, n: int, *, seed: int = 0, n_resamples: int = 200, variants: int = 1
+) -> Path:
+    """A finished benchmark run of ``n`` synthetic examples, summarised by assay itself.
+    ``variants`` answers per source record share its question, evidence and gold answer, as
+    the six answers ``assay perturb`` makes from one record do (1: every example unique)."""
     rng = random.Random(seed)
     config = {"data": "synthetic", "pattern": "entailment", "n_resamples": n_resamples}
     log = RunLog(kind="bench", sample_count=n, fingerprint=f"synthetic-{seed}", config=config)
     logger = RunLogger(run_dir, log)
     with JsonlWriter(run_dir / "results.jsonl") as writer:
         for i in range(n):
-            writer.append(bench_record(rng, i))
+            if i % variants == 0:
+                texts = _record_texts(rng)
+            writer.append(bench_record(rng, i, texts))
     logger.finish("success", finished_count=n)
     write_summary(run_dir, n_resamples=n_resamples)
     return run_dir

@@ -3,6 +3,7 @@ opens it, filters, sorts and opens an example.
 
     .venv/bin/python benchmarks/bench_report.py              # 50,000 examples
     .venv/bin/python benchmarks/bench_report.py --n 5000 --repeat 1
+    .venv/bin/python benchmarks/bench_report.py --variants 6    # like assay perturb output
 
 Targets (issue 6): 50,000 examples open in under 3 s; the file stays under ~30 MB.
 Needs /usr/bin/chromium and /usr/bin/chromedriver (apt-get install chromium chromium-driver).
@@ -101,11 +102,11 @@ def _open_row(driver: Any, card: Any) -> float:
     return float(wait(driver, script))
 
 
-def run(n: int, repeat: int) -> None:
+def run(n: int, repeat: int, variants: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         run_dir = Path(tmp) / "run"
         started = time.perf_counter()
-        make_bench_run(run_dir, n)
+        make_bench_run(run_dir, n, variants=variants)
         make_s = time.perf_counter() - started
         started = time.perf_counter()
         report = write_report(run_dir)
@@ -123,7 +124,8 @@ def run(n: int, repeat: int) -> None:
                         samples.setdefault(key, []).append(value)
             finally:
                 driver.quit()
-    print(f"examples: {n:,}; results.jsonl {results_mb:.1f} MB (made in {make_s:.1f} s)")
+    shared = f", {variants} answers per record" if variants > 1 else ", every example unique"
+    print(f"examples: {n:,}{shared}; results.jsonl {results_mb:.1f} MB (made in {make_s:.1f} s)")
     print(f"write_report: {write_s:.1f} s, process peak RSS {peak_mb:.0f} MB")
     cut = cap.group(1) if cap else "?"
     print(f"report.html: {size_mb:.1f} MB; long texts cut at {cut} characters", end="")
@@ -138,8 +140,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=50_000, help="examples (default 50,000)")
     parser.add_argument("--repeat", type=int, default=3, help="browser runs (default 3)")
+    parser.add_argument(
+        "--variants",
+        type=int,
+        default=1,
+        help="answers per source record sharing its texts, as assay perturb makes 6 (default 1)",
+    )
     args = parser.parse_args()
-    run(args.n, args.repeat)
+    run(args.n, args.repeat, args.variants)
 
 
 if __name__ == "__main__":

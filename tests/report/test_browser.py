@@ -193,6 +193,8 @@ def test_hostile_output_shows_as_text_and_runs_nothing(
     detail = wait_for(browser, ".detail .detail-body")
     assert "<script>window.__pwned = 'script'</script>" in detail.text
     assert "javascript:window.__pwned='source'" in detail.text  # the source, as plain text
+    evidence = detail.find_element("css selector", ".evidence .ev").text
+    assert "Evidence text <script>window.__pwned" in evidence  # a shared text, put back
     _assert_inert(browser)
 
     open_report(browser, judge_report)
@@ -237,7 +239,8 @@ def test_gzip_chunks_decode_in_the_browser(browser: Any, bench_run: Path, tmp_pa
         rows[20].find_element("css selector", "td").text
         in browser.find_element("css selector", ".detail h3").text
     )
-    assert detail.find_elements("css selector", ".evidence .ev")
+    cards = detail.find_elements("css selector", ".evidence .ev .text")
+    assert cards and all(len(card.text) > 40 for card in cards)  # shared texts put back
 
 
 def test_comparison_puts_runs_side_by_side(

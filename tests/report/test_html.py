@@ -8,6 +8,7 @@ import hashlib
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -31,6 +32,19 @@ def blocks_of(page: str) -> dict[str, str]:
 
 def main_payload(page: str) -> dict[str, object]:
     return json.loads(blocks_of(page)["assay-data"])  # type: ignore[no-any-return]
+
+
+def first_chunk(page: str, example_set: Any) -> list[dict[str, Any]]:
+    """The details of the first chunk of a plain-JSON example set, shared texts put back."""
+    blocks = blocks_of(page)
+    details: list[dict[str, Any]] = json.loads(blocks[example_set["chunk_ids"][0]])
+    texts = [t for k in example_set["text_chunk_ids"] for t in json.loads(blocks[k])]
+    for detail in details:
+        for section in detail["sections"]:
+            for node in [section, *section.get("items", [])]:
+                if "text_ref" in node:
+                    node["text"] = texts[node.pop("text_ref")]
+    return details
 
 
 # ---------------------------------------------------------------- escaping and page
@@ -181,7 +195,7 @@ def test_invalid_evaluation_detail_has_flags_checks_and_raw_reply(judge_run: Pat
     page = render_report([judge_run])
     payload = main_payload(page)
     invalid = payload["runs"][0]["example_sets"][1]  # type: ignore[index]
-    details = json.loads(blocks_of(page)[invalid["chunk_ids"][0]])
+    details = first_chunk(page, invalid)
     assert details, "the stub judges are expected to break the protocol sometimes"
     first = details[0]
     titles = [s.get("title") or s.get("table", {}).get("title") for s in first["sections"]]
@@ -213,7 +227,7 @@ def test_bench_report_binds_summary_buckets_and_examples(bench_run: Path) -> Non
 def test_bench_detail_marks_claims_and_links_evidence(bench_run: Path) -> None:
     page = render_report([bench_run])
     example_set = main_payload(page)["runs"][0]["example_sets"][0]  # type: ignore[index]
-    details = json.loads(blocks_of(page)[example_set["chunk_ids"][0]])
+    details = first_chunk(page, example_set)
     detail = details[0]
     answer = next(s for s in detail["sections"] if s.get("title", "").startswith("Selected"))
     claims = next(s for s in detail["sections"] if s["type"] == "claims")
@@ -227,7 +241,7 @@ def test_bench_detail_marks_claims_and_links_evidence(bench_run: Path) -> None:
 def test_best_of_n_detail_lists_candidates(best_of_n_run: Path) -> None:
     page = render_report([best_of_n_run])
     example_set = main_payload(page)["runs"][0]["example_sets"][0]  # type: ignore[index]
-    details = json.loads(blocks_of(page)[example_set["chunk_ids"][0]])
+    details = first_chunk(page, example_set)
     tables = [s["table"] for d in details for s in d["sections"] if s["type"] == "table"]
     candidates = [t for t in tables if t["title"].startswith("Candidates")]
     assert candidates and len(candidates[0]["rows"]) == 3
@@ -306,3 +320,14 @@ def test_across_runs_table_pairs_examples_by_id(bench_run: Path, critique_run: P
 def test_no_across_runs_table_for_a_single_run(bench_run: Path) -> None:
     payload, _ = build_report([bench_run], ReportOptions())
     assert payload.across_runs == []
+
+
+def test_texts_the_examples_repeat_are_stored_once(bench_run: Path) -> None:
+    page = render_report([bench_run])
+    example_set = main_payload(page)["runs"][0]["example_sets"][0]  # type: ignore[index]
+    blocks = blocks_of(page)
+    texts = [t for k in example_set["text_chunk_ids"] for t in json.loads(blocks[k])]
+    results = [json.loads(line) for line in (bench_run / "results.jsonl").open()]
+    evidence = [e["text"] for r in results for e in r["evidence"] if len(e["text"]) >= 40]
+    assert len(set(texts)) == len(texts)
+    assert set(evidence) <= set(texts) and len(texts) < len(evidence) / 2

@@ -71,6 +71,9 @@ class ExampleSet(_Model):
     chunk_size: int = 0
     chunk_encoding: Literal["json", "gzip"] = "json"
     chunk_ids: list[str] = Field(default_factory=list)
+    # texts many examples repeat (evidence, questions, gold answers), each stored once
+    text_chunk_size: int = 0
+    text_chunk_ids: list[str] = Field(default_factory=list)
     truncated_to: int | None = None
 
 
@@ -98,6 +101,7 @@ class TextSection(_Model):
     marks: list[Mark] = Field(default_factory=list)
     pre: bool = False
     collapsed: bool = False  # shown folded, opened on click
+    text_ref: int | None = None  # set by the encoder: the text is in the shared text store
 
 
 class ClaimItem(_Model):
@@ -123,6 +127,7 @@ class EvidenceItem(_Model):
     text: str
     marks: list[Mark] = Field(default_factory=list)
     badges: list[Fact] = Field(default_factory=list)
+    text_ref: int | None = None  # set by the encoder: the text is in the shared text store
 
 
 class EvidenceSection(_Model):

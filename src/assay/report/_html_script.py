@@ -188,11 +188,28 @@ async function decodeBlock(id, encoding) {
   return JSON.parse(await new Response(stream).text());
 }
 
-const chunkCache = new Map();
+const blockCache = new Map();
+async function loadBlock(id, encoding) {
+  if (!blockCache.has(id)) blockCache.set(id, await decodeBlock(id, encoding));
+  return blockCache.get(id);
+}
+
 async function loadChunk(set, k) {
-  const key = set.chunk_ids[k];
-  if (!chunkCache.has(key)) chunkCache.set(key, await decodeBlock(key, set.chunk_encoding));
-  return chunkCache.get(key);
+  return loadBlock(set.chunk_ids[k], set.chunk_encoding);
+}
+
+// texts shared between examples are stored once; put them back before drawing
+async function resolveTexts(set, detail) {
+  const nodes = [];
+  for (const sec of detail.sections || []) {
+    if (sec.text_ref !== undefined) nodes.push(sec);
+    for (const item of sec.items || []) if (item.text_ref !== undefined) nodes.push(item);
+  }
+  for (const node of nodes) {
+    const k = Math.floor(node.text_ref / set.text_chunk_size);
+    const texts = await loadBlock(set.text_chunk_ids[k], set.chunk_encoding);
+    node.text = texts[node.text_ref % set.text_chunk_size];
+  }
 }
 
 function exampleTable(set, setKey) {
@@ -296,6 +313,7 @@ function exampleTable(set, setKey) {
     try {
       const chunk = await loadChunk(set, Math.floor(r / set.chunk_size));
       detail = chunk[r % set.chunk_size];
+      await resolveTexts(set, detail);
     } catch (err) {
       box.append(el("p", {class: "note", text: "could not read this example: " + err}));
       return;

@@ -18,6 +18,7 @@ import gc
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .. import __version__
 from ..errors import InputError
@@ -25,12 +26,14 @@ from ..runs import utc_now, write_atomic
 from ._html_common import ExampleSource, RunContent, read_json_file
 from ._html_model import ExampleSet, ReportPayload
 from ._html_page import DataBlock, embed_json, gzip_base64, render_page
+from ._html_texts import TextStore, share_texts
 
 __all__ = ["ReportOptions", "build_report", "render_report", "write_comparison", "write_report"]
 
 REPORT_NAME = "report.html"
 _TEXT_CAPS: tuple[int | None, ...] = (None, 4000, 1500, 600, 250, 100, 60, 40)
 _SAMPLE_ROWS = 300
+_SAMPLE_WINDOWS = 10
 
 
 @dataclass(frozen=True)
@@ -91,20 +94,23 @@ def build_report(
     _distinct_names(contents)
     across = across_runs_source(contents) if len(contents) > 1 else None
     sources = [s for c in contents for s in c.sources] + ([across] if across else [])
-    plain = sum(_estimate(s, "json", None) + len(embed_json(s.rows)) for s in sources)
+    plain = sum(_estimate(s, "json", None, True) + len(embed_json(s.rows)) for s in sources)
     encoding = "gzip" if plain > options.gzip_above_bytes else "json"
     fixed = sum(len(embed_json(c.section.model_dump(mode="json"))) for c in contents)
     fixed += sum(_rows_size(s, encoding) for s in sources)
-    cap = choose_text_cap(sources, encoding, options, fixed)
+    cap, shares = choose_text_cap(sources, encoding, options, fixed)
+    share = dict(zip(map(id, sources), shares, strict=True))
     chunk_blocks: list[DataBlock] = []
     for r, content in enumerate(contents):
         for i, source in enumerate(content.sources):
-            example_set, blocks = encode_source(source, f"{r}-{i}", encoding, cap, options)
+            plan = _Plan(f"{r}-{i}", encoding, cap, share[id(source)])
+            example_set, blocks = encode_source(source, plan, options)
             content.section.example_sets.append(example_set)
             chunk_blocks.extend(blocks)
     across_sets = []
     if across is not None:
-        example_set, blocks = encode_source(across, "x-0", encoding, cap, options)
+        plan = _Plan("x-0", encoding, cap, share[id(across)])
+        example_set, blocks = encode_source(across, plan, options)
         across_sets.append(example_set)
         chunk_blocks.extend(blocks)
     payload = ReportPayload(
@@ -142,39 +148,76 @@ def load_run(run_dir: Path) -> RunContent:
     return generic_content(run_dir, run)
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """How one example table is encoded."""
+
+    key: str
+    encoding: str
+    cap: int | None
+    share_texts: bool  # store repeated texts once (pays when examples share them)
+
+
 def choose_text_cap(
     sources: Sequence[ExampleSource], encoding: str, options: ReportOptions, fixed: int
-) -> int | None:
-    """The largest text cap whose estimated file size fits ``options.max_bytes``."""
+) -> tuple[int | None, list[bool]]:
+    """The largest text cap whose estimated file size fits ``options.max_bytes``, and for each
+    source whether storing its repeated texts once makes it smaller."""
     budget = 0.95 * (options.max_bytes - fixed - 200_000)  # script, style, markup; a margin
     for cap in _TEXT_CAPS:
-        if sum(_estimate(s, encoding, cap) for s in sources) <= budget:
-            return cap
-    return _TEXT_CAPS[-1]
+        best = [
+            min((_estimate(s, encoding, cap, share), share) for share in (False, True))
+            for s in sources
+        ]
+        if sum(size for size, _ in best) <= budget or cap == _TEXT_CAPS[-1]:
+            return cap, [share for _, share in best]
+    raise AssertionError("unreachable: the last cap is always returned")
 
 
 def _rows_size(source: ExampleSource, encoding: str) -> int:
     return len(gzip_base64(source.rows) if encoding == "gzip" else embed_json(source.rows))
 
 
-def _estimate(source: ExampleSource, encoding: str, cap: int | None) -> int:
+def _estimate(source: ExampleSource, encoding: str, cap: int | None, share: bool) -> int:
+    """Encoded size of all details, from a sample of contiguous windows (neighbours share
+    texts, as the variants of one record do, so the sample sees the sharing)."""
     total = len(source.rows)
     if total == 0:
         return 0
-    step = max(1, total // _SAMPLE_ROWS)
-    sample = [source.detail(i, cap) for i in range(0, total, step)]
-    return int(len(_encode_chunk(sample, encoding)) * total / len(sample))
+    window = _SAMPLE_ROWS // _SAMPLE_WINDOWS
+    starts = sorted({total * w // _SAMPLE_WINDOWS for w in range(_SAMPLE_WINDOWS)})
+    sample = sorted({i for s in starts for i in range(s, min(s + window, total))})
+    store = TextStore()
+    details = [_detail(source, i, cap, store if share else None) for i in sample]
+    size = len(_encode_chunk(details, encoding))
+    if store.texts:
+        size += len(_encode_chunk(store.texts, encoding))
+    return int(size * total / len(sample))
+
+
+def _detail(
+    source: ExampleSource, index: int, cap: int | None, store: TextStore | None
+) -> dict[str, Any]:
+    detail = source.detail(index, cap)
+    return detail if store is None else share_texts(detail, store)
 
 
 def encode_source(
-    source: ExampleSource, key: str, encoding: str, cap: int | None, options: ReportOptions
+    source: ExampleSource, plan: _Plan, options: ReportOptions
 ) -> tuple[ExampleSet, list[DataBlock]]:
+    key, encoding, cap = plan.key, plan.encoding, plan.cap
     size = options.chunk_rows_gzip if encoding == "gzip" else options.chunk_rows_json
     blocks = []
     total = len(source.rows)
+    store = TextStore()
     for k, start in enumerate(range(0, total, size)):
-        details = [source.detail(i, cap) for i in range(start, min(start + size, total))]
+        rows = range(start, min(start + size, total))
+        details = [_detail(source, i, cap, store if plan.share_texts else None) for i in rows]
         blocks.append(DataBlock(f"assay-chunk-{key}-{k}", _encode_chunk(details, encoding)))
+    text_blocks = [
+        DataBlock(f"assay-texts-{key}-{k}", _encode_chunk(store.texts[s : s + size], encoding))
+        for k, s in enumerate(range(0, len(store.texts), size))
+    ]
     gzip_rows = encoding == "gzip"
     example_set = ExampleSet(
         title=source.title,
@@ -186,14 +229,17 @@ def encode_source(
         chunk_size=size,
         chunk_encoding="gzip" if encoding == "gzip" else "json",
         chunk_ids=[b.block_id for b in blocks],
+        text_chunk_size=size,
+        text_chunk_ids=[b.block_id for b in text_blocks],
         truncated_to=cap,
     )
+    blocks.extend(text_blocks)
     if gzip_rows:
         blocks.insert(0, DataBlock(f"assay-rows-{key}", gzip_base64(source.rows)))
     return example_set, blocks
 
 
-def _encode_chunk(details: list[dict[str, object]], encoding: str) -> str:
+def _encode_chunk(details: Sequence[object], encoding: str) -> str:
     return gzip_base64(details) if encoding == "gzip" else embed_json(details)
 
 
