@@ -1,0 +1,88 @@
+"""Ctrl-C during a run: a clean stop with exit code 130, nothing finished lost, resumable."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.conftest import REPO_ROOT
+from tests.helpers.fault_server import HANG, fault_server
+
+DATA = REPO_ROOT / "examples" / "grounded_qa_labelled.jsonl"
+
+
+def _bench_command(base_url: str, out_dir: Path) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "assay",
+        "bench",
+        "run",
+        "--data",
+        str(DATA),
+        "--pattern",
+        "entailment",
+        "--verifier",
+        "openai/slow",
+        "--base-url",
+        base_url,
+        "--concurrency",
+        "2",
+        "--no-cache",
+        "--no-progress",
+        "--max_examples",
+        "0",
+        "--out_dir",
+        str(out_dir),
+    ]
+
+
+def _finished_ids(results: Path) -> list[str]:
+    lines = results.read_text(encoding="utf-8").splitlines() if results.exists() else []
+    return [json.loads(line)["id"] for line in lines]  # every line must be whole JSON
+
+
+def test_sigint_stops_cleanly_and_the_rerun_resumes(tmp_path: Path) -> None:
+    out_dir = tmp_path / "run"
+    results = out_dir / "results.jsonl"
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    # Every call takes 0.3 s on this server, so the run is mid-way when interrupted.
+    with fault_server([HANG], hang_s=0.3) as server:
+        process = subprocess.Popen(
+            _bench_command(server.base_url, out_dir),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        deadline = time.monotonic() + 120
+        while len(_finished_ids(results)) < 3 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=60)
+        assert process.returncode == 130, stderr
+        assert "interrupted" in stderr and "Traceback" not in stderr
+        kept = _finished_ids(results)
+        assert 3 <= len(kept) < 71
+        assert json.loads((out_dir / "run.json").read_text())["status"] == "cancelled"
+
+        calls_before = len(server.requests)
+        rerun = subprocess.run(
+            _bench_command(server.base_url, out_dir),
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=600,
+            check=False,
+        )
+        assert rerun.returncode == 0, rerun.stderr
+        final = _finished_ids(results)
+        assert sorted(final) == sorted(set(final)) and len(final) == 71
+        assert final[: len(kept)] == kept  # what was finished is kept as it was
+        # The rerun asked the server only about the records that were not finished.
+        assert len(server.requests) - calls_before > 0
