@@ -135,9 +135,15 @@ class LlamaCppBackend(Backend):
         return self._handles[logits_all]
 
     async def aclose(self) -> None:
-        for handle in self._handles.values():
-            handle.close()
-        self._handles.clear()
+        # A call that timed out may still run in its worker thread: wait for it (it holds the
+        # lock) before freeing the model under it.
+        await asyncio.to_thread(self._close_blocking)
+
+    def _close_blocking(self) -> None:
+        with self._lock:
+            for handle in self._handles.values():
+                handle.close()
+            self._handles.clear()
 
 
 @contextlib.contextmanager
