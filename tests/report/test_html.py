@@ -331,3 +331,14 @@ def test_texts_the_examples_repeat_are_stored_once(bench_run: Path) -> None:
     evidence = [e["text"] for r in results for e in r["evidence"] if len(e["text"]) >= 40]
     assert len(set(texts)) == len(texts)
     assert set(evidence) <= set(texts) and len(texts) < len(evidence) / 2
+
+
+def test_judge_coverage_table_is_summary_coverage(judge_run: Path) -> None:
+    summary = json.loads((judge_run / "summary.json").read_text())
+    payload, _ = build_report([judge_run], ReportOptions())
+    table = next(t for t in payload.runs[0].tables if t.title == "Evaluation set coverage")
+    shown = dict((str(k), v) for k, v in table.rows)
+    coverage = summary["coverage"]
+    assert shown["expected outputs"] == coverage["expected"]
+    assert shown["aligned outputs"] == coverage["aligned"]
+    assert shown["missing"] == sum(i["kind"] == "missing" for i in coverage["issues"])

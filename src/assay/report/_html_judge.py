@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..judge.analyze import JudgeSummary
+from ..judge.analysis_types import JudgeSummary
 from ..judge.archive import EvaluationRecord, iter_archive
 from ._html_common import (
     ExampleSource,
@@ -140,6 +140,7 @@ def _ci(mean: float, low: float | None, high: float | None) -> str:
 
 def summary_tables(summary: JudgeSummary) -> list[Table]:
     return [
+        *coverage_table(summary),
         score_table(summary),
         verdict_table(summary),
         invalid_table(summary),
@@ -147,6 +148,39 @@ def summary_tables(summary: JudgeSummary) -> list[Table]:
         agreement_table(summary),
         variant_table(summary),
     ]
+
+
+def coverage_table(summary: JudgeSummary) -> list[Table]:
+    """Set-level coverage: the cross product question x variant x target and what was there."""
+    coverage = summary.coverage
+    if coverage is None:
+        return []
+    counts: list[list[Cell]] = [
+        ["questions", coverage.questions],
+        ["question x variant cells", coverage.variants],
+        ["target models", len(coverage.target_models)],
+        ["expected outputs", coverage.expected],
+        ["aligned outputs", coverage.aligned],
+        ["missing", coverage.count("missing")],
+        ["duplicated", coverage.count("duplicated")],
+        ["unexpected", coverage.count("unexpected")],
+    ]
+    issues: list[list[Cell]] = [
+        [i.kind, i.question_id, i.prompt_variant, i.target_model, ", ".join(i.sources)]
+        for i in coverage.issues
+    ]
+    tables = [
+        Table(
+            title="Evaluation set coverage",
+            columns=["", "count"],
+            rows=counts,
+            note="complete" if coverage.complete else "INCOMPLETE_COVERAGE at set level",
+        )
+    ]
+    if issues:
+        columns = ["issue", "question", "variant", "target", "sources"]
+        tables.append(Table(title="Coverage issues", columns=columns, rows=issues))
+    return tables
 
 
 def score_table(summary: JudgeSummary) -> Table:
