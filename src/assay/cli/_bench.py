@@ -13,6 +13,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..model import DEFAULT_MODEL
+from ._common import add_report_option, write_run_report
 
 PATTERNS = ("best_of_n", "entailment", "self_consistency")
 
@@ -26,6 +27,7 @@ def register(subparsers: Any) -> None:
     summarize = commands.add_parser("summarize", help="rebuild summary.json and plots/ of a run")
     summarize.add_argument("run", type=Path, help="run directory")
     summarize.add_argument("--no-plots", action="store_true", help="skip the plots")
+    add_report_option(summarize)
     summarize.add_argument("--n-resamples", type=int, help="bootstrap resamples (default: run's)")
     summarize.set_defaults(handler=_summarize)
     compare = commands.add_parser("compare", help="runs side by side, as markdown")
@@ -48,6 +50,7 @@ def add_run_parser(commands: Any) -> argparse.ArgumentParser:
         "(results.jsonl, summary.json, plots/). Rerunning the same command resumes.",
     )
     add_run_arguments(run)
+    add_report_option(run)
     run.set_defaults(handler=run_command)
     return run
 
@@ -178,6 +181,7 @@ def run_command(args: argparse.Namespace) -> int:
     if report.skipped_invalid:
         print(f"skipped {report.skipped_invalid} invalid line(s): see skipped_records.jsonl")
     print(headline(summary))
+    write_run_report(report.run_dir, args)
     return 0
 
 
@@ -213,6 +217,7 @@ def _summarize(args: argparse.Namespace) -> int:
     summary = write_summary(args.run, n_resamples=args.n_resamples, plots=not args.no_plots)
     print(f"wrote {args.run / 'summary.json'}")
     print(headline(summary))
+    write_run_report(args.run, args)
     return 0
 
 

@@ -49,3 +49,18 @@ def model_options(args: argparse.Namespace) -> ModelOptions:
         n_ctx=args.n_ctx,
         structured_output=args.structured_output,
     )
+
+
+def add_report_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--no-report", action="store_true", help="do not write report.html at the end"
+    )
+
+
+def write_run_report(run_dir: Path, args: argparse.Namespace) -> None:
+    """The run's self-contained HTML report, unless ``--no-report`` was given."""
+    if getattr(args, "no_report", False):
+        return
+    from ..report.html import write_report
+
+    print(f"report: {write_report(run_dir)}")

@@ -19,7 +19,7 @@ from ..judge.protocol import DecodingSettings, Protocol, load_protocol
 from ..judge.questions import TargetOutput, load_outputs, load_questions
 from ..judge.run import JudgeRunConfig, run_judges
 from ..model import Model, ModelOptions, get_model, open_cache
-from ._common import add_model_options, model_options
+from ._common import add_model_options, add_report_option, model_options, write_run_report
 
 CONSTRAINED_SETTING: dict[bool | None, Literal["auto", "on", "off"]] = {
     None: "auto",
@@ -46,6 +46,7 @@ def register(subparsers: Any) -> None:
     analyze.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples")
     analyze.add_argument("--seed", type=int, default=0, help="bootstrap seed")
     analyze.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    add_report_option(analyze)
     analyze.set_defaults(handler=_analyze)
     judge.set_defaults(handler=lambda _args: _usage(judge))
 
@@ -243,4 +244,5 @@ def _analyze(args: argparse.Namespace) -> int:
     result = analyze_run(args.run_dir, settings)
     print(json.dumps(result.headline(), indent=2))
     print(f"wrote {', '.join(result.written)}")
+    write_run_report(args.run_dir, args)
     return 0
