@@ -163,6 +163,7 @@ def run_benchmark(
         sample_count=plan.selected,
         finished_count=plan.selected,
         usage=usage,
+        models=_models_as_used(config, usage),
     )
     return BenchRunReport(
         run_dir=config.out_dir,
@@ -202,6 +203,21 @@ def _open_run(config: BenchmarkConfig, protocol_fp: str) -> RunLogger:
         config=config.public_dump(),
     )
     return RunLogger(config.out_dir, log)
+
+
+def _models_as_used(
+    config: BenchmarkConfig, usage: dict[str, dict[str, Any]]
+) -> dict[str, dict[str, str]]:
+    """Each role's model, saying whether it served any request (verify-only runs never call
+    the generator, and a model-free checker is not a model)."""
+    models: dict[str, dict[str, str]] = {}
+    for role, name in _roles(config).items():
+        served = usage.get(name, {})
+        requests = int(served.get("calls", 0)) + int(served.get("cache_hits", 0))
+        models[role] = {"name": name, "requests_this_session": str(requests)}
+        if name in usage and requests == 0:
+            models[role]["note"] = "not called in this session"
+    return models
 
 
 def _roles(config: BenchmarkConfig) -> dict[str, str]:
