@@ -24,7 +24,9 @@ from assay.model import Model, ModelOptions, get_model, open_cache
 
 from .helpers import QUESTIONS_JSONL, write_questions
 
-pytestmark = pytest.mark.slow
+# The shared fixture makes ~10 embedded-model calls (seconds each on an idle 2-core machine,
+# a minute each on a crowded one); the timeout is generous so load alone does not fail it.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]
 
 SMOLLM2 = "llamacpp/smollm2"
 OPTIONS = ModelOptions(max_concurrency=1, request_timeout_s=600)
