@@ -33,7 +33,12 @@ ASSAY = [sys.executable, "-m", "assay"]
 
 SEED = 20261122
 VERIFY_SAMPLE = 150
-JUDGE_SAMPLE = 20
+JUDGE_SAMPLE = 10
+# The judge reply budget: the protocol default is 1024 tokens; SmolLM2 under the schema grammar
+# often loops (e.g. repeating a flag) until the budget, ~6 min per reply at 1024 on this busy
+# 2-core machine, so the budget is 640 (a complete valid reply needs about 300-450 tokens).
+JUDGE_MAX_TOKENS = 640
+JUDGE_N = 10  # of the JUDGE_SAMPLE outputs, those judged (see write_ifeval_sample)
 EMBEDDED = "llamacpp/smollm2"
 
 
@@ -80,7 +85,7 @@ def ifeval_dir() -> Path:
 
 
 def ifeval_sample_dir() -> Path:
-    return IMPORTED / f"ifeval_gpt4_sample{JUDGE_SAMPLE}_seed{SEED}"
+    return IMPORTED / f"ifeval_gpt4_sample{JUDGE_SAMPLE}_seed{SEED}_first{JUDGE_N}"
 
 
 def write_ifeval_sample() -> None:
@@ -89,6 +94,9 @@ def write_ifeval_sample() -> None:
     target.mkdir(parents=True, exist_ok=True)
     manifest = (ifeval_dir() / "manifest.jsonl").read_text(encoding="utf-8").splitlines()
     chosen = seeded_sample([line for line in manifest if line.strip()], JUDGE_SAMPLE, SEED)
+    # The judge works through its samples in question-id order; the first JUDGE_N of the seeded
+    # sample in that order are the ones judged in the time we had (still a random subset).
+    chosen = sorted(chosen, key=lambda line: json.loads(line)["question_id"])[:JUDGE_N]
     (target / "manifest.jsonl").write_text("\n".join(chosen) + "\n", encoding="utf-8")
     questions = {json.loads(line)["question_id"] for line in chosen}
     all_questions = (ifeval_dir() / "questions.jsonl").read_text(encoding="utf-8").splitlines()
@@ -137,7 +145,7 @@ HELD_OUT = {
 
 
 def verify_dir(dataset: Dataset, scope: str, checker: str) -> Path:
-    return OUT / "verify" / f"{dataset.name}-{scope}-{checker.replace('/', '_')}"
+    return OUT / "verify" / f"{dataset.name}-{scope}-{checker.split('/')[-1]}"
 
 
 def bench(data: Path, checker: str, max_examples: int, out_dir: Path) -> None:
@@ -173,7 +181,7 @@ def fmt(value: float | None, digits: int = 3) -> str:
     return "n/a" if value is None else f"{value:.{digits}f}"
 
 
-def metric(summary: dict, name: str, ci: bool = False, pct: bool = False) -> str:
+def metric(summary: dict[str, Any], name: str, ci: bool = False, pct: bool = False) -> str:
     cell = summary["detection"]["metrics"][name]
     scale, digits = (100, 1) if pct else (1, 3)
     if cell["value"] is None:
@@ -234,7 +242,9 @@ def verify_sample(_: argparse.Namespace) -> None:
     for dataset in DATASETS:
         n = EMBEDDED_N[dataset.name]
         for checker in (*CHECKERS_MODEL_FREE, EMBEDDED):
-            out_dir = verify_dir(dataset, f"sample{VERIFY_SAMPLE}-first{n}", checker)
+            # The embedded run's directory does not name n: --max_examples may grow on resume.
+            scope = f"sample{VERIFY_SAMPLE}" + ("" if checker == EMBEDDED else f"-first{n}")
+            out_dir = verify_dir(dataset, scope, checker)
             bench(sampled(dataset), checker, n, out_dir)
             ms = None if checker == EMBEDDED else checker_ms_per_claim(checker, sampled(dataset), n)
             rows.append(verify_row(dataset, checker, out_dir, ms))
@@ -247,12 +257,14 @@ JUDGE_DIR = OUT / "judge" / f"ifeval-sample{JUDGE_SAMPLE}-smollm2"
 
 
 def judge(_: argparse.Namespace) -> None:
+    write_ifeval_sample()  # deterministic: the same files every time
     sample = ifeval_sample_dir()
     run(
         [
             *ASSAY, "judge", "run", "--questions", str(sample / "questions.jsonl"),
             "--outputs", str(sample / "manifest.jsonl"), "--judge", EMBEDDED, "--constrained",
-            "--timeout", "1800", "--max-attempts", "1", "--out", str(JUDGE_DIR),
+            "--judge-max-tokens", str(JUDGE_MAX_TOKENS), "--timeout", "1800", "--max-attempts", "1",
+            "--out", str(JUDGE_DIR),
         ]
     )  # fmt: skip
     from assay.data.importers.ifeval_labels import load_ifeval_labels
@@ -264,7 +276,8 @@ def judge(_: argparse.Namespace) -> None:
     flags = ", ".join(f"{flag} {count}" for flag, count in result.invalid_flags.items()) or "none"
     lines = [
         f"Judge `{EMBEDDED}` (constrained decoding) on {result.samples} IFEval GPT-4 outputs "
-        f"(seeded sample, seed {SEED}): valid {result.valid} "
+        f"(the first {JUDGE_N} in question-id order of a seeded random sample of "
+        f"{JUDGE_SAMPLE}, seed {SEED}; reply budget {JUDGE_MAX_TOKENS} tokens): valid {result.valid} "
         f"({100 * result.valid / max(1, result.samples):.0f}%), invalid {result.invalid}; "
         f"flags on invalid evaluations: {flags}.",
         "",
@@ -337,6 +350,7 @@ def instructions_agreement(directory: Path) -> list[Any]:
 def instructions(_: argparse.Namespace) -> None:
     from assay.instructions import covered_instruction_ids
 
+    write_ifeval_sample()
     per_id = TABLES / "instructions_per_id.md"
     TABLES.mkdir(parents=True, exist_ok=True)
     run(
