@@ -277,7 +277,8 @@ def judge(_: argparse.Namespace) -> None:
     lines = [
         f"Judge `{EMBEDDED}` (constrained decoding) on {result.samples} IFEval GPT-4 outputs "
         f"(the first {JUDGE_N} in question-id order of a seeded random sample of "
-        f"{JUDGE_SAMPLE}, seed {SEED}; reply budget {JUDGE_MAX_TOKENS} tokens): valid {result.valid} "
+        f"{JUDGE_SAMPLE}, seed {SEED}; reply budget {JUDGE_MAX_TOKENS} tokens): "
+        f"valid {result.valid} "
         f"({100 * result.valid / max(1, result.samples):.0f}%), invalid {result.invalid}; "
         f"flags on invalid evaluations: {flags}.",
         "",
