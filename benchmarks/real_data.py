@@ -33,12 +33,12 @@ ASSAY = [sys.executable, "-m", "assay"]
 
 SEED = 20261122
 VERIFY_SAMPLE = 150
-JUDGE_SAMPLE = 10
+JUDGE_SAMPLE = 30
 # The judge reply budget: the protocol default is 1024 tokens; SmolLM2 under the schema grammar
 # often loops (e.g. repeating a flag) until the budget, ~6 min per reply at 1024 on this busy
 # 2-core machine, so the budget is 640 (a complete valid reply needs about 300-450 tokens).
 JUDGE_MAX_TOKENS = 640
-JUDGE_N = 10  # of the JUDGE_SAMPLE outputs, those judged (see write_ifeval_sample)
+JUDGE_N = 30  # of the JUDGE_SAMPLE outputs, those judged (see write_ifeval_sample)
 EMBEDDED = "llamacpp/smollm2"
 
 
@@ -253,7 +253,7 @@ def verify_sample(_: argparse.Namespace) -> None:
 
 # ---------------------------------------------------------------- judge tables
 
-JUDGE_DIR = OUT / "judge" / f"ifeval-sample{JUDGE_SAMPLE}-smollm2"
+JUDGE_DIR = OUT / "judge" / f"ifeval-seed{SEED}-smollm2"  # the sample may grow: rerun resumes
 
 
 def judge(_: argparse.Namespace) -> None:
