@@ -38,7 +38,7 @@ JUDGE_SAMPLE = 30
 # often loops (e.g. repeating a flag) until the budget, ~6 min per reply at 1024 on this busy
 # 2-core machine, so the budget is 640 (a complete valid reply needs about 300-450 tokens).
 JUDGE_MAX_TOKENS = 640
-JUDGE_N = 30  # of the JUDGE_SAMPLE outputs, those judged (see write_ifeval_sample)
+JUDGE_N = 30  # the first JUDGE_N of the seeded sample are judged (see write_ifeval_sample)
 EMBEDDED = "llamacpp/smollm2"
 
 
@@ -84,19 +84,18 @@ def ifeval_dir() -> Path:
     return IMPORTED / "ifeval_gpt4"
 
 
-def ifeval_sample_dir() -> Path:
-    return IMPORTED / f"ifeval_gpt4_sample{JUDGE_SAMPLE}_seed{SEED}_first{JUDGE_N}"
+def ifeval_sample_dir(n: int) -> Path:
+    return IMPORTED / f"ifeval_gpt4_sample{JUDGE_SAMPLE}_seed{SEED}_first{n}"
 
 
-def write_ifeval_sample() -> None:
+def write_ifeval_sample(n: int) -> None:
     """The manifest and labels of a seeded random sample of outputs (questions kept whole)."""
-    target = ifeval_sample_dir()
+    target = ifeval_sample_dir(n)
     target.mkdir(parents=True, exist_ok=True)
     manifest = (ifeval_dir() / "manifest.jsonl").read_text(encoding="utf-8").splitlines()
-    chosen = seeded_sample([line for line in manifest if line.strip()], JUDGE_SAMPLE, SEED)
-    # The judge works through its samples in question-id order; the first JUDGE_N of the seeded
-    # sample in that order are the ones judged in the time we had (still a random subset).
-    chosen = sorted(chosen, key=lambda line: json.loads(line)["question_id"])[:JUDGE_N]
+    # The first n of the seeded shuffle: a random sample whose prefixes are random samples too,
+    # so the judge run can grow n by n (a rerun judges only the new outputs).
+    chosen = seeded_sample([line for line in manifest if line.strip()], JUDGE_SAMPLE, SEED)[:n]
     (target / "manifest.jsonl").write_text("\n".join(chosen) + "\n", encoding="utf-8")
     questions = {json.loads(line)["question_id"] for line in chosen}
     all_questions = (ifeval_dir() / "questions.jsonl").read_text(encoding="utf-8").splitlines()
@@ -125,7 +124,7 @@ def prepare(_: argparse.Namespace) -> None:
             "--out", str(ifeval_dir()),
         ]
     )  # fmt: skip
-    write_ifeval_sample()
+    write_ifeval_sample(JUDGE_N)
 
 
 # ---------------------------------------------------------------- verifier tables
@@ -256,9 +255,10 @@ def verify_sample(_: argparse.Namespace) -> None:
 JUDGE_DIR = OUT / "judge" / f"ifeval-seed{SEED}-smollm2"  # the sample may grow: rerun resumes
 
 
-def judge(_: argparse.Namespace) -> None:
-    write_ifeval_sample()  # deterministic: the same files every time
-    sample = ifeval_sample_dir()
+def judge(args: argparse.Namespace) -> None:
+    n = args.n or JUDGE_N
+    write_ifeval_sample(n)  # deterministic: the same files every time
+    sample = ifeval_sample_dir(n)
     run(
         [
             *ASSAY, "judge", "run", "--questions", str(sample / "questions.jsonl"),
@@ -276,8 +276,7 @@ def judge(_: argparse.Namespace) -> None:
     flags = ", ".join(f"{flag} {count}" for flag, count in result.invalid_flags.items()) or "none"
     lines = [
         f"Judge `{EMBEDDED}` (constrained decoding) on {result.samples} IFEval GPT-4 outputs "
-        f"(the first {JUDGE_N} in question-id order of a seeded random sample of "
-        f"{JUDGE_SAMPLE}, seed {SEED}; reply budget {JUDGE_MAX_TOKENS} tokens): "
+        f"(a seeded random sample, seed {SEED}; reply budget {JUDGE_MAX_TOKENS} tokens): "
         f"valid {result.valid} "
         f"({100 * result.valid / max(1, result.samples):.0f}%), invalid {result.invalid}; "
         f"flags on invalid evaluations: {flags}.",
@@ -351,7 +350,7 @@ def instructions_agreement(directory: Path) -> list[Any]:
 def instructions(_: argparse.Namespace) -> None:
     from assay.instructions import covered_instruction_ids
 
-    write_ifeval_sample()
+    write_ifeval_sample(JUDGE_N)
     per_id = TABLES / "instructions_per_id.md"
     TABLES.mkdir(parents=True, exist_ok=True)
     run(
@@ -373,7 +372,7 @@ def instructions(_: argparse.Namespace) -> None:
         ),
         *(
             agreement_row(f"instruction checker, judge sample ({JUDGE_SAMPLE})", a)
-            for a in instructions_agreement(ifeval_sample_dir())
+            for a in instructions_agreement(ifeval_sample_dir(JUDGE_N))
         ),
         "",
         f"Covered ids ({len(covered_instruction_ids())}): "
@@ -397,7 +396,9 @@ def main(argv: list[str] | None = None) -> int:
         "instructions": instructions,
     }
     for name, handler in handlers.items():
-        commands.add_parser(name, help=(handler.__doc__ or name).splitlines()[0])
+        sub = commands.add_parser(name, help=(handler.__doc__ or name).splitlines()[0])
+        if name == "judge":
+            sub.add_argument("--n", type=int, default=0, help="outputs to judge (default JUDGE_N)")
     args = parser.parse_args(argv)
     handlers[args.command](args)
     return 0
