@@ -118,8 +118,7 @@ class Model:
         while True:
             attempt += 1
             try:
-                completion = await self._one_call(messages, config)
-                return completion.model_copy(update={"sample_index": sample_index}), attempt - 1
+                return await self._one_call(messages, config, sample_index), attempt - 1
             except BackendError as error:
                 if not error.kind.retryable or attempt >= self.retry.max_attempts:
                     failure = CallFailure(
@@ -133,21 +132,23 @@ class Model:
                 await asyncio.sleep(self.retry.delay(attempt, error.retry_after_s, self._jitter))
 
     async def _one_call(
-        self, messages: Sequence[ChatMessage], config: GenerateConfig
+        self, messages: Sequence[ChatMessage], config: GenerateConfig, sample_index: int
     ) -> Completion:
         async with self._semaphore:
             started = time.perf_counter()
             try:
-                completion = await asyncio.wait_for(
-                    self.backend.generate(messages, config), timeout=self.request_timeout_s
-                )
+                # asyncio.timeout, unlike wait_for, needs no extra task per call.
+                async with asyncio.timeout(self.request_timeout_s):
+                    completion = await self.backend.generate(messages, config)
             except TimeoutError as error:
                 raise BackendError(
                     ErrorKind.TIMEOUT, f"no reply within {self.request_timeout_s:g} s"
                 ) from error
             # A backend that queues calls internally times them itself (llamacpp does).
             latency_s = completion.latency_s or (time.perf_counter() - started)
-            return completion.model_copy(update={"latency_s": latency_s})
+            return completion.model_copy(
+                update={"latency_s": latency_s, "sample_index": sample_index}
+            )
 
     async def aclose(self) -> None:
         if self.cache is not None:
