@@ -38,7 +38,7 @@ JUDGE_SAMPLE = 30
 # often loops (e.g. repeating a flag) until the budget, ~6 min per reply at 1024 on this busy
 # 2-core machine, so the budget is 640 (a complete valid reply needs about 300-450 tokens).
 JUDGE_MAX_TOKENS = 640
-JUDGE_N = 30  # the first JUDGE_N of the seeded sample are judged (see write_ifeval_sample)
+JUDGE_N = 26  # the first JUDGE_N of the seeded sample are judged (see write_ifeval_sample)
 EMBEDDED = "llamacpp/smollm2"
 
 
@@ -371,7 +371,7 @@ def instructions(_: argparse.Namespace) -> None:
             for a in instructions_agreement(ifeval_dir())
         ),
         *(
-            agreement_row(f"instruction checker, judge sample ({JUDGE_SAMPLE})", a)
+            agreement_row(f"instruction checker, judge sample ({JUDGE_N})", a)
             for a in instructions_agreement(ifeval_sample_dir(JUDGE_N))
         ),
         "",
