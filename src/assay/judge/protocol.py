@@ -243,12 +243,20 @@ def output_schema(protocol: Protocol) -> dict[str, Any]:
     """
     score = {"type": "integer", "enum": list(SCORE_VALUES)}
     scores_props: dict[str, Any] = {key: score for key in DIMENSION_KEYS}
-    scores_props["overall_score"] = {"type": "integer", "minimum": 0, "maximum": MAX_OVERALL}
+    # An enum, not minimum/maximum: llama.cpp's grammar enforces enums but not numeric bounds,
+    # and a weak judge otherwise writes totals like 1000000000000000.
+    scores_props["overall_score"] = {"type": "integer", "enum": list(range(MAX_OVERALL + 1))}
     properties: dict[str, Any] = {
         "meta": _meta_schema(),
         "scores": _object(scores_props),
         "verdict": {"type": "string", "enum": list(VERDICTS)},
-        "flags": {"type": "array", "items": {"type": "string", "enum": list(SPEC_FLAGS)}},
+        # maxItems bounds the array in the grammar: without it a weak judge repeats one flag
+        # until the token budget runs out.
+        "flags": {
+            "type": "array",
+            "items": {"type": "string", "enum": list(SPEC_FLAGS)},
+            "maxItems": len(SPEC_FLAGS),
+        },
         "evidence": _evidence_schema(protocol),
         "notes": {"type": "string", "maxLength": 400},
     }
