@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..metrics.grounding import GroundingCounts
 from .results import ResultRecord
+from .types import Usage
 
 MAX_LISTED_IDS = 50  # ids listed per revision outcome (the counts are always complete)
 
@@ -98,29 +99,17 @@ def _note(ids: list[str], identifier: str) -> None:
         ids.append(identifier)
 
 
-class CostStats(BaseModel):
-    """Model calls, cache hits, tokens and latency, in total and per example."""
-
-    model_config = ConfigDict(extra="forbid")
+class CostStats(Usage):
+    """Model calls, cache hits, tokens and latency (one example's :class:`Usage` summed over
+    the run), in total and per example."""
 
     examples: int = 0
-    calls: int = 0
-    cache_hits: int = 0
-    failures: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    latency_ms: float = 0.0
     per_example: dict[str, float] = Field(default_factory=dict)
 
     def add(self, result: ResultRecord) -> None:
-        usage = result.usage
+        for name in Usage.model_fields:
+            setattr(self, name, getattr(self, name) + getattr(result.usage, name))
         self.examples += 1
-        self.calls += usage.calls
-        self.cache_hits += usage.cache_hits
-        self.failures += usage.failures
-        self.prompt_tokens += usage.prompt_tokens
-        self.completion_tokens += usage.completion_tokens
-        self.latency_ms += usage.latency_ms
         n = self.examples
         self.per_example = {
             "model_requests": (self.calls + self.cache_hits) / n,
