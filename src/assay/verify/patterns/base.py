@@ -160,6 +160,7 @@ def outcome_from_score(
     *,
     candidates: tuple[Candidate, ...],
     selected_index: int | None,
+    critique: Critique | None = None,
 ) -> PatternOutcome:
     """An outcome whose verdict is ``score`` (the selected answer's)."""
     return PatternOutcome(
@@ -174,5 +175,6 @@ def outcome_from_score(
         citations=score.citations,
         unknown_citations=score.unknown_citations,
         claim_checks=score.claim_checks,
+        critique=critique,
         failure=score.failure,
     )

@@ -35,6 +35,7 @@ from .base import (
     PatternName,
     PatternOutcome,
     Revision,
+    outcome_from_score,
 )
 from .critique import critique, critique_notes
 from .scoring import generate_candidates, revise_answer
@@ -79,19 +80,8 @@ class SelfConsistency(Pattern):
         candidates: tuple[Candidate, ...],
         selected: int | None,
     ) -> PatternOutcome:
-        return PatternOutcome(
-            pattern=self.name,
-            mode=mode,
-            selected_answer=score.answer,
-            selected_index=selected,
-            candidates=candidates,
-            p_error=score.p_error,
-            verifier_pass=score.verifier_pass,
-            score_method=score.method,
-            citations=score.citations,
-            unknown_citations=score.unknown_citations,
-            critique=found,
-            failure=score.failure,
+        return outcome_from_score(
+            self.name, mode, score, candidates=candidates, selected_index=selected, critique=found
         )
 
     async def _revise(
