@@ -5,13 +5,13 @@ Every problem is one :class:`InputError` naming the file, the line and the field
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from ..data.jsonl import iter_json_objects
 from ..errors import InputError
 
 INPUTS_FILE = "input_data.jsonl"
@@ -52,17 +52,7 @@ class LabelledResponse(BaseModel):
 def _records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     if not path.is_file():
         raise InputError("file not found", path=path)
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise InputError(f"not valid JSON: {error.msg}", path=path, line=number) from None
-            if not isinstance(record, dict):
-                raise InputError("expected a JSON object", path=path, line=number)
-            yield number, record
+    yield from iter_json_objects(path)
 
 
 def _field(record: dict[str, Any], name: str, kind: type, where: tuple[Path, int]) -> Any:

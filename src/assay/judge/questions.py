@@ -11,7 +11,6 @@ Target outputs come from a manifest JSONL (one output per line: identifiers plus
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
@@ -19,6 +18,7 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from ..data.jsonl import iter_json_objects
 from ..errors import InputError
 
 ID_PATTERN = r"^\S(.{0,198}\S)?$"  # no surrounding whitespace, at most 200 characters
@@ -148,7 +148,7 @@ def load_questions(path: Path) -> QuestionSet:
 
 def _questions_from_jsonl(path: Path) -> Iterator[Question]:
     seen: set[str] = set()
-    for number, data in _jsonl_objects(path):
+    for number, data in iter_json_objects(path):
         question = _validated(Question, data, path, number)
         _refuse_repeat(question.question_id, seen, path, number)
         yield question
@@ -196,7 +196,7 @@ def load_outputs(path: Path) -> list[TargetOutput]:
 
 
 def _outputs_from_manifest(path: Path) -> Iterator[TargetOutput]:
-    for number, data in _jsonl_objects(path):
+    for number, data in iter_json_objects(path):
         entry = _validated(ManifestEntry, data, path, number)
         text = entry.text
         if entry.path is not None:
@@ -265,23 +265,6 @@ def model_dir_name(model_name: str) -> str:
     """A directory name for a model: ``provider/model`` reads better as ``provider--model``
     than as the hashed name sanitising would make (callers still sanitise the result)."""
     return model_name.replace("/", "--")
-
-
-def _jsonl_objects(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except UnicodeDecodeError as error:
-        raise InputError(f"not UTF-8 text: {error}", path=path) from None
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise InputError(f"not valid JSON: {error.msg}", path=path, line=number) from None
-        if not isinstance(data, dict):
-            raise InputError("expected a JSON object", path=path, line=number)
-        yield number, data
 
 
 def _validated(
