@@ -22,33 +22,12 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from _synthetic_runs import make_bench_run
 
 from assay.report.html import write_report
-
-FLAGS = (
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--window-size=1400,1000",
-)
-
-
-def chromium(profile: str) -> Any:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = "/usr/bin/chromium"
-    for flag in (*FLAGS, f"--user-data-dir={profile}"):
-        options.add_argument(flag)
-    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+from tests.helpers.browser import start_chromium
 
 
 def wait(driver: Any, script: str, timeout: float = 60.0) -> Any:
@@ -117,7 +96,7 @@ def run(n: int, repeat: int, variants: int) -> None:
         results_mb = (run_dir / "results.jsonl").stat().st_size / 1e6
         samples: dict[str, list[float]] = {}
         with tempfile.TemporaryDirectory() as profile:
-            driver = chromium(profile)
+            driver = start_chromium(profile)
             try:
                 for _ in range(repeat):
                     for key, value in browser_timings(driver, report).items():

@@ -13,21 +13,9 @@ import pytest
 
 from assay.report._html_common import at_path, format_number
 from assay.report.html import ReportOptions, write_comparison, write_report
+from tests.helpers.browser import CHROMEDRIVER, CHROMIUM, start_chromium
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMEDRIVER = Path("/usr/bin/chromedriver")
 INSTALL = "install it with: apt-get update && apt-get install -y chromium chromium-driver"
-FLAGS = (
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--window-size=1400,1000",
-)
 
 pytestmark = pytest.mark.browser
 
@@ -37,16 +25,8 @@ def browser() -> Iterator[Any]:
     missing = [str(p) for p in (CHROMIUM, CHROMEDRIVER) if not p.exists()]
     if missing:
         pytest.fail(f"headless Chromium is required and {', '.join(missing)} is missing; {INSTALL}")
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(CHROMIUM)
     with tempfile.TemporaryDirectory(prefix="assay-chromium-") as profile:
-        for flag in (*FLAGS, f"--user-data-dir={profile}"):
-            options.add_argument(flag)
-        options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-        driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
+        driver = start_chromium(profile, browser_log=True)
         try:
             yield driver
         finally:
