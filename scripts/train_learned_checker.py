@@ -38,6 +38,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from assay.data.citations import strip_citations
 from assay.data.importers import GroundedImport
 from assay.data.importers.expertqa import import_expertqa
 from assay.data.importers.halueval import import_halueval
@@ -50,7 +51,6 @@ from assay.verify.checkers.learned import (
     LearnedWeights,
     claim_features,
 )
-from assay.verify.citations import strip_citations
 from assay.verify.claims import split_claims
 from assay.verify.types import Claim, ClaimCheck, GroundedQARecord
 

@@ -24,9 +24,9 @@ from assay.data.importers import (
     import_grounded,
 )
 from assay.data.importers.ifeval_labels import load_ifeval_labels
+from assay.data.questions import load_outputs, load_questions
 from assay.errors import ConfigError, InputError
 from assay.judge.evalset import build_eval_set
-from assay.judge.questions import load_outputs, load_questions
 from assay.verify.types import GroundedQARecord
 
 from ..conftest import SHARED_DATA

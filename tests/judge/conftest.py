@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from assay.data.questions import load_outputs, load_questions
 from assay.judge.evalset import EvalSet, build_eval_set
-from assay.judge.questions import load_outputs, load_questions
 
 from .helpers import write_manifest, write_questions
 

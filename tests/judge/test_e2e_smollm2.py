@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
+from assay.data.questions import load_outputs, load_questions
 from assay.judge.analysis_types import AnalysisSettings
 from assay.judge.analyze import analyze_run
 from assay.judge.archive import INVALID_DIR, VALID_DIR, iter_archive, recheck_archive
 from assay.judge.evalset import build_eval_set
 from assay.judge.generate import GenerateSettings, generate_outputs
 from assay.judge.protocol import DecodingSettings, Thresholds, verdict_for
-from assay.judge.questions import load_outputs, load_questions
 from assay.judge.run import JudgeRunConfig, run_judges
 from assay.model import Model, ModelOptions, get_model, open_cache
 

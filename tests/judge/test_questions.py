@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from assay.data.questions import load_outputs, load_questions
 from assay.errors import InputError
 from assay.judge.evalset import build_eval_set
-from assay.judge.questions import load_outputs, load_questions
 
 from .helpers import write_manifest, write_questions
 

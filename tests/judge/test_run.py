@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from assay.data.questions import load_outputs, load_questions
 from assay.errors import RunError
 from assay.judge.archive import INVALID_DIR, VALID_DIR, iter_archive, recheck_archive
 from assay.judge.evalset import EvalSet, build_eval_set
 from assay.judge.protocol import JUDGE_CALL_FAILED, DecodingSettings
-from assay.judge.questions import load_outputs, load_questions
 from assay.judge.run import PROMPT_MANIFEST, JudgeRunConfig, run_judges
-from assay.judge.stub_replies import clean_reply
+from assay.judge.stub_replies import RESPONDERS, clean_reply
 from assay.model import (
     BackendError,
     ChatMessage,
@@ -31,7 +31,7 @@ from assay.model.providers.stub import StubBackend
 
 from .helpers import write_manifest
 
-NO_CACHE = ModelOptions(cache=False)
+NO_CACHE = ModelOptions(cache=False).with_stub_responders(RESPONDERS)
 Responder = Callable[[Sequence[ChatMessage], GenerateConfig, random.Random], str]
 
 

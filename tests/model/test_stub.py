@@ -108,13 +108,13 @@ def test_schema_instance_respects_bounds_over_many_seeds() -> None:
     assert values == {3, 4, 5}
 
 
-def test_task_tag_dispatches_to_a_responder(monkeypatch: pytest.MonkeyPatch) -> None:
-    from assay.model.providers import stub
-
-    monkeypatch.setitem(stub.DEFAULT_RESPONDERS, "unit_test", "tests.model.test_stub:_tagged")
-    model = get_model("stub/x", NO_CACHE, backend=StubBackend())
+def test_task_tag_dispatches_to_a_responder_given_in_the_options() -> None:
+    options = NO_CACHE.with_stub_responders({"unit_test": _tagged})
+    model = get_model("stub/x", options)
     result = asyncio.run(model.generate([system("[assay:unit_test] be nice"), user("q")]))
     assert _text(result) == "tagged reply"
+    untagged = asyncio.run(get_model("stub/x", NO_CACHE).generate([system("[assay:unit_test]")]))
+    assert _text(untagged) != "tagged reply"
 
 
 def _tagged(messages: Sequence[ChatMessage], config: GenerateConfig, rng: random.Random) -> str:

@@ -24,6 +24,7 @@ from assay.verify.checkers.model import (
     claim_check_messages,
     label_probability,
 )
+from assay.verify.stub_replies import RESPONDERS
 from assay.verify.types import Claim, ClaimCheck, Evidence
 
 EVIDENCE = (
@@ -93,7 +94,7 @@ def test_labels_follow_the_documented_bands() -> None:
 def _model_check(
     replies: list[str] | None, claim: Claim, *, votes: int = 1, mode: str = "auto"
 ) -> ClaimCheck:
-    backend = StubBackend("x", replies=replies)
+    backend = StubBackend("x", replies=replies, task_responders=RESPONDERS)
     model = get_model("stub/x", ModelOptions(cache=False), backend=backend)
     config = ModelCheckerConfig(probability=mode)  # type: ignore[arg-type]
     return asyncio.run(ModelChecker(model, votes=votes, config=config).check(claim, EVIDENCE))

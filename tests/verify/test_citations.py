@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from assay.verify.citations import (
+from assay.data.citations import (
     answer_citations,
     cited_ids,
     format_marker,

@@ -8,6 +8,7 @@ import json
 from assay.model import ModelOptions, get_model
 from assay.model.providers.stub import StubBackend
 from assay.verify.claims import decompose, parse_decomposition, split_claims, split_sentences
+from assay.verify.stub_replies import RESPONDERS
 from assay.verify.types import Claim
 
 NO_CACHE = ModelOptions(cache=False)  # scripted replies must not be replayed from a cache
@@ -76,7 +77,7 @@ def test_model_failure_falls_back_visibly() -> None:
 
 
 def test_model_decomposition_on_the_default_stub_responder() -> None:
-    model = get_model("stub/default", NO_CACHE)
+    model = get_model("stub/default", NO_CACHE.with_stub_responders(RESPONDERS))
     answer = "It opened in 1932 [cite:e1]; the deck carries six lanes [cite:e2]."
     result = asyncio.run(decompose(answer, model))
     assert result.method == "model" and result.failure is None

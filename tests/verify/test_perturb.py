@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from assay.cli import main
+from assay.data.citations import cited_ids, strip_citations
 from assay.data.grounded import load_records
 from assay.verify.checkers._lexical import features
-from assay.verify.citations import cited_ids, strip_citations
 from assay.verify.perturb import BUCKETS, PerturbStats, perturb_records
 from assay.verify.types import Evidence, GoldCitation, GroundedQARecord
 

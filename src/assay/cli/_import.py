@@ -17,8 +17,8 @@ from ..data.importers import (
     IFEvalSources,
     JudgeSetImporter,
 )
+from ..data.questions import MANIFEST_NAME
 from ..errors import ConfigError
-from ..judge.questions import MANIFEST_NAME
 from ..runs import JsonlWriter
 
 # The outputs manifest is named as the judge's loader expects, so `--outputs DIR` also works.

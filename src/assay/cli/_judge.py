@@ -11,12 +11,12 @@ from typing import Any, Literal
 
 import yaml
 
+from ..data.questions import TargetOutput, load_outputs, load_questions
 from ..errors import ConfigError
 from ..judge.archive import RecheckReport, recheck_archive
 from ..judge.evalset import build_eval_set
 from ..judge.generate import GenerateSettings, generate_outputs
 from ..judge.protocol import DecodingSettings, Protocol, load_protocol
-from ..judge.questions import TargetOutput, load_outputs, load_questions
 from ..judge.run import JudgeRunConfig, run_judges
 from ..model import Model, ModelOptions, get_model, open_cache
 from ._common import add_model_options, add_report_option, model_options, write_run_report
@@ -116,6 +116,9 @@ def _register_run(commands: Any) -> None:
 
 def _open_models(names: Sequence[str], options: ModelOptions) -> list[Model]:
     """One model per distinct name, all sharing one response cache."""
+    from ..judge.stub_replies import RESPONDERS
+
+    options = options.with_stub_responders(RESPONDERS)
     cache = open_cache(options)
     return [get_model(name, options, cache=cache) for name in dict.fromkeys(names)]
 

@@ -16,8 +16,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..errors import InputError
-from ..verify.citations import iter_marker_ids
-from ..verify.types import GroundedQARecord
+from .citations import iter_marker_ids
+from .records import GroundedQARecord
 
 
 class SkippedRecord(BaseModel):

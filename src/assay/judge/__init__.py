@@ -13,6 +13,7 @@ Python API, in the order of a run::
 :func:`classify` validates a single reply; see ``docs/judge.md`` for the rules and artifacts.
 """
 
+from ..data.questions import QuestionSet, TargetOutput, load_outputs, load_questions
 from .analysis_types import AnalysisSettings, JudgeSummary
 from .analyze import analyze_run
 from .archive import EvaluationRecord, RecheckReport, load_records, recheck_archive
@@ -30,7 +31,6 @@ from .protocol import (
     protocol_fingerprint,
     verdict_for,
 )
-from .questions import QuestionSet, TargetOutput, load_outputs, load_questions
 from .run import JudgeRunConfig, JudgeRunSummary, run_judges
 from .validate import Classification, classify
 

@@ -17,11 +17,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from ..data.questions import model_dir_name
 from ..errors import RunError
 from ..model import ChatMessage
 from ..runs import fingerprint, inside, safe_filename, utc_now, write_atomic
 from .protocol import DecodingSettings, Method, Protocol
-from .questions import model_dir_name
 from .validate import Classification, classify
 
 VALID_DIR = "valid_evaluations"

@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from .questions import QuestionSet, TargetOutput
+from ..data.questions import QuestionSet, TargetOutput
 
 CoverageKind = Literal["missing", "duplicated", "unexpected"]
 

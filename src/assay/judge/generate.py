@@ -13,10 +13,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..model import ChatMessage, Completion, GenerateConfig, Model, ModelResult, system, user
-from ..runs import JsonlWriter, RunLog, RunLogger, inside, read_jsonl, run_all, write_atomic
-from ..runs import utc_now as _now
-from .questions import (
+from ..data.questions import (
     MANIFEST_NAME,
     TARGET_NAME_FILE,
     ManifestEntry,
@@ -24,6 +21,9 @@ from .questions import (
     QuestionSet,
     model_dir_name,
 )
+from ..model import ChatMessage, Completion, GenerateConfig, Model, ModelResult, system, user
+from ..runs import JsonlWriter, RunLog, RunLogger, inside, read_jsonl, run_all, write_atomic
+from ..runs import utc_now as _now
 
 FAILURES_NAME = "generation_failures.jsonl"
 

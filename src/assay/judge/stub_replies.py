@@ -1,6 +1,6 @@
 """The stub responder for ``[assay:judge]`` prompts: plausible seeded judge replies.
 
-Registered in :data:`assay.model.providers.stub.DEFAULT_RESPONDERS`, so a whole judge run works
+Listed in :data:`RESPONDERS`, which judge runs hand to the stub provider, so a whole judge run works
 on ``stub/<name>`` without a model. It reads the identifiers and the fenced output from the
 prompt and answers in the protocol's format with quotes taken from the output. About one first
 reply in six carries a realistic flaw (a code fence, a wrong sum, a missing evidence item), so
@@ -14,7 +14,7 @@ import random
 import re
 from collections.abc import Sequence
 
-from ..model import ChatMessage, GenerateConfig
+from ..model import ChatMessage, GenerateConfig, StubResponder
 from .protocol import DIMENSION_KEYS, SCORE_VALUES, Thresholds, verdict_for
 
 _META = re.compile(r'Identifiers to copy into "meta" exactly:\n(\{.*?\})\n')
@@ -119,3 +119,7 @@ def _with_flaw(body: dict[str, object], rng: random.Random) -> str:
         return json.dumps({**body, "scores": scores}, ensure_ascii=False)
     evidence = list(body["evidence"])  # type: ignore[call-overload]
     return json.dumps({**body, "evidence": evidence[1:]}, ensure_ascii=False)
+
+
+#: task tag -> responder; passed to the stub provider by judge runs (ModelOptions).
+RESPONDERS: dict[str, StubResponder] = {"judge": reply}

@@ -22,8 +22,30 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
-from ..verify.types import ClaimCheck
+
+class _CitedClaim(Protocol):
+    @property
+    def cited_ids(self) -> Sequence[str]: ...
+
+
+class ClaimCheck(Protocol):
+    """What these metrics read of a claim check (the verifier's ``ClaimCheck`` has it).
+
+    Structural, so that the metrics stay below the layers that define the checks.
+    """
+
+    @property
+    def claim(self) -> _CitedClaim: ...
+    @property
+    def label(self) -> str: ...
+    @property
+    def supporting_ids(self) -> Sequence[str]: ...
+    @property
+    def cited_supporting_ids(self) -> Sequence[str]: ...
+    @property
+    def failure(self) -> str | None: ...
 
 
 def _rate(numerator: int, denominator: int, what: str) -> float:

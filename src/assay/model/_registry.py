@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -11,6 +11,7 @@ from ..errors import ConfigError
 from ._backend import Backend
 from ._cache import ResponseCache, default_cache_path
 from ._model import Model, RetryPolicy
+from ._types import StubResponder
 from .providers.openai import StructuredOutput
 
 
@@ -28,6 +29,14 @@ class ModelOptions(BaseModel):
     cache_path: Path | None = None
     n_ctx: int = Field(default=4096, ge=256)
     structured_output: StructuredOutput = "auto"
+    # Replies the stub gives to assay's tagged prompts, supplied by the layer that writes those
+    # prompts (verify, judge); not a setting, so not serialised.
+    stub_responders: Mapping[str, StubResponder] = Field(
+        default_factory=dict, exclude=True, repr=False
+    )
+
+    def with_stub_responders(self, responders: Mapping[str, StubResponder]) -> ModelOptions:
+        return self.model_copy(update={"stub_responders": {**self.stub_responders, **responders}})
 
 
 def _openai(model: str, options: ModelOptions) -> Backend:
@@ -52,7 +61,7 @@ def _llamacpp(model: str, options: ModelOptions) -> Backend:
 def _stub(model: str, options: ModelOptions) -> Backend:
     from .providers.stub import StubBackend
 
-    return StubBackend(model)
+    return StubBackend(model, task_responders=options.stub_responders)
 
 
 #: provider name -> factory. A new backend is one module in providers/ and one line here.

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
+import random
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -181,3 +182,7 @@ class BackendError(Exception):
 def texts(results: Sequence[ModelResult]) -> list[str | None]:
     """The text of each result, ``None`` for failures."""
     return [r.text if isinstance(r, Completion) else None for r in results]
+
+
+#: A stub reply function: (messages, config, seeded rng) -> reply text.
+StubResponder = Callable[[Sequence[ChatMessage], GenerateConfig, random.Random], str]

@@ -309,7 +309,9 @@ def _open_models(
         raise ConfigError(
             f"{', '.join(sorted(misused))}: a claim checker, usable only as --verifier"
         )
-    options = config.model_options
+    from .stub_replies import RESPONDERS
+
+    options = config.model_options.with_stub_responders(RESPONDERS)
     cache = open_cache(options)
     return {
         name: open_metered(name, options, backend=backends.get(name), cache=cache)

@@ -20,8 +20,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from ..data.citations import CITE_MARKER, cited_ids, strip_citations, unique
 from ..model import CallFailure, ChatMessage, GenerateConfig, JsonSchema, Model, system, user
-from .citations import CITE_MARKER, cited_ids, strip_citations, unique
 from .types import Claim
 
 DECOMPOSE_TAG = "[assay:claim_decompose]"

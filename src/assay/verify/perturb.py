@@ -32,8 +32,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..data.citations import cited_ids, format_marker, strip_citations
 from .checkers._lexical import features
-from .citations import cited_ids, format_marker, strip_citations
 from .claims import split_sentences
 from .types import GroundedQARecord
 

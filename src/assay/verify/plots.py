@@ -1,4 +1,4 @@
-"""The four plots of a bench run, drawn by :mod:`assay.report.plots` (matplotlib, lazily)."""
+"""The four plots of a bench run, drawn by :mod:`assay.verify.curve_plots` (matplotlib, lazily)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def write_plots(
 ) -> tuple[dict[str, str], str | None]:
     """Write every plot the labels allow; returns {name: relative path} and a note on the rest."""
     from ..metrics import reliability_curve, risk_coverage_curve
-    from ..report import plots
+    from . import curve_plots as plots
 
     plots_dir.mkdir(parents=True, exist_ok=True)
     paths = {name: plots_dir / file for name, file in PLOT_FILES.items()}

@@ -1,9 +1,9 @@
 """Seeded, plausible replies of the ``stub/`` backend to assay's verifier prompts.
 
-Each function is a stub responder ``(messages, config, rng) -> str`` registered by task tag in
-``assay.model.providers.stub.DEFAULT_RESPONDERS``. They read the prompt the way a model would
-(the claim, the evidence lines) and answer from cheap text signals, with seeded noise, so whole
-pipelines run without a model and still produce a mix of verdicts.
+Each function is a stub responder ``(messages, config, rng) -> str`` listed by task tag in
+:data:`RESPONDERS`, which the benchmark hands to the stub provider. They read the prompt the
+way a model would (the claim, the evidence lines) and answer from cheap text signals, with
+seeded noise, so whole pipelines run without a model and still produce a mix of verdicts.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import random
 import re
 from collections.abc import Sequence
 
-from ..model import ChatMessage, GenerateConfig
+from ..model import ChatMessage, GenerateConfig, StubResponder
 from .checkers.baseline import LexicalChecker
 from .claims import split_claims
 from .types import Claim, Evidence
@@ -234,3 +234,14 @@ def oracle(messages: Sequence[ChatMessage], config: GenerateConfig, rng: random.
         "rationale": f"{len(unsupported)} unsupported, {len(missing)} uncited sentence(s)",
     }
     return json.dumps(reply)
+
+
+#: task tag -> responder; passed to the stub provider by the benchmark (ModelOptions).
+RESPONDERS: dict[str, StubResponder] = {
+    "claim_check": claim_check,
+    "claim_decompose": claim_decompose,
+    "answer": answer,
+    "revise": revise,
+    "critique": critique,
+    "oracle": oracle,
+}

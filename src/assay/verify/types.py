@@ -16,6 +16,22 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..data.records import Evidence, GoldCitation, GroundedQARecord
+
+__all__ = [
+    "SCORE_EVENT",
+    "Claim",
+    "ClaimCheck",
+    "ClaimChecker",
+    "ClaimLabel",
+    "ErrorBucket",
+    "Evidence",
+    "GoldCitation",
+    "GroundedQARecord",
+    "LabelSource",
+    "Usage",
+]
+
 SCORE_EVENT = "p_error: probability that the answer has a grounding error"
 
 ClaimLabel = Literal["supported", "unsupported", "uncertain"]
@@ -29,48 +45,6 @@ ErrorBucket = Literal[
     "contradiction",
     "other",
 ]
-
-
-class Evidence(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    evidence_id: str = Field(min_length=1)
-    title: str | None = None
-    text: str
-    source: str | None = None
-
-
-class GoldCitation(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    evidence_id: str = Field(min_length=1)
-    span: str | None = None
-
-
-class GroundedQARecord(BaseModel):
-    """One input record (spec schema plus the optional verify-only fields)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    id: str = Field(min_length=1)
-    question: str
-    gold_answer: str
-    evidence: tuple[Evidence, ...] = Field(min_length=1)
-    gold_citations: tuple[GoldCitation, ...] = ()
-    # verify-only mode: an answer that already exists, with its gold label
-    answer: str | None = None
-    citations: tuple[str, ...] | None = None  # structured citation list, evidence ids
-    gold_error: bool | None = None
-    error_type: str | None = None
-    # grouping for clustered confidence intervals (defaults to the id)
-    group: str | None = None
-
-    @property
-    def cluster(self) -> str:
-        return self.group or self.id
-
-    def evidence_by_id(self) -> dict[str, Evidence]:
-        return {e.evidence_id: e for e in self.evidence}
 
 
 class Claim(BaseModel):

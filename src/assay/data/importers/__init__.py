@@ -2,7 +2,7 @@
 
 ``IMPORTERS`` is the whole table, written out here (no registration by import side effects).
 Each grounded-QA importer (:class:`GroundedImporter`) reads one split of its dataset (SRC is
-any file of that format) and returns verify-only :class:`~assay.verify.types.GroundedQARecord`
+any file of that format) and returns verify-only :class:`~assay.data.records.GroundedQARecord`
 values plus an :class:`ImportReport` of what it kept and skipped and why. A file of another
 shape fails with one :class:`~assay.errors.InputError` naming the file, the line and the field.
 The IFEval importer (:class:`JudgeSetImporter`) turns prompts, responses and IFEval's own labels

@@ -15,7 +15,7 @@ from typing import Any, NoReturn
 from pydantic import BaseModel, ConfigDict
 
 from ...errors import InputError
-from ...verify.types import GroundedQARecord
+from ..records import GroundedQARecord
 
 Row = dict[str, Any]
 

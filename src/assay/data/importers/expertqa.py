@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ...verify.types import Evidence, GoldCitation, GroundedQARecord
+from ..records import Evidence, GoldCitation, GroundedQARecord
 from ._common import GroundedImport, RowReader, Tally, UniqueIds, read_rows, stable_key
 
 DATASET = "expertqa"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ...verify.types import Evidence, GroundedQARecord
+from ..records import Evidence, GroundedQARecord
 from ._common import GroundedImport, RowReader, Tally, UniqueIds, read_rows, stable_key
 
 DATASET = "halueval"

@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from ...errors import ConfigError, InputError
-from ...judge.questions import ID_PATTERN, ManifestEntry, PromptVariant, Question
+from ..questions import ID_PATTERN, ManifestEntry, PromptVariant, Question
 from ._common import ImportReport, RowReader, read_rows
 from .ifeval_labels import IFEvalLabel, InstructionLabel, is_format_instruction
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ...verify.types import Evidence, GoldCitation, GroundedQARecord
+from ..records import Evidence, GoldCitation, GroundedQARecord
 from ._common import GroundedImport, RowReader, Tally, UniqueIds, read_rows
 
 DATASET = "wice"

@@ -15,12 +15,11 @@ Three ways to give it replies:
 from __future__ import annotations
 
 import hashlib
-import importlib
 import json
 import math
 import random
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,25 +31,12 @@ from .._types import (
     Completion,
     ErrorKind,
     GenerateConfig,
+    StubResponder,
     TokenLogprob,
     TopLogprob,
 )
 
-StubResponder = Callable[[Sequence[ChatMessage], GenerateConfig, random.Random], str]
-
 TASK_TAG = re.compile(r"\[assay:([a-z0-9_.-]+)\]")
-
-# Responders for assay's own prompts, imported only when a tagged prompt arrives. Explicit on
-# purpose: no registry filled by import side effects.
-DEFAULT_RESPONDERS: dict[str, str] = {
-    "claim_check": "assay.verify.stub_replies:claim_check",
-    "claim_decompose": "assay.verify.stub_replies:claim_decompose",
-    "answer": "assay.verify.stub_replies:answer",
-    "revise": "assay.verify.stub_replies:revise",
-    "critique": "assay.verify.stub_replies:critique",
-    "oracle": "assay.verify.stub_replies:oracle",
-    "judge": "assay.judge.stub_replies:reply",
-}
 
 
 class StubBackend(Backend):
@@ -61,6 +47,7 @@ class StubBackend(Backend):
         model: str = "default",
         *,
         replies: Sequence[str] | StubResponder | None = None,
+        task_responders: Mapping[str, StubResponder] | None = None,
     ) -> None:
         super().__init__(model)
         self._scripted: list[dict[str, Any]] | None = None
@@ -72,6 +59,9 @@ class StubBackend(Backend):
             self._scripted = [{"text": r} for r in replies]
         elif model.endswith(".jsonl"):
             self._scripted = _read_reply_file(Path(model))
+        # Replies to assay's own tagged prompts ([assay:task]), given by the layer that writes
+        # those prompts, so that this provider knows nothing of the layers above it.
+        self._task_responders = dict(task_responders or {})
         self.calls = 0
 
     @property
@@ -105,6 +95,9 @@ class StubBackend(Backend):
             return self._responder(messages, config, rng)
         if self._scripted is not None:
             return self._next_scripted()
+        task = _task_of(messages)
+        if task is not None and task in self._task_responders:
+            return self._task_responders[task](messages, config, rng)
         return default_reply(messages, config, rng)
 
     def _next_scripted(self) -> str:
@@ -121,10 +114,7 @@ class StubBackend(Backend):
 def default_reply(
     messages: Sequence[ChatMessage], config: GenerateConfig, rng: random.Random
 ) -> str:
-    """A plausible reply: a task responder, else a schema instance, else a seeded sentence."""
-    task = _task_of(messages)
-    if task is not None and task in DEFAULT_RESPONDERS:
-        return _load_responder(DEFAULT_RESPONDERS[task])(messages, config, rng)
+    """A plausible reply: a schema instance, else a seeded sentence."""
     if config.json_schema is not None:
         return json.dumps(schema_instance(config.json_schema.schema_, rng))
     words = ["the", "answer", "depends", "on", "the", "evidence", "given", "above"]
@@ -137,12 +127,6 @@ def _task_of(messages: Sequence[ChatMessage]) -> str | None:
         if message.role == "system" and (match := TASK_TAG.search(message.content)):
             return match.group(1)
     return None
-
-
-def _load_responder(target: str) -> StubResponder:
-    module_name, _, attribute = target.partition(":")
-    responder: StubResponder = getattr(importlib.import_module(module_name), attribute)
-    return responder
 
 
 def schema_instance(schema: dict[str, Any], rng: random.Random, depth: int = 0) -> Any:

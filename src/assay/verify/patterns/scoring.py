@@ -22,8 +22,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
+from ...data.citations import answer_citations, cited_ids, strip_citations
 from ...model import CallFailure, Completion
-from ..citations import answer_citations, cited_ids, strip_citations
 from ..claims import split_claims
 from ..prompts import answer_messages, revise_messages
 from ..types import Claim, ClaimCheck, GroundedQARecord

@@ -22,8 +22,8 @@ from __future__ import annotations
 import re
 from typing import ClassVar
 
+from ...data.citations import answer_citations
 from ...model import CallFailure
-from ..citations import answer_citations
 from ..types import GroundedQARecord
 from .base import (
     AnswerScore,

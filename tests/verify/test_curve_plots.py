@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from assay.metrics import reliability_curve, risk_coverage_curve
-from assay.report.plots import (
+from assay.verify.curve_plots import (
     plot_coverage_accuracy,
     plot_pr_curve,
     plot_reliability,
@@ -67,6 +67,6 @@ def test_importing_plots_does_not_import_matplotlib() -> None:
     import subprocess
     import sys
 
-    code = "import sys, assay.report.plots; print('matplotlib' in sys.modules)"
+    code = "import sys, assay.verify.curve_plots; print('matplotlib' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.stdout.strip() == "False"

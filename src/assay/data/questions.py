@@ -18,8 +18,8 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from ..data.jsonl import iter_json_objects
 from ..errors import InputError
+from .jsonl import iter_json_objects
 
 ID_PATTERN = r"^\S(.{0,198}\S)?$"  # no surrounding whitespace, at most 200 characters
 OUTPUT_SUFFIXES = (".txt", ".md", ".json")

@@ -1,0 +1,51 @@
+"""The grounded-QA input record: the spec's schema plus the optional verify-only fields.
+
+These are what the data layer loads and the importers write; the verifier benchmark
+(``assay.verify``) consumes them.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Evidence(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    evidence_id: str = Field(min_length=1)
+    title: str | None = None
+    text: str
+    source: str | None = None
+
+
+class GoldCitation(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    evidence_id: str = Field(min_length=1)
+    span: str | None = None
+
+
+class GroundedQARecord(BaseModel):
+    """One input record (spec schema plus the optional verify-only fields)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str = Field(min_length=1)
+    question: str
+    gold_answer: str
+    evidence: tuple[Evidence, ...] = Field(min_length=1)
+    gold_citations: tuple[GoldCitation, ...] = ()
+    # verify-only mode: an answer that already exists, with its gold label
+    answer: str | None = None
+    citations: tuple[str, ...] | None = None  # structured citation list, evidence ids
+    gold_error: bool | None = None
+    error_type: str | None = None
+    # grouping for clustered confidence intervals (defaults to the id)
+    group: str | None = None
+
+    @property
+    def cluster(self) -> str:
+        return self.group or self.id
+
+    def evidence_by_id(self) -> dict[str, Evidence]:
+        return {e.evidence_id: e for e in self.evidence}
