@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
 from ..errors import ConfigError
+from ..redact import public_url
 from ._backend import Backend
 from ._cache import ResponseCache, default_cache_path
 from ._model import Model, RetryPolicy
@@ -34,6 +35,11 @@ class ModelOptions(BaseModel):
     stub_responders: Mapping[str, StubResponder] = Field(
         default_factory=dict, exclude=True, repr=False
     )
+
+    @field_serializer("base_url")
+    def _public_base_url(self, base_url: str | None) -> str | None:
+        # Settings are stored in run.json and summaries: never with credentials.
+        return None if base_url is None else public_url(base_url)
 
     def with_stub_responders(self, responders: Mapping[str, StubResponder]) -> ModelOptions:
         return self.model_copy(update={"stub_responders": {**self.stub_responders, **responders}})

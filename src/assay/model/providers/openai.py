@@ -1,7 +1,9 @@
 """``openai/<model>``: any OpenAI-compatible chat-completions server, through the official SDK.
 
 The SDK's own retries are off: the model layer retries, with one policy for every backend.
-The API key is held by the client only; it is never part of a cache key, a log or an error.
+The API key is held by the client only; it is never part of a cache key, a log or an error:
+the credentials of the base URL are stripped (``self.base_url`` is the public form) and every
+secret is masked in what the server sends back (error bodies, replies), see ``assay.redact``.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import openai
 from openai.types.chat import ChatCompletion
 
 from ...errors import ConfigError
+from ...redact import Redactor, public_url, url_secrets
 from .._backend import Backend
 from .._types import (
     BackendError,
@@ -46,14 +49,17 @@ class OpenAIBackend(Backend):
         structured_output: StructuredOutput = "auto",
     ) -> None:
         super().__init__(model)
-        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+        full_url = base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+        #: The URL without credentials: the only form stored, printed or put in a cache key.
+        self.base_url = public_url(full_url)
         key = api_key or os.environ.get("OPENAI_API_KEY")
+        self._redact = Redactor([key, *url_secrets(full_url)])
         if not key:
             # Local servers accept any key; hosted ones answer 401, reported as such.
             key = "not-set"
         self._structured: StructuredOutput = structured_output
         self._client = openai.AsyncOpenAI(
-            base_url=self.base_url,
+            base_url=full_url,
             api_key=key,
             max_retries=0,
             timeout=httpx.Timeout(timeout_s, connect=min(10.0, timeout_s)),
@@ -72,6 +78,18 @@ class OpenAIBackend(Backend):
         return True
 
     async def generate(self, messages: Sequence[ChatMessage], config: GenerateConfig) -> Completion:
+        try:
+            completion = await self._generate(messages, config)
+        except BackendError as error:
+            message = self._redact.message(error.message)
+            raise BackendError(error.kind, message, retry_after_s=error.retry_after_s) from None
+        if not self._redact.active:
+            return completion
+        return completion.model_copy(update={"text": self._redact(completion.text)})
+
+    async def _generate(
+        self, messages: Sequence[ChatMessage], config: GenerateConfig
+    ) -> Completion:
         try:
             response = await self._create(messages, config)
         except openai.APIStatusError as error:
@@ -221,7 +239,7 @@ def _short(text: str, limit: int = 300) -> str:
 def check_base_url(url: str) -> str:
     if not url.startswith(("http://", "https://")):
         raise ConfigError(
-            f"base URL must start with http:// or https://: {url!r}",
+            f"base URL must start with http:// or https://: {public_url(url)!r}",
             hint="for a local llama.cpp server: --base-url http://127.0.0.1:8080/v1",
         )
     return url
