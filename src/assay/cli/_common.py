@@ -23,6 +23,12 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument("--timeout", type=float, default=120.0, help="seconds per request")
     group.add_argument("--max-attempts", type=int, default=4, help="attempts per call (retries+1)")
+    group.add_argument(
+        "--max-retry-after",
+        type=float,
+        default=120.0,
+        help="longest wait in seconds a server's Retry-After may impose before a retry (120)",
+    )
     group.add_argument("--concurrency", type=int, default=8, help="requests in flight at most")
     group.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
     group.add_argument(
@@ -43,6 +49,7 @@ def model_options(args: argparse.Namespace) -> ModelOptions:
         api_key=os.environ.get(args.api_key_env) or None,
         request_timeout_s=args.timeout,
         max_attempts=args.max_attempts,
+        max_retry_after_s=args.max_retry_after,
         max_concurrency=args.concurrency,
         cache=not args.no_cache,
         cache_path=args.cache_path,

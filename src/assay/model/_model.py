@@ -24,18 +24,24 @@ from ._usage import Usage
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """Exponential backoff with full jitter, bounded; a server's Retry-After wins when longer."""
+    """Exponential backoff with full jitter, bounded; a server's Retry-After wins when longer.
+
+    A Retry-After longer than ``max_retry_after_s`` is cut to it: a server asking for an hour
+    must not stall a run silently (the call is retried after the cap, and fails as usual when
+    the server still refuses).
+    """
 
     max_attempts: int = 4
     initial_delay_s: float = 0.5
     max_delay_s: float = 20.0
     multiplier: float = 2.0
+    max_retry_after_s: float = 120.0
 
     def delay(self, attempt: int, retry_after_s: float | None, rng: random.Random) -> float:
         ceiling = min(self.max_delay_s, self.initial_delay_s * self.multiplier ** (attempt - 1))
         jittered = rng.uniform(0.0, ceiling)
         if retry_after_s is not None:
-            return min(max(jittered, retry_after_s), max(self.max_delay_s, retry_after_s))
+            return max(jittered, min(retry_after_s, self.max_retry_after_s))
         return jittered
 
 
@@ -123,7 +129,8 @@ class Model:
                 if not error.kind.retryable or attempt >= self.retry.max_attempts:
                     failure = CallFailure(
                         kind=error.kind,
-                        message=error.message,
+                        # Every failure says why, even when the backend gave no words for it.
+                        message=error.message.strip() or f"{error.kind.value} (no detail given)",
                         attempts=attempt,
                         latency_s=time.perf_counter() - started,
                         sample_index=sample_index,

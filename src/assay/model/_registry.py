@@ -25,6 +25,7 @@ class ModelOptions(BaseModel):
     api_key: str | None = Field(default=None, repr=False, exclude=True)
     request_timeout_s: float = Field(default=120.0, gt=0)
     max_attempts: int = Field(default=4, ge=1, le=20)
+    max_retry_after_s: float = Field(default=120.0, ge=0)
     max_concurrency: int = Field(default=8, ge=1, le=1024)
     cache: bool = True
     cache_path: Path | None = None
@@ -126,6 +127,8 @@ def get_model(
         backend if backend is not None else create_backend(name, options),
         cache=cache if cache is not None else open_cache(options),
         max_concurrency=options.max_concurrency,
-        retry=RetryPolicy(max_attempts=options.max_attempts),
+        retry=RetryPolicy(
+            max_attempts=options.max_attempts, max_retry_after_s=options.max_retry_after_s
+        ),
         request_timeout_s=options.request_timeout_s,
     )

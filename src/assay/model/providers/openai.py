@@ -16,6 +16,7 @@ from typing import Any, Literal
 import httpx
 import openai
 from openai.types.chat import ChatCompletion
+from pydantic import ValidationError
 
 from ...errors import ConfigError
 from ...redact import Redactor, public_url, url_secrets
@@ -159,21 +160,44 @@ def _response_format(schema: JsonSchema, mode: StructuredOutput) -> dict[str, An
 
 
 def _completion(response: object) -> Completion:
-    if not isinstance(response, ChatCompletion) or not response.choices:
-        raise BackendError(ErrorKind.MALFORMED_RESPONSE, "response has no choices")
-    choice = response.choices[0]
-    text = choice.message.content if choice.message is not None else None
+    """The reply as a Completion; a reply of any other shape is a (retried) call failure."""
+    text, choice = _reply_text(response)
+    assert isinstance(response, ChatCompletion)
+    try:
+        usage = response.usage
+        return Completion(
+            text=text,
+            finish_reason=choice.finish_reason or "unknown",
+            prompt_tokens=usage.prompt_tokens if usage else 0,
+            completion_tokens=usage.completion_tokens if usage else 0,
+            logprobs=_logprobs(choice),
+            model=response.model or "",
+        )
+    except (ValidationError, AttributeError, TypeError, ValueError) as error:
+        raise _malformed(f"reply has a field of the wrong type: {_short(str(error))}") from None
+
+
+def _reply_text(response: object) -> tuple[str, Any]:
+    """The first choice's text, checked: the SDK builds replies without validating them."""
+    if not isinstance(response, ChatCompletion):
+        raise _malformed(f"reply is not a chat completion object ({type(response).__name__})")
+    error = (response.model_extra or {}).get("error")
+    if error is not None:
+        raise _malformed(f"reply is an error object: {_short(str(error))}")
+    choices = response.choices
+    if not isinstance(choices, list) or not choices:
+        raise _malformed("reply has no choices")
+    choice = choices[0]
+    text = getattr(getattr(choice, "message", None), "content", None)
     if text is None:
-        raise BackendError(ErrorKind.MALFORMED_RESPONSE, "response choice has no message content")
-    usage = response.usage
-    return Completion(
-        text=text,
-        finish_reason=choice.finish_reason or "unknown",
-        prompt_tokens=usage.prompt_tokens if usage else 0,
-        completion_tokens=usage.completion_tokens if usage else 0,
-        logprobs=_logprobs(choice),
-        model=response.model or "",
-    )
+        raise _malformed("reply's first choice has no message content")
+    if not isinstance(text, str):
+        raise _malformed(f"reply's message content is not a string but {type(text).__name__}")
+    return text, choice
+
+
+def _malformed(cause: str) -> BackendError:
+    return BackendError(ErrorKind.MALFORMED_RESPONSE, cause)
 
 
 def _logprobs(choice: Any) -> tuple[TokenLogprob, ...] | None:
@@ -227,8 +251,19 @@ def _retry_after(response: httpx.Response) -> float | None:
 
 
 def _cause(error: BaseException) -> str:
-    cause = error.__cause__ or error.__context__
-    return _short(str(cause) if cause else str(error))
+    """The first non-empty description down the exception chain, else the innermost type name.
+
+    A connection reset often arrives as an exception with an empty message.
+    """
+    seen: list[BaseException] = []
+    current: BaseException | None = error
+    while current is not None and current not in seen:
+        seen.append(current)
+        current = current.__cause__ or current.__context__
+    for item in reversed(seen):
+        if str(item).strip() and str(item) != "Connection error.":
+            return _short(str(item))
+    return f"{type(seen[-1]).__name__} (no detail given)"
 
 
 def _short(text: str, limit: int = 300) -> str:
