@@ -81,14 +81,26 @@ _WRONG_SHAPES: dict[str, Any] = {
 class FaultServer(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, script: Sequence[str], *, retry_after_s: int = 1, hang_s: float = 5.0):
+    def __init__(
+        self,
+        script: Sequence[str],
+        *,
+        retry_after_s: int = 1,
+        hang_s: float = 5.0,
+        reply_text: str = "fixed reply",
+    ):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.script = list(script)
         self.retry_after_s = retry_after_s
         self.hang_s = hang_s
         self.requests: list[tuple[float, dict[str, Any]]] = []
         self._lock = threading.Lock()
-        self._body = json.dumps(chat_reply()).encode()
+        self._body = json.dumps(chat_reply(reply_text)).encode()
+
+    def switch_to(self, script: Sequence[str]) -> None:
+        """From the next request on, follow ``script`` from its start."""
+        with self._lock:
+            self.script = [*([OK] * len(self.requests)), *script]
 
     @property
     def base_url(self) -> str:

@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
+import sys
 from pathlib import Path
 
 from ..model import ModelOptions
+from ..redact import public_command
+
+#: Exit code of a run that finished but left failed model calls (a rerun retries them).
+EXIT_FAILED_CALLS = 1
 
 
 def add_model_options(parser: argparse.ArgumentParser) -> None:
@@ -71,3 +77,17 @@ def write_run_report(run_dir: Path, args: argparse.Namespace) -> None:
     from ..report.html import write_report
 
     print(f"report: {write_report(run_dir)}")
+
+
+def report_failed_calls(args: argparse.Namespace, failed: int, what: str) -> int:
+    """Exit 0, or print how many ``what`` failed and the command that retries them, exit 1."""
+    if failed == 0:
+        return 0
+    argv = getattr(args, "argv", None) or sys.argv[1:]
+    command = shlex.join(["assay", *public_command(argv)])
+    print(
+        f"{failed} {what} failed after every retry (counted apart, never as a score); "
+        f"to retry them, run the same command again:\n  {command}",
+        file=sys.stderr,
+    )
+    return EXIT_FAILED_CALLS

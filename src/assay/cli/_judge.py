@@ -19,7 +19,13 @@ from ..judge.generate import GenerateSettings, generate_outputs
 from ..judge.protocol import DecodingSettings, Protocol, load_protocol
 from ..judge.run import JudgeRunConfig, run_judges
 from ..model import Model, ModelOptions, get_model, open_cache
-from ._common import add_model_options, add_report_option, model_options, write_run_report
+from ._common import (
+    add_model_options,
+    add_report_option,
+    model_options,
+    report_failed_calls,
+    write_run_report,
+)
 
 CONSTRAINED_SETTING: dict[bool | None, Literal["auto", "on", "off"]] = {
     None: "auto",
@@ -152,10 +158,8 @@ def _generate(args: argparse.Namespace) -> int:
         f"{summary.failed} failed calls) of {summary.expected} -> {args.out / 'manifest.jsonl'}"
     )
     if summary.failed:
-        print(
-            f"failed calls are listed in {args.out / 'generation_failures.jsonl'}; rerun to retry"
-        )
-    return 0 if summary.failed == 0 else 1
+        print(f"failed calls are listed in {args.out / 'generation_failures.jsonl'}")
+    return report_failed_calls(args, summary.failed, "model call(s)")
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -194,7 +198,7 @@ def _run(args: argparse.Namespace) -> int:
         f"{summary.valid} valid, {summary.invalid} invalid\n"
         f"fingerprint {summary.fingerprint}; next: assay judge analyze {args.out}"
     )
-    return 0
+    return report_failed_calls(args, summary.call_failed, "judge call(s)")
 
 
 def _protocol(path: Path | None) -> Protocol:

@@ -70,6 +70,9 @@ class JudgeRunSummary(BaseModel):
     valid: int
     invalid: int
     model_calls: int
+    # sample x judge pairs whose model call failed after every retry in this session: left
+    # unjudged (counted in ``invalid``), never cached, retried by the next run
+    call_failed: int = 0
 
 
 class _Work(BaseModel):
@@ -352,6 +355,7 @@ def _summary(
         valid=valid,
         invalid=len(work) - valid,
         model_calls=sum(j.usage.calls for j in session.judges),
+        call_failed=len(session.failed_now),
     )
 
 

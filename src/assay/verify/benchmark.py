@@ -7,7 +7,10 @@ and, under ``--skip-invalid``, ``skipped_records.jsonl``.
 The input file is read twice, streaming: a first pass validates every line (so bad input
 stops the run before any model call) and counts the work left; the second pass runs it.
 Ids already in ``results.jsonl`` are skipped, so an interrupted run resumes where it stopped
-and a rerun of finished work makes no model call at all. A run directory belongs to one
+and a rerun of finished work makes no model call at all. An example with a model call that
+failed after every retry is not finished: it is counted apart (never as a score), and the next
+run redoes it and appends its new result, which supersedes the old line (failed calls are
+never cached; the calls that succeeded come back from the cache). A run directory belongs to one
 protocol (pattern, models, n, seed, threshold, revision, decoding, prompts): resuming with
 another protocol is refused.
 """
@@ -122,6 +125,7 @@ class BenchRunReport(BaseModel):
     ran: int
     skipped_invalid: int
     calls: int
+    failed: int = 0  # selected examples whose model calls failed (the next run retries them)
 
 
 @dataclass(frozen=True)
@@ -143,7 +147,7 @@ def run_benchmark(
     ``on_result`` sees each result after it is appended; ``backends`` maps model names to
     ready backends (scripted stubs in tests).
     """
-    from .summary import write_summary
+    from .summary import FAILED_CALLS, write_summary
 
     protocol_fp = _check_protocol(config)
     done = finished_ids(config.out_dir / RESULTS_FILE)
@@ -153,15 +157,16 @@ def run_benchmark(
     todo = plan.selected - plan.already_done
     try:
         usage = asyncio.run(_run_pending(config, done, todo, on_result, backends, progress))
-        write_summary(config.out_dir, config=config.public_dump())
+        summary = write_summary(config.out_dir, config=config.public_dump())
     except BaseException as error:
         status: RunStatus = "cancelled" if isinstance(error, KeyboardInterrupt) else "error"
         logger.finish(status, error=f"{type(error).__name__}: {error}")
         raise
+    failed = int(summary.counts.get(FAILED_CALLS, 0))
     logger.finish(
         "success",
         sample_count=plan.selected,
-        finished_count=plan.selected,
+        finished_count=plan.selected - failed,
         usage=usage,
         models=_models_as_used(config, usage),
     )
@@ -172,6 +177,7 @@ def run_benchmark(
         ran=todo,
         skipped_invalid=len(plan.skipped),
         calls=sum(int(u["calls"]) for u in usage.values()),
+        failed=failed,
     )
 
 
