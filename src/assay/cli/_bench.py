@@ -123,11 +123,12 @@ def _add_role_arguments(parser: argparse.ArgumentParser) -> None:
 
 def config_from_args(args: argparse.Namespace) -> Any:
     from ..verify.benchmark import BenchmarkConfig
-    from ._common import model_options
+    from ._common import check_run_dir, model_options
 
     out_dir = args.out_dir or Path("runs") / (
         f"{Path(args.data).stem}-{args.pattern}-n{args.n}-s{args.seed}"
     )
+    check_run_dir(out_dir, "--out_dir")
     if args.max_examples < 0:
         raise ConfigError("--max_examples must be 0 (all) or a positive number")
     try:

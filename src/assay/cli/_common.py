@@ -8,6 +8,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from ..errors import ConfigError
 from ..model import ModelOptions
 from ..redact import public_command
 
@@ -62,6 +63,13 @@ def model_options(args: argparse.Namespace) -> ModelOptions:
         n_ctx=args.n_ctx,
         structured_output=args.structured_output,
     )
+
+
+def check_run_dir(path: Path, option: str) -> Path:
+    """A run or output directory: absent (it is made) or a directory, never a file."""
+    if path.exists() and not path.is_dir():
+        raise ConfigError(f"{option} {path} is a file, not a directory")
+    return path
 
 
 def add_report_option(parser: argparse.ArgumentParser) -> None:

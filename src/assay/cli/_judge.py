@@ -22,6 +22,7 @@ from ..model import Model, ModelOptions, get_model, open_cache
 from ._common import (
     add_model_options,
     add_report_option,
+    check_run_dir,
     model_options,
     report_failed_calls,
     write_run_report,
@@ -112,6 +113,12 @@ def _register_run(commands: Any) -> None:
         "--protocol", type=Path, help="YAML/JSON protocol settings (thresholds, finer rubric, ...)"
     )
     run.add_argument(
+        "--allow-outside-paths",
+        action="store_true",
+        help="let a manifest's 'path' name files outside the manifest's folder "
+        "(refused by default: a manifest must not make assay read arbitrary files)",
+    )
+    run.add_argument(
         "--allow-incomplete",
         action="store_true",
         help="judge the aligned samples even when outputs are missing, duplicated or unexpected",
@@ -135,6 +142,7 @@ async def _close(models: Sequence[Model]) -> None:
 
 
 def _generate(args: argparse.Namespace) -> int:
+    check_run_dir(args.out, "--out")
     questions = load_questions(args.questions)
     settings = GenerateSettings(
         temperature=args.temperature,
@@ -163,10 +171,11 @@ def _generate(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    check_run_dir(args.out, "--out")
     questions = load_questions(args.questions)
     outputs: list[TargetOutput] = []
     for path in args.outputs:
-        outputs.extend(load_outputs(path))
+        outputs.extend(load_outputs(path, allow_outside_paths=args.allow_outside_paths))
     eval_set = build_eval_set(questions, outputs)
     print(eval_set.coverage.describe())
     config = JudgeRunConfig(

@@ -16,7 +16,15 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictInt,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from ..errors import InputError
 from .jsonl import iter_json_objects
@@ -116,7 +124,7 @@ class ManifestEntry(BaseModel):
     path: str | None = None
     # written by `assay generate`, informational
     finish_reason: str | None = None
-    completion_tokens: int | None = None
+    completion_tokens: StrictInt | None = None
     generated_at: str | None = None
 
     @model_validator(mode="after")
@@ -184,23 +192,31 @@ def _refuse_repeat(question_id: str, seen: set[str], path: Path, line: int) -> N
 # ---------------------------------------------------------------- target outputs
 
 
-def load_outputs(path: Path) -> list[TargetOutput]:
-    """Outputs from a manifest JSONL, a directory holding one, or a per-model directory tree."""
+def load_outputs(path: Path, *, allow_outside_paths: bool = False) -> list[TargetOutput]:
+    """Outputs from a manifest JSONL, a directory holding one, or a per-model directory tree.
+
+    A manifest's ``path`` must name a file inside the manifest's folder (after resolving
+    ``..`` and symbolic links), unless ``allow_outside_paths``: a manifest from elsewhere must
+    not send ``/etc/passwd`` or ``~/.ssh/id_rsa`` to a judge and into the archive.
+    """
     if path.is_file():
-        return list(_outputs_from_manifest(path))
+        return list(_outputs_from_manifest(path, allow_outside_paths))
     if not path.is_dir():
         raise InputError("outputs not found (expected a manifest .jsonl or a directory)", path=path)
     if (path / MANIFEST_NAME).is_file():
-        return list(_outputs_from_manifest(path / MANIFEST_NAME))
+        return list(_outputs_from_manifest(path / MANIFEST_NAME, allow_outside_paths))
     return list(_outputs_from_tree(path))
 
 
-def _outputs_from_manifest(path: Path) -> Iterator[TargetOutput]:
+def _outputs_from_manifest(path: Path, allow_outside_paths: bool) -> Iterator[TargetOutput]:
     for number, data in iter_json_objects(path):
         entry = _validated(ManifestEntry, data, path, number)
         text = entry.text
         if entry.path is not None:
-            text = _read_output_file(path.parent / entry.path, path, number)
+            file = path.parent / entry.path
+            if not allow_outside_paths:
+                _confine(file, path, number)
+            text = _read_output_file(file, path, number)
         yield TargetOutput(
             question_id=entry.question_id,
             prompt_variant=entry.prompt_variant,
@@ -208,6 +224,19 @@ def _outputs_from_manifest(path: Path) -> Iterator[TargetOutput]:
             output_id=entry.output_id or entry.path or "",
             text=text or "",
             source=f"{path}:{number}",
+        )
+
+
+def _confine(file: Path, manifest: Path, line: int) -> None:
+    folder = manifest.parent.resolve()
+    if not file.resolve().is_relative_to(folder):
+        raise InputError(
+            f"path leads outside the manifest's folder {folder}",
+            path=manifest,
+            line=line,
+            field="path",
+            hint="keep output files beside the manifest, or pass --allow-outside-paths "
+            "if this manifest is yours",
         )
 
 
