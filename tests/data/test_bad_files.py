@@ -255,3 +255,20 @@ def test_protocol_settings_have_strict_types(settings: str) -> None:
 
     with pytest.raises(ConfigError, match=r"protocol\.yaml.*valid"):
         load_protocol(yaml.safe_load(settings), "protocol.yaml")
+
+
+@pytest.mark.parametrize(
+    ("verifier", "suggestion"),
+    [("lexcal", "did you mean lexical?"), ("opnai/gpt", "did you mean openai/gpt?")],
+)
+def test_a_misspelt_verifier_suggests_names_and_writes_nothing(
+    tmp_path: Path, verifier: str, suggestion: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = write_jsonl(tmp_path / "data.jsonl", verify_only_records(1))
+    out = tmp_path / "run"
+    argv = ["bench", "run", "--data", str(data), "--pattern", "entailment", "--out_dir", str(out)]
+    assert main([*argv, "--verifier", verifier]) == 2
+    err = capsys.readouterr().err
+    assert f"--verifier {verifier!r}" in err and suggestion in err
+    assert "lexical, learned" in err and "openai, llamacpp, stub" in err
+    assert not out.exists()

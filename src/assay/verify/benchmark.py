@@ -18,6 +18,7 @@ another protocol is refused.
 from __future__ import annotations
 
 import asyncio
+import difflib
 import itertools
 import sys
 from collections.abc import Callable, Iterator, Mapping
@@ -30,7 +31,14 @@ from tqdm import tqdm
 
 from ..data.grounded import SkippedRecord, iter_records
 from ..errors import ConfigError, RunError
-from ..model import DEFAULT_MODEL, Backend, ModelOptions, open_cache
+from ..model import (
+    DEFAULT_MODEL,
+    PROVIDERS,
+    Backend,
+    ModelOptions,
+    open_cache,
+    split_model_name,
+)
 from ..runs import JsonlWriter, RunLog, RunLogger, RunStatus, fingerprint, run_all
 from .metering import MeteredModel, metering, open_metered
 from .oracle import label_with_oracle
@@ -149,6 +157,7 @@ def run_benchmark(
     """
     from .summary import FAILED_CALLS, write_summary
 
+    _check_model_names(config)  # a misspelt name stops here, before anything is written
     protocol_fp = _check_protocol(config)
     done = finished_ids(config.out_dir / RESULTS_FILE)
     plan = _plan(config, done)  # bad input stops here, before anything is written
@@ -179,6 +188,30 @@ def run_benchmark(
         calls=sum(int(u["calls"]) for u in usage.values()),
         failed=failed,
     )
+
+
+def _check_model_names(config: BenchmarkConfig) -> None:
+    for role, name in _roles(config).items():
+        if role == "verifier" and name in MODEL_FREE_CHECKERS:
+            continue
+        try:
+            split_model_name(name)
+        except ConfigError as error:
+            reason = error.message.replace(f" in model name {name!r}", "")
+            raise ConfigError(f"--{role} {name!r}: {reason}", hint=_suggest(name, role)) from None
+
+
+def _suggest(name: str, role: str) -> str:
+    """Close names a misspelling may have meant, and what the option takes."""
+    provider, slash, model = name.partition("/")
+    if slash:
+        guesses = [f"{p}/{model}" for p in difflib.get_close_matches(provider, PROVIDERS, n=1)]
+    else:
+        checkers = MODEL_FREE_CHECKERS if role == "verifier" else ()
+        guesses = difflib.get_close_matches(name, [*checkers, DEFAULT_MODEL], n=2, cutoff=0.5)
+    meant = f"did you mean {' or '.join(guesses)}? " if guesses else ""
+    takes = "a model-free checker (lexical, learned) or " if role == "verifier" else ""
+    return f"{meant}--{role} takes {takes}provider/model, provider one of {', '.join(PROVIDERS)}"
 
 
 def _check_protocol(config: BenchmarkConfig) -> str:
