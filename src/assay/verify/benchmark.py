@@ -192,8 +192,10 @@ def run_benchmark(
 
 def _check_model_names(config: BenchmarkConfig) -> None:
     for role, name in _roles(config).items():
-        if role == "verifier" and name in MODEL_FREE_CHECKERS:
-            continue
+        if name in MODEL_FREE_CHECKERS:
+            if role == "verifier":
+                continue
+            raise ConfigError(f"--{role} {name}: a claim checker, usable only as --verifier")
         try:
             split_model_name(name)
         except ConfigError as error:
