@@ -8,6 +8,8 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from pydantic import ValidationError
+
 from ._backend import Backend
 from ._cache import ResponseCache, cache_key
 from ._types import (
@@ -151,6 +153,12 @@ class Model:
                 raise BackendError(
                     ErrorKind.TIMEOUT, f"no reply within {self.request_timeout_s:g} s"
                 ) from error
+            except ValidationError as error:
+                # A reply a backend could not turn into a Completion: the server's fault (a
+                # retried call failure), never a bad setting of the user's.
+                raise BackendError(
+                    ErrorKind.MALFORMED_RESPONSE, f"reply of the wrong shape: {_first(error)}"
+                ) from error
             # A backend that queues calls internally times them itself (llamacpp does).
             latency_s = completion.latency_s or (time.perf_counter() - started)
             return completion.model_copy(
@@ -161,3 +169,9 @@ class Model:
         if self.cache is not None:
             self.cache.flush()
         await self.backend.aclose()
+
+
+def _first(error: ValidationError) -> str:
+    item = error.errors()[0]
+    where = ".".join(str(part) for part in item["loc"]) or "reply"
+    return f"{where}: {item['msg']}"
