@@ -272,3 +272,36 @@ def test_a_misspelt_verifier_suggests_names_and_writes_nothing(
     assert f"--verifier {verifier!r}" in err and suggestion in err
     assert "lexical, learned" in err and "openai, llamacpp, stub" in err
     assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ('- question_id: Q1\n  variants: {v: "\\ud800 hi"}\n', "q.yaml:1 field 'variants.v'"),
+        ("- question_id: Q1\n  variants: {v: " + "[" * 200 + "]" * 200 + "}\n", "q.yaml"),
+        (b"- question_id: Q1\n  variants: {v: \xff}\n", "q.yaml: not UTF-8"),
+    ],
+)
+def test_bad_yaml_question_files_are_located_errors(
+    tmp_path: Path, content: str | bytes, expected: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    questions = tmp_path / "q.yaml"
+    _write(content)(tmp_path).rename(questions)
+    out = tmp_path / "outputs"
+    assert (
+        main(["generate", "--questions", str(questions), "--model", "stub/t", "--out", str(out)])
+        == 2
+    )
+    err = capsys.readouterr().err
+    assert expected in err, err
+    assert "internal error" not in err
+    assert not out.exists()
+
+
+def test_a_directory_as_questions_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "q.jsonl").mkdir()
+    argv = ["generate", "--questions", str(tmp_path / "q.jsonl"), "--model", "stub/t"]
+    assert main([*argv, "--out", str(tmp_path / "o")]) == 2
+    assert "q.jsonl: is a directory, not a file" in capsys.readouterr().err

@@ -111,6 +111,13 @@ def parse_json_line(line: str, path: Path | str, number: int) -> Any:
         raise InputError(
             _value_problem(error), path=path, line=number, field=_unreadable_field(line)
         ) from None
+    check_parsed(data, path, number, surrogates=bool(_ESCAPED_SURROGATE.search(line)))
+    return data
+
+
+def check_parsed(data: Any, path: Path | str, number: int, *, surrogates: bool = True) -> None:
+    """Refuse parsed data nested deeper than MAX_DEPTH or holding a lone surrogate (from JSON
+    or YAML alike); ``surrogates=False`` skips that walk when the text had no such escape."""
     if (deep := _too_deep(data)) is not None:
         raise InputError(
             f"nested too deeply (more than {MAX_DEPTH} levels)",
@@ -118,7 +125,7 @@ def parse_json_line(line: str, path: Path | str, number: int) -> Any:
             line=number,
             field=deep or None,
         )
-    if _ESCAPED_SURROGATE.search(line) and (where := _lone_surrogate(data)) is not None:
+    if surrogates and (where := _lone_surrogate(data)) is not None:
         raise InputError(
             "holds a lone UTF-16 surrogate (an escape like \\ud800 without its pair): "
             "not text any file can store",
@@ -126,7 +133,6 @@ def parse_json_line(line: str, path: Path | str, number: int) -> Any:
             line=number,
             field=where or None,
         )
-    return data
 
 
 class _NotJson(ValueError):

@@ -27,7 +27,7 @@ from pydantic import (
 )
 
 from ..errors import InputError
-from .jsonl import iter_json_objects
+from .jsonl import check_input_file, check_parsed, iter_json_objects
 
 ID_PATTERN = r"^\S(.{0,198}\S)?$"  # no surrounding whitespace, at most 200 characters
 OUTPUT_SUFFIXES = (".txt", ".md", ".json")
@@ -141,8 +141,7 @@ class ManifestEntry(BaseModel):
 
 def load_questions(path: Path) -> QuestionSet:
     """Read a question set (.jsonl, .yaml or .yml)."""
-    if not path.is_file():
-        raise InputError("question set not found", path=path)
+    check_input_file(path, hint="--questions names a .jsonl or .yaml question set")
     if path.suffix in (".yaml", ".yml"):
         questions = list(_questions_from_yaml(path))
     elif path.suffix == ".jsonl":
@@ -169,6 +168,10 @@ def _questions_from_yaml(path: Path) -> Iterator[Question]:
         mark = getattr(error, "problem_mark", None)
         line = None if mark is None else mark.line + 1
         raise InputError(f"not valid YAML: {error}", path=path, line=line) from None
+    except UnicodeDecodeError as error:
+        raise InputError(f"not UTF-8 text (byte {error.start + 1})", path=path) from None
+    except RecursionError:
+        raise InputError("nested too deeply to read", path=path) from None
     if isinstance(root, yaml.MappingNode):
         root = dict((k.value, v) for k, v in root.value).get("questions", root)
     if not isinstance(root, yaml.SequenceNode):
@@ -176,6 +179,7 @@ def _questions_from_yaml(path: Path) -> Iterator[Question]:
     seen: set[str] = set()
     for node in root.value:
         data = yaml.safe_load(yaml.serialize(node))
+        check_parsed(data, path, node.start_mark.line + 1)
         question = _validated(Question, data, path, node.start_mark.line + 1, node=node)
         _refuse_repeat(question.question_id, seen, path, node.start_mark.line + 1)
         yield question
