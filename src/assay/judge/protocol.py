@@ -195,7 +195,7 @@ class FinerRubric(BaseModel):
 class EvidencePolicy(BaseModel):
     """How evidence quotes are checked against the evaluated output.
 
-    Both sides are normalised the same way before the search: Unicode NFKC, typographic quotes
+    Both sides are normalised the same way before the search: Unicode NFKD, typographic quotes
     and dashes made plain, runs of whitespace collapsed to one space, and (``casefold``) case
     folded. An ellipsis ("..." or "…") inside a quote marks an elision: each piece must occur,
     in order.

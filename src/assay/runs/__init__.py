@@ -4,10 +4,12 @@ from ._execute import run_all
 from ._fingerprint import canonical_json, fingerprint
 from ._jsonl import JsonlWriter, read_jsonl, repair_partial_tail
 from ._paths import inside, safe_filename
+from ._progress import Progress
 from ._runlog import RunLog, RunLogger, RunStatus, utc_now, write_atomic
 
 __all__ = [
     "JsonlWriter",
+    "Progress",
     "RunLog",
     "RunLogger",
     "RunStatus",

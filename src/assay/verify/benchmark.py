@@ -20,14 +20,12 @@ from __future__ import annotations
 import asyncio
 import difflib
 import itertools
-import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
-from tqdm import tqdm
 
 from ..data.grounded import SkippedRecord, iter_records
 from ..errors import ConfigError, RunError
@@ -39,7 +37,7 @@ from ..model import (
     open_cache,
     split_model_name,
 )
-from ..runs import JsonlWriter, RunLog, RunLogger, RunStatus, fingerprint, run_all
+from ..runs import JsonlWriter, Progress, RunLog, RunLogger, RunStatus, fingerprint, run_all
 from .metering import MeteredModel, metering, open_metered
 from .oracle import label_with_oracle
 from .patterns import PatternContext, PatternName, PatternSettings, get_pattern
@@ -318,13 +316,12 @@ async def _run_pending(
         oracle = models[config.oracle] if config.oracle is not None else None
         worker = _worker(config, context, oracle)
         pending = (r for r in _selected_records(config) if r.id not in done)
-        show = sys.stderr.isatty() if progress is None else progress
-        bar = tqdm(total=todo, desc=f"bench {config.pattern}", unit="ex", disable=not show)
+        bar = Progress(todo, f"bench {config.pattern}", show=progress, unit="ex")
         with JsonlWriter(config.out_dir / RESULTS_FILE) as writer, bar:
 
             def keep(result: ResultRecord) -> None:
                 writer.append(result)
-                bar.update(1)
+                bar.update(1, failed=int(result.failure is not None or not result.complete))
                 if on_result is not None:
                     on_result(result)
 
