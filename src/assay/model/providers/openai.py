@@ -161,24 +161,24 @@ def _response_format(schema: JsonSchema, mode: StructuredOutput) -> dict[str, An
 
 def _completion(response: object) -> Completion:
     """The reply as a Completion; a reply of any other shape is a (retried) call failure."""
-    text, choice = _reply_text(response)
-    assert isinstance(response, ChatCompletion)
+    reply, text, choice = _checked_reply(response)
     try:
-        usage = response.usage
+        usage = reply.usage
         return Completion(
             text=text,
             finish_reason=choice.finish_reason or "unknown",
             prompt_tokens=usage.prompt_tokens if usage else 0,
             completion_tokens=usage.completion_tokens if usage else 0,
             logprobs=_logprobs(choice),
-            model=response.model or "",
+            model=reply.model or "",
         )
     except (ValidationError, AttributeError, TypeError, ValueError) as error:
         raise _malformed(f"reply has a field of the wrong type: {_short(str(error))}") from None
 
 
-def _reply_text(response: object) -> tuple[str, Any]:
-    """The first choice's text, checked: the SDK builds replies without validating them."""
+def _checked_reply(response: object) -> tuple[ChatCompletion, str, Any]:
+    """The reply, its first choice's text and that choice, checked: the SDK builds replies
+    without validating them, so a number can sit where the text belongs."""
     if not isinstance(response, ChatCompletion):
         raise _malformed(f"reply is not a chat completion object ({type(response).__name__})")
     error = (response.model_extra or {}).get("error")
@@ -193,7 +193,7 @@ def _reply_text(response: object) -> tuple[str, Any]:
         raise _malformed("reply's first choice has no message content")
     if not isinstance(text, str):
         raise _malformed(f"reply's message content is not a string but {type(text).__name__}")
-    return text, choice
+    return response, text, choice
 
 
 def _malformed(cause: str) -> BackendError:
@@ -251,10 +251,8 @@ def _retry_after(response: httpx.Response) -> float | None:
 
 
 def _cause(error: BaseException) -> str:
-    """The first non-empty description down the exception chain, else the innermost type name.
-
-    A connection reset often arrives as an exception with an empty message.
-    """
+    """The innermost non-empty description in the exception chain, else the innermost
+    exception's type name: a connection reset often arrives wrapped, with an empty message."""
     seen: list[BaseException] = []
     current: BaseException | None = error
     while current is not None and current not in seen:
