@@ -114,11 +114,6 @@ class ResultRecord(BaseModel):
         return self.gold_error is not None
 
     @property
-    def failed_calls(self) -> int:
-        """Model calls of this example that failed after every retry."""
-        return self.usage.failures
-
-    @property
     def complete(self) -> bool:
         """No model call failed: the result is final (else the next run redoes the example)."""
         return self.usage.failures == 0
