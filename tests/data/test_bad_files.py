@@ -136,32 +136,43 @@ def test_a_gzip_data_file_is_read(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert results[0] == results[1] and len(results[0]) == 4
 
 
-@pytest.mark.parametrize(
-    ("content", "expected"),
-    [
-        ("", "q.jsonl: the file is empty"),
-        (
-            '{"question_id": "Q1", "variants": {"v": "\\udfff hi"}}\n',
-            "q.jsonl:1 field 'variants.v': holds a lone UTF-16 surrogate",
-        ),
-        (
-            '{"question_id": "Q1", "variants": {"v": "hi"}, "n": ' + LONG_INTEGER + "}\n",
-            "q.jsonl:1 field 'n'",
-        ),
-    ],
-)
+QUESTION_CASES: list[tuple[str, str | bytes, str]] = [
+    ("q.jsonl", "", "q.jsonl: the file is empty"),
+    (
+        "q.jsonl",
+        '{"question_id": "Q1", "variants": {"v": "\\udfff hi"}}\n',
+        "q.jsonl:1 field 'variants.v': holds a lone UTF-16 surrogate",
+    ),
+    (
+        "q.jsonl",
+        '{"question_id": "Q1", "variants": {"v": "hi"}, "n": ' + LONG_INTEGER + "}\n",
+        "q.jsonl:1 field 'n'",
+    ),
+    ("q.yaml", '- question_id: Q1\n  variants: {v: "\\ud800 hi"}\n', "q.yaml:1 field 'variants.v'"),
+    (
+        "q.yaml",
+        "- question_id: Q1\n  variants: {v: " + "[" * 200 + "]" * 200 + "}\n",
+        "q.yaml:1 field 'variants.v[0][0]",
+    ),
+    ("q.yaml", b"- question_id: Q1\n  variants: {v: \xff}\n", "q.yaml: not UTF-8"),
+]
+
+
+@pytest.mark.parametrize(("name", "content", "expected"), QUESTION_CASES)
 def test_bad_question_files_are_located_errors(
-    tmp_path: Path, content: str, expected: str, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path,
+    name: str,
+    content: str | bytes,
+    expected: str,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    questions = tmp_path / "q.jsonl"
-    questions.write_text(content, encoding="utf-8")
+    questions = _write(content)(tmp_path).rename(tmp_path / name)
     out = tmp_path / "outputs"
-    assert (
-        main(["generate", "--questions", str(questions), "--model", "stub/t", "--out", str(out)])
-        == 2
-    )
+    argv = ["generate", "--questions", str(questions), "--model", "stub/t", "--out", str(out)]
+    assert main(argv) == 2
     err = capsys.readouterr().err
     assert expected in err, err
+    assert "internal error" not in err
     assert not out.exists()
 
 
@@ -271,30 +282,6 @@ def test_a_misspelt_verifier_suggests_names_and_writes_nothing(
     err = capsys.readouterr().err
     assert f"--verifier {verifier!r}" in err and suggestion in err
     assert "lexical, learned" in err and "openai, llamacpp, stub" in err
-    assert not out.exists()
-
-
-@pytest.mark.parametrize(
-    ("content", "expected"),
-    [
-        ('- question_id: Q1\n  variants: {v: "\\ud800 hi"}\n', "q.yaml:1 field 'variants.v'"),
-        ("- question_id: Q1\n  variants: {v: " + "[" * 200 + "]" * 200 + "}\n", "q.yaml"),
-        (b"- question_id: Q1\n  variants: {v: \xff}\n", "q.yaml: not UTF-8"),
-    ],
-)
-def test_bad_yaml_question_files_are_located_errors(
-    tmp_path: Path, content: str | bytes, expected: str, capsys: pytest.CaptureFixture[str]
-) -> None:
-    questions = tmp_path / "q.yaml"
-    _write(content)(tmp_path).rename(questions)
-    out = tmp_path / "outputs"
-    assert (
-        main(["generate", "--questions", str(questions), "--model", "stub/t", "--out", str(out)])
-        == 2
-    )
-    err = capsys.readouterr().err
-    assert expected in err, err
-    assert "internal error" not in err
     assert not out.exists()
 
 

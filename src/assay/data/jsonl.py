@@ -176,7 +176,7 @@ def _too_deep(data: Any) -> str | None:
         if not isinstance(node, dict | list):
             continue
         if depth > MAX_DEPTH:
-            return path
+            return path if len(path) <= 60 else path[:60] + "..."
         stack.extend((child, child_path, depth + 1) for child_path, child in _children(node, path))
     return None
 
