@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import difflib
 import itertools
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,7 +38,16 @@ from ..model import (
     open_cache,
     split_model_name,
 )
-from ..runs import JsonlWriter, Progress, RunLog, RunLogger, RunStatus, fingerprint, run_all
+from ..runs import (
+    JsonlWriter,
+    Progress,
+    RunDirLock,
+    RunLog,
+    RunLogger,
+    RunStatus,
+    fingerprint,
+    run_all,
+)
 from .metering import MeteredModel, metering, open_metered
 from .oracle import label_with_oracle
 from .patterns import PatternContext, PatternName, PatternSettings, get_pattern
@@ -153,9 +163,21 @@ def run_benchmark(
     ``on_result`` sees each result after it is appended; ``backends`` maps model names to
     ready backends (scripted stubs in tests).
     """
+    _check_model_names(config)  # a misspelt name stops here, before anything is written
+    with RunDirLock(config.out_dir) as lock:  # one writer per run directory
+        if lock.stale_note:
+            print(f"note: {lock.stale_note}", file=sys.stderr)
+        return _run_locked(config, on_result, backends, progress)
+
+
+def _run_locked(
+    config: BenchmarkConfig,
+    on_result: Callable[[ResultRecord], None] | None,
+    backends: Mapping[str, Backend] | None,
+    progress: bool | None,
+) -> BenchRunReport:
     from .summary import FAILED_CALLS, write_summary
 
-    _check_model_names(config)  # a misspelt name stops here, before anything is written
     protocol_fp = _check_protocol(config)
     done = finished_ids(config.out_dir / RESULTS_FILE)
     plan = _plan(config, done)  # bad input stops here, before anything is written
