@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -258,6 +259,11 @@ def _analyze(args: argparse.Namespace) -> int:
 
     settings = AnalysisSettings(n_resamples=args.resamples, seed=args.seed, plots=not args.no_plots)
     result = analyze_run(args.run_dir, settings)
+    skipped = result.summary.skipped_unreadable
+    if skipped:
+        print(f"skipped {len(skipped)} unreadable record file(s):", file=sys.stderr)
+        for line in skipped:
+            print(f"  {line}", file=sys.stderr)
     print(json.dumps(result.headline(), indent=2))
     print(f"wrote {', '.join(result.written)}")
     write_run_report(args.run_dir, args)

@@ -118,7 +118,7 @@ def parse_json_line(line: str, path: Path | str, number: int) -> Any:
 def check_parsed(data: Any, path: Path | str, number: int, *, surrogates: bool = True) -> None:
     """Refuse parsed data nested deeper than MAX_DEPTH or holding a lone surrogate (from JSON
     or YAML alike); ``surrogates=False`` skips that walk when the text had no such escape."""
-    if (deep := _too_deep(data)) is not None:
+    if (deep := too_deep(data)) is not None:
         raise InputError(
             f"nested too deeply (more than {MAX_DEPTH} levels)",
             path=path,
@@ -168,7 +168,7 @@ def _children(node: Any, path: str) -> Iterator[tuple[str, Any]]:
             yield f"{path}[{index}]", value
 
 
-def _too_deep(data: Any) -> str | None:
+def too_deep(data: Any) -> str | None:
     """The path of the first container nested deeper than MAX_DEPTH, or None."""
     stack: list[tuple[Any, str, int]] = [(data, "", 1)]
     while stack:

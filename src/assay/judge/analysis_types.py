@@ -133,6 +133,8 @@ class JudgeSummary(BaseModel):
     self_preference: tuple[SelfPreferenceRow, ...]
     agreement: tuple[AgreementRow, ...]
     plots: tuple[str, ...] = ()
+    # record files that could not be read, left out of every statistic (never silently)
+    skipped_unreadable: tuple[str, ...] = ()
 
 
 class AnalysisResult(BaseModel):

@@ -34,7 +34,7 @@ from .analysis_types import (
     VariantEffectRow,
     VerdictRow,
 )
-from .archive import EvaluationRecord, load_records, read_protocol_state
+from .archive import EvaluationRecord, iter_archive, read_protocol_state
 from .evalset import CoverageReport
 from .protocol import DIMENSION_KEYS, MAX_OVERALL, SCORE_VALUES, VERDICTS
 from .run import COVERAGE_FILE
@@ -57,12 +57,18 @@ def analyze_run(run_dir: Path, settings: AnalysisSettings | None = None) -> Anal
     state = read_protocol_state(run_dir)
     if state is None:
         raise RunError(f"{run_dir} is not a judge run directory (no protocol.json)")
-    records = load_records(run_dir)
+    records, unreadable = [], []
+    for item in iter_archive(run_dir):
+        if item.record is None:
+            unreadable.append(f"{item.path}: {item.error}"[:300])
+        else:
+            records.append(item.record)
     summary = summarize(records, settings, run_dir=str(run_dir), fingerprint=state.fingerprint)
     summary = summary.model_copy(
         update={
             "thresholds": state.protocol.thresholds.model_dump(),
             "coverage": _coverage(run_dir),
+            "skipped_unreadable": tuple(unreadable),
         }
     )
     plots: list[str] = []

@@ -10,7 +10,7 @@ under another fingerprint.
 
 from __future__ import annotations
 
-import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,14 +19,23 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from ..data.questions import model_dir_name
 from ..errors import RunError
+from ..json_safe import load_model, model_json
 from ..model import ChatMessage
-from ..runs import fingerprint, inside, safe_filename, utc_now, write_atomic
-from .protocol import DecodingSettings, Method, Protocol
+from ..runs import (
+    fingerprint,
+    inside,
+    safe_filename,
+    utc_now,
+    write_atomic,
+)
+from .findings import Check
+from .protocol import UNPARSABLE_OUTPUT, DecodingSettings, Method, Protocol
 from .validate import Classification, classify
 
 VALID_DIR = "valid_evaluations"
 INVALID_DIR = "invalid_evaluations"
 PROTOCOL_FILE = "protocol.json"
+QUARANTINE_DIR = "quarantine"  # unreadable record files, moved out of the archives
 RECORD_SCHEMA_VERSION = 1
 
 INVALID_README = """\
@@ -188,8 +197,60 @@ class Archive:
         if path.exists() or _other_archive(self.run_dir, path).exists():
             raise RunError(f"an evaluation for this attempt is already archived: {path}")
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, record.model_dump_json(indent=2))
+        write_atomic(path, model_json(record, indent=2))
+        if (problem := _read_back_problem(path, record)) is None:
+            return path
+        # Never count a record that cannot be read back: it would be finished work that no
+        # later run, validate or analyze could see. Keep an invalid record with the reply
+        # escaped instead, and say why.
+        path.unlink()
+        fallback = _unarchivable(record, problem)
+        path = record_path(self.run_dir, fallback)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, model_json(fallback, indent=2))
         return path
+
+    def quarantine_unreadable(self) -> list[Path]:
+        """Move record files that cannot be read out of the archives, so the run redoes them.
+
+        A file a crash or a bug left unreadable would otherwise stop every later run ("already
+        archived") and be skipped by analyze. Returns where each one went.
+        """
+        moved = []
+        for item in iter_archive(self.run_dir):
+            if item.record is not None:
+                continue
+            target = inside(
+                self.run_dir, QUARANTINE_DIR, *item.path.relative_to(self.run_dir).parts
+            )
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(item.path, target)
+            moved.append(target)
+        return moved
+
+
+def _read_back_problem(path: Path, record: EvaluationRecord) -> str | None:
+    try:
+        again = load_model(EvaluationRecord, path.read_text(encoding="utf-8"))
+    except (ValidationError, ValueError, RecursionError, OSError) as error:
+        return f"the archived record does not read back: {type(error).__name__}: {error}"[:500]
+    return None if again == record else "the archived record reads back different"
+
+
+def _unarchivable(record: EvaluationRecord, problem: str) -> EvaluationRecord:
+    check = Check(name="archivable", passed=False, flag=UNPARSABLE_OUTPUT, detail=problem)
+    classification = Classification(
+        valid=False, flags=(UNPARSABLE_OUTPUT,), checks=(check,), parse="none"
+    )
+    raw = None if record.raw_reply is None else ascii(record.raw_reply)
+    return record.model_copy(
+        update={
+            "valid": False,
+            "flags": classification.flags,
+            "classification": classification,
+            "raw_reply": raw,
+        }
+    )
 
 
 def _other_archive(run_dir: Path, path: Path) -> Path:
@@ -228,8 +289,8 @@ def iter_archive(run_dir: Path) -> Iterator[ArchivedFile]:
 
 def _read_record(path: Path, in_valid: bool) -> ArchivedFile:
     try:
-        record = EvaluationRecord.model_validate_json(path.read_text(encoding="utf-8"))
-    except (ValidationError, OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        record = load_model(EvaluationRecord, path.read_text(encoding="utf-8"))
+    except (ValidationError, OSError, ValueError, RecursionError) as error:
         return ArchivedFile(path=path, in_valid_archive=in_valid, record=None, error=str(error))
     return ArchivedFile(path=path, in_valid_archive=in_valid, record=record)
 

@@ -12,6 +12,7 @@ import json
 import re
 from typing import Any
 
+from ..data.jsonl import MAX_DEPTH, too_deep
 from .findings import Findings
 from .protocol import JUDGE_REFUSAL_OR_EVASION, PROTOCOL_VIOLATION, UNPARSABLE_OUTPUT
 
@@ -40,7 +41,24 @@ _LENIENT = json.JSONDecoder(parse_constant=_reject_constant)  # finds objects de
 
 
 def parse_reply(reply: str, findings: Findings) -> tuple[list[dict[str, Any]], str]:
-    """The JSON objects in the reply and the text outside them; records parse checks."""
+    """The JSON objects in the reply and the text outside them; records parse checks.
+
+    An object nested deeper than :data:`~assay.data.jsonl.MAX_DEPTH` levels is no judgment
+    (the protocol's deepest field is 3 levels down) and could not be archived and read back:
+    it is dropped, with a failed ``nesting_depth`` check. The raw reply is kept as it came.
+    """
+    objects, outside = _parse_reply(reply, findings)
+    shallow = [item for item in objects if too_deep(item) is None]
+    if len(shallow) < len(objects):
+        findings.fail(
+            "nesting_depth",
+            UNPARSABLE_OUTPUT,
+            f"a JSON object nested deeper than {MAX_DEPTH} levels",
+        )
+    return shallow, outside
+
+
+def _parse_reply(reply: str, findings: Findings) -> tuple[list[dict[str, Any]], str]:
     text = reply.strip()
     if not findings.check("non_empty", bool(text), JUDGE_REFUSAL_OR_EVASION, "empty reply"):
         findings.fail("json_syntax", UNPARSABLE_OUTPUT, "empty reply")

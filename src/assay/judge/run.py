@@ -274,6 +274,10 @@ async def _run_judges_locked(
             hint=f"targets: {', '.join(eval_set.coverage.target_models)}",
         )
     archive = Archive.open(run_dir, protocol_state(config.protocol, config.decoding))
+    for moved in archive.quarantine_unreadable():  # never let an unreadable file brick the run
+        print(
+            f"note: unreadable record moved to {moved}; its sample is judged again", file=sys.stderr
+        )
     write_atomic(run_dir / COVERAGE_FILE, eval_set.coverage.model_dump_json(indent=2))
     today = config.timestamp or dt.datetime.now(dt.UTC).date().isoformat()
     session = _JudgeSession(judges, archive, config, today)

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
+from ..json_safe import load_model, model_json
 from ._types import ChatMessage, Completion, GenerateConfig
 
 DEFAULT_CACHE_DIR_ENV = "ASSAY_CACHE_DIR"
@@ -101,10 +102,10 @@ class ResponseCache:
                     .fetchone()
                 )
                 stored = None if row is None else row[0]
-        return None if stored is None else Completion.model_validate_json(stored)
+        return None if stored is None else load_model(Completion, stored)
 
     def put(self, key: str, completion: Completion) -> None:
-        stored = completion.model_copy(update={"cached": False}).model_dump_json()
+        stored = model_json(completion.model_copy(update={"cached": False}))
         with self._lock:
             self._pending[key] = stored
             due = time.monotonic() - self._last_commit >= self._commit_interval_s

@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ..json_safe import model_json
 
 def repair_partial_tail(path: Path) -> int:
     """Cut a last line that a crash left unfinished (no trailing newline). Returns bytes cut."""
@@ -51,9 +52,13 @@ class JsonlWriter:
 
     def append(self, record: BaseModel | dict[str, Any]) -> None:
         if isinstance(record, BaseModel):
-            line = record.model_dump_json()
+            line = model_json(record)
         else:
             line = json.dumps(record, ensure_ascii=False, sort_keys=True)
+            try:
+                line.encode("utf-8")
+            except UnicodeEncodeError:  # a lone surrogate: escape, so the line can be read back
+                line = json.dumps(record, ensure_ascii=True, sort_keys=True)
         self._handle.write(line + "\n")
         self._handle.flush()
 

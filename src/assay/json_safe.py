@@ -1,0 +1,41 @@
+"""JSON that always reads back: records holding anything a model may return.
+
+A model's reply can hold anything, lone surrogates (``\\ud800``) included, which UTF-8 cannot
+encode and pydantic's JSON parser refuses even when escaped. Every file assay writes from
+model output (the response cache, results, the judge archive) goes through these two
+functions, so that whatever was written reads back as the same value.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TypeVar
+
+from pydantic import BaseModel, ValidationError
+from pydantic_core import PydanticSerializationError
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def model_json(record: BaseModel, *, indent: int | None = None) -> str:
+    """The record as JSON that always reads back as the same record.
+
+    Records that UTF-8 cannot encode are written with every non-ASCII character escaped,
+    which JSON allows and :func:`load_model` reads back exactly.
+    """
+    try:
+        text = record.model_dump_json(indent=indent)
+        text.encode("utf-8")
+        return text
+    except (PydanticSerializationError, UnicodeEncodeError):
+        return json.dumps(record.model_dump(mode="json"), ensure_ascii=True, indent=indent)
+
+
+def load_model(model: type[M], text: str) -> M:
+    """Read what :func:`model_json` wrote (pydantic's own parser refuses escaped surrogates)."""
+    try:
+        return model.model_validate_json(text)
+    except ValidationError as error:
+        if not any(item["type"] == "json_invalid" for item in error.errors()):
+            raise
+        return model.model_validate(json.loads(text))

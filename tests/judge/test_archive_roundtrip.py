@@ -1,0 +1,84 @@
+"""Every reply can be archived and read back (issue 14 #1, #2): a fuzz over the archive writer,
+the deep-nesting bound, and quarantine of a record file that cannot be read."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from assay.json_safe import load_model, model_json
+from assay.judge.archive import QUARANTINE_DIR, Archive, iter_archive
+from assay.judge.protocol import DecodingSettings, Protocol
+from assay.judge.run import protocol_state
+
+from .helpers import dumps, valid_body
+from .test_archive import make_record
+
+# Any text a model may send: every code point, lone surrogates included, and JSON-looking text.
+ANY_TEXT = st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0x10FFFF), max_size=200)
+JSONISH = st.recursive(
+    st.none() | st.booleans() | st.integers() | ANY_TEXT,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(ANY_TEXT, inner, max_size=3),
+    max_leaves=20,
+)
+
+
+def _archive(tmp_path: Path) -> Archive:
+    return Archive.open(tmp_path / "run", protocol_state(Protocol(), DecodingSettings()))
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(reply=ANY_TEXT | JSONISH.map(lambda v: json.dumps(v, ensure_ascii=False)))
+def test_every_reply_round_trips_through_the_archive(tmp_path_factory, reply: str) -> None:  # type: ignore[no-untyped-def]
+    archive = _archive(tmp_path_factory.mktemp("fuzz"))
+    record = make_record(archive.state.fingerprint, reply)
+    path = archive.add(record)
+    again = load_model(type(record), path.read_text(encoding="utf-8"))
+    assert again == record and again.raw_reply == reply
+    assert [item.record for item in iter_archive(archive.run_dir)] == [record]
+
+
+def test_model_json_escapes_only_what_utf8_cannot_hold() -> None:
+    record = make_record("f" * 16, "café \ud800")
+    text = model_json(record)
+    assert "\\ud800" in text and text.isascii()
+    plain = model_json(make_record("f" * 16, "café"))
+    assert "café" in plain  # readable as ever when nothing needs escaping
+
+
+def test_a_deeply_nested_reply_is_invalid_with_its_raw_text_kept(tmp_path: Path) -> None:
+    archive = _archive(tmp_path)
+    deep = '{"a":' * 300 + "1" + "}" * 300
+    record = make_record(archive.state.fingerprint, deep)
+    assert not record.valid and record.classification.parsed is None
+    failed = {c.name for c in record.classification.failed_checks}
+    assert "nesting_depth" in failed
+    path = archive.add(record)
+    assert load_model(type(record), path.read_text()).raw_reply == deep
+
+
+def test_a_moderately_nested_valid_reply_stays_valid(tmp_path: Path) -> None:
+    archive = _archive(tmp_path)
+    record = make_record(archive.state.fingerprint, dumps(valid_body()))
+    assert record.valid
+    assert archive.add(record).exists()
+
+
+def test_unreadable_record_files_are_quarantined_not_counted(tmp_path: Path) -> None:
+    archive = _archive(tmp_path)
+    good = archive.add(make_record(archive.state.fingerprint, dumps(valid_body())))
+    broken = good.with_name("broken.a1.0123456789.json")
+    broken.write_text('{"schema_version": 1, "torn', encoding="utf-8")
+    assert [item.record is None for item in iter_archive(archive.run_dir)].count(True) == 1
+    moved = archive.quarantine_unreadable()
+    assert (
+        len(moved) == 1
+        and moved[0].parts[-len(good.relative_to(archive.run_dir).parts) - 1] == QUARANTINE_DIR
+    ) or QUARANTINE_DIR in moved[0].parts
+    assert not broken.exists() and moved[0].read_text().startswith('{"schema_version"')
+    assert all(item.record is not None for item in iter_archive(archive.run_dir))
