@@ -101,6 +101,7 @@ class BenchmarkConfig(BaseModel):
             "generator": self.generator,
             "verifier": self.verifier,
             "checker_votes": self.checker_votes,
+            **_checker_version(self.verifier),
             "critic": self.critic_name,
             "oracle": self.oracle,
             "prompts": PROMPTS_FINGERPRINT,
@@ -109,6 +110,15 @@ class BenchmarkConfig(BaseModel):
     def public_dump(self) -> dict[str, Any]:
         """The config as recorded in run.json and summary.json (no secrets: keys are excluded)."""
         return self.model_dump(mode="json")
+
+
+def _checker_version(verifier: str) -> dict[str, str]:
+    """The model-free checker's version, so that a run never mixes two versions of it."""
+    if verifier != "learned":
+        return {}
+    from .checkers.learned import CHECKER_VERSION
+
+    return {"checker_version": CHECKER_VERSION}
 
 
 class BenchRunReport(BaseModel):
