@@ -90,6 +90,21 @@ def _raw_tokens(text: str) -> list[str]:
     return _TOKEN.findall(unicodedata.normalize("NFKC", text).replace("’", "'"))
 
 
+@lru_cache(maxsize=1 << 16)
+def _token_info(token: str) -> tuple[str | None, bool, bool]:
+    """(content item or None, is a negation, may be a name) of one token. Cached: a page
+    repeats its words, and this is the inner loop of indexing evidence."""
+    lower = token.lower()
+    negation = lower in NEGATIONS or lower.endswith("n't")
+    if token[0].isdigit():
+        return _number(token), negation, False
+    if lower in _NUMBER_WORDS:
+        return "#" + _NUMBER_WORDS[lower], negation, False
+    if lower in STOPWORDS or lower in NEGATIONS or len(lower) <= 1:
+        return None, negation, False
+    return stem(token), negation, token[0].isupper() and lower not in _MONTHS
+
+
 # Bounded: a benchmark process checks many records; the cache only has to span one record
 # (its claims, the re-check against cited snippets), and WiCE pages reach ~1,100 sentences.
 @lru_cache(maxsize=8192)
@@ -100,17 +115,12 @@ def text_stats(text: str) -> TextStats:
     negations = 0
     raw = _raw_tokens(text)
     for index, token in enumerate(raw):
-        lower = token.lower()
-        if lower in NEGATIONS or lower.endswith("n't"):
-            negations += 1
-        if token[0].isdigit():
-            sequence.append(_number(token))
-        elif lower in _NUMBER_WORDS:
-            sequence.append("#" + _NUMBER_WORDS[lower])
-        elif lower not in STOPWORDS and lower not in NEGATIONS and len(lower) > 1:
-            sequence.append(stem(token))
-            if token[0].isupper() and lower not in _MONTHS and (index > 0 or len(raw) == 1):
-                names.add(sequence[-1])
+        item, negation, name = _token_info(token)
+        negations += negation
+        if item is not None:
+            sequence.append(item)
+            if name and (index > 0 or len(raw) == 1):
+                names.add(item)
     return TextStats(
         sequence=tuple(sequence),
         items=frozenset(sequence),
@@ -119,15 +129,6 @@ def text_stats(text: str) -> TextStats:
         bigrams=frozenset(itertools.pairwise(sequence)),
         negations=negations,
     )
-
-
-def char4(text: str) -> frozenset[str]:
-    """Character 4-grams of the words of ``text`` (computed only for a claim and its cover)."""
-    grams: set[str] = set()
-    for token in _raw_tokens(text):
-        word = f" {token.lower()} "
-        grams.update(word[i : i + 4] for i in range(max(1, len(word) - 3)))
-    return frozenset(grams)
 
 
 def split_sentences(text: str) -> list[str]:
