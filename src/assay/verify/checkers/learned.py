@@ -49,6 +49,7 @@ FEATURE_NAMES: tuple[str, ...] = (
     "names_missing_all_frac",
     "names_missing_all",
     "negation_mismatch",
+    "missing_weight_max",
 )
 DECIDING = 4  # features kept in a check's explanation
 
@@ -87,6 +88,7 @@ def _vector(claim: TextStats, text: str, index: EvidenceIndex) -> FeatureVector:
     window = windows[0] if windows else EMPTY_WINDOW
     total = sum(weights.values())
     names_all = len(claim.names - index.items)
+    missing = [w for t, w in weights.items() if t not in index.items]
     values = (
         _share(sum(w for t, w in weights.items() if t in index.items), total),
         _bigram_recall(claim, index.bigrams, index.items),
@@ -95,6 +97,7 @@ def _vector(claim: TextStats, text: str, index: EvidenceIndex) -> FeatureVector:
         _share(names_all, len(claim.names), empty=0.0),
         min(CAP, float(names_all)),
         float((claim.negations % 2) != (window.negations % 2)),
+        _share(max(missing, default=0.0), total, empty=0.0),
     )
     return FeatureVector(values=values, windows=windows)
 
