@@ -17,6 +17,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "assay"
 # Higher number = higher layer. A module may import its own layer or any lower one.
 LAYERS: dict[str, int] = {
     "errors": 0,
+    "redact": 0,
     "metrics": 1,
     "data": 2,
     "model": 3,

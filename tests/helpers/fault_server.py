@@ -1,8 +1,10 @@
 """A fault-injecting OpenAI-compatible HTTP server on loopback.
 
 Each request takes the next behaviour from a script (the last one repeats): a normal reply,
-429 with Retry-After, 500, a hang longer than the client's timeout, a malformed body, or a
-connection reset. Used where no real server can be made to fail on demand.
+429 with Retry-After, 500, a hang longer than the client's timeout, a malformed body, a
+connection reset, a 200 reply of the wrong shape (content that is a number or an object, no
+choices, an error object, a JSON array), or a server that echoes the request's API key (in an
+error body or in the reply). Used where no real server can be made to fail on demand.
 """
 
 from __future__ import annotations
@@ -24,6 +26,17 @@ HANG = "hang"
 MALFORMED = "malformed"
 RESET = "reset"
 BAD_REQUEST = "400"
+NUMBER_CONTENT = "content-number"
+OBJECT_CONTENT = "content-object"
+EMPTY_CHOICES = "empty-choices"
+MISSING_CHOICES = "missing-choices"
+ERROR_OBJECT = "error-object"
+JSON_ARRAY = "json-array"
+ECHO_KEY_ERROR = "echo-key-error"
+ECHO_KEY_REPLY = "echo-key-reply"
+
+#: 200 replies of the wrong shape, each a call failure for the client.
+MALFORMED_200 = (NUMBER_CONTENT, OBJECT_CONTENT, EMPTY_CHOICES, MISSING_CHOICES, ERROR_OBJECT)
 
 
 def chat_reply(text: str = "fixed reply") -> dict[str, Any]:
@@ -43,17 +56,51 @@ def chat_reply(text: str = "fixed reply") -> dict[str, Any]:
     }
 
 
+def _with_content(content: Any) -> dict[str, Any]:
+    reply = chat_reply()
+    reply["choices"][0]["message"]["content"] = content
+    return reply
+
+
+def _without_choices_key() -> dict[str, Any]:
+    reply = chat_reply()
+    del reply["choices"]
+    return reply
+
+
+_WRONG_SHAPES: dict[str, Any] = {
+    NUMBER_CONTENT: _with_content(42),
+    OBJECT_CONTENT: _with_content({"text": "hi"}),
+    EMPTY_CHOICES: {**chat_reply(), "choices": []},
+    MISSING_CHOICES: _without_choices_key(),
+    ERROR_OBJECT: {"error": {"message": "model overloaded", "type": "server_error"}},
+    JSON_ARRAY: [1, 2, 3],
+}
+
+
 class FaultServer(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, script: Sequence[str], *, retry_after_s: int = 1, hang_s: float = 5.0):
+    def __init__(
+        self,
+        script: Sequence[str],
+        *,
+        retry_after_s: int = 1,
+        hang_s: float = 5.0,
+        reply_text: str = "fixed reply",
+    ):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.script = list(script)
         self.retry_after_s = retry_after_s
         self.hang_s = hang_s
         self.requests: list[tuple[float, dict[str, Any]]] = []
         self._lock = threading.Lock()
-        self._body = json.dumps(chat_reply()).encode()
+        self._body = json.dumps(chat_reply(reply_text)).encode()
+
+    def switch_to(self, script: Sequence[str]) -> None:
+        """From the next request on, follow ``script`` from its start."""
+        with self._lock:
+            self.script = [*([OK] * len(self.requests)), *script]
 
     @property
     def base_url(self) -> str:
@@ -77,7 +124,11 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("content-length", 0))
         body = json.loads(self.rfile.read(length) or b"{}")
         behaviour = self.server.next_behaviour(body)
-        if behaviour == RESET:
+        if behaviour in _WRONG_SHAPES:
+            self._send(200, json.dumps(_WRONG_SHAPES[behaviour]).encode())
+        elif behaviour in (ECHO_KEY_ERROR, ECHO_KEY_REPLY):
+            self._echo_key(behaviour)
+        elif behaviour == RESET:
             self._reset()
         elif behaviour == HANG:
             time.sleep(self.server.hang_s)
@@ -93,6 +144,15 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(400, b'{"error": {"message": "bad parameter"}}')
         else:
             self._send(200, self.server._body)
+
+    def _echo_key(self, behaviour: str) -> None:
+        # Servers that echo the credential they rejected (or a model that repeats its prompt).
+        key = self.headers.get("authorization", "").removeprefix("Bearer ")
+        if behaviour == ECHO_KEY_ERROR:
+            message = {"error": {"message": f"Incorrect API key provided: {key}"}}
+            self._send(500, json.dumps(message).encode())
+        else:
+            self._send(200, json.dumps(chat_reply(f"your key is {key}")).encode())
 
     def _send(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
         self.send_response(status)

@@ -211,3 +211,31 @@ def test_empty_archive_analyses_without_numbers(tmp_path: Path) -> None:
 def test_analyze_needs_a_run_dir(tmp_path: Path) -> None:
     with pytest.raises(RunError):
         analyze_run(tmp_path, FAST)
+
+
+@pytest.mark.parametrize("field", ["verdict", "flags"])
+def test_null_verdict_or_flags_is_invalid_and_every_evaluation_is_counted(field: str) -> None:
+    """Issue 14 #6: a reply with ``"verdict": null`` once passed as valid, and the verdict
+    table then had n=5 with counts summing to 3. Now it is invalid, and every valid
+    evaluation has a verdict the table counts."""
+    records = [record("j1", "t", f"Q{i}", "A", (2, 2, 2, 2)) for i in range(5)]
+    for index in (1, 3):
+        body = json.loads(records[index].raw_reply or "")
+        body[field] = None
+        reply = dumps(body)
+        meta = body["meta"]
+        classification = classify(reply, meta, OUTPUT_TEXT, Protocol())
+        assert not classification.valid and "UNPARSABLE_OUTPUT" in classification.flags
+        records[index] = records[index].model_copy(
+            update={
+                "valid": False,
+                "flags": classification.flags,
+                "classification": classification,
+                "raw_reply": reply,
+            }
+        )
+    summary = summarize(records, FAST)
+    assert summary.counts.valid == 3 and summary.counts.invalid == 2
+    for row in summary.verdicts:
+        assert sum(row.counts.values()) == row.n
+    assert sum(row.n for row in summary.verdicts) == summary.counts.valid

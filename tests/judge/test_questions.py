@@ -70,7 +70,7 @@ def test_jsonl_errors_name_file_line_and_field(
 def test_jsonl_syntax_error_is_located(tmp_path: Path) -> None:
     path = tmp_path / "q.jsonl"
     path.write_text('{"question_id": "Q1", "variants": {"A": "x"}}\n{broken\n', encoding="utf-8")
-    with pytest.raises(InputError, match=r"q\.jsonl:2: not valid JSON"):
+    with pytest.raises(InputError, match=r"q\.jsonl:2: invalid JSON"):
         load_questions(path)
 
 

@@ -128,6 +128,13 @@ CASES: list[tuple[str, str, tuple[str, ...]]] = [
     ("notes not a string", edited(lambda b: b.__setitem__("notes", ["x"])), (UO,)),
     ("missing method", edited(lambda b: b["meta"].pop("method")), (UO,)),
     ("bad timestamp", edited(set_meta("timestamp", "yesterday")), (UO,)),
+    # strict reply types (issue 14 #6): null is not a verdict or a flags list
+    ("verdict null", edited(lambda b: b.__setitem__("verdict", None)), (UO,)),
+    ("flags null", edited(lambda b: b.__setitem__("flags", None)), (UO,)),
+    ("timestamp in full-width digits", edited(set_meta("timestamp", "２０２６-０１-０２")), (UO,)),
+    ("timestamp in Arabic-Indic digits", edited(set_meta("timestamp", "٢٠٢٦-٠١-٠٢")), (UO,)),
+    ("timestamp with trailing text", edited(set_meta("timestamp", "2026-01-02x")), (UO,)),
+    ("timestamp not a calendar date", edited(set_meta("timestamp", "2026-13-40")), (UO,)),
     (
         "evidence item without reason",
         edited(lambda b: b["evidence"].append({"dimension": "COMPLETENESS", "quote": "x"})),

@@ -206,3 +206,27 @@ def test_models_opened_on_one_path_share_one_cache(tmp_path: Path) -> None:
     asyncio.run(a.generate(MESSAGES))
     asyncio.run(b.generate(MESSAGES))
     assert a.cache is not None and len(a.cache) == 2
+
+
+def test_a_reply_a_backend_cannot_type_is_a_retried_failure_not_a_crash() -> None:
+    """Issue 14 #5, for every backend: a reply that does not validate as a Completion (a
+    backend handing a number on as the text) is a malformed_response call failure, retried,
+    never cached, never an "invalid setting" that stops the run."""
+    from typing import Any
+
+    from assay.model import Backend
+
+    class NumberBackend(Backend):
+        provider = "numbers"
+
+        async def generate(
+            self, messages: Sequence[ChatMessage], config: GenerateConfig
+        ) -> Completion:
+            content: Any = 42  # what a server put where the text belongs
+            return Completion(text=content, finish_reason="stop")
+
+    model = Model(NumberBackend("n"), retry=RetryPolicy(max_attempts=3, initial_delay_s=0.0))
+    result = asyncio.run(model.generate([user("hi")]))
+    assert isinstance(result, CallFailure)
+    assert result.kind is ErrorKind.MALFORMED_RESPONSE and result.attempts == 3
+    assert "text" in result.message

@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import random
+import time
+
+import pytest
 
 from assay.model import (
     CallFailure,
@@ -10,13 +15,22 @@ from assay.model import (
     ErrorKind,
     GenerateConfig,
     ModelOptions,
+    RetryPolicy,
     get_model,
     user,
 )
+from assay.model.providers.openai import OpenAIBackend
+from assay.redact import REDACTED
 from tests.helpers.fault_server import (
     BAD_REQUEST,
+    ECHO_KEY_ERROR,
+    ECHO_KEY_REPLY,
+    ERROR_OBJECT,
     HANG,
+    JSON_ARRAY,
     MALFORMED,
+    MALFORMED_200,
+    NUMBER_CONTENT,
     OK,
     RATE_LIMITED,
     RESET,
@@ -29,7 +43,11 @@ from tests.helpers.fault_server import (
 def _ask(server: FaultServer, **options: object) -> Completion | CallFailure:
     settings = {"cache": False, "base_url": server.base_url, "max_attempts": 4, **options}
     model = get_model("openai/test", ModelOptions.model_validate(settings))
-    model.retry = type(model.retry)(max_attempts=model.retry.max_attempts, initial_delay_s=0.01)
+    model.retry = RetryPolicy(
+        max_attempts=model.retry.max_attempts,
+        initial_delay_s=0.01,
+        max_retry_after_s=model.retry.max_retry_after_s,
+    )
 
     async def run() -> Completion | CallFailure:
         try:
@@ -130,3 +148,79 @@ def test_api_key_never_appears_in_failures_or_settings() -> None:
     options = ModelOptions(api_key=secret)
     assert secret not in repr(options)
     assert secret not in options.model_dump_json()
+
+
+@pytest.mark.parametrize("shape", [*MALFORMED_200, JSON_ARRAY])
+def test_malformed_200_reply_is_a_retried_failure_with_a_cause(shape: str) -> None:
+    with fault_server([shape]) as server:
+        result = _ask(server, max_attempts=2)
+        assert isinstance(result, CallFailure)
+        assert result.kind is ErrorKind.MALFORMED_RESPONSE
+        assert result.message.strip()
+        assert len(server.requests) == 2  # retried
+    with fault_server([shape, OK]) as server:
+        assert isinstance(_ask(server), Completion)
+
+
+def test_non_string_content_names_the_type() -> None:
+    with fault_server([NUMBER_CONTENT]) as server:
+        result = _ask(server, max_attempts=1)
+        assert isinstance(result, CallFailure)
+        assert "not a string but int" in result.message
+    with fault_server([ERROR_OBJECT]) as server:
+        result = _ask(server, max_attempts=1)
+        assert isinstance(result, CallFailure)
+        assert "model overloaded" in result.message
+
+
+def test_retry_after_is_capped() -> None:
+    with fault_server([RATE_LIMITED, OK], retry_after_s=3600) as server:
+        started = time.monotonic()
+        result = _ask(server, max_retry_after_s=0.3)
+        assert isinstance(result, Completion)
+        assert time.monotonic() - started < 30
+        (first, _), (second, _) = server.requests
+        assert 0.25 <= second - first < 30
+
+
+def test_default_retry_after_cap_is_120_seconds() -> None:
+    policy = RetryPolicy()
+    assert policy.delay(1, 3600.0, random.Random(0)) == 120.0
+    assert policy.delay(1, 7.0, random.Random(0)) == 7.0
+    assert RetryPolicy(max_retry_after_s=5.0).delay(1, 3600.0, random.Random(0)) == 5.0
+
+
+def test_connection_reset_has_a_cause() -> None:
+    with fault_server([RESET]) as server:
+        result = _ask(server, max_attempts=1)
+        assert isinstance(result, CallFailure)
+        cause = result.message.split(": ", 1)[1]
+        assert cause.strip()
+        assert "reset" in cause.lower()
+
+
+@pytest.mark.parametrize("echo", [ECHO_KEY_ERROR, ECHO_KEY_REPLY])
+def test_a_key_the_server_echoes_is_redacted(echo: str) -> None:
+    secret = "sk-test-ECHOED-0123456789"
+    with fault_server([echo]) as server:
+        result = _ask(server, max_attempts=1, api_key=secret)
+        assert secret not in result.model_dump_json()
+        assert REDACTED in result.model_dump_json()
+
+
+def test_credentials_in_the_base_url_are_never_stored_or_printed() -> None:
+    with fault_server([ECHO_KEY_ERROR]) as server:
+        port = server.server_address[1]
+        url = f"http://alice:hunter2-secret@127.0.0.1:{port}/v1"
+        model = get_model("openai/test", ModelOptions(cache=False, base_url=url, max_attempts=1))
+        backend = model.backend
+        assert isinstance(backend, OpenAIBackend)
+        assert backend.base_url == f"http://127.0.0.1:{port}/v1"
+        assert "hunter2" not in json.dumps(backend.cache_identity)
+        result = asyncio.run(model.generate([user("hi")]))
+        assert isinstance(result, CallFailure)
+        assert "hunter2" not in result.message
+    stored = ModelOptions(base_url="https://u:hunter2-secret@h.example/v1?api_key=sk-abcdef")
+    assert stored.model_dump()["base_url"] == "https://h.example/v1"
+    assert "hunter2" not in stored.model_dump_json()
+    assert "sk-abcdef" not in stored.model_dump_json()

@@ -65,7 +65,13 @@ def test_plain_chat(llama_server: str) -> None:
 
 def test_seeded_sampling_is_deterministic(llama_server: str) -> None:
     config = GenerateConfig(temperature=0.9, seed=7, max_tokens=24)
-    a, b = _run(_model(llama_server, cache=False), "Tell me a story.", [config, config])
+    # The server reuses the longest cached prefix of the previous prompt, and a different split
+    # between cached and evaluated tokens changes the logits in the last bits, enough to change
+    # a sample at temperature 0.9. A first call puts this prompt in the cache, so the two
+    # compared calls evaluate the same tokens the same way.
+    _warm, a, b = _run(
+        _model(llama_server, cache=False), "Tell me a story.", [config, config, config]
+    )
     assert _ok(a).text == _ok(b).text
 
 

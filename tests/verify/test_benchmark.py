@@ -226,16 +226,18 @@ def test_summary_equals_a_recomputation_from_results(tmp_path: Path) -> None:
     assert rebuilt.detection == BenchSummary.model_validate(summary).detection
 
 
-def test_verifier_failures_are_counted_and_left_out(tmp_path: Path) -> None:
+def test_failed_calls_are_counted_apart_and_left_out(tmp_path: Path) -> None:
     data = write_jsonl(tmp_path / "data.jsonl", verify_only_records(6))
     out = tmp_path / "run"
     failing = StubBackend("checker", replies=_refuse)
-    run_benchmark(
+    report = run_benchmark(
         _config(data, out, pattern="entailment", verifier="stub/checker"),
         backends={"stub/checker": failing},
     )
+    assert report.failed == 6
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["counts"]["verifier_failures"] == 6
+    assert summary["counts"]["examples_with_failed_calls"] == 6
+    assert summary["counts"]["verifier_failures"] == 0 and summary["counts"]["scored"] == 0
     assert summary["counts"]["used_for_detection"] == 0
     assert summary["detection"] is None and "no answer" in summary["detection_note"]
     for line in _results(out):
@@ -299,3 +301,23 @@ def test_a_run_on_the_embedded_model(tmp_path: Path) -> None:
     assert (line["verifier_score"] is None) == (line["failure"] is not None)
     rerun = run_benchmark(config)
     assert rerun.calls == 0 and rerun.ran == 0
+
+
+def test_a_rerun_retries_failed_examples_and_supersedes_their_lines(tmp_path: Path) -> None:
+    data = write_jsonl(tmp_path / "data.jsonl", verify_only_records(4))
+    out = tmp_path / "run"
+    config = _config(data, out, pattern="entailment", verifier="stub/checker")
+    failing = StubBackend("checker", replies=_refuse)
+    assert run_benchmark(config, backends={"stub/checker": failing}).failed == 4
+    working = StubBackend("checker")
+    second = run_benchmark(config, backends={"stub/checker": working})
+    assert second.failed == 0 and second.ran == 4 and working.calls > 0
+    assert len(_results(out)) == 8  # append-only: the failed lines stay, superseded
+    current = list(iter_results(out / "results.jsonl"))
+    assert [r.id for r in current] == ["v0", "v1", "v2", "v3"]
+    assert all(r.complete for r in current)
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["counts"]["results"] == 4
+    assert summary["counts"]["examples_with_failed_calls"] == 0
+    third = run_benchmark(config, backends={"stub/checker": StubBackend("checker")})
+    assert third.ran == 0 and third.calls == 0

@@ -2,6 +2,10 @@
 
 Each command group lives in its own module with a ``register(subparsers)`` function; the list
 below is the whole command tree.
+
+Exit codes (docs/errors.md): 0 done; 1 done, but some model calls failed after every retry
+(rerun the same command to retry them), an archive is inconsistent, or an internal error;
+2 bad input, settings or usage; 130 interrupted.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     args = parser.parse_args(args_list)
+    args.argv = args_list  # the retry hint repeats the command as given
     if not getattr(args, "handler", None):
         parser.print_help()
         return 2

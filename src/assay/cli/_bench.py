@@ -13,7 +13,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..model import DEFAULT_MODEL
-from ._common import add_report_option, write_run_report
+from ._common import add_report_option, report_failed_calls, write_run_report
 
 PATTERNS = ("best_of_n", "entailment", "self_consistency")
 
@@ -126,11 +126,12 @@ def _add_role_arguments(parser: argparse.ArgumentParser) -> None:
 
 def config_from_args(args: argparse.Namespace) -> Any:
     from ..verify.benchmark import BenchmarkConfig
-    from ._common import model_options
+    from ._common import check_run_dir, model_options
 
     out_dir = args.out_dir or Path("runs") / (
         f"{Path(args.data).stem}-{args.pattern}-n{args.n}-s{args.seed}"
     )
+    check_run_dir(out_dir, "--out_dir")
     if args.max_examples < 0:
         raise ConfigError("--max_examples must be 0 (all) or a positive number")
     try:
@@ -189,7 +190,7 @@ def run_command(args: argparse.Namespace) -> int:
         print(f"skipped {report.skipped_invalid} invalid line(s): see skipped_records.jsonl")
     print(headline(summary))
     write_run_report(report.run_dir, args)
-    return 0
+    return report_failed_calls(args, report.failed, "example(s) with model calls that")
 
 
 def headline(summary: Any) -> str:
@@ -197,7 +198,9 @@ def headline(summary: Any) -> str:
     counts = summary.counts
     lines = [
         f"scored {counts['scored']}/{counts['results']}, verifier failures "
-        f"{counts['verifier_failures']}, labelled and scored {counts['used_for_detection']}"
+        f"{counts['verifier_failures']}, examples with failed calls "
+        f"{counts.get('examples_with_failed_calls', 0)}, labelled and scored "
+        f"{counts['used_for_detection']}"
     ]
     if summary.detection is not None:
         metrics = summary.detection["metrics"]

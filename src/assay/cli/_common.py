@@ -4,9 +4,16 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
+import sys
 from pathlib import Path
 
+from ..errors import ConfigError
 from ..model import ModelOptions
+from ..redact import public_command
+
+#: Exit code of a run that finished but left failed model calls (a rerun retries them).
+EXIT_FAILED_CALLS = 1
 
 
 def add_model_options(parser: argparse.ArgumentParser) -> None:
@@ -23,6 +30,12 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument("--timeout", type=float, default=120.0, help="seconds per request")
     group.add_argument("--max-attempts", type=int, default=4, help="attempts per call (retries+1)")
+    group.add_argument(
+        "--max-retry-after",
+        type=float,
+        default=120.0,
+        help="longest wait in seconds a server's Retry-After may impose before a retry (120)",
+    )
     group.add_argument("--concurrency", type=int, default=8, help="requests in flight at most")
     group.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
     group.add_argument(
@@ -43,12 +56,20 @@ def model_options(args: argparse.Namespace) -> ModelOptions:
         api_key=os.environ.get(args.api_key_env) or None,
         request_timeout_s=args.timeout,
         max_attempts=args.max_attempts,
+        max_retry_after_s=args.max_retry_after,
         max_concurrency=args.concurrency,
         cache=not args.no_cache,
         cache_path=args.cache_path,
         n_ctx=args.n_ctx,
         structured_output=args.structured_output,
     )
+
+
+def check_run_dir(path: Path, option: str) -> Path:
+    """A run or output directory: absent (it is made) or a directory, never a file."""
+    if path.exists() and not path.is_dir():
+        raise ConfigError(f"{option} {path} is a file, not a directory")
+    return path
 
 
 def add_report_option(parser: argparse.ArgumentParser) -> None:
@@ -64,3 +85,17 @@ def write_run_report(run_dir: Path, args: argparse.Namespace) -> None:
     from ..report.html import write_report
 
     print(f"report: {write_report(run_dir)}")
+
+
+def report_failed_calls(args: argparse.Namespace, failed: int, what: str) -> int:
+    """Exit 0, or print how many ``what`` failed and the command that retries them, exit 1."""
+    if failed == 0:
+        return 0
+    argv = getattr(args, "argv", None) or sys.argv[1:]
+    command = shlex.join(["assay", *public_command(argv)])
+    print(
+        f"{failed} {what} failed after every retry (counted apart, never as a score); "
+        f"to retry them, run the same command again:\n  {command}",
+        file=sys.stderr,
+    )
+    return EXIT_FAILED_CALLS

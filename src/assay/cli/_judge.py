@@ -19,7 +19,14 @@ from ..judge.generate import GenerateSettings, generate_outputs
 from ..judge.protocol import DecodingSettings, Protocol, load_protocol
 from ..judge.run import JudgeRunConfig, run_judges
 from ..model import Model, ModelOptions, get_model, open_cache
-from ._common import add_model_options, add_report_option, model_options, write_run_report
+from ._common import (
+    add_model_options,
+    add_report_option,
+    check_run_dir,
+    model_options,
+    report_failed_calls,
+    write_run_report,
+)
 
 CONSTRAINED_SETTING: dict[bool | None, Literal["auto", "on", "off"]] = {
     None: "auto",
@@ -106,6 +113,12 @@ def _register_run(commands: Any) -> None:
         "--protocol", type=Path, help="YAML/JSON protocol settings (thresholds, finer rubric, ...)"
     )
     run.add_argument(
+        "--allow-outside-paths",
+        action="store_true",
+        help="let a manifest's 'path' name files outside the manifest's folder "
+        "(refused by default: a manifest must not make assay read arbitrary files)",
+    )
+    run.add_argument(
         "--allow-incomplete",
         action="store_true",
         help="judge the aligned samples even when outputs are missing, duplicated or unexpected",
@@ -129,6 +142,7 @@ async def _close(models: Sequence[Model]) -> None:
 
 
 def _generate(args: argparse.Namespace) -> int:
+    check_run_dir(args.out, "--out")
     questions = load_questions(args.questions)
     settings = GenerateSettings(
         temperature=args.temperature,
@@ -152,17 +166,16 @@ def _generate(args: argparse.Namespace) -> int:
         f"{summary.failed} failed calls) of {summary.expected} -> {args.out / 'manifest.jsonl'}"
     )
     if summary.failed:
-        print(
-            f"failed calls are listed in {args.out / 'generation_failures.jsonl'}; rerun to retry"
-        )
-    return 0 if summary.failed == 0 else 1
+        print(f"failed calls are listed in {args.out / 'generation_failures.jsonl'}")
+    return report_failed_calls(args, summary.failed, "model call(s)")
 
 
 def _run(args: argparse.Namespace) -> int:
+    check_run_dir(args.out, "--out")
     questions = load_questions(args.questions)
     outputs: list[TargetOutput] = []
     for path in args.outputs:
-        outputs.extend(load_outputs(path))
+        outputs.extend(load_outputs(path, allow_outside_paths=args.allow_outside_paths))
     eval_set = build_eval_set(questions, outputs)
     print(eval_set.coverage.describe())
     config = JudgeRunConfig(
@@ -194,7 +207,7 @@ def _run(args: argparse.Namespace) -> int:
         f"{summary.valid} valid, {summary.invalid} invalid\n"
         f"fingerprint {summary.fingerprint}; next: assay judge analyze {args.out}"
     )
-    return 0
+    return report_failed_calls(args, summary.call_failed, "judge call(s)")
 
 
 def _protocol(path: Path | None) -> Protocol:

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..errors import InputError
 from .citations import iter_marker_ids
+from .jsonl import check_input_file, decode_line, iter_lines, parse_object_line
 from .records import GroundedQARecord
 
 
@@ -60,41 +61,34 @@ def iter_records(
     are appended to ``skipped`` (when given) and reading goes on.
     """
     file = Path(path)
-    if not file.is_file():
-        raise InputError("file not found", path=file, hint="--data names a JSONL file")
+    check_input_file(file, hint="--data names a grounded-QA JSONL file (or a .jsonl.gz)")
     seen: set[str] = set()
-    with file.open("rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            try:
-                line = _decode(raw, file, number)
-                if not line.strip():
-                    continue
-                record = parse_record_line(line, path=file, line=number)
-                _check_unique(record, seen, file, number)
-            except InputError as error:
-                if not skip_invalid:
-                    raise
-                if skipped is not None:
-                    skipped.append(_skipped(error, raw.decode("utf-8", "replace")))
+    lines = 0
+    for number, raw in iter_lines(file):
+        try:
+            line = decode_line(raw, file, number)
+            if not line.strip():
                 continue
-            seen.add(record.id)
-            yield record
+            lines += 1
+            record = parse_record_line(line, path=file, line=number)
+            _check_unique(record, seen, file, number)
+        except InputError as error:
+            if not skip_invalid:
+                raise
+            if skipped is not None:
+                skipped.append(_skipped(error, raw.decode("utf-8", "replace")))
+            continue
+        seen.add(record.id)
+        yield record
+    if lines == 0:
+        raise InputError("the file is empty (no record in it)", path=file)
 
 
 def parse_record_line(
     text: str, *, path: Path | str = "<input>", line: int = 1
 ) -> GroundedQARecord:
     """One JSONL line to a checked record (schema, then cross-references)."""
-    try:
-        raw = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise InputError(
-            f"invalid JSON ({error.msg} at column {error.colno})", path=path, line=line
-        ) from None
-    if not isinstance(raw, dict):
-        raise InputError(
-            f"a record must be a JSON object, got {type(raw).__name__}", path=path, line=line
-        )
+    raw = parse_object_line(text, path, line)
     record = _validate(raw, path, line)
     check_references(record, path=path, line=line)
     return record
@@ -163,16 +157,6 @@ def _describe(error: Any, raw: dict[str, Any]) -> str:
     return f"{error['msg']} (got {got_text})"
 
 
-def _decode(raw: bytes, path: Path, line: int) -> str:
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise InputError(
-            f"not UTF-8 text (byte {error.start + 1} of the line)", path=path, line=line
-        ) from None
-    return text.removeprefix("\ufeff") if line == 1 else text
-
-
 def _check_unique(record: GroundedQARecord, seen: set[str], path: Path, line: int) -> None:
     if record.id in seen:
         raise InputError(f"duplicate id {record.id!r}", path=path, line=line, field="id")
@@ -211,6 +195,6 @@ def _skipped(error: InputError, text: str) -> SkippedRecord:
         raw = json.loads(text)
         if isinstance(raw, dict) and isinstance(raw.get("id"), str):
             record_id = raw["id"]
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):  # not JSON, or JSON that cannot be read safely
         pass
     return SkippedRecord(line=error.line or 0, id=record_id, field=error.field, reason=error.reason)

@@ -16,10 +16,18 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictInt,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from ..errors import InputError
-from .jsonl import iter_json_objects
+from .jsonl import check_input_file, check_parsed, iter_json_objects
 
 ID_PATTERN = r"^\S(.{0,198}\S)?$"  # no surrounding whitespace, at most 200 characters
 OUTPUT_SUFFIXES = (".txt", ".md", ".json")
@@ -116,7 +124,7 @@ class ManifestEntry(BaseModel):
     path: str | None = None
     # written by `assay generate`, informational
     finish_reason: str | None = None
-    completion_tokens: int | None = None
+    completion_tokens: StrictInt | None = None
     generated_at: str | None = None
 
     @model_validator(mode="after")
@@ -133,8 +141,7 @@ class ManifestEntry(BaseModel):
 
 def load_questions(path: Path) -> QuestionSet:
     """Read a question set (.jsonl, .yaml or .yml)."""
-    if not path.is_file():
-        raise InputError("question set not found", path=path)
+    check_input_file(path, hint="--questions names a .jsonl or .yaml question set")
     if path.suffix in (".yaml", ".yml"):
         questions = list(_questions_from_yaml(path))
     elif path.suffix == ".jsonl":
@@ -161,6 +168,10 @@ def _questions_from_yaml(path: Path) -> Iterator[Question]:
         mark = getattr(error, "problem_mark", None)
         line = None if mark is None else mark.line + 1
         raise InputError(f"not valid YAML: {error}", path=path, line=line) from None
+    except UnicodeDecodeError as error:
+        raise InputError(f"not UTF-8 text (byte {error.start + 1})", path=path) from None
+    except RecursionError:
+        raise InputError("nested too deeply to read", path=path) from None
     if isinstance(root, yaml.MappingNode):
         root = dict((k.value, v) for k, v in root.value).get("questions", root)
     if not isinstance(root, yaml.SequenceNode):
@@ -168,6 +179,7 @@ def _questions_from_yaml(path: Path) -> Iterator[Question]:
     seen: set[str] = set()
     for node in root.value:
         data = yaml.safe_load(yaml.serialize(node))
+        check_parsed(data, path, node.start_mark.line + 1)
         question = _validated(Question, data, path, node.start_mark.line + 1, node=node)
         _refuse_repeat(question.question_id, seen, path, node.start_mark.line + 1)
         yield question
@@ -184,23 +196,31 @@ def _refuse_repeat(question_id: str, seen: set[str], path: Path, line: int) -> N
 # ---------------------------------------------------------------- target outputs
 
 
-def load_outputs(path: Path) -> list[TargetOutput]:
-    """Outputs from a manifest JSONL, a directory holding one, or a per-model directory tree."""
+def load_outputs(path: Path, *, allow_outside_paths: bool = False) -> list[TargetOutput]:
+    """Outputs from a manifest JSONL, a directory holding one, or a per-model directory tree.
+
+    A manifest's ``path`` must name a file inside the manifest's folder (after resolving
+    ``..`` and symbolic links), unless ``allow_outside_paths``: a manifest from elsewhere must
+    not send ``/etc/passwd`` or ``~/.ssh/id_rsa`` to a judge and into the archive.
+    """
     if path.is_file():
-        return list(_outputs_from_manifest(path))
+        return list(_outputs_from_manifest(path, allow_outside_paths))
     if not path.is_dir():
         raise InputError("outputs not found (expected a manifest .jsonl or a directory)", path=path)
     if (path / MANIFEST_NAME).is_file():
-        return list(_outputs_from_manifest(path / MANIFEST_NAME))
+        return list(_outputs_from_manifest(path / MANIFEST_NAME, allow_outside_paths))
     return list(_outputs_from_tree(path))
 
 
-def _outputs_from_manifest(path: Path) -> Iterator[TargetOutput]:
+def _outputs_from_manifest(path: Path, allow_outside_paths: bool) -> Iterator[TargetOutput]:
     for number, data in iter_json_objects(path):
         entry = _validated(ManifestEntry, data, path, number)
         text = entry.text
         if entry.path is not None:
-            text = _read_output_file(path.parent / entry.path, path, number)
+            file = path.parent / entry.path
+            if not allow_outside_paths:
+                _confine(file, path, number)
+            text = _read_output_file(file, path, number)
         yield TargetOutput(
             question_id=entry.question_id,
             prompt_variant=entry.prompt_variant,
@@ -208,6 +228,19 @@ def _outputs_from_manifest(path: Path) -> Iterator[TargetOutput]:
             output_id=entry.output_id or entry.path or "",
             text=text or "",
             source=f"{path}:{number}",
+        )
+
+
+def _confine(file: Path, manifest: Path, line: int) -> None:
+    folder = manifest.parent.resolve()
+    if not file.resolve().is_relative_to(folder):
+        raise InputError(
+            f"path leads outside the manifest's folder {folder}",
+            path=manifest,
+            line=line,
+            field="path",
+            hint="keep output files beside the manifest, or pass --allow-outside-paths "
+            "if this manifest is yours",
         )
 
 

@@ -6,7 +6,7 @@ These are what the data layer loads and the importers write; the verifier benchm
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 
 class Evidence(BaseModel):
@@ -38,7 +38,7 @@ class GroundedQARecord(BaseModel):
     # verify-only mode: an answer that already exists, with its gold label
     answer: str | None = None
     citations: tuple[str, ...] | None = None  # structured citation list, evidence ids
-    gold_error: bool | None = None
+    gold_error: StrictBool | None = None  # strict: "yes" is an error, not True
     error_type: str | None = None
     # grouping for clustered confidence intervals (defaults to the id)
     group: str | None = None

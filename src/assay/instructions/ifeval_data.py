@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, StrictInt
 
 from ..data.jsonl import iter_json_objects
 from ..errors import InputError
@@ -24,7 +24,7 @@ class PromptInstructions(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    key: int | None
+    key: StrictInt | None
     prompt: str
     instruction_id_list: list[str]
     kwargs: list[dict[str, Any]]

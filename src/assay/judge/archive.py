@@ -61,7 +61,7 @@ Flags:
 - `INTERNAL_INCONSISTENCY`: overall_score != sum of the four dimensions; verdict not what the
   fixed thresholds give; fine scores that do not aggregate to the dimension scores.
 - `EVIDENCE_NOT_FOUND` (assay): an evidence quote that does not occur in the evaluated output
-  after normalisation (NFKC, plain quotes/dashes, whitespace, case).
+  after normalisation (NFKD, plain quotes/dashes, whitespace, case).
 - `JUDGE_CALL_FAILED` (assay): the model call failed after its retries; `call_failure` says why.
 
 `assay judge validate <run dir>` re-checks every record offline.

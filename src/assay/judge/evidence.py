@@ -28,10 +28,38 @@ _SURROUNDING_QUOTES = ('"', "'", "`")
 
 
 def normalise(text: str, *, casefold: bool = True) -> str:
-    """NFKC, plain quotes and dashes, one space for any whitespace run, optionally casefolded."""
-    plain = unicodedata.normalize("NFKC", text).translate(_TYPOGRAPHIC)
-    plain = _SPACE.sub(" ", plain).strip()
-    return plain.casefold() if casefold else plain
+    """NFKD, plain quotes and dashes, one space for any whitespace run, optionally casefolded."""
+    return _normalised_with_origins(text, casefold=casefold)[0]
+
+
+def _normalised_with_origins(text: str, *, casefold: bool) -> tuple[str, list[int]]:
+    """The normalised text and, for each of its characters, the index of the original one.
+
+    Normalising one character at a time keeps the way back to the original text, so that a
+    match found on normalised text can be shown in the original (the HTML report highlights
+    exactly what the validator found). NFKD decomposes character by character, which NFKC's
+    recomposition would not allow.
+    """
+    pieces: list[str] = []
+    origins: list[int] = []
+    in_space = True  # drops leading whitespace
+    for index, char in enumerate(text):
+        plain = unicodedata.normalize("NFKD", char).translate(_TYPOGRAPHIC)
+        if casefold:
+            plain = plain.casefold()
+        for piece in plain:
+            if piece.isspace():
+                if in_space:
+                    continue
+                piece, in_space = " ", True
+            else:
+                in_space = False
+            pieces.append(piece)
+            origins.append(index)
+    if pieces and pieces[-1] == " ":
+        pieces.pop()
+        origins.pop()
+    return "".join(pieces), origins
 
 
 def quote_located(quote: str, output_text: str, *, casefold: bool = True) -> bool:
@@ -39,17 +67,35 @@ def quote_located(quote: str, output_text: str, *, casefold: bool = True) -> boo
 
     A quote with nothing but quote marks, dots and spaces is located only in an empty output.
     """
-    haystack = normalise(output_text, casefold=casefold)
-    needle = normalise(quote, casefold=casefold)
-    if len(needle) >= 2 and needle[0] == needle[-1] and needle[0] in _SURROUNDING_QUOTES:
-        needle = needle[1:-1].strip()
-    pieces = [piece.strip() for piece in needle.split("...") if piece.strip()]
+    if not _quote_pieces(quote, casefold=casefold):
+        return not normalise(output_text, casefold=casefold)
+    return quote_spans(quote, output_text, casefold=casefold) is not None
+
+
+def quote_spans(
+    quote: str, output_text: str, *, casefold: bool = True
+) -> list[tuple[int, int]] | None:
+    """Where each piece of the quote occurs in the original output text, or None if not found.
+
+    The one matcher of quotes: the validator asks whether spans exist, the report marks them.
+    Spans are ``(start, end)`` Python indices into ``output_text``.
+    """
+    pieces = _quote_pieces(quote, casefold=casefold)
     if not pieces:
-        return not haystack
-    position = 0
+        return None
+    haystack, origins = _normalised_with_origins(output_text, casefold=casefold)
+    spans, position = [], 0
     for piece in pieces:
         found = haystack.find(piece, position)
         if found == -1:
-            return False
+            return None
         position = found + len(piece)
-    return True
+        spans.append((origins[found], origins[position - 1] + 1))
+    return spans
+
+
+def _quote_pieces(quote: str, *, casefold: bool) -> list[str]:
+    needle = normalise(quote, casefold=casefold)
+    if len(needle) >= 2 and needle[0] == needle[-1] and needle[0] in _SURROUNDING_QUOTES:
+        needle = needle[1:-1].strip()
+    return [piece.strip() for piece in needle.split("...") if piece.strip()]

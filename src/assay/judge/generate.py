@@ -8,6 +8,7 @@ and are retried by the next run; finished outputs are never asked for again.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -22,7 +23,16 @@ from ..data.questions import (
     model_dir_name,
 )
 from ..model import ChatMessage, Completion, GenerateConfig, Model, ModelResult, system, user
-from ..runs import JsonlWriter, RunLog, RunLogger, inside, read_jsonl, run_all, write_atomic
+from ..runs import (
+    JsonlWriter,
+    RunDirLock,
+    RunLog,
+    RunLogger,
+    inside,
+    read_jsonl,
+    run_all,
+    write_atomic,
+)
 from ..runs import utc_now as _now
 
 FAILURES_NAME = "generation_failures.jsonl"
@@ -70,7 +80,19 @@ class _Job(BaseModel):
 async def generate_outputs(
     questions: QuestionSet, models: Sequence[Model], out_dir: Path, settings: GenerateSettings
 ) -> GenerateSummary:
-    """Generate the missing outputs; returns counts. Appends, never rewrites, the manifest."""
+    """Generate the missing outputs; returns counts. Appends, never rewrites, the manifest.
+
+    Holds the output directory's lock throughout: a second writer is refused at once.
+    """
+    with RunDirLock(out_dir) as lock:
+        if lock.stale_note:
+            print(f"note: {lock.stale_note}", file=sys.stderr)
+        return await _generate_locked(questions, models, out_dir, settings)
+
+
+async def _generate_locked(
+    questions: QuestionSet, models: Sequence[Model], out_dir: Path, settings: GenerateSettings
+) -> GenerateSummary:
     out_dir.mkdir(parents=True, exist_ok=True)
     done = {(e["question_id"], e["prompt_variant"], e["target_model"]) for e in _manifest(out_dir)}
     jobs = [

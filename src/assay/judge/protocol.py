@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, model_validator
 
 from ..errors import ConfigError
 from ..runs import fingerprint
@@ -113,10 +113,10 @@ class Thresholds(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    pass_min: int = Field(default=7, ge=0, le=MAX_OVERALL)
+    pass_min: StrictInt = Field(default=7, ge=0, le=MAX_OVERALL)
     pass_requires_nonzero: tuple[str, ...] = (D1, D2)
-    fail_max: int = Field(default=3, ge=-1, le=MAX_OVERALL)
-    zero_caps_at_partial: bool = True
+    fail_max: StrictInt = Field(default=3, ge=-1, le=MAX_OVERALL)
+    zero_caps_at_partial: StrictBool = True
 
     @model_validator(mode="after")
     def _ordered(self) -> Thresholds:
@@ -195,7 +195,7 @@ class FinerRubric(BaseModel):
 class EvidencePolicy(BaseModel):
     """How evidence quotes are checked against the evaluated output.
 
-    Both sides are normalised the same way before the search: Unicode NFKC, typographic quotes
+    Both sides are normalised the same way before the search: Unicode NFKD, typographic quotes
     and dashes made plain, runs of whitespace collapsed to one space, and (``casefold``) case
     folded. An ellipsis ("..." or "…") inside a quote marks an elision: each piece must occur,
     in order.
@@ -203,9 +203,9 @@ class EvidencePolicy(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    casefold: bool = True
-    unlocatable_invalidates: bool = True
-    long_quote_words: int = Field(default=60, ge=1)
+    casefold: StrictBool = True
+    unlocatable_invalidates: StrictBool = True
+    long_quote_words: StrictInt = Field(default=60, ge=1)
 
 
 class Protocol(BaseModel):
@@ -217,8 +217,8 @@ class Protocol(BaseModel):
     thresholds: Thresholds = Thresholds()
     finer_rubric: FinerRubric | None = None
     evidence: EvidencePolicy = EvidencePolicy()
-    max_evidence_items: int = Field(default=12, ge=4, le=64)
-    quote_max_chars: int = Field(default=400, ge=20)
+    max_evidence_items: StrictInt = Field(default=12, ge=4, le=64)
+    quote_max_chars: StrictInt = Field(default=400, ge=20)
 
     @property
     def fine_keys(self) -> tuple[str, ...]:

@@ -11,6 +11,7 @@ archived, failed calls too; a failed call is not a judgment, so it does not use 
 from __future__ import annotations
 
 import datetime as dt
+import sys
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import RunError
 from ..model import CallFailure, ChatMessage, GenerateConfig, JsonSchema, Model, ModelResult
-from ..runs import RunLog, RunLogger, RunStatus, run_all, write_atomic
+from ..runs import RunDirLock, RunLog, RunLogger, RunStatus, run_all, write_atomic
 from .archive import (
     Archive,
     CallInfo,
@@ -70,6 +71,9 @@ class JudgeRunSummary(BaseModel):
     valid: int
     invalid: int
     model_calls: int
+    # sample x judge pairs whose model call failed after every retry in this session: left
+    # unjudged (counted in ``invalid``), never cached, retried by the next run
+    call_failed: int = 0
 
 
 class _Work(BaseModel):
@@ -248,7 +252,19 @@ def _work_key(work: _Work, judge_name: str) -> tuple[str, ...]:
 async def run_judges(
     eval_set: EvalSet, judges: Sequence[Model], run_dir: Path, config: JudgeRunConfig
 ) -> JudgeRunSummary:
-    """Judge every planned sample not finished yet; archive each attempt as it ends."""
+    """Judge every planned sample not finished yet; archive each attempt as it ends.
+
+    Holds the run directory's lock throughout: a second writer is refused at once.
+    """
+    with RunDirLock(run_dir) as lock:
+        if lock.stale_note:
+            print(f"note: {lock.stale_note}", file=sys.stderr)
+        return await _run_judges_locked(eval_set, judges, run_dir, config)
+
+
+async def _run_judges_locked(
+    eval_set: EvalSet, judges: Sequence[Model], run_dir: Path, config: JudgeRunConfig
+) -> JudgeRunSummary:
     _require_coverage(eval_set, config)
     work = plan_work(eval_set, [j.name for j in judges], config.mode)
     if not work:
@@ -352,6 +368,7 @@ def _summary(
         valid=valid,
         invalid=len(work) - valid,
         model_calls=sum(j.usage.calls for j in session.judges),
+        call_failed=len(session.failed_now),
     )
 
 

@@ -20,6 +20,7 @@ What is checked, and the flag a failure carries:
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import Mapping
 from typing import Any, Literal
@@ -51,7 +52,8 @@ ParseOutcome = Literal["clean", "salvaged", "none"]
 REQUIRED_KEYS = ("meta", "scores", "verdict", "flags", "evidence")
 SCORE_KEYS = (*DIMENSION_KEYS, "overall_score")
 EVIDENCE_KEYS = ("dimension", "quote", "reason")
-DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
+# ASCII digits only: \d would also take full-width and other Unicode digits.
+DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 REFUSAL = re.compile(
     r"\b(I\s*(cannot|can't|can not|won't|will not|am unable|'m unable|am not able|refuse)"
     r"|I'm sorry|I am sorry|as an AI|unable to (evaluate|score|judge|assess|rate))",
@@ -176,6 +178,7 @@ def _check_object(
     _check_meta(obj.get("meta"), expected_meta, findings)
     scores = _check_scores(obj.get("scores"), findings)
     overall = _check_overall(obj.get("scores"), findings)
+    _check_not_null(obj, ("verdict", "flags"), findings)
     verdict, expected = _check_verdict(obj.get("verdict"), scores, protocol, findings)
     fine = _check_fine_scores(obj.get("fine_scores"), scores, protocol, findings)
     evidence = _check_evidence(obj.get("evidence"), output_text, protocol, findings)
@@ -189,6 +192,13 @@ def _check_object(
         "evidence": evidence,
         "notes": _check_notes(obj.get("notes"), findings),
     }
+
+
+def _check_not_null(obj: dict[str, Any], keys: tuple[str, ...], findings: Findings) -> None:
+    """A required field given as null is of the wrong type (a string, a list), not absent."""
+    for key in keys:
+        if key in obj and obj[key] is None:
+            findings.fail(f"{key}_type", UNPARSABLE_OUTPUT, f"{key} is null")
 
 
 def _check_keys(obj: dict[str, Any], protocol: Protocol, findings: Findings) -> None:
@@ -220,10 +230,21 @@ def _check_meta(meta: Any, expected: Mapping[str, str], findings: Findings) -> N
     )
     _check_method(meta.get("method"), expected.get("method"), findings)
     stamp = meta.get("timestamp")
-    stamp_ok = isinstance(stamp, str) and bool(DATE.match(stamp))
+    stamp_ok = isinstance(stamp, str) and _is_date(stamp)
     findings.check("meta_timestamp", stamp_ok, UNPARSABLE_OUTPUT, f"timestamp {stamp!r}")
     extra = sorted(set(meta) - {"judge_model", "method", "timestamp", *META_IDENTIFIERS})
     findings.check("meta_no_unknown_fields", not extra, PROTOCOL_VIOLATION, f"unknown {extra}")
+
+
+def _is_date(text: str) -> bool:
+    """``YYYY-MM-DD`` in ASCII digits, and a real calendar date."""
+    if not DATE.fullmatch(text):
+        return False
+    try:
+        dt.date.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _check_method(method: Any, expected: str | None, findings: Findings) -> None:

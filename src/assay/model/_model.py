@@ -8,6 +8,8 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from pydantic import ValidationError
+
 from ._backend import Backend
 from ._cache import ResponseCache, cache_key
 from ._types import (
@@ -24,18 +26,24 @@ from ._usage import Usage
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """Exponential backoff with full jitter, bounded; a server's Retry-After wins when longer."""
+    """Exponential backoff with full jitter, bounded; a server's Retry-After wins when longer.
+
+    A Retry-After longer than ``max_retry_after_s`` is cut to it: a server asking for an hour
+    must not stall a run silently (the call is retried after the cap, and fails as usual when
+    the server still refuses).
+    """
 
     max_attempts: int = 4
     initial_delay_s: float = 0.5
     max_delay_s: float = 20.0
     multiplier: float = 2.0
+    max_retry_after_s: float = 120.0
 
     def delay(self, attempt: int, retry_after_s: float | None, rng: random.Random) -> float:
         ceiling = min(self.max_delay_s, self.initial_delay_s * self.multiplier ** (attempt - 1))
         jittered = rng.uniform(0.0, ceiling)
         if retry_after_s is not None:
-            return min(max(jittered, retry_after_s), max(self.max_delay_s, retry_after_s))
+            return max(jittered, min(retry_after_s, self.max_retry_after_s))
         return jittered
 
 
@@ -123,7 +131,8 @@ class Model:
                 if not error.kind.retryable or attempt >= self.retry.max_attempts:
                     failure = CallFailure(
                         kind=error.kind,
-                        message=error.message,
+                        # Every failure says why, even when the backend gave no words for it.
+                        message=error.message.strip() or f"{error.kind.value} (no detail given)",
                         attempts=attempt,
                         latency_s=time.perf_counter() - started,
                         sample_index=sample_index,
@@ -144,6 +153,12 @@ class Model:
                 raise BackendError(
                     ErrorKind.TIMEOUT, f"no reply within {self.request_timeout_s:g} s"
                 ) from error
+            except ValidationError as error:
+                # A reply a backend could not turn into a Completion: the server's fault (a
+                # retried call failure), never a bad setting of the user's.
+                raise BackendError(
+                    ErrorKind.MALFORMED_RESPONSE, f"reply of the wrong shape: {_first(error)}"
+                ) from error
             # A backend that queues calls internally times them itself (llamacpp does).
             latency_s = completion.latency_s or (time.perf_counter() - started)
             return completion.model_copy(
@@ -154,3 +169,9 @@ class Model:
         if self.cache is not None:
             self.cache.flush()
         await self.backend.aclose()
+
+
+def _first(error: ValidationError) -> str:
+    item = error.errors()[0]
+    where = ".".join(str(part) for part in item["loc"]) or "reply"
+    return f"{where}: {item['msg']}"

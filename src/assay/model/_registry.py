@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
 from ..errors import ConfigError
+from ..redact import public_url
 from ._backend import Backend
 from ._cache import ResponseCache, default_cache_path
 from ._model import Model, RetryPolicy
@@ -24,6 +25,7 @@ class ModelOptions(BaseModel):
     api_key: str | None = Field(default=None, repr=False, exclude=True)
     request_timeout_s: float = Field(default=120.0, gt=0)
     max_attempts: int = Field(default=4, ge=1, le=20)
+    max_retry_after_s: float = Field(default=120.0, ge=0)
     max_concurrency: int = Field(default=8, ge=1, le=1024)
     cache: bool = True
     cache_path: Path | None = None
@@ -34,6 +36,11 @@ class ModelOptions(BaseModel):
     stub_responders: Mapping[str, StubResponder] = Field(
         default_factory=dict, exclude=True, repr=False
     )
+
+    @field_serializer("base_url")
+    def _public_base_url(self, base_url: str | None) -> str | None:
+        # Settings are stored in run.json and summaries: never with credentials.
+        return None if base_url is None else public_url(base_url)
 
     def with_stub_responders(self, responders: Mapping[str, StubResponder]) -> ModelOptions:
         return self.model_copy(update={"stub_responders": {**self.stub_responders, **responders}})
@@ -120,6 +127,8 @@ def get_model(
         backend if backend is not None else create_backend(name, options),
         cache=cache if cache is not None else open_cache(options),
         max_concurrency=options.max_concurrency,
-        retry=RetryPolicy(max_attempts=options.max_attempts),
+        retry=RetryPolicy(
+            max_attempts=options.max_attempts, max_retry_after_s=options.max_retry_after_s
+        ),
         request_timeout_s=options.request_timeout_s,
     )

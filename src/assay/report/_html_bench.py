@@ -54,6 +54,11 @@ HEADLINE: tuple[tuple[str, str, str], ...] = (
     ("examples", "counts.results", ""),
     ("scored", "counts.scored", ""),
     ("verifier failures", "counts.verifier_failures", "recorded with their reason"),
+    (
+        "examples with failed calls",
+        "counts.examples_with_failed_calls",
+        "a model call failed after every retry: left out, redone by the next run",
+    ),
     ("used for detection metrics", "counts.used_for_detection", "labelled and scored"),
     ("revisions used", "revision.used", ""),
     ("revisions that fixed an error", "revision.fixed", ""),

@@ -12,13 +12,13 @@ from pydantic import ValidationError
 
 from ..judge.analysis_types import JudgeSummary
 from ..judge.archive import EvaluationRecord, iter_archive
+from ..judge.evidence import quote_spans
 from ._html_common import (
     ExampleSource,
     RunContent,
     clip,
     compact,
     format_number,
-    locate,
     main_cap,
     utf16_index,
 )
@@ -305,13 +305,14 @@ def variant_table(summary: JudgeSummary) -> Table:
 
 
 def quote_marks(output: str, evidence: list[tuple[str, str]]) -> tuple[list[Mark], list[bool]]:
-    """Marks for each (dimension, quote) in the output, and which quotes were found. "..." in a
-    quote skips words, so its pieces are found in order. Quotes often overlap: the text is cut
-    into segments at every quote boundary, each segment marked with every quote covering it."""
+    """Marks for each (dimension, quote) in the output, and which quotes were found, by the
+    validator's own matcher (:func:`assay.judge.evidence.quote_spans`). Quotes often overlap:
+    the text is cut into segments at every quote boundary, each segment marked with every quote
+    covering it."""
     spans: list[tuple[int, int, int]] = []  # start, end, quote number
     found: list[bool] = []
     for n, (_, quote) in enumerate(evidence, start=1):
-        pieces = _quote_spans(output, quote)
+        pieces = quote_spans(quote, output)
         found.append(pieces is not None)
         spans.extend((start, end, n) for start, end in pieces or [])
     cuts = sorted({p for start, end, _ in spans for p in (start, end)})
@@ -331,18 +332,6 @@ def quote_marks(output: str, evidence: list[tuple[str, str]]) -> tuple[list[Mark
             )
         )
     return marks, found
-
-
-def _quote_spans(output: str, quote: str) -> list[tuple[int, int]] | None:
-    pieces = [p for p in quote.replace("…", "...").strip("\"'`").split("...") if p.strip()]
-    spans, position = [], 0
-    for piece in pieces:
-        span = locate(output[position:], piece)
-        if span is None:
-            return None
-        spans.append((span[0] + position, span[1] + position))
-        position += span[1]
-    return spans or None
 
 
 def detail(record: EvaluationRecord, where: str, cap: int | None) -> Detail:
@@ -379,7 +368,7 @@ def evidence_table(evidence: Any, highlighted: list[bool], cap: int | None) -> T
         title="Evidence",
         columns=["#", "dimension", "quote", "reason", "located (validator)", "highlighted"],
         rows=rows,
-        note="located: the validator found the quote after NFKC, quote/dash, whitespace and "
+        note="located: the validator found the quote after NFKD, quote/dash, whitespace and "
         "case normalisation; highlighted: this page could mark it in the text",
     )
 

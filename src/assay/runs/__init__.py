@@ -2,13 +2,18 @@
 
 from ._execute import run_all
 from ._fingerprint import canonical_json, fingerprint
+from ._lock import LOCK_FILE, RunDirLock
 from ._jsonl import JsonlWriter, read_jsonl, repair_partial_tail
 from ._paths import inside, safe_filename
+from ._progress import Progress
 from ._runlog import RunLog, RunLogger, RunStatus, utc_now, write_atomic
 
 __all__ = [
+    "LOCK_FILE",
     "JsonlWriter",
+    "Progress",
     "RunLog",
+    "RunDirLock",
     "RunLogger",
     "RunStatus",
     "canonical_json",

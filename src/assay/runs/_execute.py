@@ -1,13 +1,12 @@
-"""Run many async jobs with a bound, a progress bar, and results handed over as they finish."""
+"""Run many async jobs with a bound, progress, and results handed over as they finish."""
 
 from __future__ import annotations
 
 import asyncio
-import sys
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
-from tqdm import tqdm
+from ._progress import Progress
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -21,17 +20,18 @@ async def run_all(
     concurrency: int = 8,
     description: str = "working",
     progress: bool | None = None,
+    is_failure: Callable[[R], bool] | None = None,
 ) -> int:
     """Run ``worker`` over ``items``, at most ``concurrency`` at once.
 
     ``on_result`` is called in completion order as soon as each job ends, which is where
     callers append to their results file: a Ctrl-C then loses only jobs still in flight.
+    ``is_failure`` tells which results count as failed in the progress display.
     Returns the number of finished jobs.
     """
     if not items:
         return 0
-    show = sys.stderr.isatty() if progress is None else progress
-    bar = tqdm(total=len(items), desc=description, unit="item", disable=not show, smoothing=0.1)
+    bar = Progress(len(items), description, show=progress)
     semaphore = asyncio.Semaphore(concurrency)
 
     async def bounded(item: T) -> R:
@@ -42,9 +42,10 @@ async def run_all(
     finished = 0
     try:
         for next_done in asyncio.as_completed(tasks):
-            on_result(await next_done)
+            result = await next_done
+            on_result(result)
             finished += 1
-            bar.update(1)
+            bar.update(1, failed=int(is_failure is not None and is_failure(result)))
     finally:
         for task in tasks:
             task.cancel()

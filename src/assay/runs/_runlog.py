@@ -16,6 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from .. import __version__
+from ..redact import public_command
 from ._jsonl import JsonlWriter
 
 RunStatus = Literal["started", "success", "cancelled", "error"]
@@ -34,7 +35,8 @@ class RunLog(BaseModel):
     assay_version: str = __version__
     python: str = Field(default_factory=lambda: sys.version.split()[0])
     platform: str = Field(default_factory=platform.platform)
-    command: list[str] = Field(default_factory=lambda: list(sys.argv))
+    # URLs on the command line (--base-url) are stored without their credentials.
+    command: list[str] = Field(default_factory=lambda: public_command(sys.argv))
     started_at: str = Field(default_factory=utc_now)
     ended_at: str | None = None
     fingerprint: str | None = None

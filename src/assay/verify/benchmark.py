@@ -7,7 +7,10 @@ and, under ``--skip-invalid``, ``skipped_records.jsonl``.
 The input file is read twice, streaming: a first pass validates every line (so bad input
 stops the run before any model call) and counts the work left; the second pass runs it.
 Ids already in ``results.jsonl`` are skipped, so an interrupted run resumes where it stopped
-and a rerun of finished work makes no model call at all. A run directory belongs to one
+and a rerun of finished work makes no model call at all. An example with a model call that
+failed after every retry is not finished: it is counted apart (never as a score), and the next
+run redoes it and appends its new result, which supersedes the old line (failed calls are
+never cached; the calls that succeeded come back from the cache). A run directory belongs to one
 protocol (pattern, models, n, seed, threshold, revision, decoding, prompts): resuming with
 another protocol is refused.
 """
@@ -15,6 +18,7 @@ another protocol is refused.
 from __future__ import annotations
 
 import asyncio
+import difflib
 import itertools
 import sys
 from collections.abc import Callable, Iterator, Mapping
@@ -23,12 +27,27 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
-from tqdm import tqdm
 
 from ..data.grounded import SkippedRecord, iter_records
 from ..errors import ConfigError, RunError
-from ..model import DEFAULT_MODEL, Backend, ModelOptions, open_cache
-from ..runs import JsonlWriter, RunLog, RunLogger, RunStatus, fingerprint, run_all
+from ..model import (
+    DEFAULT_MODEL,
+    PROVIDERS,
+    Backend,
+    ModelOptions,
+    open_cache,
+    split_model_name,
+)
+from ..runs import (
+    JsonlWriter,
+    Progress,
+    RunDirLock,
+    RunLog,
+    RunLogger,
+    RunStatus,
+    fingerprint,
+    run_all,
+)
 from .metering import MeteredModel, metering, open_metered
 from .oracle import label_with_oracle
 from .patterns import PatternContext, PatternName, PatternSettings, get_pattern
@@ -132,6 +151,7 @@ class BenchRunReport(BaseModel):
     ran: int
     skipped_invalid: int
     calls: int
+    failed: int = 0  # selected examples whose model calls failed (the next run retries them)
 
 
 @dataclass(frozen=True)
@@ -153,7 +173,20 @@ def run_benchmark(
     ``on_result`` sees each result after it is appended; ``backends`` maps model names to
     ready backends (scripted stubs in tests).
     """
-    from .summary import write_summary
+    _check_model_names(config)  # a misspelt name stops here, before anything is written
+    with RunDirLock(config.out_dir) as lock:  # one writer per run directory
+        if lock.stale_note:
+            print(f"note: {lock.stale_note}", file=sys.stderr)
+        return _run_locked(config, on_result, backends, progress)
+
+
+def _run_locked(
+    config: BenchmarkConfig,
+    on_result: Callable[[ResultRecord], None] | None,
+    backends: Mapping[str, Backend] | None,
+    progress: bool | None,
+) -> BenchRunReport:
+    from .summary import FAILED_CALLS, write_summary
 
     protocol_fp = _check_protocol(config)
     done = finished_ids(config.out_dir / RESULTS_FILE)
@@ -163,15 +196,16 @@ def run_benchmark(
     todo = plan.selected - plan.already_done
     try:
         usage = asyncio.run(_run_pending(config, done, todo, on_result, backends, progress))
-        write_summary(config.out_dir, config=config.public_dump())
+        summary = write_summary(config.out_dir, config=config.public_dump())
     except BaseException as error:
         status: RunStatus = "cancelled" if isinstance(error, KeyboardInterrupt) else "error"
         logger.finish(status, error=f"{type(error).__name__}: {error}")
         raise
+    failed = int(summary.counts.get(FAILED_CALLS, 0))
     logger.finish(
         "success",
         sample_count=plan.selected,
-        finished_count=plan.selected,
+        finished_count=plan.selected - failed,
         usage=usage,
         models=_models_as_used(config, usage),
     )
@@ -182,7 +216,34 @@ def run_benchmark(
         ran=todo,
         skipped_invalid=len(plan.skipped),
         calls=sum(int(u["calls"]) for u in usage.values()),
+        failed=failed,
     )
+
+
+def _check_model_names(config: BenchmarkConfig) -> None:
+    for role, name in _roles(config).items():
+        if name in MODEL_FREE_CHECKERS:
+            if role == "verifier":
+                continue
+            raise ConfigError(f"--{role} {name}: a claim checker, usable only as --verifier")
+        try:
+            split_model_name(name)
+        except ConfigError as error:
+            reason = error.message.replace(f" in model name {name!r}", "")
+            raise ConfigError(f"--{role} {name!r}: {reason}", hint=_suggest(name, role)) from None
+
+
+def _suggest(name: str, role: str) -> str:
+    """Close names a misspelling may have meant, and what the option takes."""
+    provider, slash, model = name.partition("/")
+    if slash:
+        guesses = [f"{p}/{model}" for p in difflib.get_close_matches(provider, PROVIDERS, n=1)]
+    else:
+        checkers = MODEL_FREE_CHECKERS if role == "verifier" else ()
+        guesses = difflib.get_close_matches(name, [*checkers, DEFAULT_MODEL], n=2, cutoff=0.5)
+    meant = f"did you mean {' or '.join(guesses)}? " if guesses else ""
+    takes = "a model-free checker (lexical, learned) or " if role == "verifier" else ""
+    return f"{meant}--{role} takes {takes}provider/model, provider one of {', '.join(PROVIDERS)}"
 
 
 def _check_protocol(config: BenchmarkConfig) -> str:
@@ -287,13 +348,12 @@ async def _run_pending(
         oracle = models[config.oracle] if config.oracle is not None else None
         worker = _worker(config, context, oracle)
         pending = (r for r in _selected_records(config) if r.id not in done)
-        show = sys.stderr.isatty() if progress is None else progress
-        bar = tqdm(total=todo, desc=f"bench {config.pattern}", unit="ex", disable=not show)
+        bar = Progress(todo, f"bench {config.pattern}", show=progress, unit="ex")
         with JsonlWriter(config.out_dir / RESULTS_FILE) as writer, bar:
 
             def keep(result: ResultRecord) -> None:
                 writer.append(result)
-                bar.update(1)
+                bar.update(1, failed=int(result.failure is not None or not result.complete))
                 if on_result is not None:
                     on_result(result)
 

@@ -262,7 +262,7 @@ def _verdicts(run_dir: Path) -> dict[str, bool]:
     """id -> whether the gate's verdict was right (flagged exactly the erroneous answers)."""
     right: dict[str, bool] = {}
     for result in iter_results(run_dir / RESULTS_FILE):
-        if result.gold_error is not None and result.verifier_pass is not None:
+        if result.complete and result.gold_error is not None and result.verifier_pass is not None:
             right[result.id] = result.verifier_pass != result.gold_error
     return right
 

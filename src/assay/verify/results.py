@@ -4,13 +4,18 @@
 used); ``gold_error`` is the label of that same answer. In verify-only mode the label comes
 from the dataset (``label_source="dataset"``) or from ``assay perturb`` (``"injected"``); in
 generate mode from the oracle model when one is given (``"oracle"``), else there is none.
+
+results.jsonl is append-only. An example with a model call that failed after every retry
+(``usage.failures > 0``) is written like any other, but it is not finished: the next run does
+it again and appends a new line for the same id. The last line of an id supersedes the earlier
+ones; :func:`iter_results` reads only those, so every reader sees one result per id.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import get_args
+from typing import Any, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -108,6 +113,11 @@ class ResultRecord(BaseModel):
     def labelled(self) -> bool:
         return self.gold_error is not None
 
+    @property
+    def complete(self) -> bool:
+        """No model call failed: the result is final (else the next run redoes the example)."""
+        return self.usage.failures == 0
+
 
 class GoldLabel(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -196,8 +206,12 @@ def make_result(
 
 
 def iter_results(path: Path) -> Iterator[ResultRecord]:
-    """The results of a run, one at a time; a line that is not a result is an InputError."""
+    """The current result of each id (its last line), in file order; a line that is not a
+    result is an InputError."""
+    current = _last_line_of_each_id(path)
     for number, data in enumerate(read_jsonl(path), start=1):
+        if current.get(_id_of(data)) not in (None, number):
+            continue  # superseded by a later line of the same id (a retried example)
         try:
             yield ResultRecord.model_validate(data)
         except ValidationError as error:
@@ -206,6 +220,30 @@ def iter_results(path: Path) -> Iterator[ResultRecord]:
             raise InputError(first["msg"], path=path, line=number, field=field) from None
 
 
+def _id_of(data: dict[str, Any]) -> str | None:
+    value = data.get("id")
+    return None if value is None else str(value)
+
+
+def _last_line_of_each_id(path: Path) -> dict[str | None, int]:
+    last: dict[str | None, int] = {}
+    for number, data in enumerate(read_jsonl(path), start=1):
+        if (key := _id_of(data)) is not None:
+            last[key] = number
+    return last
+
+
+def _failures_of(data: dict[str, Any]) -> int:
+    usage = data.get("usage")
+    failures = usage.get("failures", 0) if isinstance(usage, dict) else 0
+    return failures if isinstance(failures, int) else 0
+
+
 def finished_ids(path: Path) -> set[str]:
-    """Ids already in a results file (what a resumed run skips)."""
-    return {str(data["id"]) for data in read_jsonl(path) if "id" in data}
+    """Ids whose current result is complete (what a resumed run skips). An example whose
+    model calls failed is not finished: the next run retries it."""
+    complete: dict[str, bool] = {}
+    for data in read_jsonl(path):
+        if (key := _id_of(data)) is not None:
+            complete[key] = _failures_of(data) == 0
+    return {key for key, done in complete.items() if done}

@@ -6,7 +6,9 @@ a few hundred megabytes at most.
 
 Which answers the detection metrics use: those with a gold label *and* a verifier score. An
 answer whose verifier failed is counted under ``counts.verifier_failures`` (with the reasons)
-and left out; an unlabelled answer is counted under ``counts.unlabelled``. Nothing is imputed.
+and left out; an example with a model call that failed after every retry is counted under
+``counts.examples_with_failed_calls`` and left out of every metric but cost (the next run
+redoes it); an unlabelled answer is counted under ``counts.unlabelled``. Nothing is imputed.
 
 ``detection`` is about the selected (final) answers, the ones the gate passes or blocks. When
 revisions were used, ``detection_first_pass`` is about the first answers, before revision
@@ -101,6 +103,10 @@ class BenchSummary(BaseModel):
     calibration: dict[str, Any] | None = None
 
 
+#: counts key: examples with a model call that failed after every retry (redone by the next run)
+FAILED_CALLS = "examples_with_failed_calls"
+
+
 class _Tally:
     """Everything summary.json counts, fed one result at a time."""
 
@@ -124,6 +130,13 @@ class _Tally:
         self.counter[f"mode_{result.mode}"] += 1
         self.patterns[result.pattern] += 1
         self.thresholds.add(result.threshold)
+        self.cost.add(result)  # the calls were spent, whatever came of them
+        if not result.complete:
+            # A model call failed after every retry: not a score, not a verifier failure
+            # either; the next run redoes the example.
+            self.counter[FAILED_CALLS] += 1
+            self.failure_reasons[_reason_key(first_failure(result))] += 1
+            return
         self.sources[result.label_source] += 1
         self._count_outcome(result)
         self.detection.add(result.gold_error, result.verifier_score, result.cluster)
@@ -131,7 +144,6 @@ class _Tally:
         self.revised += result.revision_used
         self.grounding.add(result)
         self.revision.add(result)
-        self.cost.add(result)
         bucket = result.failure_bucket or "unlabelled"
         self.buckets.setdefault(bucket, BucketStats()).add(result)
 
@@ -146,6 +158,19 @@ class _Tally:
         elif result.verifier_score is not None:
             self.counter["used_for_detection"] += 1
             self.sources_used[result.label_source] += 1
+
+
+def first_failure(result: ResultRecord) -> str:
+    """The first failure reason recorded anywhere in an example."""
+    reasons = [
+        result.failure,
+        *(c.failure for c in result.candidates),
+        *(c.failure for c in result.claim_checks),
+        result.revision.failure if result.revision else None,
+        *(result.critique.failures if result.critique else ()),
+        result.oracle.failure if result.oracle else None,
+    ]
+    return next((r for r in reasons if r), "a model call failed")
 
 
 def _reason_key(failure: str | None) -> str:
@@ -293,7 +318,14 @@ def _gate(
 def _counts(tally: _Tally) -> dict[str, Any]:
     counts: dict[str, Any] = {
         key: tally.counter.get(key, 0)
-        for key in ("results", "scored", "verifier_failures", "unlabelled", "used_for_detection")
+        for key in (
+            "results",
+            "scored",
+            "verifier_failures",
+            FAILED_CALLS,
+            "unlabelled",
+            "used_for_detection",
+        )
     }
     counts["modes"] = {
         k.removeprefix("mode_"): v for k, v in tally.counter.items() if k.startswith("mode_")

@@ -6,7 +6,6 @@ stable ids, and the report of what was kept and skipped.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import Any, NoReturn
 from pydantic import BaseModel, ConfigDict
 
 from ...errors import InputError
+from ..jsonl import check_input_file, decode_line, iter_lines, parse_json_line
 from ..records import GroundedQARecord
 
 Row = dict[str, Any]
@@ -88,15 +88,14 @@ class Tally:
 
 def read_rows(path: Path, dataset: str) -> Iterator[tuple[int, Row]]:
     """(1-based line number, JSON object) for each non-blank line of a JSON-lines file."""
-    if not path.is_file():
-        raise InputError("file not found", path=path, hint=f"SRC is the path of a {dataset} file")
+    check_input_file(path, hint=f"SRC is the path of a {dataset} file")
     found = False
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            found = True
-            yield number, _parse_line(line, path, number, dataset)
+    for number, raw in iter_lines(path):  # a .gz file is read as what it holds
+        line = decode_line(raw, path, number)
+        if not line.strip():
+            continue
+        found = True
+        yield number, _parse_line(line, path, number, dataset)
     if not found:
         raise InputError(
             f"no records: the file is empty (expected {dataset} JSON lines)", path=path
@@ -108,12 +107,13 @@ def _parse_line(line: str, path: Path, number: int, dataset: str) -> Row:
     if number == 1 and line.lstrip().startswith("["):
         hint = "the importer reads JSON lines (one object per line), not one JSON array"
     try:
-        raw = json.loads(line)
-    except json.JSONDecodeError as error:
+        raw = parse_json_line(line, path, number)
+    except InputError as error:
         raise InputError(
-            f"invalid JSON ({error.msg} at column {error.colno}); expected {dataset} JSON lines",
+            f"{error.reason}; expected {dataset} JSON lines",
             path=path,
             line=number,
+            field=error.field,
             hint=hint,
         ) from None
     if not isinstance(raw, dict):

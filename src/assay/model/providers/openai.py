@@ -1,7 +1,9 @@
 """``openai/<model>``: any OpenAI-compatible chat-completions server, through the official SDK.
 
 The SDK's own retries are off: the model layer retries, with one policy for every backend.
-The API key is held by the client only; it is never part of a cache key, a log or an error.
+The API key is held by the client only; it is never part of a cache key, a log or an error:
+the credentials of the base URL are stripped (``self.base_url`` is the public form) and every
+secret is masked in what the server sends back (error bodies, replies), see ``assay.redact``.
 """
 
 from __future__ import annotations
@@ -14,8 +16,10 @@ from typing import Any, Literal
 import httpx
 import openai
 from openai.types.chat import ChatCompletion
+from pydantic import ValidationError
 
 from ...errors import ConfigError
+from ...redact import Redactor, public_url, url_secrets
 from .._backend import Backend
 from .._types import (
     BackendError,
@@ -46,14 +50,17 @@ class OpenAIBackend(Backend):
         structured_output: StructuredOutput = "auto",
     ) -> None:
         super().__init__(model)
-        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+        full_url = base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+        #: The URL without credentials: the only form stored, printed or put in a cache key.
+        self.base_url = public_url(full_url)
         key = api_key or os.environ.get("OPENAI_API_KEY")
+        self._redact = Redactor([key, *url_secrets(full_url)])
         if not key:
             # Local servers accept any key; hosted ones answer 401, reported as such.
             key = "not-set"
         self._structured: StructuredOutput = structured_output
         self._client = openai.AsyncOpenAI(
-            base_url=self.base_url,
+            base_url=full_url,
             api_key=key,
             max_retries=0,
             timeout=httpx.Timeout(timeout_s, connect=min(10.0, timeout_s)),
@@ -72,6 +79,18 @@ class OpenAIBackend(Backend):
         return True
 
     async def generate(self, messages: Sequence[ChatMessage], config: GenerateConfig) -> Completion:
+        try:
+            completion = await self._generate(messages, config)
+        except BackendError as error:
+            message = self._redact.message(error.message)
+            raise BackendError(error.kind, message, retry_after_s=error.retry_after_s) from None
+        if not self._redact.active:
+            return completion
+        return completion.model_copy(update={"text": self._redact(completion.text)})
+
+    async def _generate(
+        self, messages: Sequence[ChatMessage], config: GenerateConfig
+    ) -> Completion:
         try:
             response = await self._create(messages, config)
         except openai.APIStatusError as error:
@@ -141,21 +160,44 @@ def _response_format(schema: JsonSchema, mode: StructuredOutput) -> dict[str, An
 
 
 def _completion(response: object) -> Completion:
-    if not isinstance(response, ChatCompletion) or not response.choices:
-        raise BackendError(ErrorKind.MALFORMED_RESPONSE, "response has no choices")
-    choice = response.choices[0]
-    text = choice.message.content if choice.message is not None else None
+    """The reply as a Completion; a reply of any other shape is a (retried) call failure."""
+    reply, text, choice = _checked_reply(response)
+    try:
+        usage = reply.usage
+        return Completion(
+            text=text,
+            finish_reason=choice.finish_reason or "unknown",
+            prompt_tokens=usage.prompt_tokens if usage else 0,
+            completion_tokens=usage.completion_tokens if usage else 0,
+            logprobs=_logprobs(choice),
+            model=reply.model or "",
+        )
+    except (ValidationError, AttributeError, TypeError, ValueError) as error:
+        raise _malformed(f"reply has a field of the wrong type: {_short(str(error))}") from None
+
+
+def _checked_reply(response: object) -> tuple[ChatCompletion, str, Any]:
+    """The reply, its first choice's text and that choice, checked: the SDK builds replies
+    without validating them, so a number can sit where the text belongs."""
+    if not isinstance(response, ChatCompletion):
+        raise _malformed(f"reply is not a chat completion object ({type(response).__name__})")
+    error = (response.model_extra or {}).get("error")
+    if error is not None:
+        raise _malformed(f"reply is an error object: {_short(str(error))}")
+    choices = response.choices
+    if not isinstance(choices, list) or not choices:
+        raise _malformed("reply has no choices")
+    choice = choices[0]
+    text = getattr(getattr(choice, "message", None), "content", None)
     if text is None:
-        raise BackendError(ErrorKind.MALFORMED_RESPONSE, "response choice has no message content")
-    usage = response.usage
-    return Completion(
-        text=text,
-        finish_reason=choice.finish_reason or "unknown",
-        prompt_tokens=usage.prompt_tokens if usage else 0,
-        completion_tokens=usage.completion_tokens if usage else 0,
-        logprobs=_logprobs(choice),
-        model=response.model or "",
-    )
+        raise _malformed("reply's first choice has no message content")
+    if not isinstance(text, str):
+        raise _malformed(f"reply's message content is not a string but {type(text).__name__}")
+    return response, text, choice
+
+
+def _malformed(cause: str) -> BackendError:
+    return BackendError(ErrorKind.MALFORMED_RESPONSE, cause)
 
 
 def _logprobs(choice: Any) -> tuple[TokenLogprob, ...] | None:
@@ -209,8 +251,17 @@ def _retry_after(response: httpx.Response) -> float | None:
 
 
 def _cause(error: BaseException) -> str:
-    cause = error.__cause__ or error.__context__
-    return _short(str(cause) if cause else str(error))
+    """The innermost non-empty description in the exception chain, else the innermost
+    exception's type name: a connection reset often arrives wrapped, with an empty message."""
+    seen: list[BaseException] = []
+    current: BaseException | None = error
+    while current is not None and current not in seen:
+        seen.append(current)
+        current = current.__cause__ or current.__context__
+    for item in reversed(seen):
+        if str(item).strip() and str(item) != "Connection error.":
+            return _short(str(item))
+    return f"{type(seen[-1]).__name__} (no detail given)"
 
 
 def _short(text: str, limit: int = 300) -> str:
@@ -221,7 +272,7 @@ def _short(text: str, limit: int = 300) -> str:
 def check_base_url(url: str) -> str:
     if not url.startswith(("http://", "https://")):
         raise ConfigError(
-            f"base URL must start with http:// or https://: {url!r}",
+            f"base URL must start with http:// or https://: {public_url(url)!r}",
             hint="for a local llama.cpp server: --base-url http://127.0.0.1:8080/v1",
         )
     return url

@@ -1,0 +1,77 @@
+"""A server that misbehaves, seen through real `assay judge run` processes (issue 14 #5, #10):
+a 200 reply whose content is a number is a retried call failure (exit 1 with the retry
+command), not "error: invalid setting" (exit 2); a key the server echoes never reaches the
+archive, the run log or the terminal."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.fault_server import (
+    ECHO_KEY_ERROR,
+    ECHO_KEY_REPLY,
+    NUMBER_CONTENT,
+    OK,
+    fault_server,
+)
+from tests.test_failed_calls import ROOT, assay, judge_outputs  # noqa: F401 (a fixture)
+
+QUESTIONS = ROOT / "examples" / "judge" / "questions.jsonl"
+SECRET = "sk-test-ECHOED-0123456789abcdef"
+
+
+def _judge(tmp_path: Path, outputs: Path, base_url: str, *extra: str) -> list[str | Path]:
+    return [
+        *("judge", "run", "--questions", QUESTIONS, "--outputs", outputs),
+        *("--judge", "openai/judge", "--out", tmp_path / "judge", "--base-url", base_url),
+        *("--max-attempts", "2", "--no-cache"),
+        *extra,
+    ]
+
+
+def _archive_text(run_dir: Path) -> str:
+    return "".join(p.read_text(encoding="utf-8") for p in run_dir.rglob("*") if p.is_file())
+
+
+def test_a_number_as_content_is_a_retried_call_failure(
+    tmp_path: Path,
+    judge_outputs: Path,  # noqa: F811
+) -> None:
+    with fault_server([NUMBER_CONTENT]) as server:
+        result = assay(tmp_path, *_judge(tmp_path, judge_outputs, server.base_url))
+        assert result.returncode == 1, result.stderr
+        assert "invalid setting" not in result.stderr
+        pairs = len(server.requests) // 2  # each call tried twice
+        assert f"{pairs} judge call(s) failed" in result.stderr
+        archived = _archive_text(tmp_path / "judge")
+        assert "JUDGE_CALL_FAILED" in archived
+        assert "not a string but int" in archived
+
+        server.switch_to([OK])
+        again = assay(tmp_path, *_judge(tmp_path, judge_outputs, server.base_url))
+        assert again.returncode == 0, again.stderr
+
+
+@pytest.mark.parametrize("echo", [ECHO_KEY_ERROR, ECHO_KEY_REPLY])
+def test_an_echoed_key_is_never_archived_logged_or_printed(
+    tmp_path: Path,
+    judge_outputs: Path,  # noqa: F811
+    echo: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("ASSAY_TEST_KEY", SECRET)
+    with fault_server([echo]) as server:
+        result = assay(
+            tmp_path,
+            *_judge(tmp_path, judge_outputs, server.base_url, "--api-key-env", "ASSAY_TEST_KEY"),
+        )
+        sent = [body for _, body in server.requests]
+    assert sent  # the server was asked, with the key in its Authorization header
+    archived = _archive_text(tmp_path / "judge")
+    assert SECRET not in archived + result.stdout + result.stderr
+    assert "[REDACTED]" in archived
+    run = json.loads((tmp_path / "judge" / "run.json").read_text(encoding="utf-8"))
+    assert SECRET not in json.dumps(run)

@@ -1,0 +1,65 @@
+"""Progress when stderr is a log file: periodic one-line status (done/total, rate, ETA, failed)."""
+
+from __future__ import annotations
+
+import io
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from assay.runs import Progress
+
+ROOT = Path(__file__).resolve().parents[1]
+STATUS = re.compile(r"^bench entailment: \d+/71 \(\d+%\), [\d.]+ ex/s, ETA \S+, failed \d+$")
+
+
+def test_status_line_counts_done_failed_and_eta() -> None:
+    stream = io.StringIO()
+    progress = Progress(10, "judge", stream=stream, interval_s=0.0)
+    progress.update(3, failed=1)
+    progress.update(1)
+    progress.close()
+    lines = stream.getvalue().splitlines()
+    assert lines[0].startswith("judge: 3/10 (30%)") and lines[0].endswith("failed 1")
+    assert lines[-1].startswith("judge: 4/10 (40%)") and "ETA " in lines[-1]
+
+
+def test_no_lines_when_progress_is_off() -> None:
+    stream = io.StringIO()
+    with Progress(5, "x", show=False, stream=stream, interval_s=0.0) as progress:
+        progress.update(5)
+    assert stream.getvalue() == ""
+
+
+def test_a_run_logged_to_a_file_prints_status_lines(tmp_path: Path) -> None:
+    log = tmp_path / "run.log"
+    with log.open("w") as stderr:
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "assay",
+                "bench",
+                "run",
+                "--data",
+                str(ROOT / "examples" / "grounded_qa_labelled.jsonl"),
+                "--pattern",
+                "entailment",
+                "--verifier",
+                "lexical",
+                "--generator",
+                "stub/g",
+                "--out_dir",
+                str(tmp_path / "run"),
+                "--no-report",
+            ],
+            stderr=stderr,
+            stdout=subprocess.DEVNULL,
+            timeout=300,
+            env={"ASSAY_CACHE_DIR": str(tmp_path / "cache"), "PATH": "/usr/bin:/bin"},
+        )
+    assert done.returncode == 0, log.read_text()
+    lines = [line for line in log.read_text().splitlines() if STATUS.match(line)]
+    assert lines, log.read_text()
+    assert lines[-1].startswith("bench entailment: 71/71 (100%)")
