@@ -1,13 +1,15 @@
-"""The learned model-free claim checker ``learned``: a logistic regression over lexical
-features of the claim against its best evidence window, with a calibration map.
+"""The learned model-free claim checker ``learned``: a logistic regression over IDF-weighted
+lexical features of a claim against its evidence, with a calibration map.
 
 No model is called. The evidence of a record is indexed once (:mod:`._align`: sentences,
-document frequencies, postings); each sentence of a claim is aligned to its best *window* (one
-evidence sentence or two adjacent ones, the SummaC zero-shot way) by IDF-weighted recall, and
-compared with it and with all the evidence (:func:`claim_vectors`, the names in
-:data:`FEATURE_NAMES`). A logistic regression whose weights ship in ``learned_weights.json``
-(a few KB, loaded with :mod:`importlib.resources`) and a Platt map turn them into
-``p_supported``::
+document frequencies, postings). Each sentence of a claim is compared with all the evidence
+(IDF-weighted recall, bigrams, missing numbers and names, the heaviest missing item; the names
+in :data:`FEATURE_NAMES`, computed by :func:`claim_vectors`) and aligned to its best *window*
+(one evidence sentence or two adjacent ones, the SummaC zero-shot way), which gives the
+negation check, the supporting ids and the explanation. (Recall against the window alone ranked
+as well but transferred worse between datasets: docs/learned-checker.md.) A logistic regression
+whose weights ship in ``learned_weights.json`` (a few KB, loaded with :mod:`importlib.resources`)
+and a Platt map turn them into ``p_supported``::
 
     z = bias + sum_i coef_i * (feature_i - mean_i) / scale_i
     p_supported = 1 / (1 + exp(-(a * z + b)))       (probability_source = "learned")
@@ -74,15 +76,15 @@ def claim_vectors(claim_text: str, evidence: Sequence[Evidence]) -> tuple[Featur
     """One :class:`FeatureVector` per sentence of ``claim_text`` (at least one)."""
     index = evidence_index(evidence)
     parts = [p for p in split_claim_sentences(claim_text) if text_stats(p).items] or [claim_text]
-    return tuple(_vector(text_stats(p), p, index) for p in parts)
+    return tuple(_vector(text_stats(p), index) for p in parts)
 
 
 def claim_features(claim_text: str, evidence: Sequence[Evidence]) -> FeatureVector:
     """The features of ``claim_text`` taken whole (the training unit)."""
-    return _vector(text_stats(claim_text), claim_text, evidence_index(evidence))
+    return _vector(text_stats(claim_text), evidence_index(evidence))
 
 
-def _vector(claim: TextStats, text: str, index: EvidenceIndex) -> FeatureVector:
+def _vector(claim: TextStats, index: EvidenceIndex) -> FeatureVector:
     weights = index.weights(claim)
     windows = index.cover(weights)
     window = windows[0] if windows else EMPTY_WINDOW
