@@ -269,7 +269,10 @@ def _open_run(config: BenchmarkConfig, protocol_fp: str) -> RunLogger:
     log = RunLog(
         kind="bench",
         fingerprint=protocol_fp,
-        models={role: {"name": name} for role, name in _roles(config).items()},
+        models={
+            role: {"name": name, **(_checker_version(name) if role == "verifier" else {})}
+            for role, name in _roles(config).items()
+        },
         decoding=config.settings().answer_config().decoding_params(),
         config=config.public_dump(),
     )
@@ -286,6 +289,8 @@ def _models_as_used(
         served = usage.get(name, {})
         requests = int(served.get("calls", 0)) + int(served.get("cache_hits", 0))
         models[role] = {"name": name, "requests_this_session": str(requests)}
+        if role == "verifier":
+            models[role].update(_checker_version(name))
         if name in usage and requests == 0:
             models[role]["note"] = "not called in this session"
     return models
