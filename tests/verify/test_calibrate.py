@@ -93,6 +93,10 @@ def test_run_with_a_calibration_gates_with_its_raw_threshold(
     assert {r["threshold"] for r in results} == {calibration.raw_threshold}
     summary = json.loads((run / "summary.json").read_text())
     assert summary["calibration"]["method"] == "platt"
+    other = tmp_path / "other.json"
+    assert _bench("calibrate", str(dev_run), "--target", "f1", "--out", str(other)) == 0
+    assert _bench(*args, "--calibration", str(other)) == 2  # its answers were gated by cal.json
+    assert read_calibration(run / "calibration.json") == calibration
 
 
 def test_bad_calibration_input_is_one_clear_error(

@@ -179,7 +179,7 @@ def run_command(args: argparse.Namespace) -> int:
     if getattr(args, "calibration", None) is not None:
         args.threshold = calibration_threshold(args.calibration, args.threshold)
     config = config_from_args(args)
-    adopt_calibration(getattr(args, "calibration", None), config.out_dir)
+    adopt_calibration(getattr(args, "calibration", None), config.out_dir, replace=False)
     report = run_benchmark(config, progress=False if args.no_progress else None)
     summary = BenchSummary.model_validate_json(
         (report.run_dir / SUMMARY_FILE).read_text(encoding="utf-8")
@@ -225,7 +225,7 @@ def _summarize(args: argparse.Namespace) -> int:
 
     if not (args.run / RESULTS_FILE).is_file():
         raise ConfigError(f"{args.run}: no {RESULTS_FILE} (not a bench run directory?)")
-    adopt_calibration(args.calibration, args.run)
+    adopt_calibration(args.calibration, args.run, replace=True)
     summary = write_summary(args.run, n_resamples=args.n_resamples, plots=not args.no_plots)
     print(f"wrote {args.run / 'summary.json'}")
     print(headline(summary))

@@ -61,13 +61,24 @@ def calibration_threshold(path: Path, given: float) -> float:
     return read_calibration(path).raw_threshold
 
 
-def adopt_calibration(path: Path | None, run_dir: Path) -> None:
-    """Keep a copy of the calibration file in the run, so its summary is rebuilt with it."""
+def adopt_calibration(path: Path | None, run_dir: Path, *, replace: bool) -> None:
+    """Keep a copy of the calibration file in the run, so its summary is rebuilt with it.
+    ``bench run`` (``replace=False``) refuses to swap the file of a run that has results: its
+    answers were gated with the old file's threshold; ``bench summarize`` may re-score."""
     if path is None:
         return
     from ..verify.calibration import CALIBRATION_FILE, read_calibration
+    from ..verify.results import RESULTS_FILE
 
-    read_calibration(path)  # refuse a bad file before it enters the run
+    new = read_calibration(path)  # refuse a bad file before it enters the run
+    kept = run_dir / CALIBRATION_FILE
+    if path.resolve() == kept.resolve():
+        return
+    gated = not replace and kept.is_file() and (run_dir / RESULTS_FILE).is_file()
+    if gated and read_calibration(kept) != new:
+        raise ConfigError(
+            f"{run_dir}: its results were made with another calibration file ({kept}); "
+            "use a new --out_dir"
+        )
     run_dir.mkdir(parents=True, exist_ok=True)
-    if path.resolve() != (run_dir / CALIBRATION_FILE).resolve():
-        shutil.copyfile(path, run_dir / CALIBRATION_FILE)
+    shutil.copyfile(path, kept)
