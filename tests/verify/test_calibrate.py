@@ -97,6 +97,11 @@ def test_run_with_a_calibration_gates_with_its_raw_threshold(
     assert _bench("calibrate", str(dev_run), "--target", "f1", "--out", str(other)) == 0
     assert _bench(*args, "--calibration", str(other)) == 2  # its answers were gated by cal.json
     assert read_calibration(run / "calibration.json") == calibration
+    uncalibrated = tmp_path / "plain"
+    plain = ["run", "--data", str(test_data), "--out_dir", str(uncalibrated), *RUN, *QUIET]
+    assert _bench(*plain) == 0
+    assert _bench(*plain, "--calibration", str(out)) == 2
+    assert not (uncalibrated / "calibration.json").exists()
 
 
 def test_bad_calibration_input_is_one_clear_error(

@@ -74,11 +74,12 @@ def adopt_calibration(path: Path | None, run_dir: Path, *, replace: bool) -> Non
     kept = run_dir / CALIBRATION_FILE
     if path.resolve() == kept.resolve():
         return
-    gated = not replace and kept.is_file() and (run_dir / RESULTS_FILE).is_file()
-    if gated and read_calibration(kept) != new:
-        raise ConfigError(
-            f"{run_dir}: its results were made with another calibration file ({kept}); "
-            "use a new --out_dir"
-        )
+    if not replace and (run_dir / RESULTS_FILE).is_file():
+        before = read_calibration(kept) if kept.is_file() else None
+        if before != new:
+            made_with = f"another calibration file ({kept})" if before else "no calibration file"
+            raise ConfigError(
+                f"{run_dir}: its results were made with {made_with}; use a new --out_dir"
+            )
     run_dir.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(path, kept)
