@@ -15,6 +15,7 @@ import pytest
 
 from assay.model import ModelOptions
 from assay.verify.checkers.learned import (
+    CHECKER_VERSION,
     FEATURE_NAMES,
     LearnedChecker,
     LearnedWeights,
@@ -124,7 +125,8 @@ def test_the_training_script_reproduces_the_shipped_weights(
     document = trained.document
     shipped = json.loads(Path(script.DEFAULT_OUT).read_text(encoding="utf-8"))
     assert document["training"]["train_on"] == shipped["training"]["train_on"]
-    assert "wice" not in document["training"]["train_on"]
+    assert set(document["training"]["train_on"]) == {"expertqa", "wice", "halueval"}
+    assert shipped["version"] == CHECKER_VERSION
 
 
 def test_held_out_wice_is_well_above_chance(script: ModuleType, trained: Any) -> None:
@@ -163,3 +165,60 @@ def test_the_script_scores_answers_as_the_entailment_pattern_does(
     for outcome, p_error in zip(outcomes, expected, strict=True):
         assert outcome.mode == "verify_only" and outcome.p_error is not None
         assert outcome.p_error == pytest.approx(p_error, abs=2e-6)
+
+
+def test_each_check_keeps_its_evidence_window_and_deciding_features() -> None:
+    check = LearnedChecker().check_sync(
+        Claim(text="The Harbour Bridge opened to traffic in 1957."), EVIDENCE
+    )
+    assert (
+        check.evidence_window is not None and "opened to traffic in 1932" in check.evidence_window
+    )
+    names = [name for name, _ in check.deciding_features]
+    assert names and set(names) <= set(FEATURE_NAMES)
+    assert "numbers_missing_all_frac" in names
+    assert "deciding:" in check.rationale
+
+
+def test_appending_supported_filler_does_not_raise_an_unsupported_claim() -> None:
+    checker = LearnedChecker()
+    false = "The bridge was designed by Gustave Eiffel."
+    padded = (
+        false + " The Harbour Bridge opened to traffic in 1932. Its main span is 503 metres long."
+    )
+    alone = checker.check_sync(Claim(text=false), EVIDENCE)
+    with_filler = checker.check_sync(Claim(text=padded), EVIDENCE)
+    assert alone.label != "supported"
+    assert with_filler.p_supported == alone.p_supported and with_filler.label == alone.label
+
+
+def test_the_padding_flip_rate_on_real_unsupported_claims_is_zero(trained: Any) -> None:
+    """Unsupported HaluEval and WiCE claims, each padded with two sentences of its own evidence:
+    none may turn supported (the attack of arXiv 2411.16638)."""
+    checker = LearnedChecker()
+    flips = total = 0
+    for name in ("halueval", "wice"):
+        for example in trained.corpus.examples[name][:200]:
+            record = example.record
+            if example.supported or not record.answer:
+                continue
+            claim = Claim(text=record.answer)
+            if checker.check_sync(claim, record.evidence).label == "supported":
+                continue
+            filler = " ".join(e.text for e in record.evidence[:2])[:600]
+            answer = record.answer.rstrip(" .")  # the filler comes as sentences of their own
+            padded = checker.check_sync(Claim(text=f"{answer}. {filler}"), record.evidence)
+            total += 1
+            flips += padded.label == "supported"
+    assert total > 50
+    assert flips == 0
+
+
+def test_a_learned_run_records_the_checker_version(tmp_path: Path) -> None:
+    from assay.verify.benchmark import BenchmarkConfig
+
+    data = tmp_path / "d.jsonl"
+    config = BenchmarkConfig(data=data, pattern="entailment", out_dir=tmp_path, verifier="learned")
+    assert config.protocol()["checker_version"] == CHECKER_VERSION
+    lexical = BenchmarkConfig(data=data, pattern="entailment", out_dir=tmp_path, verifier="lexical")
+    assert "checker_version" not in lexical.protocol()

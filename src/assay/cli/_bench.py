@@ -29,7 +29,9 @@ def register(subparsers: Any) -> None:
     summarize.add_argument("--no-plots", action="store_true", help="skip the plots")
     add_report_option(summarize)
     summarize.add_argument("--n-resamples", type=int, help="bootstrap resamples (default: run's)")
+    _add_calibration_option(summarize)
     summarize.set_defaults(handler=_summarize)
+    _add_calibrate_parser(commands)
     compare = commands.add_parser("compare", help="runs side by side, as markdown")
     compare.add_argument("runs", type=Path, nargs="+", help="run directories")
     compare.add_argument("--out", type=Path, help="also write the markdown to this file")
@@ -97,6 +99,7 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--n-resamples", type=int, default=1000, help="bootstrap resamples")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    _add_calibration_option(parser)
     add_model_options(parser)
 
 
@@ -171,8 +174,12 @@ def _first_problem(error: ValueError) -> str:
 def run_command(args: argparse.Namespace) -> int:
     from ..verify.benchmark import run_benchmark
     from ..verify.summary import SUMMARY_FILE, BenchSummary
+    from ._calibrate import adopt_calibration, calibration_threshold
 
+    if getattr(args, "calibration", None) is not None:
+        args.threshold = calibration_threshold(args.calibration, args.threshold)
     config = config_from_args(args)
+    adopt_calibration(getattr(args, "calibration", None), config.out_dir, replace=False)
     report = run_benchmark(config, progress=False if args.no_progress else None)
     summary = BenchSummary.model_validate_json(
         (report.run_dir / SUMMARY_FILE).read_text(encoding="utf-8")
@@ -214,14 +221,30 @@ def headline(summary: Any) -> str:
 def _summarize(args: argparse.Namespace) -> int:
     from ..verify.results import RESULTS_FILE
     from ..verify.summary import write_summary
+    from ._calibrate import adopt_calibration
 
     if not (args.run / RESULTS_FILE).is_file():
         raise ConfigError(f"{args.run}: no {RESULTS_FILE} (not a bench run directory?)")
+    adopt_calibration(args.calibration, args.run, replace=True)
     summary = write_summary(args.run, n_resamples=args.n_resamples, plots=not args.no_plots)
     print(f"wrote {args.run / 'summary.json'}")
     print(headline(summary))
     write_run_report(args.run, args)
     return 0
+
+
+def _add_calibration_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--calibration",
+        type=Path,
+        help="apply a calibration file from `assay bench calibrate` (kept in the run)",
+    )
+
+
+def _add_calibrate_parser(commands: Any) -> None:
+    from ._calibrate import register_calibrate
+
+    register_calibrate(commands)
 
 
 def _compare(args: argparse.Namespace) -> int:

@@ -108,11 +108,23 @@ def claim_item(check: ClaimCheck, cap: int | None) -> ClaimItem:
             Fact(label="p_supported", value=check.p_supported),
             Fact(label="from", value=check.probability_source),
             Fact(label="checker", value=check.checker),
+            *_explanation(check, cap),
         ],
         cited=list(check.claim.cited_ids),
         supporting=list(check.supporting_ids),
         note=clip(("failure: " if check.failure else "") + note, cap),
     )
+
+
+def _explanation(check: ClaimCheck, cap: int | None) -> list[Fact]:
+    """What a model-free checker matched: its evidence window and deciding features."""
+    facts = []
+    if check.evidence_window:
+        facts.append(Fact(label="matched window", value=clip(check.evidence_window, cap)))
+    if check.deciding_features:
+        deciding = ", ".join(f"{name} {value:+.2f}" for name, value in check.deciding_features)
+        facts.append(Fact(label="deciding features", value=deciding))
+    return facts
 
 
 def evidence_section(record: ResultRecord, cap: int | None) -> EvidenceSection:

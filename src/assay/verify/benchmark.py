@@ -120,6 +120,7 @@ class BenchmarkConfig(BaseModel):
             "generator": self.generator,
             "verifier": self.verifier,
             "checker_votes": self.checker_votes,
+            **_checker_version(self.verifier),
             "critic": self.critic_name,
             "oracle": self.oracle,
             "prompts": PROMPTS_FINGERPRINT,
@@ -128,6 +129,15 @@ class BenchmarkConfig(BaseModel):
     def public_dump(self) -> dict[str, Any]:
         """The config as recorded in run.json and summary.json (no secrets: keys are excluded)."""
         return self.model_dump(mode="json")
+
+
+def _checker_version(verifier: str) -> dict[str, str]:
+    """The model-free checker's version, so that a run never mixes two versions of it."""
+    if verifier != "learned":
+        return {}
+    from .checkers.learned import CHECKER_VERSION
+
+    return {"checker_version": CHECKER_VERSION}
 
 
 class BenchRunReport(BaseModel):
@@ -259,7 +269,10 @@ def _open_run(config: BenchmarkConfig, protocol_fp: str) -> RunLogger:
     log = RunLog(
         kind="bench",
         fingerprint=protocol_fp,
-        models={role: {"name": name} for role, name in _roles(config).items()},
+        models={
+            role: {"name": name, **(_checker_version(name) if role == "verifier" else {})}
+            for role, name in _roles(config).items()
+        },
         decoding=config.settings().answer_config().decoding_params(),
         config=config.public_dump(),
     )
@@ -276,6 +289,8 @@ def _models_as_used(
         served = usage.get(name, {})
         requests = int(served.get("calls", 0)) + int(served.get("cache_hits", 0))
         models[role] = {"name": name, "requests_this_session": str(requests)}
+        if role == "verifier":
+            models[role].update(_checker_version(name))
         if name in usage and requests == 0:
             models[role]["note"] = "not called in this session"
     return models

@@ -99,6 +99,8 @@ class BenchSummary(BaseModel):
     plots_note: str | None = None
     config: dict[str, Any] = Field(default_factory=dict)
     run: dict[str, Any] = Field(default_factory=dict)
+    # the calibration applied to p_error and the threshold (``bench calibrate``), if any
+    calibration: dict[str, Any] | None = None
 
 
 #: counts key: examples with a model call that failed after every retry (redone by the next run)
@@ -193,6 +195,9 @@ def build_summary(
     config = config if config is not None else dict(run.get("config") or {})
     resamples = n_resamples if n_resamples is not None else int(config.get("n_resamples", 1000))
     threshold = _one_threshold(tally.thresholds)
+    applied = _apply_calibration(run_dir, tally)
+    if applied is not None and threshold is not None:
+        threshold = float(applied["threshold"])
     summary = BenchSummary(
         pattern=_single(tally.patterns),
         threshold=threshold,
@@ -205,10 +210,24 @@ def build_summary(
         buckets=dict(sorted(tally.buckets.items())),
         config=config,
         run={k: v for k, v in run.items() if k != "config"},
+        calibration=applied,
     )
     if threshold is None:
         return summary.model_copy(update={"detection_note": "no scored results"})
     return _with_detection(summary, tally, run_dir, threshold, resamples, seed, plots)
+
+
+def _apply_calibration(run_dir: Path, tally: _Tally) -> dict[str, Any] | None:
+    """Map the detection scores through the run's calibration file, if it has one."""
+    from .calibration import CALIBRATION_FILE, calibration_record, run_calibration
+
+    calibration = run_calibration(run_dir)
+    if calibration is None:
+        return None
+    for inputs in (tally.detection, tally.first_pass):
+        if inputs.p_error:
+            inputs.p_error = [float(p) for p in calibration.apply(inputs.p_error)]
+    return calibration_record(calibration, run_dir / CALIBRATION_FILE)
 
 
 def _with_detection(

@@ -71,6 +71,10 @@ class ClaimCheck(BaseModel):
     checker: str = ""
     rationale: str = ""
     failure: str | None = None  # a model call or parse failure, with its reason
+    # what a model-free checker matched: the evidence window its verdict rests on, and the
+    # features that moved its score most (name, signed contribution to the logit)
+    evidence_window: str | None = None
+    deciding_features: tuple[tuple[str, float], ...] = ()
 
 
 class Usage(BaseModel):

@@ -1,329 +1,151 @@
-"""The learned model-free claim checker ``learned``: a logistic regression over lexical features.
+"""The learned model-free claim checker ``learned``: a logistic regression over IDF-weighted
+lexical features of a claim against its evidence, with a calibration map.
 
-No model is called: the claim and the evidence are compared with word, bigram, character and
-number statistics (:func:`claim_features`, the names in :data:`FEATURE_NAMES`), and a logistic
-regression whose weights ship in ``learned_weights.json`` (a few KB, loaded with
-:mod:`importlib.resources`) turns them into ``p_supported``::
+No model is called. The evidence of a record is indexed once (:mod:`._align`: sentences,
+document frequencies, postings). Each sentence of a claim is compared with all the evidence
+(IDF-weighted recall, bigrams, missing numbers and names, the heaviest missing item; the names
+in :data:`FEATURE_NAMES`, computed by :func:`claim_vectors`) and aligned to its best *window*
+(one evidence sentence or two adjacent ones, the SummaC zero-shot way), which gives the
+negation check, the supporting ids and the explanation. (Recall against the window alone ranked
+as well but transferred worse between datasets: docs/learned-checker.md.) A logistic regression
+whose weights ship in ``learned_weights.json`` (a few KB, loaded with :mod:`importlib.resources`)
+and a Platt map turn them into ``p_supported``::
 
     z = bias + sum_i coef_i * (feature_i - mean_i) / scale_i
-    p_supported = 1 / (1 + exp(-z))            (probability_source = "learned")
+    p_supported = 1 / (1 + exp(-(a * z + b)))       (probability_source = "learned")
 
-Labels: ``p_supported >= upper`` is ``supported``, ``p_supported <= lower`` is ``unsupported``,
-and the band in between (``lower``/``upper`` from the weights file, 0.4 / 0.6 as shipped) is
-``uncertain``: too close to 0.5 to call either way. When the claim is supported, the supporting
-ids are the evidence items of the (at most three) sentences that together cover most of the
-claim's words; otherwise there are none.
+A claim of several sentences gets its weakest sentence's probability: appending true filler
+to a false claim cannot raise it (the padding attack of arXiv 2411.16638).
 
-The weights are trained by ``scripts/train_learned_checker.py`` on public data in
-``../shared/data`` only, with numpy (Newton's method, L2 penalty), deterministically; the
-training set, the split and held-out numbers are in ``docs/learned-checker.md``. The
-probability is fitted with balanced classes: it is "calibrated" for a 50/50 prior, not for a
-dataset where most claims are errors.
+Labels: ``p_supported >= upper`` is ``supported``, ``<= lower`` is ``unsupported``, and the band
+in between (from the weights file) is ``uncertain``. Each check keeps the evidence window it
+matched and the features that moved its score most (:attr:`ClaimCheck.evidence_window`,
+:attr:`ClaimCheck.deciding_features`).
 
-The features are computed here, not imported from the lexical baseline, on purpose: shipped
-weights belong to one exact feature definition, and the baseline is tuned on its own schedule.
+The weights and the Platt map are trained by ``scripts/train_learned_checker.py`` on public
+data in ``../shared/data`` only, deterministically; the probability speaks for a 50/50 prior
+(classes are balanced in training). :data:`CHECKER_VERSION` names the feature definition and
+weights, and runs record it.
 """
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
-import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
 from ..types import Claim, ClaimCheck, ClaimLabel, Evidence
+from ._align import EMPTY_WINDOW, EvidenceIndex, Window, evidence_index
+from ._learned_text import CAP, TextStats, split_claim_sentences, text_stats
 
+CHECKER_VERSION = "learned-2"  # learned-1: whole-page greedy cover, no IDF, no calibration
 WEIGHTS_FILE = "learned_weights.json"
 FEATURE_NAMES: tuple[str, ...] = (
-    "recall_best_sentence",
-    "recall_cover2",
-    "recall_cover3",
-    "recall_all",
-    "bigram_recall_cover",
+    "idf_recall_all",
     "bigram_recall_all",
-    "char4_recall_cover",
-    "longest_run",
-    "numbers_missing",
-    "numbers_missing_frac",
+    "numbers_missing_all_frac",
     "has_numbers",
-    "names_missing",
-    "names_missing_frac",
+    "names_missing_all_frac",
+    "names_missing_all",
     "negation_mismatch",
+    "missing_weight_max",
 )
-COVER_SIZE = 3  # sentences a claim may draw on (WiCE support sets are rarely larger)
-KEY_WEIGHT = 2.0  # names and numbers weigh double in recall: a wrong one is a wrong claim
-CAP = 3.0  # counts are capped: the third missing name says little the second did not
-
-
-def _words(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
-STOPWORDS = _words(
-    """a an the and or but if then of to in on at by for with from as into onto over under about
-    above below between through during before after since until while than so such is are was
-    were be been being am do does did have has had having will would shall should can could may
-    might must it its this that these those there here their them they he she his her him we our
-    us you your i me my who whom whose which what when where why how also very more most much
-    many some any all each every both either other another same just only own too s t up down
-    out off again further once per via upon within across along among around because several
-    various often however thus therefore although though yet whether according including"""
-)
-NEGATIONS = _words(
-    "not no never none nobody nothing neither nor without cannot unable fail fails failed "
-    "lack lacks lacked"
-)
-_NUMBER_WORDS = {
-    "zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
-    "seven": "7", "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12",
-    "twenty": "20", "thirty": "30", "forty": "40", "fifty": "50", "hundred": "100",
-    "thousand": "1000", "million": "1000000", "billion": "1000000000", "first": "1",
-    "second": "2", "third": "3", "fourth": "4", "fifth": "5", "twice": "2", "half": "0.5",
-}  # fmt: skip
-_MONTHS = _words(
-    "january february march april may june july august september october november december"
-)
-_SUFFIXES = (
-    "ations", "ation", "ments", "ment", "ness", "ings", "ing", "ions", "ion", "ies", "ied",
-    "ers", "er", "ed", "es", "ly", "s",
-)  # fmt: skip
-_TOKEN = re.compile(r"\d[\d,]*(?:\.\d+)?|[^\W\d_](?:[\w'-]*\w)?")
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])|\n+|(?<=[a-z0-9)][.!?])(?=[A-Z])")
-_STEM_LENGTH = 6
-
-
-@dataclass(frozen=True)
-class TextStats:
-    """What the features compare: content items (stems, numbers as ``#n``), names, bigrams."""
-
-    sequence: tuple[str, ...]  # content items in text order
-    items: frozenset[str]
-    names: frozenset[str]
-    numbers: frozenset[str]
-    bigrams: frozenset[tuple[str, str]]
-    negations: int
+DECIDING = 4  # features kept in a check's explanation
 
 
 @dataclass(frozen=True)
 class FeatureVector:
-    """The features of one claim against some evidence, and the ids its best cover uses."""
+    """The features of one claim sentence against some evidence, and its best window."""
 
     values: tuple[float, ...]
-    cover_ids: tuple[str, ...]
+    windows: tuple[Window, ...]  # the best window first, then those adding what it lacks
+
+    @property
+    def window(self) -> Window:
+        return self.windows[0] if self.windows else EMPTY_WINDOW
+
+    @property
+    def cover_ids(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(i for w in self.windows for i in w.evidence_ids))
 
 
-def stem(word: str) -> str:
-    """Lower case, possessive and one common suffix dropped, cut to six letters."""
-    word = word.lower().replace("’", "'")
-    if word.endswith("'s"):
-        word = word[:-2]
-    word = word.strip("'-")
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            word = word[: -len(suffix)]
-            break
-    return word[:_STEM_LENGTH]
-
-
-def _number(text: str) -> str:
-    value = text.replace(",", "")
-    if "." in value:
-        value = value.rstrip("0").rstrip(".")
-    return "#" + (value.lstrip("0") or "0")
-
-
-def _raw_tokens(text: str) -> list[str]:
-    return _TOKEN.findall(unicodedata.normalize("NFKC", text).replace("’", "'"))
-
-
-# Bounded: a benchmark process checks many records; the cache only has to span one record
-# (its claims, the re-check against cited snippets), and WiCE pages reach ~1,100 sentences.
-@lru_cache(maxsize=8192)
-def text_stats(text: str) -> TextStats:
-    """Content items, names, numbers, bigrams and negations of ``text``."""
-    sequence: list[str] = []
-    names: set[str] = set()
-    negations = 0
-    raw = _raw_tokens(text)
-    for index, token in enumerate(raw):
-        lower = token.lower()
-        if lower in NEGATIONS or lower.endswith("n't"):
-            negations += 1
-        if token[0].isdigit():
-            sequence.append(_number(token))
-        elif lower in _NUMBER_WORDS:
-            sequence.append("#" + _NUMBER_WORDS[lower])
-        elif lower not in STOPWORDS and lower not in NEGATIONS and len(lower) > 1:
-            sequence.append(stem(token))
-            if token[0].isupper() and lower not in _MONTHS and (index > 0 or len(raw) == 1):
-                names.add(sequence[-1])
-    return TextStats(
-        sequence=tuple(sequence),
-        items=frozenset(sequence),
-        names=frozenset(names),
-        numbers=frozenset(s for s in sequence if s.startswith("#")),
-        bigrams=frozenset(itertools.pairwise(sequence)),
-        negations=negations,
-    )
-
-
-def char4(text: str) -> frozenset[str]:
-    """Character 4-grams of the words of ``text`` (computed only for a claim and its cover)."""
-    grams: set[str] = set()
-    for token in _raw_tokens(text):
-        word = f" {token.lower()} "
-        grams.update(word[i : i + 4] for i in range(max(1, len(word) - 3)))
-    return frozenset(grams)
-
-
-def split_sentences(text: str) -> list[str]:
-    """Sentences of an evidence text (light: evidence only needs spans to match against)."""
-    return [p.strip() for p in _SENTENCE.split(text) if p and p.strip()]
-
-
-@dataclass(frozen=True)
-class _Sentence:
-    evidence_id: str
-    text: str
-    stats: TextStats
-
-
-def _sentences(evidence: Sequence[Evidence]) -> list[_Sentence]:
-    out: list[_Sentence] = []
-    for item in evidence:
-        text = f"{item.title}. {item.text}" if item.title else item.text
-        for sentence in split_sentences(text) or [text]:
-            out.append(_Sentence(item.evidence_id, sentence, text_stats(sentence)))
-    return out
-
-
-def _weight(item: str, claim: TextStats) -> float:
-    return KEY_WEIGHT if item in claim.names or item.startswith("#") else 1.0
-
-
-def _recall(claim: TextStats, found: frozenset[str] | set[str]) -> float:
-    total = sum(_weight(i, claim) for i in claim.items)
-    if not total:
-        return 1.0
-    return sum(_weight(i, claim) for i in claim.items if i in found) / total
-
-
-def _greedy_cover(claim: TextStats, sentences: list[_Sentence]) -> list[_Sentence]:
-    """Up to :data:`COVER_SIZE` sentences, each adding the most claim weight not yet found."""
-    matched = [(s, claim.items & s.stats.items) for s in sentences]
-    matched = [(s, m) for s, m in matched if m]
-    found: set[str] = set()
-    cover: list[_Sentence] = []
-    for _ in range(COVER_SIZE):
-        best, gain = None, 0.0
-        for sentence, items in matched:
-            new = sum(_weight(i, claim) for i in items - found)
-            if new > gain:
-                best, gain = sentence, new
-        if best is None:
-            break
-        cover.append(best)
-        found |= best.stats.items
-    return cover
-
-
-def _union(sentences: Sequence[_Sentence]) -> set[str]:
-    out: set[str] = set()
-    for sentence in sentences:
-        out |= sentence.stats.items
-    return out
-
-
-def _longest_run(claim: tuple[str, ...], other: tuple[str, ...]) -> int:
-    """The longest run of consecutive claim items that also occurs consecutively in ``other``."""
-    best = 0
-    previous = [0] * (len(other) + 1)
-    for a in claim:
-        current = [0] * (len(other) + 1)
-        for j, b in enumerate(other, start=1):
-            if a == b:
-                current[j] = previous[j - 1] + 1
-                best = max(best, current[j])
-        previous = current
-    return best
-
-
-def _fraction(part: int, whole: int) -> float:
-    return part / whole if whole else 0.0
+def claim_vectors(claim_text: str, evidence: Sequence[Evidence]) -> tuple[FeatureVector, ...]:
+    """One :class:`FeatureVector` per sentence of ``claim_text`` (at least one)."""
+    index = evidence_index(evidence)
+    parts = [p for p in split_claim_sentences(claim_text) if text_stats(p).items] or [claim_text]
+    return tuple(_vector(text_stats(p), index) for p in parts)
 
 
 def claim_features(claim_text: str, evidence: Sequence[Evidence]) -> FeatureVector:
-    """The :data:`FEATURE_NAMES` values of ``claim_text`` against ``evidence``."""
-    claim = text_stats(claim_text)
-    sentences = _sentences(evidence)
-    cover = _greedy_cover(claim, sentences)
-    everything = _union(sentences)
-    best = cover[0].stats if cover else text_stats("")
-    cover_bigrams = frozenset().union(*(s.stats.bigrams for s in cover))
-    all_bigrams = frozenset().union(*(s.stats.bigrams for s in sentences))
-    claim_char4 = char4(claim_text)
-    cover_char4 = frozenset().union(*(char4(s.text) for s in cover))
-    missing_numbers = len(claim.numbers - everything)
-    missing_names = len(claim.names - everything)
-    run = max((_longest_run(claim.sequence, s.stats.sequence) for s in cover), default=0)
+    """The features of ``claim_text`` taken whole (the training unit)."""
+    return _vector(text_stats(claim_text), evidence_index(evidence))
+
+
+def _vector(claim: TextStats, index: EvidenceIndex) -> FeatureVector:
+    weights = index.weights(claim)
+    windows = index.cover(weights)
+    window = windows[0] if windows else EMPTY_WINDOW
+    total = sum(weights.values())
+    names_all = len(claim.names - index.items)
+    missing = [w for t, w in weights.items() if t not in index.items]
     values = (
-        _recall(claim, best.items),
-        _recall(claim, _union(cover[:2])),
-        _recall(claim, _union(cover)),
-        _recall(claim, everything),
-        _bigram_recall(claim, cover_bigrams),
-        _bigram_recall(claim, all_bigrams),
-        _fraction(len(claim_char4 & cover_char4), len(claim_char4)),
-        _fraction(run, len(claim.sequence)),
-        min(CAP, missing_numbers),
-        _fraction(missing_numbers, len(claim.numbers)),
+        _share(sum(w for t, w in weights.items() if t in index.items), total),
+        _bigram_recall(claim, index.bigrams, index.items),
+        _share(len(claim.numbers - index.items), len(claim.numbers), empty=0.0),
         float(bool(claim.numbers)),
-        min(CAP, missing_names),
-        _fraction(missing_names, len(claim.names)),
-        float((claim.negations % 2) != (best.negations % 2)),
+        _share(names_all, len(claim.names), empty=0.0),
+        min(CAP, float(names_all)),
+        float((claim.negations % 2) != (window.negations % 2)),
+        _share(max(missing, default=0.0), total, empty=0.0),
     )
-    return FeatureVector(
-        values=values, cover_ids=tuple(dict.fromkeys(s.evidence_id for s in cover))
-    )
+    return FeatureVector(values=values, windows=windows)
 
 
-def _bigram_recall(claim: TextStats, found: frozenset[tuple[str, str]]) -> float:
-    if not claim.bigrams:
-        return 1.0 if claim.items and claim.items <= _flatten(found) else 0.0
+def _share(part: float, whole: float, empty: float = 1.0) -> float:
+    return part / whole if whole else empty
+
+
+def _bigram_recall(
+    claim: TextStats, found: frozenset[tuple[str, str]], items: frozenset[str]
+) -> float:
+    if not claim.bigrams:  # a one-item claim: its item found or not
+        return 1.0 if claim.items and claim.items <= items else 0.0
     return len(claim.bigrams & found) / len(claim.bigrams)
-
-
-def _flatten(bigrams: frozenset[tuple[str, str]]) -> set[str]:
-    return {word for pair in bigrams for word in pair}
 
 
 @dataclass(frozen=True)
 class LearnedWeights:
-    """A fitted logistic regression over standardized features, and the uncertain band."""
+    """A fitted logistic regression over standardized features, its Platt map and the band."""
 
     feature_names: tuple[str, ...]
     mean: tuple[float, ...]
     scale: tuple[float, ...]
     coef: tuple[float, ...]
     bias: float
+    platt_a: float = 1.0
+    platt_b: float = 0.0
     lower: float = 0.4
     upper: float = 0.6
 
+    def contributions(self, values: Sequence[float]) -> tuple[float, ...]:
+        """Each feature's share of the logit (coefficient times standardized value)."""
+        return tuple(
+            c * (x - m) / s
+            for x, m, s, c in zip(values, self.mean, self.scale, self.coef, strict=True)
+        )
+
+    def logit(self, values: Sequence[float]) -> float:
+        return self.bias + sum(self.contributions(values))
+
     def p_supported(self, values: Sequence[float]) -> float:
-        z = self.bias
-        for x, m, s, c in zip(values, self.mean, self.scale, self.coef, strict=True):
-            z += c * (x - m) / s
-        return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
+        return _sigmoid(self.platt_a * self.logit(values) + self.platt_b)
 
     @classmethod
     def from_json(cls, data: dict[str, object]) -> LearnedWeights:
-        """The model part of a weights file (other keys describe the training and are kept
-        for people, not read)."""
+        """The model part of a weights file (other keys describe the training, for people)."""
         model = data["model"]
         if not isinstance(model, dict):
             raise ValueError("weights file: 'model' must be an object")
@@ -332,15 +154,22 @@ class LearnedWeights:
             raise ValueError(
                 f"weights file is for features {names}, this code computes {FEATURE_NAMES}"
             )
+        platt = model.get("calibration", {"a": 1.0, "b": 0.0})
         return cls(
             feature_names=names,
             mean=tuple(float(v) for v in model["mean"]),
             scale=tuple(float(v) for v in model["scale"]),
             coef=tuple(float(v) for v in model["coef"]),
             bias=float(model["bias"]),
+            platt_a=float(platt["a"]),
+            platt_b=float(platt["b"]),
             lower=float(model["lower"]),
             upper=float(model["upper"]),
         )
+
+
+def _sigmoid(z: float) -> float:
+    return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
 
 
 @lru_cache(maxsize=1)
@@ -354,6 +183,7 @@ class LearnedChecker:
     """Supported / unsupported / uncertain from a logistic regression over lexical features."""
 
     name = "learned"
+    version = CHECKER_VERSION
 
     def __init__(self, weights: LearnedWeights | None = None) -> None:
         self.weights = weights or shipped_weights()
@@ -363,13 +193,15 @@ class LearnedChecker:
 
     def check_sync(self, claim: Claim, evidence: Sequence[Evidence]) -> ClaimCheck:
         """The same verdict without the event loop (the checker does no I/O)."""
-        return self.verdict(claim, claim_features(claim.text, evidence))
+        return self.verdict(claim, claim_vectors(claim.text, evidence))
 
-    def verdict(self, claim: Claim, vector: FeatureVector) -> ClaimCheck:
-        """The check of ``claim`` from its features (lets training score features once)."""
-        p = self.weights.p_supported(vector.values)
+    def verdict(self, claim: Claim, vectors: Sequence[FeatureVector]) -> ClaimCheck:
+        """The check of ``claim`` from its sentences' features: the weakest sentence decides."""
+        scored = [(self.weights.p_supported(v.values), v) for v in vectors]
+        p, vector = min(scored, key=lambda pair: pair[0])
         label = self.label_of(p)
         supporting = vector.cover_ids if label == "supported" else ()
+        deciding = self.deciding(vector)
         return ClaimCheck(
             claim=claim,
             label=label,
@@ -378,8 +210,16 @@ class LearnedChecker:
             supporting_ids=supporting,
             cited_supporting_ids=tuple(i for i in claim.cited_ids if i in supporting),
             checker=self.name,
-            rationale=_rationale(vector),
+            rationale=_rationale(vector, deciding),
+            evidence_window=" … ".join(w.text for w in vector.windows) or None,
+            deciding_features=deciding,
         )
+
+    def deciding(self, vector: FeatureVector) -> tuple[tuple[str, float], ...]:
+        """The features that moved the logit most, with their signed contributions."""
+        pairs = zip(FEATURE_NAMES, self.weights.contributions(vector.values), strict=True)
+        ranked = sorted((p for p in pairs if p[1]), key=lambda p: -abs(p[1]))
+        return tuple((name, round(value, 3)) for name, value in ranked[:DECIDING])
 
     def label_of(self, p_supported: float) -> ClaimLabel:
         if p_supported >= self.weights.upper:
@@ -389,16 +229,17 @@ class LearnedChecker:
         return "uncertain"
 
 
-def _rationale(vector: FeatureVector) -> str:
+def _rationale(vector: FeatureVector, deciding: Sequence[tuple[str, float]]) -> str:
     values = dict(zip(FEATURE_NAMES, vector.values, strict=True))
-    parts = [f"{values['recall_cover3']:.0%} of content words found in the best sentences"]
-    parts.append(f"bigrams {values['bigram_recall_cover']:.0%}")
-    if values["numbers_missing"]:
-        parts.append(f"{values['numbers_missing']:.0f} number(s) not in any evidence")
-    if values["names_missing"]:
-        parts.append(f"{values['names_missing']:.0f} name(s) not in any evidence")
+    parts = [f"{values['idf_recall_all']:.0%} of the claim's IDF weight found in the evidence"]
+    if values["numbers_missing_all_frac"]:
+        parts.append(f"{values['numbers_missing_all_frac']:.0%} of its numbers in no evidence")
+    if values["names_missing_all"]:
+        parts.append(f"{values['names_missing_all']:.0f} name(s) in no evidence")
     if values["negation_mismatch"]:
-        parts.append("negation differs from the best sentence")
+        parts.append("negation differs from the best window")
     if vector.cover_ids:
-        parts.append("best evidence " + ", ".join(vector.cover_ids))
+        parts.append("best window in " + ", ".join(vector.cover_ids))
+    if deciding:
+        parts.append("deciding: " + ", ".join(f"{n} {v:+.2f}" for n, v in deciding))
     return "; ".join(parts)

@@ -1,0 +1,85 @@
+"""``assay bench calibrate DEV_RUN``: a threshold and a calibration map fitted on a labelled
+dev run, for ``bench run --calibration FILE`` and ``bench summarize --calibration FILE``."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError
+
+DEFAULT_THRESHOLD = 0.5
+
+
+def register_calibrate(commands: Any) -> None:
+    parser = commands.add_parser(
+        "calibrate",
+        help="fit a threshold and calibration map on a labelled dev run",
+        description="Fit a calibration map of p_error and an operating threshold on the "
+        "labelled, scored answers of DEV_RUN; apply them to another run with "
+        "`assay bench run --calibration FILE` or `assay bench summarize --calibration FILE`.",
+    )
+    parser.add_argument("dev_run", type=Path, help="a bench run directory with gold labels")
+    parser.add_argument(
+        "--target",
+        default="balanced_accuracy",
+        help="balanced_accuracy (default), f1, precision@R (most recall with precision >= R) "
+        "or recall@R (most precision with recall >= R)",
+    )
+    parser.add_argument("--method", choices=("isotonic", "platt"), default="isotonic")
+    parser.add_argument(
+        "--out", type=Path, help="calibration file (default DEV_RUN/calibration-<target>.json)"
+    )
+    parser.set_defaults(handler=_calibrate)
+
+
+def _calibrate(args: argparse.Namespace) -> int:
+    from ..verify.calibration import dev_pairs, fit_calibration, write_calibration
+
+    truth, raw = dev_pairs(args.dev_run)
+    calibration = fit_calibration(
+        truth, raw, target=args.target, method=args.method, dev_run=str(args.dev_run)
+    )
+    out = args.out or args.dev_run / f"calibration-{args.target.replace('@', '-at-')}.json"
+    write_calibration(calibration, out)
+    print(
+        f"wrote {out}: {args.method} map on {calibration.dev_n} answers, threshold "
+        f"{calibration.threshold:.4f} on calibrated p_error (raw {calibration.raw_threshold:.4f}), "
+        f"{args.target} {calibration.dev_value:.3f} on the dev run (in fit)"
+    )
+    return 0
+
+
+def calibration_threshold(path: Path, given: float) -> float:
+    """The raw threshold ``bench run`` gates with under a calibration file."""
+    from ..verify.calibration import read_calibration
+
+    if given != DEFAULT_THRESHOLD:
+        raise ConfigError("--threshold and --calibration: give one (the file sets the threshold)")
+    return read_calibration(path).raw_threshold
+
+
+def adopt_calibration(path: Path | None, run_dir: Path, *, replace: bool) -> None:
+    """Keep a copy of the calibration file in the run, so its summary is rebuilt with it.
+    ``bench run`` (``replace=False``) refuses to swap the file of a run that has results: its
+    answers were gated with the old file's threshold; ``bench summarize`` may re-score."""
+    if path is None:
+        return
+    from ..verify.calibration import CALIBRATION_FILE, read_calibration
+    from ..verify.results import RESULTS_FILE
+
+    new = read_calibration(path)  # refuse a bad file before it enters the run
+    kept = run_dir / CALIBRATION_FILE
+    if path.resolve() == kept.resolve():
+        return
+    if not replace and (run_dir / RESULTS_FILE).is_file():
+        before = read_calibration(kept) if kept.is_file() else None
+        if before != new:
+            made_with = f"another calibration file ({kept})" if before else "no calibration file"
+            raise ConfigError(
+                f"{run_dir}: its results were made with {made_with}; use a new --out_dir"
+            )
+    run_dir.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(path, kept)

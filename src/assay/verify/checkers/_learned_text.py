@@ -1,0 +1,156 @@
+"""Text statistics of the ``learned`` checker: content items (crude stems, numbers), names,
+bigrams, negations, and a light sentence splitter.
+
+Shipped weights belong to one exact definition of these statistics: a change here is a new
+checker version (:data:`assay.verify.checkers.learned.CHECKER_VERSION`) and a retraining.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+
+KEY_WEIGHT = 2.0  # names and numbers weigh double in recall: a wrong one is a wrong claim
+CAP = 3.0  # counts are capped: the third missing name says little the second did not
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+STOPWORDS = _words(
+    """a an the and or but if then of to in on at by for with from as into onto over under about
+    above below between through during before after since until while than so such is are was
+    were be been being am do does did have has had having will would shall should can could may
+    might must it its this that these those there here their them they he she his her him we our
+    us you your i me my who whom whose which what when where why how also very more most much
+    many some any all each every both either other another same just only own too s t up down
+    out off again further once per via upon within across along among around because several
+    various often however thus therefore although though yet whether according including"""
+)
+NEGATIONS = _words(
+    "not no never none nobody nothing neither nor without cannot unable fail fails failed "
+    "lack lacks lacked"
+)
+_NUMBER_WORDS = {
+    "zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
+    "seven": "7", "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12",
+    "twenty": "20", "thirty": "30", "forty": "40", "fifty": "50", "hundred": "100",
+    "thousand": "1000", "million": "1000000", "billion": "1000000000", "first": "1",
+    "second": "2", "third": "3", "fourth": "4", "fifth": "5", "twice": "2", "half": "0.5",
+}  # fmt: skip
+_MONTHS = _words(
+    "january february march april may june july august september october november december"
+)
+_SUFFIXES = (
+    "ations", "ation", "ments", "ment", "ness", "ings", "ing", "ions", "ion", "ies", "ied",
+    "ers", "er", "ed", "es", "ly", "s",
+)  # fmt: skip
+_TOKEN = re.compile(r"\d[\d,]*(?:\.\d+)?|[^\W\d_](?:[\w'-]*\w)?")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])|\n+|(?<=[a-z0-9)][.!?])(?=[A-Z])")
+_STEM_LENGTH = 6
+
+
+@dataclass(frozen=True)
+class TextStats:
+    """What the features compare: content items (stems, numbers as ``#n``), names, bigrams."""
+
+    sequence: tuple[str, ...]  # content items in text order
+    items: frozenset[str]
+    names: frozenset[str]
+    numbers: frozenset[str]
+    bigrams: frozenset[tuple[str, str]]
+    negations: int
+
+
+def stem(word: str) -> str:
+    """Lower case, possessive and one common suffix dropped, cut to six letters."""
+    word = word.lower().replace("’", "'")
+    if word.endswith("'s"):
+        word = word[:-2]
+    word = word.strip("'-")
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)]
+            break
+    return word[:_STEM_LENGTH]
+
+
+def _number(text: str) -> str:
+    value = text.replace(",", "")
+    if "." in value:
+        value = value.rstrip("0").rstrip(".")
+    return "#" + (value.lstrip("0") or "0")
+
+
+def _raw_tokens(text: str) -> list[str]:
+    return _TOKEN.findall(unicodedata.normalize("NFKC", text).replace("’", "'"))
+
+
+@lru_cache(maxsize=1 << 16)
+def _token_info(token: str) -> tuple[str | None, bool, bool]:
+    """(content item or None, is a negation, may be a name) of one token. Cached: a page
+    repeats its words, and this is the inner loop of indexing evidence."""
+    lower = token.lower()
+    negation = lower in NEGATIONS or lower.endswith("n't")
+    if token[0].isdigit():
+        return _number(token), negation, False
+    if lower in _NUMBER_WORDS:
+        return "#" + _NUMBER_WORDS[lower], negation, False
+    if lower in STOPWORDS or lower in NEGATIONS or len(lower) <= 1:
+        return None, negation, False
+    return stem(token), negation, token[0].isupper() and lower not in _MONTHS
+
+
+# Bounded: a benchmark process checks many records; the cache only has to span one record
+# (its claims, the re-check against cited snippets), and WiCE pages reach ~1,100 sentences.
+@lru_cache(maxsize=8192)
+def text_stats(text: str) -> TextStats:
+    """Content items, names, numbers, bigrams and negations of ``text``."""
+    sequence: list[str] = []
+    names: set[str] = set()
+    negations = 0
+    raw = _raw_tokens(text)
+    for index, token in enumerate(raw):
+        item, negation, name = _token_info(token)
+        negations += negation
+        if item is not None:
+            sequence.append(item)
+            if name and (index > 0 or len(raw) == 1):
+                names.add(item)
+    return TextStats(
+        sequence=tuple(sequence),
+        items=frozenset(sequence),
+        names=frozenset(names),
+        numbers=frozenset(s for s in sequence if s.startswith("#")),
+        bigrams=frozenset(itertools.pairwise(sequence)),
+        negations=negations,
+    )
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of an evidence text (light: evidence only needs spans to match against)."""
+    return [p.strip() for p in _SENTENCE.split(text) if p and p.strip()]
+
+
+# A claim's sentences: any sentence-final mark followed by space ends one, whatever comes next
+# (padding may start in lower case or with a bracket), except after an initial or a title.
+_CLAIM_BREAK = re.compile(r"(\S*)[.!?][\"'”’)\]]*\s+(?=\S)")
+_NOT_AN_END = _words("mr mrs ms dr st jr sr vs no co inc etc e.g i.e")
+
+
+def split_claim_sentences(text: str) -> list[str]:
+    """The sentences of a claim, split more eagerly than evidence: a claim of two sentences is
+    judged by its weaker one, so a missed split lets true filler hide a false sentence."""
+    parts, start = [], 0
+    for match in _CLAIM_BREAK.finditer(text):
+        word = match.group(1).lstrip("\"'(“‘[")
+        if (len(word) == 1 and word.isupper()) or word.lower() in _NOT_AN_END or "." in word:
+            continue  # "J. Smith", "Dr. Who", "U.S. Army"
+        parts.append(text[start : match.end()].strip())
+        start = match.end()
+    parts.append(text[start:].strip())
+    return [p for p in parts if p]

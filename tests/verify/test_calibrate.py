@@ -1,0 +1,128 @@
+"""``assay bench calibrate`` on a real labelled dev run (WiCE dev records checked by the
+``learned`` checker), applied to another run by ``bench summarize`` and ``bench run``."""
+
+from __future__ import annotations
+
+import json
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from assay.cli import main
+from assay.data.importers.wice import import_wice
+from assay.verify.calibration import fit_calibration, read_calibration
+
+from ..conftest import SHARED_DATA
+
+RUN = ["--pattern", "entailment", "--generator", "stub/gen", "--verifier", "learned"]
+QUIET = ["--no-cache", "--no-progress", "--n-resamples", "20", "--no-report", "--max-examples", "0"]
+
+
+def _halves(tmp_path: Path) -> tuple[Path, Path]:
+    """WiCE dev records split by article (dev: even groups, test: odd), 60 + 60."""
+    records = import_wice(SHARED_DATA / "wice" / "claim_dev.jsonl").records
+    dev = [r for r in records if zlib.crc32(r.cluster.encode()) % 2 == 0][:60]
+    test = [r for r in records if zlib.crc32(r.cluster.encode()) % 2 == 1][:60]
+    paths = []
+    for name, part in (("dev", dev), ("test", test)):
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text("".join(r.model_dump_json() + "\n" for r in part), encoding="utf-8")
+        paths.append(path)
+    return paths[0], paths[1]
+
+
+def _bench(*args: str) -> int:
+    return main(["bench", *args])
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
+    tmp_path = tmp_path_factory.mktemp("calibrate")
+    dev_data, test_data = _halves(tmp_path)
+    dev_run, test_run = tmp_path / "dev-run", tmp_path / "test-run"
+    assert _bench("run", "--data", str(dev_data), "--out_dir", str(dev_run), *RUN, *QUIET) == 0
+    assert _bench("run", "--data", str(test_data), "--out_dir", str(test_run), *RUN, *QUIET) == 0
+    return dev_run, test_run, test_data
+
+
+def test_calibrate_writes_a_map_and_threshold_fitted_on_the_dev_run(
+    runs: tuple[Path, Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    dev_run, _, _ = runs
+    out = dev_run.parent / "cal.json"
+    assert _bench("calibrate", str(dev_run), "--out", str(out)) == 0
+    assert "balanced_accuracy" in capsys.readouterr().out
+    calibration = read_calibration(out)
+    assert calibration.method == "isotonic" and calibration.dev_n == 60
+    grid = calibration.apply(np.linspace(0, 1, 101))
+    assert np.all(np.diff(grid) >= 0)  # a calibration map never reorders answers
+    assert 0.5 <= calibration.dev_value <= 1.0
+
+
+def test_summarize_applies_the_file_and_records_which(runs: tuple[Path, Path, Path]) -> None:
+    dev_run, test_run, _ = runs
+    out = dev_run.parent / "cal-p.json"
+    assert _bench("calibrate", str(dev_run), "--target", "precision@0.8", "--out", str(out)) == 0
+    before = json.loads((test_run / "summary.json").read_text())
+    assert before["calibration"] is None and before["threshold"] == 0.5
+    assert _bench("summarize", str(test_run), "--calibration", str(out), "--no-plots") == 0
+    after = json.loads((test_run / "summary.json").read_text())
+    calibration = read_calibration(out)
+    assert after["calibration"]["fingerprint"] == calibration.fingerprint()
+    assert after["calibration"]["target"] == "precision@0.8"
+    assert after["threshold"] == calibration.threshold
+    # a rebuild without the option keeps the calibration the run was given
+    assert _bench("summarize", str(test_run), "--no-plots") == 0
+    again = json.loads((test_run / "summary.json").read_text())
+    assert again["calibration"] == after["calibration"]
+
+
+def test_run_with_a_calibration_gates_with_its_raw_threshold(
+    runs: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    dev_run, _, test_data = runs
+    out = tmp_path / "cal.json"
+    assert _bench("calibrate", str(dev_run), "--method", "platt", "--out", str(out)) == 0
+    calibration = read_calibration(out)
+    run = tmp_path / "run"
+    args = ["run", "--data", str(test_data), "--out_dir", str(run), *RUN, *QUIET]
+    assert _bench(*args, "--calibration", str(out)) == 0
+    results = [json.loads(x) for x in (run / "results.jsonl").read_text().splitlines()]
+    assert {r["threshold"] for r in results} == {calibration.raw_threshold}
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["calibration"]["method"] == "platt"
+    other = tmp_path / "other.json"
+    assert _bench("calibrate", str(dev_run), "--target", "f1", "--out", str(other)) == 0
+    assert _bench(*args, "--calibration", str(other)) == 2  # its answers were gated by cal.json
+    assert read_calibration(run / "calibration.json") == calibration
+    uncalibrated = tmp_path / "plain"
+    plain = ["run", "--data", str(test_data), "--out_dir", str(uncalibrated), *RUN, *QUIET]
+    assert _bench(*plain) == 0
+    assert _bench(*plain, "--calibration", str(out)) == 2
+    assert not (uncalibrated / "calibration.json").exists()
+
+
+def test_bad_calibration_input_is_one_clear_error(
+    runs: tuple[Path, Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dev_run, test_run, _ = runs
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"kind": "assay.calibration", "method": "cubic"}', encoding="utf-8")
+    assert _bench("summarize", str(test_run), "--calibration", str(bad)) == 2
+    assert f"{bad}: field method" in capsys.readouterr().err
+    assert _bench("calibrate", str(dev_run), "--target", "precision@2") == 2
+    assert "--target" in capsys.readouterr().err
+
+
+def test_precision_target_reaches_its_precision_on_the_dev_data() -> None:
+    rng = np.random.default_rng(0)
+    truth = rng.random(400) < 0.4
+    raw = np.clip(truth * 0.3 + rng.random(400) * 0.7, 0, 1)
+    calibration = fit_calibration(
+        truth, raw, target="precision@0.9", method="isotonic", dev_run="x"
+    )
+    flagged = calibration.apply(raw) >= calibration.threshold
+    assert (truth & flagged).sum() / flagged.sum() >= 0.9
+    assert np.array_equal(flagged, raw >= calibration.raw_threshold)
