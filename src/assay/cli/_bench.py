@@ -119,6 +119,20 @@ def _add_role_arguments(parser: argparse.ArgumentParser) -> None:
         help="samples per claim check for vote probabilities",
     )
     group.add_argument(
+        "--claim-check",
+        choices=("auto", "single_pass", "json"),
+        default="auto",
+        help="a model verifier's claim check: one next-token Yes/No question read from "
+        "logprobs (single_pass), or generated JSON with rationale and supporting ids (json); "
+        "auto: single_pass where the backend returns logprobs",
+    )
+    group.add_argument(
+        "--claim-template",
+        choices=("assay", "minicheck"),
+        default="assay",
+        help="the single-pass prompt: assay's, or Bespoke-MiniCheck's 'Document/Claim' format",
+    )
+    group.add_argument(
         "--critic", help="self-consistency critic (default: the verifier model, else generator)"
     )
     group.add_argument("--oracle", help="model that labels generated answers (label source oracle)")
@@ -152,6 +166,8 @@ def config_from_args(args: argparse.Namespace) -> Any:
             max_tokens=args.max_tokens,
             critique_max_tokens=args.critique_max_tokens,
             checker_votes=args.checker_votes,
+            claim_check=args.claim_check,
+            claim_template=args.claim_template,
             skip_invalid=args.skip_invalid,
             concurrency=args.concurrency,
             n_resamples=args.n_resamples,
@@ -203,19 +219,45 @@ def headline(summary: Any) -> str:
         f"{counts['used_for_detection']}"
     ]
     if summary.detection is not None:
-        metrics = summary.detection["metrics"]
-        parts = [
-            f"{k} {metrics[k]['value']:.3f}"
-            for k in ("precision", "recall", "f1", "auroc", "ece_uniform", "brier")
-            if metrics[k]["value"] is not None
-        ]
-        lines.append("detection (positive = grounding error): " + ", ".join(parts))
+        lines.append("detection (positive = grounding error): " + _metrics_line(summary.detection))
     else:
         lines.append(f"detection: {summary.detection_note}")
+    if summary.detection_second_opinion is not None:
+        lines.append(
+            "second opinion, same answers: " + _metrics_line(summary.detection_second_opinion)
+        )
     per = summary.cost.per_example
     if per:
         lines.append(f"cost: {per['calls']:.2f} calls, {per['tokens']:.0f} tokens per example")
     return "\n".join(lines)
+
+
+HEADLINE_METRICS = (
+    "balanced_accuracy",
+    "auroc",
+    "precision",
+    "recall",
+    "f1",
+    "ece_uniform",
+    "brier",
+)
+
+
+def _metrics_line(detection: dict[str, Any]) -> str:
+    """Each headline metric with its 95% interval: ``auroc 0.766 [0.652, 0.871]``."""
+    metrics = detection["metrics"]
+    parts = []
+    for name in HEADLINE_METRICS:
+        metric = metrics[name]
+        if metric["value"] is None:
+            continue
+        interval = (
+            f" [{metric['low']:.3f}, {metric['high']:.3f}]"
+            if metric.get("low") is not None and metric.get("high") is not None
+            else ""
+        )
+        parts.append(f"{name} {metric['value']:.3f}{interval}")
+    return ", ".join(parts)
 
 
 def _summarize(args: argparse.Namespace) -> int:

@@ -6,7 +6,7 @@ A model is named ``provider/model`` (``openai/...``, ``llamacpp/...``, ``stub/..
 for a failed call.
 """
 
-from ._backend import Backend
+from ._backend import Backend, UnopenedBackend
 from ._cache import ResponseCache, cache_key, default_cache_path
 from ._model import Model, RetryPolicy
 from ._registry import (
@@ -58,6 +58,7 @@ __all__ = [
     "StubResponder",
     "TokenLogprob",
     "TopLogprob",
+    "UnopenedBackend",
     "Usage",
     "cache_key",
     "create_backend",

@@ -59,3 +59,21 @@ class Backend(abc.ABC):
     def version_info(self) -> dict[str, str]:
         """Model and library versions for run logs, as far as the backend knows them."""
         return {}
+
+
+class UnopenedBackend(Backend):
+    """Stands in for a model a run did not open because its plan does not use it.
+
+    Every call fails with a clear reason (a recorded call failure, never a crash), so a plan
+    that was wrong about a role shows up in the results instead of loading a model for nothing.
+    """
+
+    provider = "unopened"
+
+    async def generate(self, messages: Sequence[ChatMessage], config: GenerateConfig) -> Completion:
+        from ._types import BackendError, ErrorKind
+
+        raise BackendError(
+            ErrorKind.BAD_REQUEST,
+            f"{self.model} was not opened: this run's plan did not expect to call it",
+        )

@@ -37,12 +37,15 @@ def cache_key(
     config: GenerateConfig,
     sample_index: int,
 ) -> str:
+    settings = config.model_dump(mode="json", by_alias=True)
+    if not settings["logprob_tokens"]:  # keys made before this setting existed stay valid
+        del settings["logprob_tokens"]
     payload: dict[str, Any] = {
         "v": 1,
         "backend": backend_name,
         "identity": identity,
         "messages": [m.model_dump() for m in messages],
-        "config": config.model_dump(mode="json", by_alias=True),
+        "config": settings,
         "sample_index": sample_index,
     }
     canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)

@@ -56,6 +56,10 @@ class GenerateConfig(BaseModel):
     n: int = Field(default=1, ge=1, le=128)
     logprobs: bool = False
     top_logprobs: int = Field(default=0, ge=0, le=20)
+    # With logprobs: also report every token whose text, stripped and casefolded, is one of
+    # these words (the labels of a label question), wherever it ranks. Backends that hold
+    # the whole distribution (llama.cpp in-process) honour it; HTTP APIs return top_logprobs.
+    logprob_tokens: tuple[str, ...] = ()
     json_schema: JsonSchema | None = None
 
     @field_validator("stop", mode="before")
@@ -105,6 +109,8 @@ class Completion(BaseModel):
     finish_reason: str
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    # of prompt_tokens, how many an in-process backend took from its KV cache (shared prefix)
+    prompt_tokens_reused: int = 0
     latency_s: float = 0.0
     logprobs: tuple[TokenLogprob, ...] | None = None
     model: str = ""  # the model name the backend reported, when it reports one

@@ -24,6 +24,7 @@ class Usage:
     completion_tokens: int = 0
     errors_by_kind: Counter[str] = field(default_factory=Counter)
     latencies_s: list[float] = field(default_factory=list)
+    reported_models: set[str] = field(default_factory=set)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def record(self, result: ModelResult, *, from_cache: bool, retries: int) -> None:
@@ -37,6 +38,8 @@ class Usage:
             if isinstance(result, Completion):
                 self.prompt_tokens += result.prompt_tokens
                 self.completion_tokens += result.completion_tokens
+                if result.model:
+                    self.reported_models.add(result.model)
             elif isinstance(result, CallFailure):
                 self.failures += 1
                 self.errors_by_kind[result.kind.value] += 1
@@ -56,5 +59,7 @@ class Usage:
                 "prompt_tokens": self.prompt_tokens,
                 "completion_tokens": self.completion_tokens,
                 "errors_by_kind": dict(self.errors_by_kind),
+                # the model ids the backend reported in its replies (a server's own name)
+                "reported_models": sorted(self.reported_models),
                 "latency_ms": percentiles,
             }

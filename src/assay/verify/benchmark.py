@@ -24,7 +24,7 @@ import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -35,6 +35,7 @@ from ..model import (
     PROVIDERS,
     Backend,
     ModelOptions,
+    UnopenedBackend,
     open_cache,
     split_model_name,
 )
@@ -89,6 +90,10 @@ class BenchmarkConfig(BaseModel):
     max_tokens: int = Field(default=256, ge=8, le=4096)
     critique_max_tokens: int = Field(default=384, ge=16, le=4096)
     checker_votes: int = Field(default=1, ge=1, le=32)
+    # a model verifier: one next-token label question per claim, or generated JSON; "auto" is
+    # single-pass where the backend returns logprobs
+    claim_check: Literal["auto", "single_pass", "json"] = "auto"
+    claim_template: Literal["assay", "minicheck"] = "assay"
     skip_invalid: bool = False
     concurrency: int = Field(default=4, ge=1, le=256)
     n_resamples: int = Field(default=1000, ge=0)
@@ -99,7 +104,7 @@ class BenchmarkConfig(BaseModel):
     def critic_name(self) -> str:
         if self.critic is not None:
             return self.critic
-        return self.generator if self.verifier in MODEL_FREE_CHECKERS else self.verifier
+        return _verifier_model(self.verifier) or self.generator
 
     def settings(self) -> PatternSettings:
         return PatternSettings(
@@ -120,6 +125,7 @@ class BenchmarkConfig(BaseModel):
             "generator": self.generator,
             "verifier": self.verifier,
             "checker_votes": self.checker_votes,
+            **_claim_check_protocol(self),
             **_checker_version(self.verifier),
             "critic": self.critic_name,
             "oracle": self.oracle,
@@ -131,9 +137,26 @@ class BenchmarkConfig(BaseModel):
         return self.model_dump(mode="json")
 
 
+def _claim_check_protocol(config: BenchmarkConfig) -> dict[str, Any]:
+    """Every prompt, template and schema a model verifier may use, so none changes unseen."""
+    if config.verifier in MODEL_FREE_CHECKERS:
+        return {}
+    from .checkers.model import SYSTEM_PROMPT, claim_check_schema
+    from .checkers.single_pass import SinglePassConfig
+
+    return {
+        "claim_check": config.claim_check,
+        "single_pass": SinglePassConfig(
+            template=config.claim_template, seed=config.seed
+        ).describe(),
+        "json_prompt": SYSTEM_PROMPT,
+        "json_schema": claim_check_schema(["id"]).model_dump(by_alias=True),
+    }
+
+
 def _checker_version(verifier: str) -> dict[str, str]:
     """The model-free checker's version, so that a run never mixes two versions of it."""
-    if verifier != "learned":
+    if verifier.partition("+")[0] != "learned":
         return {}
     from .checkers.learned import CHECKER_VERSION
 
@@ -159,6 +182,7 @@ class _Plan:
     selected: int
     already_done: int
     skipped: tuple[SkippedRecord, ...]
+    generates: bool = False  # some record still to run has no answer: the generator is needed
 
 
 def run_benchmark(
@@ -191,11 +215,13 @@ def _run_locked(
     protocol_fp = _check_protocol(config)
     done = finished_ids(config.out_dir / RESULTS_FILE)
     plan = _plan(config, done)  # bad input stops here, before anything is written
-    logger = _open_run(config, protocol_fp)
-    _write_skipped(config.out_dir, plan.skipped)
     todo = plan.selected - plan.already_done
+    # finished work opens no model; a model the run needs and cannot open stops it here
+    models = _open_models(config, backends or {}, plan.generates) if todo else {}
+    logger = _open_run(config, protocol_fp, models)
+    _write_skipped(config.out_dir, plan.skipped)
     try:
-        usage = asyncio.run(_run_pending(config, done, todo, on_result, backends, progress))
+        usage = asyncio.run(_run_pending(config, done, todo, on_result, models, progress))
         summary = write_summary(config.out_dir, config=config.public_dump())
     except BaseException as error:
         status: RunStatus = "cancelled" if isinstance(error, KeyboardInterrupt) else "error"
@@ -207,7 +233,7 @@ def _run_locked(
         sample_count=plan.selected,
         finished_count=plan.selected - failed,
         usage=usage,
-        models=_models_as_used(config, usage),
+        models=_models_as_used(config, usage, models),
     )
     return BenchRunReport(
         run_dir=config.out_dir,
@@ -226,6 +252,8 @@ def _check_model_names(config: BenchmarkConfig) -> None:
             if role == "verifier":
                 continue
             raise ConfigError(f"--{role} {name}: a claim checker, usable only as --verifier")
+        if role == "verifier" and name != (model := _verifier_model(name) or name):
+            name = model  # learned+<model>: the model half must name a model
         try:
             split_model_name(name)
         except ConfigError as error:
@@ -265,12 +293,18 @@ def _check_protocol(config: BenchmarkConfig) -> str:
     return protocol_fp
 
 
-def _open_run(config: BenchmarkConfig, protocol_fp: str) -> RunLogger:
+def _open_run(
+    config: BenchmarkConfig, protocol_fp: str, models: Mapping[str, MeteredModel]
+) -> RunLogger:
     log = RunLog(
         kind="bench",
         fingerprint=protocol_fp,
         models={
-            role: {"name": name, **(_checker_version(name) if role == "verifier" else {})}
+            role: {
+                "name": name,
+                **(_checker_version(name) if role == "verifier" else {}),
+                **_versions(models.get(_verifier_model(name) or name)),
+            }
             for role, name in _roles(config).items()
         },
         decoding=config.settings().answer_config().decoding_params(),
@@ -279,16 +313,29 @@ def _open_run(config: BenchmarkConfig, protocol_fp: str) -> RunLogger:
     return RunLogger(config.out_dir, log)
 
 
+def _versions(model: MeteredModel | None) -> dict[str, str]:
+    """Backend and library versions, and for a server its address (never its key)."""
+    return {} if model is None else model.backend.version_info()
+
+
 def _models_as_used(
-    config: BenchmarkConfig, usage: dict[str, dict[str, Any]]
+    config: BenchmarkConfig,
+    usage: dict[str, dict[str, Any]],
+    opened: Mapping[str, MeteredModel],
 ) -> dict[str, dict[str, str]]:
     """Each role's model, saying whether it served any request (verify-only runs never call
     the generator, and a model-free checker is not a model)."""
     models: dict[str, dict[str, str]] = {}
     for role, name in _roles(config).items():
-        served = usage.get(name, {})
+        served = usage.get(_verifier_model(name) or name, {})
         requests = int(served.get("calls", 0)) + int(served.get("cache_hits", 0))
-        models[role] = {"name": name, "requests_this_session": str(requests)}
+        models[role] = {
+            "name": name,
+            "requests_this_session": str(requests),
+            **_versions(opened.get(_verifier_model(name) or name)),
+        }
+        if reported := served.get("reported_models"):
+            models[role]["reported_model"] = ", ".join(reported)
         if role == "verifier":
             models[role].update(_checker_version(name))
         if name in usage and requests == 0:
@@ -308,10 +355,14 @@ def _plan(config: BenchmarkConfig, done: set[str]) -> _Plan:
     """Validate the whole file (streaming) and count what is selected and already done."""
     skipped: list[SkippedRecord] = []
     selected = already = 0
+    generates = False
     for record in _selected_records(config, skipped):
         selected += 1
         already += record.id in done
-    return _Plan(selected=selected, already_done=already, skipped=tuple(skipped))
+        generates = generates or (record.answer is None and record.id not in done)
+    return _Plan(
+        selected=selected, already_done=already, skipped=tuple(skipped), generates=generates
+    )
 
 
 def _selected_records(
@@ -336,18 +387,17 @@ async def _run_pending(
     done: set[str],
     todo: int,
     on_result: Callable[[ResultRecord], None] | None,
-    backends: Mapping[str, Backend] | None,
+    models: dict[str, MeteredModel],
     progress: bool | None,
 ) -> dict[str, dict[str, Any]]:
     """Run every selected record not in ``done``; returns each model's usage in this session."""
     if todo == 0:
         return {}  # finished work: no model is even opened
-    models = _open_models(config, backends or {})
     try:
         context = PatternContext(
-            generator=models[config.generator],
+            generator=_role_model(models, config.generator),
             checker=_checker(config, models),
-            critic=models[config.critic_name],
+            critic=_role_model(models, config.critic_name),
             settings=config.settings(),
         )
         oracle = models[config.oracle] if config.oracle is not None else None
@@ -372,12 +422,18 @@ async def _run_pending(
 
 
 def _open_models(
-    config: BenchmarkConfig, backends: Mapping[str, Backend]
+    config: BenchmarkConfig, backends: Mapping[str, Backend], generates: bool
 ) -> dict[str, MeteredModel]:
-    """One model per distinct name: roles that share a model share its cache and its memory."""
-    names = {config.generator, config.critic_name}
-    if config.verifier not in MODEL_FREE_CHECKERS:
-        names.add(config.verifier)
+    """One model per distinct name the run will use: roles that share a model share its cache
+    and its memory. Verify-only records are never generated for, so model-free verification
+    of them opens (and needs to have installed) no model at all."""
+    names = set()
+    if generates:
+        names |= {config.generator, config.critic_name}
+    if config.pattern == "self_consistency":
+        names.add(config.critic_name)
+    if (verifier_model := _verifier_model(config.verifier)) is not None:
+        names.add(verifier_model)
     if config.oracle is not None:
         names.add(config.oracle)
     if misused := names & set(MODEL_FREE_CHECKERS):
@@ -394,18 +450,58 @@ def _open_models(
     }
 
 
+def _verifier_model(verifier: str) -> str | None:
+    """The model a verifier spec asks: ``openai/x``, or the second half of ``learned+openai/x``."""
+    if verifier in MODEL_FREE_CHECKERS:
+        return None
+    first, plus, second = verifier.partition("+")
+    return second if plus and first in MODEL_FREE_CHECKERS else verifier
+
+
+def _role_model(models: dict[str, MeteredModel], name: str) -> MeteredModel:
+    """The role's model, or one that fails every call: a role the plan did not expect to use."""
+    if name in models:
+        return models[name]
+    return MeteredModel(UnopenedBackend(name), cache=None, max_concurrency=1)
+
+
 def _checker(config: BenchmarkConfig, models: dict[str, MeteredModel]) -> ClaimChecker:
-    if config.verifier == "lexical":
+    first, plus, second = config.verifier.partition("+")
+    if plus and first in MODEL_FREE_CHECKERS:
+        from .checkers.combined import CombinedChecker
+
+        primary = _model_free_checker(first)
+        return CombinedChecker(primary, _model_checker(config, models[second]))
+    if config.verifier in MODEL_FREE_CHECKERS:
+        return _model_free_checker(config.verifier)
+    return _model_checker(config, models[config.verifier])
+
+
+def _model_free_checker(name: str) -> ClaimChecker:
+    if name == "lexical":
         from .checkers.baseline import LexicalChecker
 
         return LexicalChecker()
-    if config.verifier == "learned":
-        from .checkers.learned import LearnedChecker
+    from .checkers.learned import LearnedChecker
 
-        return LearnedChecker()
+    return LearnedChecker()
+
+
+def _model_checker(config: BenchmarkConfig, model: MeteredModel) -> ClaimChecker:
+    single_pass = config.claim_check == "single_pass" or (
+        config.claim_check == "auto"
+        and model.backend.supports_logprobs
+        and config.checker_votes == 1
+    )
+    if single_pass:
+        from .checkers.single_pass import SinglePassChecker, SinglePassConfig
+
+        return SinglePassChecker(
+            model, SinglePassConfig(template=config.claim_template, seed=config.seed)
+        )
     from .checkers.model import ModelChecker
 
-    return ModelChecker(models[config.verifier], votes=config.checker_votes)
+    return ModelChecker(model, votes=config.checker_votes)
 
 
 def _worker(

@@ -60,6 +60,24 @@ def claim_check(messages: Sequence[ChatMessage], config: GenerateConfig, rng: ra
     )
 
 
+def claim_label(messages: Sequence[ChatMessage], config: GenerateConfig, rng: random.Random) -> str:
+    """Yes/No for a single-pass label question (``[assay:claim_label]``), lexical and noisy."""
+    prompt = _last_user(messages)
+    claim_match = re.search(r"^Claim: (.*)$", prompt, re.MULTILINE)
+    evidence = [
+        Evidence(evidence_id=m.group(1), text=m.group(2))
+        for line in prompt.splitlines()
+        if (m := _EVIDENCE_LINE.match(line))
+    ]
+    if not claim_match or not evidence:
+        return "No"
+    verdict = LexicalChecker().check_sync(Claim(text=claim_match.group(1)), evidence)
+    supported = (verdict.p_supported or 0.0) >= 0.5
+    if rng.random() < _CLAIM_FLIP_RATE:
+        supported = not supported
+    return "Yes" if supported else "No"
+
+
 # -------------------------------------------------------------------- [assay:claim_decompose]
 
 
@@ -239,6 +257,7 @@ def oracle(messages: Sequence[ChatMessage], config: GenerateConfig, rng: random.
 #: task tag -> responder; passed to the stub provider by the benchmark (ModelOptions).
 RESPONDERS: dict[str, StubResponder] = {
     "claim_check": claim_check,
+    "claim_label": claim_label,
     "claim_decompose": claim_decompose,
     "answer": answer,
     "revise": revise,

@@ -89,6 +89,8 @@ class BenchSummary(BaseModel):
     detection_note: str | None = None
     # the verifier on the first answers (before revision); None when nothing was revised
     detection_first_pass: dict[str, Any] | None = None
+    # the second opinion of a combined verifier (learned+<model>) on the same answers
+    detection_second_opinion: dict[str, Any] | None = None
     selective: dict[str, Any] | None = None
     uncertain_rate: float | None = None  # uncertain claim labels / claims checked
     grounding: GroundingStats
@@ -113,6 +115,7 @@ class _Tally:
     def __init__(self) -> None:
         self.detection = DetectionInputs()
         self.first_pass = DetectionInputs()
+        self.second_opinion = DetectionInputs()
         self.revised = 0
         self.grounding = GroundingStats()
         self.revision = RevisionStats()
@@ -141,6 +144,7 @@ class _Tally:
         self._count_outcome(result)
         self.detection.add(result.gold_error, result.verifier_score, result.cluster)
         self.first_pass.add(*first_pass(result), result.cluster)
+        self.second_opinion.add(result.gold_error, second_opinion_p_error(result), result.cluster)
         self.revised += result.revision_used
         self.grounding.add(result)
         self.revision.add(result)
@@ -158,6 +162,18 @@ class _Tally:
         elif result.verifier_score is not None:
             self.counter["used_for_detection"] += 1
             self.sources_used[result.label_source] += 1
+
+
+def second_opinion_p_error(result: ResultRecord) -> float | None:
+    """The second opinion's p_error for an answer: 1 - its lowest p(supported) over the claims.
+
+    None when no claim has a second-opinion probability (no second opinion was asked)."""
+    probabilities = [
+        c.second_opinion.p_supported
+        for c in result.claim_checks
+        if c.second_opinion is not None and c.second_opinion.p_supported is not None
+    ]
+    return 1.0 - min(probabilities) if probabilities else None
 
 
 def first_failure(result: ResultRecord) -> str:
@@ -250,6 +266,8 @@ def _with_detection(
     update: dict[str, Any] = {"detection": detection, "selective": selective}
     if tally.revised and tally.first_pass.truth:
         update["detection_first_pass"] = _detect(tally.first_pass, **options)
+    if tally.second_opinion.truth:
+        update["detection_second_opinion"] = _detect(tally.second_opinion, **options)
     if plots:
         from .plots import write_plots
 

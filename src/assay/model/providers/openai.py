@@ -70,6 +70,12 @@ class OpenAIBackend(Backend):
     def cache_identity(self) -> dict[str, str]:
         return {"base_url": self.base_url.rstrip("/")}
 
+    def version_info(self) -> dict[str, str]:
+        """The SDK version and the server's address (credentials stripped; never the key).
+
+        The model id the server reports is in each reply and in the usage summary."""
+        return {"openai_sdk": openai.__version__, "base_url": self.base_url.rstrip("/")}
+
     @property
     def supports_json_schema(self) -> bool:
         return self._structured != "off"

@@ -1,0 +1,94 @@
+"""Models are opened only for the roles a run uses, before anything is written (issue 9 §4).
+
+Model-free verification of verify-only records needs no model installed: a generator that
+cannot be opened is not even looked at. A verifier model that cannot be opened stops the run
+before any file is written, so a retry is not refused as "other settings"."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+LABELLED = ROOT / "examples" / "grounded_qa_labelled.jsonl"
+
+
+def _bench(tmp_path: Path, data: Path, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "assay",
+            "bench",
+            "run",
+            "--data",
+            str(data),
+            "--pattern",
+            "entailment",
+            "--out_dir",
+            str(out),
+            "--no-report",
+            "--no-progress",
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "ASSAY_CACHE_DIR": str(tmp_path / "cache")},
+    )
+
+
+def test_model_free_verification_opens_no_model(tmp_path: Path) -> None:
+    missing = tmp_path / "not-installed.gguf"
+    done = _bench(
+        tmp_path,
+        LABELLED,
+        tmp_path / "run",
+        "--verifier",
+        "learned",
+        "--generator",
+        f"llamacpp/{missing}",
+    )
+    assert done.returncode == 0, done.stderr
+    run = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert run["models"]["generator"]["requests_this_session"] == "0"
+
+
+def test_a_verifier_that_cannot_be_opened_writes_nothing(tmp_path: Path) -> None:
+    missing = tmp_path / "not-installed.gguf"
+    out = tmp_path / "run"
+    failed = _bench(tmp_path, LABELLED, out, "--verifier", f"llamacpp/{missing}")
+    assert failed.returncode == 2 and "model file not found" in failed.stderr
+    assert not out.exists()
+    again = _bench(tmp_path, LABELLED, out, "--verifier", "learned")
+    assert again.returncode == 0, again.stderr  # not refused as "other settings"
+
+
+@pytest.mark.slow
+def test_the_quick_start_command_on_a_subset(tmp_path: Path) -> None:
+    """The README's first command (learned verdicts, embedded model's second opinion)."""
+    subset = tmp_path / "subset.jsonl"
+    lines = LABELLED.read_text(encoding="utf-8").splitlines()
+    subset.write_text("\n".join(lines[:12]) + "\n", encoding="utf-8")
+    out = tmp_path / "quickstart"
+    done = _bench(tmp_path, subset, out, "--verifier", "learned+llamacpp/smollm2")
+    assert done.returncode == 0, done.stderr
+    assert "second opinion, same answers" in done.stdout
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["detection"]["metrics"]["auroc"]["value"] is not None
+    assert summary["detection_second_opinion"] is not None
+    checks = [
+        c for line in (out / "results.jsonl").open() for c in json.loads(line)["claim_checks"]
+    ]
+    sources = {c["second_opinion"]["probability_source"] for c in checks}
+    assert sources <= {"next_token", "next_token_bounded", None}
+    assert any(c["second_opinion"]["p_supported"] is not None for c in checks)
+    run = json.loads((out / "run.json").read_text())
+    assert run["models"]["verifier"]["llama_cpp_python"] == "0.3.16"
+    rerun = _bench(tmp_path, subset, out, "--verifier", "learned+llamacpp/smollm2")
+    assert rerun.returncode == 0 and "0 model calls" in rerun.stdout
