@@ -57,7 +57,8 @@ def test_bench_run_retries_failed_calls_on_the_next_run(tmp_path: Path) -> None:
         command: list[str | Path] = [
             *("bench", "run", "--data", data, "--pattern", "entailment", "--out_dir", out),
             *("--generator", "openai/x", "--verifier", "openai/x", "--no-report"),
-            "--no-progress",
+            # the fault server writes JSON replies without logprobs: the JSON claim check
+            *("--claim-check", "json", "--no-progress"),
             *_model_args(server, tmp_path),
         ]
         first = assay(tmp_path, *command)
@@ -82,7 +83,9 @@ def test_bench_run_retries_failed_calls_on_the_next_run(tmp_path: Path) -> None:
         assert len(lines) == 6  # append-only: the retried results follow the failed ones
         current = list(iter_results(out / "results.jsonl"))
         assert sorted(r.id for r in current) == ["v0", "v1", "v2"]
-        assert all(r.complete and r.scored for r in current)
+        assert all(r.complete and r.scored for r in current), [
+            (r.failure, r.complete, r.scored) for r in current
+        ]
         summary = json.loads((out / "summary.json").read_text())
         assert summary["counts"]["results"] == 3
         assert summary["counts"]["examples_with_failed_calls"] == 0

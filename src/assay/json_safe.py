@@ -12,7 +12,7 @@ import json
 from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
-from pydantic_core import PydanticSerializationError
+from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -26,9 +26,19 @@ def model_json(record: BaseModel, *, indent: int | None = None) -> str:
     try:
         text = record.model_dump_json(indent=indent)
         text.encode("utf-8")
-        return text
     except (PydanticSerializationError, UnicodeEncodeError):
-        return json.dumps(record.model_dump(mode="json"), ensure_ascii=True, indent=indent)
+        return _escaped(record, indent)
+    # pydantic writes a lone surrogate in a dict *key* as U+FFFD instead of raising; a
+    # replacement character may be such a loss, so take the exact path whenever one appears.
+    return _escaped(record, indent) if "\ufffd" in text else text
+
+
+def _escaped(record: BaseModel, indent: int | None) -> str:
+    # The python-mode dump keeps strings exactly (the JSON mode replaces surrogates in keys);
+    # what json cannot take itself (dates, enums) goes through pydantic's JSON conversion.
+    return json.dumps(
+        record.model_dump(), ensure_ascii=True, indent=indent, default=to_jsonable_python
+    )
 
 
 def load_model(model: type[M], text: str) -> M:

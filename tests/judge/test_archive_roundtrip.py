@@ -43,6 +43,15 @@ def test_every_reply_round_trips_through_the_archive(tmp_path_factory, reply: st
     assert [item.record for item in iter_archive(archive.run_dir)] == [record]
 
 
+def test_a_lone_surrogate_in_a_parsed_key_reads_back_exactly(tmp_path: Path) -> None:
+    # pydantic's JSON dump writes a surrogate key as U+FFFD without raising (found by the fuzz)
+    archive = _archive(tmp_path)
+    record = make_record(archive.state.fingerprint, '{"\ud800": null}')
+    assert record.classification.parsed == {"\ud800": None}
+    again = load_model(type(record), archive.add(record).read_text(encoding="utf-8"))
+    assert again == record and again.classification.parsed == {"\ud800": None}
+
+
 def test_model_json_escapes_only_what_utf8_cannot_hold() -> None:
     record = make_record("f" * 16, "café \ud800")
     text = model_json(record)
