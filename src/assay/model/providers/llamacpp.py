@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib.util
+import json
 import os
 import threading
 import time
@@ -176,8 +177,43 @@ def _request(messages: Sequence[ChatMessage], config: GenerateConfig) -> dict[st
         request["logprobs"] = True
         request["top_logprobs"] = max(1, config.top_logprobs)
     if config.json_schema is not None:
-        request["response_format"] = {"type": "json_object", "schema": config.json_schema.schema_}
+        from llama_cpp.llama_grammar import LlamaGrammar
+
+        grammar = json_schema_grammar(config.json_schema.schema_)
+        request["grammar"] = LlamaGrammar.from_string(grammar, verbose=False)
     return request
+
+
+def json_schema_grammar(schema: dict[str, Any]) -> str:
+    """The GBNF grammar of a JSON schema, for compact JSON that ends right after its last ``}``.
+
+    llama-cpp-python's converter allows a space after every token, ending with one after the
+    final ``}``, and writes constants and enum values with ``json.dumps`` defaults (a space
+    after ``:`` and ``,``) without escaping ``\\`` and ``"`` for GBNF, which breaks
+    grammars whose literals hold them. This subclass allows no optional whitespace at all and
+    writes literals as compact JSON, escaped for GBNF.
+    """
+    from llama_cpp.llama_grammar import SchemaConverter
+
+    class CompactConverter(SchemaConverter):
+        def __init__(self) -> None:
+            super().__init__(  # type: ignore[no-untyped-call]
+                prop_order={}, allow_fetch=False, dotall=False, raw_pattern=False
+            )
+            self._rules["space"] = '""'
+
+        def _generate_constant_rule(self, value: Any) -> str:
+            return gbnf_literal(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+
+    converter = CompactConverter()
+    converter.visit(converter.resolve_refs(schema, "schema"), "")  # type: ignore[no-untyped-call]
+    return str(converter.format_grammar())  # type: ignore[no-untyped-call]
+
+
+def gbnf_literal(text: str) -> str:
+    """``text`` as a GBNF string literal."""
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+    return '"' + escaped.replace("\n", "\\n").replace("\r", "\\r") + '"'
 
 
 def _completion(response: dict[str, Any], name: str) -> Completion:
