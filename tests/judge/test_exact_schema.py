@@ -26,6 +26,7 @@ from assay.judge.protocol import (
     FinerRubric,
     Protocol,
     Thresholds,
+    output_schema,
     verdict_for,
 )
 from assay.judge.validate import classify
@@ -179,6 +180,11 @@ def test_llama_cpp_grammar_is_compact_and_quick_to_build() -> None:
     assert rules["space"] == '""'  # no optional whitespace anywhere, none after the last }
     assert gbnf_literal('a"b\\c') == '"a\\"b\\\\c"'
     assert "\\u" not in grammar  # literals are written as UTF-8, not JSON escapes
+    structure = dict(
+        line.split(" ::= ", 1)
+        for line in json_schema_grammar(output_schema(Protocol())).splitlines()
+    )
+    assert structure["space"] == '" "?'  # unmarked schemas keep the converter's one space
 
 
 def test_aliases_are_stable_opaque_and_distinct() -> None:

@@ -45,6 +45,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from ..model.providers.llamacpp import COMPACT_JSON
 from .evidence import quote_located
 from .protocol import (
     DIMENSION_KEYS,
@@ -130,7 +131,7 @@ def exact_schema(
         "quote": {"enum": list(spans)},
         "reason": {"type": "string", "pattern": f"^{PLAIN_TEXT_CLASS}{{1,{REASON_MAX_CHARS}}}$"},
     }
-    schema = {"$defs": defs, "anyOf": list(_branches(protocol))}
+    schema = {"$comment": COMPACT_JSON, "$defs": defs, "anyOf": list(_branches(protocol))}
     bound = max_reply_bytes(protocol, expected_meta, spans)
     return ExactSchema(schema_=schema, spans=spans, max_reply_bytes=bound)
 
@@ -232,7 +233,12 @@ def _fine_alternative_count(protocol: Protocol) -> int:
 def max_reply_bytes(
     protocol: Protocol, expected_meta: Mapping[str, str], spans: Sequence[str]
 ) -> int:
-    """The UTF-8 length of the longest compact reply the exact schema admits."""
+    """An upper bound on the UTF-8 length of any reply the exact schema admits.
+
+    The longest compact reply, plus one byte for every place where a server's grammar may
+    allow a single optional space (llama.cpp's converter does, after each structural character
+    and each value): at most two per structural character.
+    """
     longest_span = max(spans, key=lambda s: len(json.dumps(s, ensure_ascii=False).encode()))
     reply: dict[str, Any] = {"meta": dict(expected_meta)}
     if protocol.finer_rubric is not None:
@@ -244,7 +250,25 @@ def max_reply_bytes(
         {"dimension": key, "quote": longest_span, "reason": "x" * REASON_MAX_CHARS}
         for key in DIMENSION_KEYS
     ]
-    return len(compact_json(reply).encode())
+    compact = compact_json(reply)
+    structural = _structural_characters(compact)
+    return len(compact.encode()) + 2 * structural
+
+
+def _structural_characters(text: str) -> int:
+    """How many of ``{}[]:,`` occur outside strings in compact JSON ``text``."""
+    count, in_string, escaped = 0, False, False
+    for char in text:
+        if escaped:
+            escaped = False
+        elif in_string:
+            escaped = char == "\\"
+            in_string = char != '"'
+        elif char == '"':
+            in_string = True
+        elif char in "{}[]:,":
+            count += 1
+    return count
 
 
 def compact_json(value: Any) -> str:

@@ -184,28 +184,39 @@ def _request(messages: Sequence[ChatMessage], config: GenerateConfig) -> dict[st
     return request
 
 
-def json_schema_grammar(schema: dict[str, Any]) -> str:
-    """The GBNF grammar of a JSON schema, for compact JSON that ends right after its last ``}``.
+#: A schema whose ``$comment`` is this asks for compact JSON (no optional whitespace at all).
+COMPACT_JSON = "assay:compact-json"
 
-    llama-cpp-python's converter allows a space after every token, ending with one after the
-    final ``}``, and writes constants and enum values with ``json.dumps`` defaults (a space
-    after ``:`` and ``,``) without escaping ``\\`` and ``"`` for GBNF, which breaks
-    grammars whose literals hold them. This subclass allows no optional whitespace at all and
-    writes literals as compact JSON, escaped for GBNF.
+
+def json_schema_grammar(schema: dict[str, Any]) -> str:
+    """The GBNF grammar of a JSON schema.
+
+    llama-cpp-python's converter writes constants and enum values with ``json.dumps`` and does
+    not escape the ``\\`` and ``"`` that this produces for GBNF, which breaks grammars whose
+    literals hold them; this subclass escapes them. It also allows a single optional space
+    after every token, ending with one after the final ``}``. A schema marked
+    :data:`COMPACT_JSON` gets no optional whitespace at all, so the grammar ends right after
+    the final ``}``, and its literals are compact JSON. Unmarked schemas keep the converter's
+    whitespace: a small model under a schema whose strings are free derails when it may not
+    write the space it expects after ``:`` (measured on SmolLM2, benchmarks/README.md).
     """
     from llama_cpp.llama_grammar import SchemaConverter
 
-    class CompactConverter(SchemaConverter):
+    compact = schema.get("$comment") == COMPACT_JSON
+    separators = (",", ":") if compact else None
+
+    class Converter(SchemaConverter):
         def __init__(self) -> None:
             super().__init__(  # type: ignore[no-untyped-call]
                 prop_order={}, allow_fetch=False, dotall=False, raw_pattern=False
             )
-            self._rules["space"] = '""'
+            if compact:
+                self._rules["space"] = '""'
 
         def _generate_constant_rule(self, value: Any) -> str:
-            return gbnf_literal(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+            return gbnf_literal(json.dumps(value, ensure_ascii=False, separators=separators))
 
-    converter = CompactConverter()
+    converter = Converter()
     converter.visit(converter.resolve_refs(schema, "schema"), "")  # type: ignore[no-untyped-call]
     return str(converter.format_grammar())  # type: ignore[no-untyped-call]
 
