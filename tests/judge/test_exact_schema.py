@@ -173,9 +173,11 @@ def test_llama_cpp_grammar_is_compact_and_quick_to_build() -> None:
 
     exact = exact_schema(Protocol(), META, OUTPUTS["escapes"])
     assert exact.schema_ is not None
+    before = json.dumps(exact.schema_)
     started = time.perf_counter()
     grammar = json_schema_grammar(exact.schema_)
     assert time.perf_counter() - started < 5.0  # about 0.03 s; generous for a busy machine
+    assert json.dumps(exact.schema_) == before  # the caller's schema is left as it was
     rules = dict(line.split(" ::= ", 1) for line in grammar.splitlines())
     assert rules["space"] == '""'  # no optional whitespace anywhere, none after the last }
     assert gbnf_literal('a"b\\c') == '"a\\"b\\\\c"'

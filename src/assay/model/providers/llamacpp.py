@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import importlib.util
 import json
 import os
@@ -217,7 +218,9 @@ def json_schema_grammar(schema: dict[str, Any]) -> str:
             return gbnf_literal(json.dumps(value, ensure_ascii=False, separators=separators))
 
     converter = Converter()
-    converter.visit(converter.resolve_refs(schema, "schema"), "")  # type: ignore[no-untyped-call]
+    # resolve_refs rewrites "$ref" values in place: work on a copy, not the caller's schema.
+    resolved = converter.resolve_refs(copy.deepcopy(schema), "schema")
+    converter.visit(resolved, "")  # type: ignore[no-untyped-call]
     return str(converter.format_grammar())  # type: ignore[no-untyped-call]
 
 
