@@ -13,7 +13,11 @@ off and a reply budget of 640 tokens (exact decoding raises its own budget to th
 its schema admits). The three ways alternate output by output, so machine noise hits all alike.
 Latency is what the model layer measured for the call (model loading excluded).
 
-    python benchmarks/bench_judge_decoding.py [--n 6] [--base /work/base/src]
+    python benchmarks/bench_judge_decoding.py [--n 6] [--base /work/base/src] [--core 1]
+
+`--core N` pins every child to CPU N with one llama.cpp thread (os.cpu_count reported as 1
+before assay loads), so the benchmark can run beside other work on a shared machine without
+llama.cpp's spinning threads fighting over cores; all three ways run under the same pinning.
 """
 
 from __future__ import annotations
@@ -64,14 +68,24 @@ def one_output_inputs(sample_dir: Path, index: int, target: Path) -> tuple[Path,
     return target / "questions.jsonl", target / "manifest.jsonl"
 
 
-def judge_once(way: Way, questions: Path, manifest: Path, base_src: str) -> None:
+#: Runs ``python -m assay ARGS`` with os.cpu_count() == 1, so llama.cpp uses one thread.
+ONE_THREAD = (
+    "import os, runpy, sys; os.cpu_count = lambda: 1; sys.argv = ['assay', *sys.argv[1:]]; "
+    "runpy.run_module('assay', run_name='__main__')"
+)
+
+
+def judge_once(way: Way, questions: Path, manifest: Path, base_src: str, core: int | None) -> None:
     env = dict(os.environ)
     if way.base:
         env["PYTHONPATH"] = base_src
     else:
         env["PYTHONPATH"] = str(ROOT / "src")
+    python = [sys.executable, "-m", "assay"]
+    if core is not None:
+        python = ["taskset", "-c", str(core), sys.executable, "-c", ONE_THREAD]
     command = [
-        sys.executable, "-m", "assay", "judge", "run", "--questions", str(questions),
+        *python, "judge", "run", "--questions", str(questions),
         "--outputs", str(manifest), "--judge", "llamacpp/smollm2", *way.flags,
         "--judge-max-tokens", str(BUDGET), "--no-cache", "--timeout", "1800",
         "--max-attempts", "1", "--out", str(OUT / way.key),
@@ -109,6 +123,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=6, help="outputs judged by each way")
     parser.add_argument("--base", default="/work/base/src", help="src/ of the starting commit")
+    parser.add_argument("--core", type=int, help="pin the judge processes to this CPU")
     args = parser.parse_args()
     sys.path.insert(0, str(HERE))
     import real_data
@@ -118,11 +133,12 @@ def main() -> int:
     for index in range(args.n):
         questions, manifest = one_output_inputs(sample_dir, index, OUT / "inputs" / str(index))
         for way in WAYS:
-            judge_once(way, questions, manifest, args.base)
+            judge_once(way, questions, manifest, args.base, args.core)
             print(f"output {index + 1}/{args.n}: {way.label} done", file=sys.stderr, flush=True)
     print(
         f"Embedded judge llamacpp/smollm2 on the first {args.n} outputs of the seeded IFEval "
-        f"GPT-4 sample, one judgment each, reply budget {BUDGET} tokens.\n"
+        f"GPT-4 sample, one judgment each, reply budget {BUDGET} tokens"
+        f"{'' if args.core is None else f', pinned to CPU {args.core} with one thread'}.\n"
     )
     print(
         "| way | judgments | valid | cut by the budget | median s | mean s "

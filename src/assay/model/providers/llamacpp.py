@@ -81,7 +81,14 @@ class LlamaCppBackend(Backend):
     @property
     def cache_identity(self) -> dict[str, str]:
         stat = self.path.stat()
-        return {"file": self.path.name, "size": str(stat.st_size), "n_ctx": str(self.n_ctx)}
+        return {
+            "file": self.path.name,
+            "size": str(stat.st_size),
+            "n_ctx": str(self.n_ctx),
+            # How JSON schemas become grammars (json_schema_grammar); cached replies decoded
+            # under another conversion are not reused.
+            "json_grammar": JSON_GRAMMAR_VERSION,
+        }
 
     @property
     def supports_json_schema(self) -> bool:
@@ -185,6 +192,7 @@ def _request(messages: Sequence[ChatMessage], config: GenerateConfig) -> dict[st
     return request
 
 
+JSON_GRAMMAR_VERSION = "assay/1"
 #: A schema whose ``$comment`` is this asks for compact JSON (no optional whitespace at all).
 COMPACT_JSON = "assay:compact-json"
 
