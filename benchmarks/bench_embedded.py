@@ -107,9 +107,9 @@ def claims_of(records: Sequence[GroundedQARecord]) -> list[tuple[GroundedQARecor
     return [(r, c) for r in records if r.answer for c in split_claims(r.answer)]
 
 
-def timed(action: Callable[[], object]) -> float:
+def timed(action: Callable[..., object], *args: Any) -> float:
     started = time.perf_counter()
-    action()
+    action(*args)
     return time.perf_counter() - started
 
 
@@ -132,18 +132,17 @@ def run(answers: int, json_claims: int) -> dict[str, list[float]]:
     loop = asyncio.new_event_loop()
     try:
         for index, ((record, claim), messages) in enumerate(zip(pairs, prompts, strict=True)):
-            times["bare pass"].append(timed(lambda: bare.full(messages)))
+            run_check = loop.run_until_complete
+            times["bare pass"].append(timed(bare.full, messages))
             times["bare + state restore"].append(
-                timed(lambda: bare.restored(messages, prefixes[record.id]))
+                timed(bare.restored, messages, prefixes[record.id])
             )
             times["assay single-pass"].append(
-                timed(lambda: loop.run_until_complete(single.check(claim, record.evidence)))
+                timed(run_check, single.check(claim, record.evidence))
             )
             if index < json_claims:
                 times["assay JSON"].append(
-                    timed(
-                        lambda: loop.run_until_complete(json_checker.check(claim, record.evidence))
-                    )
+                    timed(run_check, json_checker.check(claim, record.evidence))
                 )
     finally:
         loop.run_until_complete(single.model.aclose())
