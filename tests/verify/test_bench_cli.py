@@ -38,6 +38,18 @@ def test_underscore_and_dash_spellings_are_the_same_options(tmp_path: Path) -> N
         assert len((tmp_path / name / "results.jsonl").read_text().splitlines()) == 1
 
 
+def test_every_record_runs_by_default_and_a_limit_says_what_it_left_out(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = write_jsonl(tmp_path / "data.jsonl", verify_only_records(250))
+    assert _run(data, tmp_path / "all", "entailment") == 0
+    out = capsys.readouterr().out
+    assert "250 examples" in out and "left out" not in out  # no silent cut at 200
+    assert _run(data, tmp_path / "some", "entailment", "--max_examples", "240") == 0
+    out = capsys.readouterr().out
+    assert "240 examples" in out and "left out 10 record(s)" in out
+
+
 def test_bad_input_exits_2_naming_file_line_and_field(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
