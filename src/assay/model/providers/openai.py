@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any
 
 import httpx
 import openai
@@ -28,13 +28,10 @@ from .._types import (
     ErrorKind,
     GenerateConfig,
     JsonSchema,
+    StructuredOutput,
     TokenLogprob,
     TopLogprob,
 )
-
-#: How structured output is asked for: OpenAI's json_schema format, llama-cpp-python's
-#: json_object-with-schema, "auto" (json_schema, falling back once the server rejects it), or off.
-StructuredOutput = Literal["auto", "json_schema", "json_object", "off"]
 
 
 class OpenAIBackend(Backend):
