@@ -232,7 +232,10 @@ def headline(summary: Any) -> str:
         )
     per = summary.cost.per_example
     if per:
-        lines.append(f"cost: {per['calls']:.2f} calls, {per['tokens']:.0f} tokens per example")
+        line = f"cost: {per['calls']:.2f} calls, {per['tokens']:.0f} tokens per example"
+        if summary.cost.check_ms_per_claim is not None:
+            line += f", {summary.cost.check_ms_per_claim:.1f} ms per claim check"
+        lines.append(line)
     return "\n".join(lines)
 
 
