@@ -31,13 +31,26 @@ def register(subparsers: Any) -> None:
     add_report_option(summarize)
     summarize.add_argument("--n-resamples", type=int, help="bootstrap resamples (default: run's)")
     _add_calibration_option(summarize)
+    _add_by_option(summarize)
     summarize.set_defaults(handler=_summarize)
     _add_calibrate_parser(commands)
     compare = commands.add_parser("compare", help="runs side by side, as markdown")
     compare.add_argument("runs", type=Path, nargs="+", help="run directories")
     compare.add_argument("--out", type=Path, help="also write the markdown to this file")
+    _add_by_option(compare)
     compare.set_defaults(handler=_compare)
     bench.set_defaults(handler=lambda args: _help(bench))
+
+
+def _add_by_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--by",
+        metavar="meta.KEY",
+        action="append",
+        default=[],
+        help="also every metric per value of the records' meta.KEY, with intervals "
+        "(repeatable; written to RUN/slices/meta.KEY.json)",
+    )
 
 
 def _help(parser: argparse.ArgumentParser) -> int:
@@ -278,8 +291,25 @@ def _summarize(args: argparse.Namespace) -> int:
     summary = write_summary(args.run, n_resamples=args.n_resamples, plots=not args.no_plots)
     print(f"wrote {args.run / 'summary.json'}")
     print(headline(summary))
+    _print_slices([args.run], args.by, args.n_resamples)
     write_run_report(args.run, args)
     return 0
+
+
+def _print_slices(runs: list[Path], options: list[str], n_resamples: int | None) -> str:
+    """Each run's slices, written into the run and printed; returns the markdown."""
+    from ..verify.slices import sliced_summaries, slices_markdown, write_slices
+
+    blocks = []
+    for option in options:
+        for run in runs:
+            summaries = sliced_summaries(run, option, n_resamples=n_resamples)
+            write_slices(run, option, summaries)
+            label = str(run) if len(runs) > 1 else ""
+            blocks.append(slices_markdown(option, summaries, run=label))
+    text = "".join(f"\n{block}\n" for block in blocks)
+    sys.stdout.write(text)
+    return text
 
 
 def _add_calibration_option(parser: argparse.ArgumentParser) -> None:
@@ -301,6 +331,7 @@ def _compare(args: argparse.Namespace) -> int:
 
     text = compare_markdown(args.runs)
     sys.stdout.write(text)
+    text += _print_slices(args.runs, args.by, None)
     if args.out is not None:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(text, encoding="utf-8")

@@ -48,6 +48,14 @@ def register(subparsers: Any) -> None:
     analyze.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples")
     analyze.add_argument("--seed", type=int, default=0, help="bootstrap seed")
     analyze.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    analyze.add_argument(
+        "--by",
+        metavar="meta.KEY",
+        action="append",
+        default=[],
+        help="also every metric per value of the samples' meta.KEY (questions' and manifest "
+        "lines' own fields; repeatable; written to RUN/slices/meta.KEY.json)",
+    )
     add_report_option(analyze)
     analyze.set_defaults(handler=_analyze)
     judge.set_defaults(handler=lambda _args: _usage(judge))
@@ -268,5 +276,11 @@ def _analyze(args: argparse.Namespace) -> int:
             print(f"  {line}", file=sys.stderr)
     print(json.dumps(result.headline(), indent=2))
     print(f"wrote {', '.join(result.written)}")
+    for option in args.by:
+        from ..judge.slices import sliced_summaries, slices_markdown, write_slices
+
+        summaries = sliced_summaries(args.run_dir, option, settings)
+        print(f"wrote {write_slices(args.run_dir, option, summaries)}")
+        print(slices_markdown(option, summaries))
     write_run_report(args.run_dir, args)
     return 0

@@ -3,6 +3,7 @@ intervals, the four plots, the failure-bucket table and every example, openable.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +84,7 @@ def bench_content(run_dir: Path, run: dict[str, Any]) -> RunContent:
     if section.summary.get("score_event"):
         section.notes.append(f"score: {section.summary['score_event']}")
     section.tables.extend(bucket_table(section.summary))
+    section.tables.extend(slice_tables(run_dir))
     path = run_dir / RESULTS_FILE
     if not path.exists():
         section.notes.append(f"{RESULTS_FILE} is missing: no example has finished.")
@@ -124,6 +126,28 @@ def headline_metrics(summary: dict[str, Any]) -> list[Metric]:
         if item is not None:
             found.append(item)
     return found
+
+
+def slice_tables(run_dir: Path) -> list[Table]:
+    """One table per ``bench summarize --by meta.KEY`` written into the run."""
+    from ..verify.slices import COLUMNS, SLICES_DIR, slice_cells
+    from ..verify.summary import BenchSummary
+
+    tables = []
+    for path in sorted((run_dir / SLICES_DIR).glob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        summaries = {k: BenchSummary.model_validate(v) for k, v in data["slices"].items()}
+        rows: list[list[Cell]] = [list(slice_cells(k, v)) for k, v in summaries.items()]
+        tables.append(
+            Table(
+                title=f"Slices by {data['by']}",
+                columns=[data["by"], "n", "error rate", *COLUMNS],
+                rows=rows,
+                note="every metric on the slice's answers alone, 95% intervals; "
+                f"from {SLICES_DIR}/{path.name}",
+            )
+        )
+    return tables
 
 
 def bucket_table(summary: dict[str, Any]) -> list[Table]:

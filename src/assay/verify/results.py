@@ -104,6 +104,7 @@ class ResultRecord(BaseModel):
     oracle_before_revision: OracleVerdict | None = None
     failure: str | None = None  # why the verifier could not score the selected answer
     usage: Usage = Field(default_factory=Usage)
+    meta: dict[str, Any] | None = None  # the input record's own fields, for slicing
 
     @property
     def scored(self) -> bool:
@@ -202,6 +203,7 @@ def make_result(
         oracle_before_revision=oracle[1],
         failure=outcome.failure,
         usage=outcome.usage,
+        meta=record.meta,
     )
 
 
