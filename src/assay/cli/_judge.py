@@ -62,7 +62,52 @@ def register(subparsers: Any) -> None:
     add_prices_option(analyze)
     add_report_option(analyze)
     analyze.set_defaults(handler=_analyze)
+    _register_agreement(commands)
     judge.set_defaults(handler=lambda _args: _usage(judge))
+
+
+def _register_agreement(commands: Any) -> None:
+    agreement = commands.add_parser(
+        "agreement",
+        help="agreement of a judge run with labels of any kind (e.g. human annotations)",
+        description="Per judge and dimension, on valid evaluations: accuracy, weighted kappa, "
+        "Krippendorff's alpha and the confusion matrix against the labels' consensus, with "
+        "95%% bootstrap intervals over questions; with several annotators, their agreement "
+        "among themselves on the same samples. Labels: JSONL or CSV with question_id, "
+        "prompt_variant, target_model, dimension, score[, annotator][, output_id].",
+    )
+    agreement.add_argument("run_dir", type=Path)
+    agreement.add_argument(
+        "--labels", type=Path, action="append", required=True, help="labels file (repeatable)"
+    )
+    agreement.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples")
+    agreement.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    agreement.add_argument(
+        "--out", type=Path, help="JSON file to write (default RUN_DIR/agreement.json)"
+    )
+    agreement.set_defaults(handler=_agreement)
+
+
+def _agreement(args: argparse.Namespace) -> int:
+    from ..judge.agreement import label_agreement, load_labels, report_markdown, write_report
+    from ..judge.archive import iter_archive, read_protocol_state
+
+    if read_protocol_state(args.run_dir) is None:
+        raise ConfigError(f"{args.run_dir} is not a judge run directory (no protocol.json)")
+    labels = [label for path in args.labels for label in load_labels(path)]
+    records = [item.record for item in iter_archive(args.run_dir) if item.record is not None]
+    report = label_agreement(
+        records,
+        labels,
+        n_resamples=args.resamples,
+        seed=args.seed,
+        files=[str(p) for p in args.labels],
+    )
+    out = args.out or args.run_dir / "agreement.json"
+    write_report(report, out)
+    print(report_markdown(report), end="")
+    print(f"wrote {out}")
+    return 0
 
 
 def _usage(parser: argparse.ArgumentParser) -> int:
