@@ -20,7 +20,7 @@ from assay.model import (
 from assay.model.providers.stub import StubBackend
 from assay.verify.checkers.baseline import LexicalChecker
 from assay.verify.checkers.model import ModelChecker
-from assay.verify.metering import MeteredModel, metering, open_metered
+from assay.verify.metering import MeteredModel, metering
 from assay.verify.patterns import (
     PATTERN_NAMES,
     PatternContext,
@@ -50,7 +50,7 @@ def _context(
     backend: StubBackend | None = None,
     **settings: object,
 ) -> PatternContext:
-    model = open_metered(generator, NO_CACHE, backend=backend)
+    model = get_model(generator, NO_CACHE, backend=backend, model_type=MeteredModel)
     return PatternContext(
         generator=model,
         checker=LexicalChecker(),
@@ -199,7 +199,12 @@ def test_a_failing_claim_check_leaves_the_answer_unscored() -> None:
 
 
 def _critic(replies: list[str]) -> MeteredModel:
-    return open_metered("stub/critic", NO_CACHE, backend=StubBackend("critic", replies=replies))
+    return get_model(
+        "stub/critic",
+        NO_CACHE,
+        backend=StubBackend("critic", replies=replies),
+        model_type=MeteredModel,
+    )
 
 
 def test_self_consistency_verify_only_averages_n_critiques() -> None:
@@ -282,7 +287,7 @@ def test_every_pattern_runs_on_the_embedded_model() -> None:
 
     One model for the three patterns: they share the first samples through the cache.
     """
-    model = open_metered("llamacpp/smollm2")
+    model = get_model("llamacpp/smollm2", model_type=MeteredModel)
     context = PatternContext(
         generator=model,
         checker=LexicalChecker(),

@@ -36,6 +36,7 @@ from ..model import (
     Backend,
     ModelOptions,
     UnopenedBackend,
+    get_model,
     open_cache,
     split_model_name,
 )
@@ -50,7 +51,7 @@ from ..runs import (
     run_all,
 )
 from .defaults import DEFAULT_VERIFIER
-from .metering import MeteredModel, metering, open_metered
+from .metering import MeteredModel, metering
 from .oracle import label_with_oracle
 from .patterns import PatternContext, PatternName, PatternSettings, get_pattern
 from .prompts import PROMPTS_FINGERPRINT
@@ -459,7 +460,9 @@ def _open_models(
     options = config.model_options.with_stub_responders(RESPONDERS)
     cache = open_cache(options)
     return {
-        name: open_metered(name, options, backend=backends.get(name), cache=cache)
+        name: get_model(
+            name, options, backend=backends.get(name), cache=cache, model_type=MeteredModel
+        )
         for name in sorted(names)
     }
 
