@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..tables import Table
 from .results import RESULTS_FILE, iter_results
 from .summary import SUMMARY_FILE, BenchSummary, build_summary
 
@@ -76,9 +77,7 @@ def _name(run_dir: Path, all_dirs: Sequence[Path]) -> str:
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return "\n".join(lines)
+    return Table(columns=list(header), rows=[list(row) for row in rows]).markdown(empty="")
 
 
 def _fmt(value: float | None, digits: int = 3) -> str:
