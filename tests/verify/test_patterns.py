@@ -147,7 +147,8 @@ def test_verify_only_scores_the_given_answer_without_generating(pattern: str) ->
     backend = _refusing_backend()
     for data in verify_only_records(6):
         record = _record(data)
-        outcome = _run(pattern, record, _context("stub/refuse", backend=backend))
+        # n=1: best_of_n samples no extra candidate (with n > 1 it does, for pass@N only)
+        outcome = _run(pattern, record, _context("stub/refuse", backend=backend, n=1))
         assert outcome.mode == "verify_only"
         assert outcome.selected_answer == record.answer
         assert outcome.revision is None
