@@ -236,6 +236,22 @@ def test_compare_flags_runs_identical_by_construction(
     assert "n 1 vs 3" in row
 
 
+def test_the_html_report_of_identical_runs_says_so(tmp_path: Path) -> None:
+    from assay.report.html import ReportOptions, build_report
+
+    data = write_jsonl(tmp_path / "data.jsonl", verify_only_records(6))
+    runs = [tmp_path / "n1", tmp_path / "n3", tmp_path / "learned"]
+    run_benchmark(_config(data, runs[0], n=1))
+    run_benchmark(_config(data, runs[1], n=3))
+    run_benchmark(_config(data, runs[2], verifier="learned"))
+    payload, _ = build_report(runs, ReportOptions())
+    notes = {run.name: [n for n in run.notes if "by construction" in n] for run in payload.runs}
+    assert notes["learned"] == []
+    (first,) = notes["n1"]
+    assert "the same p_error as n3 on all 6 shared records" in first and "n 1 vs 3" in first
+    assert notes["n3"][0].startswith("identical by construction: the same p_error as n1")
+
+
 def test_compare_does_not_flag_runs_that_differ(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -317,13 +317,16 @@ VERDICT_SETTINGS = (
     "threshold",
     "seed",
 )
+# settings a model-free verifier never reads (they only shape a model's prompt or votes)
+MODEL_ONLY_SETTINGS = frozenset({"claim_check", "claim_template", "checker_votes"})
+MODEL_FREE_VERIFIERS = frozenset({"lexical", "learned"})
 _NOT_SETTINGS = frozenset({"out_dir", "n_resamples", "concurrency", "model_options"})
 
 
-def _scores(run_dir: Path) -> dict[str, tuple[float, str]]:
-    """id -> (p_error, score method) of every complete, scored result."""
+def _scores(run_dir: Path) -> dict[str, tuple[float, str, int]]:
+    """id -> (p_error, score method, claims checked) of every complete, scored result."""
     return {
-        r.id: (r.verifier_score, r.score_method)
+        r.id: (r.verifier_score, r.score_method, len(r.claim_checks))
         for r in iter_results(run_dir / RESULTS_FILE)
         if r.complete and r.verifier_score is not None
     }
@@ -343,16 +346,22 @@ def identical_pairs(
         methods = sorted({scores[i][k][1] for k in common} | {scores[j][k][1] for k in common})
         shared, differing = _settings(summaries[i].config, summaries[j].config)
         shared.append(f"scoring {'/'.join(methods)}")
+        if all(scores[i][k][2] == 1 == scores[j][k][2] for k in common):
+            # a one-claim answer makes a claim check and an answer-level check the same question
+            shared.append("every answer checked as a single claim")
         rows.append([names[i], names[j], str(len(common)), "; ".join(shared), differing])
     return rows
 
 
 def _settings(first: dict[str, Any], second: dict[str, Any]) -> tuple[list[str], str]:
     """The verdict-deciding settings both runs share, and every setting that differs."""
+    model_free = str(first.get("verifier")) in MODEL_FREE_VERIFIERS
     shared = [
         f"{key} {first[key]}"
         for key in VERDICT_SETTINGS
-        if first.get(key) is not None and first.get(key) == second.get(key)
+        if first.get(key) is not None
+        and first.get(key) == second.get(key)
+        and not (model_free and key in MODEL_ONLY_SETTINGS)
     ]
     keys = sorted((first.keys() | second.keys()) - _NOT_SETTINGS)
     differing = [
