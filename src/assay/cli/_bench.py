@@ -13,6 +13,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..model import DEFAULT_MODEL
+from ..verify.defaults import DEFAULT_VERIFIER
 from ._common import add_report_option, report_failed_calls, write_run_report
 
 PATTERNS = ("best_of_n", "entailment", "self_consistency")
@@ -30,13 +31,26 @@ def register(subparsers: Any) -> None:
     add_report_option(summarize)
     summarize.add_argument("--n-resamples", type=int, help="bootstrap resamples (default: run's)")
     _add_calibration_option(summarize)
+    _add_by_option(summarize)
     summarize.set_defaults(handler=_summarize)
     _add_calibrate_parser(commands)
     compare = commands.add_parser("compare", help="runs side by side, as markdown")
     compare.add_argument("runs", type=Path, nargs="+", help="run directories")
     compare.add_argument("--out", type=Path, help="also write the markdown to this file")
+    _add_by_option(compare)
     compare.set_defaults(handler=_compare)
     bench.set_defaults(handler=lambda args: _help(bench))
+
+
+def _add_by_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--by",
+        metavar="meta.KEY",
+        action="append",
+        default=[],
+        help="also every metric per value of the records' meta.KEY, with intervals "
+        "(repeatable; written to RUN/slices/meta.KEY.json)",
+    )
 
 
 def _help(parser: argparse.ArgumentParser) -> int:
@@ -69,8 +83,8 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
         "--max-examples",
         dest="max_examples",
         type=int,
-        default=200,
-        help="first N valid records of the file (default 200; 0 = all)",
+        default=0,
+        help="first N valid records of the file (default 0: all)",
     )
     parser.add_argument(
         "--out_dir",
@@ -108,9 +122,10 @@ def _add_role_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--generator", default=DEFAULT_MODEL, help=f"answers ({DEFAULT_MODEL})")
     group.add_argument(
         "--verifier",
-        default=DEFAULT_MODEL,
-        help="claim checker: a model, or a model-free checker 'lexical' or 'learned' "
-        f"(default {DEFAULT_MODEL})",
+        default=DEFAULT_VERIFIER,
+        help="claim checker: a model, a model-free checker 'lexical' or 'learned', or "
+        f"'learned+MODEL' (learned decides, the model's opinion kept apart; default "
+        f"{DEFAULT_VERIFIER})",
     )
     group.add_argument(
         "--checker-votes",
@@ -217,6 +232,8 @@ def run_command(args: argparse.Namespace) -> int:
     print(f"{report.run_dir}: {report.selected} examples ({done}), {report.calls} model calls")
     if report.skipped_invalid:
         print(f"skipped {report.skipped_invalid} invalid line(s): see skipped_records.jsonl")
+    if report.left_out:
+        print(f"left out {report.left_out} record(s) after the first --max_examples")
     print(headline(summary))
     write_run_report(report.run_dir, args)
     return report_failed_calls(args, report.failed, "example(s) with model calls that")
@@ -241,7 +258,10 @@ def headline(summary: Any) -> str:
         )
     per = summary.cost.per_example
     if per:
-        lines.append(f"cost: {per['calls']:.2f} calls, {per['tokens']:.0f} tokens per example")
+        line = f"cost: {per['calls']:.2f} calls, {per['tokens']:.0f} tokens per example"
+        if summary.cost.check_ms_per_claim is not None:
+            line += f", {summary.cost.check_ms_per_claim:.1f} ms per claim check"
+        lines.append(line)
     return "\n".join(lines)
 
 
@@ -284,8 +304,25 @@ def _summarize(args: argparse.Namespace) -> int:
     summary = write_summary(args.run, n_resamples=args.n_resamples, plots=not args.no_plots)
     print(f"wrote {args.run / 'summary.json'}")
     print(headline(summary))
+    _print_slices([args.run], args.by, args.n_resamples)
     write_run_report(args.run, args)
     return 0
+
+
+def _print_slices(runs: list[Path], options: list[str], n_resamples: int | None) -> str:
+    """Each run's slices, written into the run and printed; returns the markdown."""
+    from ..verify.slices import sliced_summaries, slices_markdown, write_slices
+
+    blocks = []
+    for option in options:
+        for run in runs:
+            summaries = sliced_summaries(run, option, n_resamples=n_resamples)
+            write_slices(run, option, summaries)
+            label = str(run) if len(runs) > 1 else ""
+            blocks.append(slices_markdown(option, summaries, run=label))
+    text = "".join(f"\n{block}\n" for block in blocks)
+    sys.stdout.write(text)
+    return text
 
 
 def _add_calibration_option(parser: argparse.ArgumentParser) -> None:
@@ -307,6 +344,7 @@ def _compare(args: argparse.Namespace) -> int:
 
     text = compare_markdown(args.runs)
     sys.stdout.write(text)
+    text += _print_slices(args.runs, args.by, None)
     if args.out is not None:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(text, encoding="utf-8")

@@ -8,7 +8,7 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import yaml
 
@@ -17,7 +17,7 @@ from ..errors import ConfigError
 from ..judge.archive import RecheckReport, recheck_archive
 from ..judge.evalset import build_eval_set
 from ..judge.generate import GenerateSettings, generate_outputs
-from ..judge.protocol import DecodingSettings, Protocol, load_protocol
+from ..judge.protocol import DECODING_MODES, DecodingSettings, Protocol, load_protocol
 from ..judge.run import JudgeRunConfig, run_judges
 from ..model import Model, ModelOptions, get_model, open_cache
 from ._common import (
@@ -28,12 +28,6 @@ from ._common import (
     report_failed_calls,
     write_run_report,
 )
-
-CONSTRAINED_SETTING: dict[bool | None, Literal["auto", "on", "off"]] = {
-    None: "auto",
-    True: "on",
-    False: "off",
-}
 
 
 def register(subparsers: Any) -> None:
@@ -54,6 +48,14 @@ def register(subparsers: Any) -> None:
     analyze.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples")
     analyze.add_argument("--seed", type=int, default=0, help="bootstrap seed")
     analyze.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    analyze.add_argument(
+        "--by",
+        metavar="meta.KEY",
+        action="append",
+        default=[],
+        help="also every metric per value of the samples' meta.KEY (questions' and manifest "
+        "lines' own fields; repeatable; written to RUN/slices/meta.KEY.json)",
+    )
     add_report_option(analyze)
     analyze.set_defaults(handler=_analyze)
     judge.set_defaults(handler=lambda _args: _usage(judge))
@@ -102,9 +104,17 @@ def _register_run(commands: Any) -> None:
     )
     run.add_argument(
         "--constrained",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="JSON-schema constrained decoding (default: on where the backend supports it)",
+        choices=DECODING_MODES,
+        default="exact",
+        help="constrained decoding: exact = only protocol-valid replies for each sample "
+        "(default), schema = structure-only JSON schema, off = free text; a backend that "
+        "takes no JSON schema decodes free text (recorded per evaluation)",
+    )
+    run.add_argument(
+        "--no-blind",
+        dest="blind",
+        action="store_false",
+        help="show the judge the real target model and output id (default: opaque aliases)",
     )
     run.add_argument("--judge-max-tokens", type=int, default=1024)
     run.add_argument("--temperature", type=float, default=0.0)
@@ -184,13 +194,13 @@ def _run(args: argparse.Namespace) -> int:
         max_attempts=args.judge_attempts,
         concurrency=args.concurrency,
         allow_incomplete=args.allow_incomplete,
-        protocol=_protocol(args.protocol),
+        protocol=_protocol(args.protocol).model_copy(update={"blind": args.blind}),
         decoding=DecodingSettings(
             temperature=args.temperature,
             top_p=args.top_p,
             max_tokens=args.judge_max_tokens,
             seed=args.seed,
-            constrained=CONSTRAINED_SETTING[args.constrained],
+            constrained=args.constrained,
         ),
     )
 
@@ -266,5 +276,11 @@ def _analyze(args: argparse.Namespace) -> int:
             print(f"  {line}", file=sys.stderr)
     print(json.dumps(result.headline(), indent=2))
     print(f"wrote {', '.join(result.written)}")
+    for option in args.by:
+        from ..judge.slices import sliced_summaries, slices_markdown, write_slices
+
+        summaries = sliced_summaries(args.run_dir, option, settings)
+        print(f"wrote {write_slices(args.run_dir, option, summaries)}")
+        print(slices_markdown(option, summaries))
     write_run_report(args.run_dir, args)
     return 0

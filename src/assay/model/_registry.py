@@ -12,8 +12,7 @@ from ..redact import public_url
 from ._backend import Backend
 from ._cache import ResponseCache, default_cache_path
 from ._model import Model, RetryPolicy
-from ._types import StubResponder
-from .providers.openai import StructuredOutput
+from ._types import StructuredOutput, StubResponder
 
 
 class ModelOptions(BaseModel):

@@ -3,6 +3,7 @@ intervals, the four plots, the failure-bucket table and every example, openable.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ COLUMNS = [
 ]
 # (label, path in summary.json, note)
 HEADLINE: tuple[tuple[str, str, str], ...] = (
+    ("balanced accuracy", "detection.metrics.balanced_accuracy", "mean of the two class recalls"),
     ("precision (error detection)", "detection.metrics.precision", "flag = p_error >= threshold"),
     ("recall (error detection)", "detection.metrics.recall", ""),
     ("F1 (error detection)", "detection.metrics.f1", ""),
@@ -74,12 +76,15 @@ _QUESTION_PREVIEW = 120
 def bench_content(run_dir: Path, run: dict[str, Any]) -> RunContent:
     section = base_section(run_dir, run, PLOT_TITLES)
     section.metrics = headline_metrics(section.summary)
+    section.headline = [m for m in section.metrics if m.label in FIRST_SCREEN]
+    section.description = describe_bench(run, section.summary)
     for note_key in ("detection_note", "plots_note"):
         if section.summary.get(note_key):
             section.notes.append(str(section.summary[note_key]))
     if section.summary.get("score_event"):
         section.notes.append(f"score: {section.summary['score_event']}")
     section.tables.extend(bucket_table(section.summary))
+    section.tables.extend(slice_tables(run_dir))
     path = run_dir / RESULTS_FILE
     if not path.exists():
         section.notes.append(f"{RESULTS_FILE} is missing: no example has finished.")
@@ -94,6 +99,26 @@ def bench_content(run_dir: Path, run: dict[str, Any]) -> RunContent:
     return RunContent(section=section, sources=[source], bench_results=records)
 
 
+# the numbers on the first screen, before any configuration
+FIRST_SCREEN = {
+    "balanced accuracy",
+    "AUROC",
+    "recall (error detection)",
+    "precision (error detection)",
+    "ECE, 15 equal-width bins",
+    "examples",
+}
+
+
+def describe_bench(run: dict[str, Any], summary: dict[str, Any]) -> str:
+    config = run.get("config") or summary.get("config") or {}
+    parts = ["verifier benchmark"]
+    for key, label in (("pattern", "pattern"), ("verifier", "verifier"), ("data", "data")):
+        if config.get(key):
+            parts.append(f"{label} {Path(str(config[key])).name if key == 'data' else config[key]}")
+    return ", ".join(parts)
+
+
 def headline_metrics(summary: dict[str, Any]) -> list[Metric]:
     found = []
     for label, path, note in HEADLINE:
@@ -101,6 +126,28 @@ def headline_metrics(summary: dict[str, Any]) -> list[Metric]:
         if item is not None:
             found.append(item)
     return found
+
+
+def slice_tables(run_dir: Path) -> list[Table]:
+    """One table per ``bench summarize --by meta.KEY`` written into the run."""
+    from ..verify.slices import COLUMNS, SLICES_DIR, slice_cells
+    from ..verify.summary import BenchSummary
+
+    tables = []
+    for path in sorted((run_dir / SLICES_DIR).glob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        summaries = {k: BenchSummary.model_validate(v) for k, v in data["slices"].items()}
+        rows: list[list[Cell]] = [list(slice_cells(k, v)) for k, v in summaries.items()]
+        tables.append(
+            Table(
+                title=f"Slices by {data['by']}",
+                columns=[data["by"], "n", "error rate", *COLUMNS],
+                rows=rows,
+                note="every metric on the slice's answers alone, 95% intervals; "
+                f"from {SLICES_DIR}/{path.name}",
+            )
+        )
+    return tables
 
 
 def bucket_table(summary: dict[str, Any]) -> list[Table]:

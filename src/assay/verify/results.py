@@ -106,6 +106,7 @@ class ResultRecord(BaseModel):
     best_index: int | None = None  # best_of_n: the candidate the verifier ranks first
     pass_at_n: bool | None = None  # best_of_n: some candidate passes the gate
     usage: Usage = Field(default_factory=Usage)
+    meta: dict[str, Any] | None = None  # the input record's own fields, for slicing
 
     @property
     def scored(self) -> bool:
@@ -206,6 +207,7 @@ def make_result(
         best_index=outcome.best_index,
         pass_at_n=outcome.pass_at_n,
         usage=outcome.usage,
+        meta=record.meta,
     )
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -207,10 +208,12 @@ def build_summary(
     n_resamples: int | None = None,
     seed: int = 0,
     plots: bool = True,
+    results: Iterable[ResultRecord] | None = None,
 ) -> BenchSummary:
-    """Recompute the summary of ``run_dir`` from its results.jsonl (and plots, unless told not)."""
+    """Recompute the summary of ``run_dir`` from its results.jsonl (and plots, unless told not);
+    ``results`` summarises those instead (a slice of the run)."""
     tally = _Tally()
-    for result in iter_results(run_dir / RESULTS_FILE):
+    for result in iter_results(run_dir / RESULTS_FILE) if results is None else results:
         tally.add(result)
     run = _read_json(run_dir / "run.json")
     config = config if config is not None else dict(run.get("config") or {})
