@@ -275,3 +275,27 @@ def test_stub_answer_responders_read_the_answer_level_prompt() -> None:
         RESPONDERS["answer_label"](good, GenerateConfig(), random.Random(i)) for i in range(40)
     ]
     assert votes.count("Yes") > 30  # grounded, flipped now and then as the stub's noise
+
+
+@pytest.mark.parametrize(
+    ("claim_check", "sources"),
+    [("auto", {"next_token", "next_token_bounded"}), ("json", {"stated"})],
+)
+def test_best_of_n_asks_one_answer_level_question_per_candidate(
+    tmp_path: Path, claim_check: str, sources: set[str]
+) -> None:
+    data = write_jsonl(tmp_path / "data.jsonl", verify_only_records(6))
+    out = tmp_path / "run"
+    config = _config(
+        data, out, pattern="best_of_n", n=3, verifier="stub/v", claim_check=claim_check
+    )
+    report = run_benchmark(config)
+    assert report.calls == 6 * (2 + 3)  # 2 extra candidates (one request each), 3 verdicts
+    for result in iter_results(out / "results.jsonl"):
+        assert len(result.candidates) == 3 and result.selected_index == 0
+        assert all(len(c.score.claim_checks) == 1 for c in result.candidates if c.score)
+        (check,) = result.claim_checks
+        assert check.probability_source in sources and check.checker == "answer:stub/v"
+    summary = BenchSummary.model_validate_json((out / "summary.json").read_text())
+    assert summary.selection is not None and summary.selection.records == 6
+    assert summary.counts["used_for_detection"] == 6  # the labelled answers only
