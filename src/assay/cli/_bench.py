@@ -14,7 +14,14 @@ from typing import Any
 from ..errors import ConfigError
 from ..model import DEFAULT_MODEL
 from ..verify.defaults import DEFAULT_VERIFIER
-from ._common import add_report_option, report_failed_calls, write_run_report
+from ._common import (
+    add_prices_option,
+    add_report_option,
+    apply_prices,
+    money_line,
+    report_failed_calls,
+    write_run_report,
+)
 
 PATTERNS = ("best_of_n", "entailment", "self_consistency")
 
@@ -32,12 +39,14 @@ def register(subparsers: Any) -> None:
     summarize.add_argument("--n-resamples", type=int, help="bootstrap resamples (default: run's)")
     _add_calibration_option(summarize)
     _add_by_option(summarize)
+    add_prices_option(summarize)
     summarize.set_defaults(handler=_summarize)
     _add_calibrate_parser(commands)
     compare = commands.add_parser("compare", help="runs side by side, as markdown")
     compare.add_argument("runs", type=Path, nargs="+", help="run directories")
     compare.add_argument("--out", type=Path, help="also write the markdown to this file")
     _add_by_option(compare)
+    add_prices_option(compare)
     compare.set_defaults(handler=_compare)
     bench.set_defaults(handler=lambda args: _help(bench))
 
@@ -114,6 +123,7 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--n-resamples", type=int, default=1000, help="bootstrap resamples")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     _add_calibration_option(parser)
+    add_prices_option(parser)
     add_model_options(parser)
 
 
@@ -228,6 +238,10 @@ def run_command(args: argparse.Namespace) -> int:
     summary = BenchSummary.model_validate_json(
         (report.run_dir / SUMMARY_FILE).read_text(encoding="utf-8")
     )
+    if apply_prices(args, [report.run_dir]):
+        from ..verify.summary import refresh_money
+
+        summary = refresh_money(report.run_dir)
     done = f"{report.ran} run now, {report.already_done} already done"
     print(f"{report.run_dir}: {report.selected} examples ({done}), {report.calls} model calls")
     if report.skipped_invalid:
@@ -262,6 +276,8 @@ def headline(summary: Any) -> str:
         if summary.cost.check_ms_per_claim is not None:
             line += f", {summary.cost.check_ms_per_claim:.1f} ms per claim check"
         lines.append(line)
+    if summary.money is not None:
+        lines.append(money_line(summary.money, "example"))
     return "\n".join(lines)
 
 
@@ -301,6 +317,7 @@ def _summarize(args: argparse.Namespace) -> int:
     if not (args.run / RESULTS_FILE).is_file():
         raise ConfigError(f"{args.run}: no {RESULTS_FILE} (not a bench run directory?)")
     adopt_calibration(args.calibration, args.run, replace=True)
+    apply_prices(args, [args.run])
     summary = write_summary(args.run, n_resamples=args.n_resamples, plots=not args.no_plots)
     print(f"wrote {args.run / 'summary.json'}")
     print(headline(summary))
@@ -342,6 +359,11 @@ def _add_calibrate_parser(commands: Any) -> None:
 def _compare(args: argparse.Namespace) -> int:
     from ..verify.compare import compare_markdown
 
+    if apply_prices(args, args.runs):
+        from ..verify.summary import refresh_money
+
+        for run in args.runs:
+            refresh_money(run)
     text = compare_markdown(args.runs)
     sys.stdout.write(text)
     text += _print_slices(args.runs, args.by, None)

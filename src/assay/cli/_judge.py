@@ -22,9 +22,12 @@ from ..judge.run import JudgeRunConfig, run_judges
 from ..model import Model, ModelOptions, get_model, open_cache
 from ._common import (
     add_model_options,
+    add_prices_option,
     add_report_option,
+    apply_prices,
     check_run_dir,
     model_options,
+    money_line,
     report_failed_calls,
     write_run_report,
 )
@@ -56,6 +59,7 @@ def register(subparsers: Any) -> None:
         help="also every metric per value of the samples' meta.KEY (questions' and manifest "
         "lines' own fields; repeatable; written to RUN/slices/meta.KEY.json)",
     )
+    add_prices_option(analyze)
     add_report_option(analyze)
     analyze.set_defaults(handler=_analyze)
     judge.set_defaults(handler=lambda _args: _usage(judge))
@@ -268,6 +272,7 @@ def _analyze(args: argparse.Namespace) -> int:
     from ..judge.analyze import analyze_run
 
     settings = AnalysisSettings(n_resamples=args.resamples, seed=args.seed, plots=not args.no_plots)
+    apply_prices(args, [args.run_dir])
     result = analyze_run(args.run_dir, settings)
     skipped = result.summary.skipped_unreadable
     if skipped:
@@ -275,6 +280,13 @@ def _analyze(args: argparse.Namespace) -> int:
         for line in skipped:
             print(f"  {line}", file=sys.stderr)
     print(json.dumps(result.headline(), indent=2))
+    money = result.summary.money
+    if money is not None:
+        print(money_line(money, "sample x judge"))
+        for judge, cost in money.by_model.items():
+            usd = "unknown" if cost.usd is None else f"{cost.usd:.6f} {money.currency}"
+            tokens = f"{cost.prompt_tokens} prompt + {cost.completion_tokens} completion tokens"
+            print(f"  {judge}: {tokens}, {usd}")
     print(f"wrote {', '.join(result.written)}")
     for option in args.by:
         from ..judge.slices import sliced_summaries, slices_markdown, write_slices

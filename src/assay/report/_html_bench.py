@@ -65,6 +65,7 @@ HEADLINE: tuple[tuple[str, str, str], ...] = (
     ("revisions used", "revision.used", ""),
     ("revisions that fixed an error", "revision.fixed", ""),
     ("revisions that broke an answer", "revision.broken", ""),
+    ("money per example", "money.per_item", "the work's tokens at the run's price table"),
     ("model calls per example", "cost.per_example.calls", ""),
     ("tokens per example", "cost.per_example.tokens", ""),
     ("latency per example (ms)", "cost.per_example.latency_ms", ""),
@@ -81,6 +82,9 @@ def bench_content(run_dir: Path, run: dict[str, Any]) -> RunContent:
     for note_key in ("detection_note", "plots_note"):
         if section.summary.get(note_key):
             section.notes.append(str(section.summary[note_key]))
+    money = section.summary.get("money") or {}
+    if money and not money.get("known"):
+        section.notes.append(f"money: unknown ({money.get('note', '')})")
     if section.summary.get("score_event"):
         section.notes.append(f"score: {section.summary['score_event']}")
     section.tables.extend(bucket_table(section.summary))

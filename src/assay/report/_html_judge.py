@@ -71,6 +71,13 @@ def judge_content(run_dir: Path, run: dict[str, Any]) -> RunContent:
         section.metrics = count_metrics(summary)
         section.tables.extend(summary_tables(summary))
     section.tables.extend(slice_tables(run_dir))
+    money = section.summary.get("money") or {}
+    if money.get("known") and money.get("per_item") is not None:
+        section.metrics.append(
+            Metric(label="money per sample x judge", value=money["per_item"], path="money.per_item")
+        )
+    elif money:
+        section.notes.append(f"money: unknown ({money.get('note', '')})")
     section.headline = [m for m in section.metrics if m.label in FIRST_SCREEN]
     section.description = describe_judge(run)
     valid, invalid = _records(run_dir, section.notes)

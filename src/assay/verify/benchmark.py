@@ -258,7 +258,7 @@ def _run_locked(
     backends: Mapping[str, Backend] | None,
     progress: bool | None,
 ) -> BenchRunReport:
-    from .summary import FAILED_CALLS, write_summary
+    from .summary import FAILED_CALLS, refresh_money, write_summary
 
     protocol_fp = _check_protocol(config)
     done = finished_ids(config.out_dir / RESULTS_FILE)
@@ -283,6 +283,7 @@ def _run_locked(
         usage=usage,
         models=_models_as_used(config, usage, models),
     )
+    refresh_money(config.out_dir)  # the session's tokens are in run_log.jsonl only now
     return BenchRunReport(
         run_dir=config.out_dir,
         selected=plan.selected,

@@ -202,16 +202,27 @@ def _cost_table(summaries: Sequence[Named]) -> str:
                 _fmt(per.get("calls"), 2),
                 _fmt(per.get("tokens"), 1),
                 _fmt(per.get("latency_ms"), 0),
+                _fmt(s.cost.check_ms_per_claim, 1),
+                _money_per_example(s),
                 str(s.cost.failures),
             ]
         )
     header = ["run", "model requests / ex", "uncached calls / ex", "tokens / ex"]
-    header += ["latency ms / ex", "failed calls"]
+    header += ["latency ms / ex", "ms / claim check", "money / ex", "failed calls"]
     note = (
         "Model requests and tokens include cache hits; uncached calls are what the run paid "
-        "for. Latency sums each call's time, waiting for the model included."
+        "for. Latency sums each call's time, waiting for the model included. Money is the "
+        "work's tokens at the run's price table (`--prices`); unknown says why."
     )
     return "## Cost per example\n\n" + _table(header, rows) + "\n\n" + note
+
+
+def _money_per_example(summary: BenchSummary) -> str:
+    money = summary.money
+    if money is None or not money.known or money.per_item is None:
+        missing = ", ".join(money.missing_prices) if money is not None else ""
+        return f"unknown (no price: {missing})" if missing else "unknown"
+    return f"{money.per_item:.6f} {money.currency}"
 
 
 def _revision_table(summaries: Sequence[Named]) -> str:

@@ -28,6 +28,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..runs import utc_now, write_atomic
+from ..runs.prices import Money, read_run_prices, run_money
 from .results import RESULTS_FILE, ResultRecord, iter_results
 from .summary_parts import (
     BucketStats,
@@ -107,6 +108,8 @@ class BenchSummary(BaseModel):
     run: dict[str, Any] = Field(default_factory=dict)
     # the calibration applied to p_error and the threshold (``bench calibrate``), if any
     calibration: dict[str, Any] | None = None
+    # cost in money under the run's price table (``--prices``), or why it is unknown
+    money: Money | None = None
 
 
 #: counts key: examples with a model call that failed after every retry (redone by the next run)
@@ -236,10 +239,17 @@ def build_summary(
         config=config,
         run={k: v for k, v in run.items() if k != "config"},
         calibration=applied,
+        money=None if results is not None else _money(run_dir, config, tally),
     )
     if threshold is None:
         return summary.model_copy(update={"detection_note": "no scored results"})
     return _with_detection(summary, tally, run_dir, threshold, resamples, seed, plots)
+
+
+def _money(run_dir: Path, config: dict[str, Any], tally: _Tally) -> Money:
+    """The whole run's cost (slices have none: sessions' tokens are not split by record)."""
+    batch = config.get("executor") == "batch"
+    return run_money(run_dir, read_run_prices(run_dir), tally.cost.examples, batch=batch)
 
 
 def _apply_calibration(run_dir: Path, tally: _Tally) -> dict[str, Any] | None:
@@ -395,6 +405,19 @@ def _read_json(path: Path) -> dict[str, Any]:
         return {}
     data = json.loads(path.read_text(encoding="utf-8"))
     return data if isinstance(data, dict) else {}
+
+
+def refresh_money(run_dir: Path) -> BenchSummary:
+    """summary.json with its money recomputed (after a price table was given to the run)."""
+    summary = BenchSummary.model_validate_json((run_dir / SUMMARY_FILE).read_text("utf-8"))
+    config = summary.config
+    batch = config.get("executor") == "batch"
+    table = read_run_prices(run_dir)
+    updated = summary.model_copy(
+        update={"money": run_money(run_dir, table, summary.cost.examples, batch=batch)}
+    )
+    write_atomic(run_dir / SUMMARY_FILE, updated.model_dump_json(indent=2))
+    return updated
 
 
 def write_summary(run_dir: Path, **options: Any) -> BenchSummary:
