@@ -158,6 +158,17 @@ def _add_role_arguments(parser: argparse.ArgumentParser) -> None:
         help="the single-pass prompt: assay's, or Bespoke-MiniCheck's 'Document/Claim' format",
     )
     group.add_argument(
+        "--claim-splitter",
+        choices=("rules", "model"),
+        default="rules",
+        help="entailment: split answers into atomic claims by the rules or by a model "
+        "(the --splitter model; the rules when its reply is unusable, recorded per answer)",
+    )
+    group.add_argument(
+        "--splitter",
+        help="the claim-splitter model (default: the verifier model, else the generator)",
+    )
+    group.add_argument(
         "--critic", help="self-consistency critic (default: the verifier model, else generator)"
     )
     group.add_argument("--oracle", help="model that labels generated answers (label source oracle)")
@@ -193,6 +204,8 @@ def config_from_args(args: argparse.Namespace) -> Any:
             checker_votes=args.checker_votes,
             claim_check=args.claim_check,
             claim_template=args.claim_template,
+            claim_splitter=args.claim_splitter,
+            splitter=args.splitter,
             skip_invalid=args.skip_invalid,
             concurrency=args.concurrency,
             n_resamples=args.n_resamples,

@@ -35,6 +35,7 @@ from .summary_parts import (
     CostStats,
     GroundingStats,
     RevisionStats,
+    SelectionStats,
 )
 from .types import SCORE_EVENT
 
@@ -97,6 +98,8 @@ class BenchSummary(BaseModel):
     uncertain_rate: float | None = None  # uncertain claim labels / claims checked
     grounding: GroundingStats
     revision: RevisionStats
+    # best_of_n: pass@N and the candidate ranked first (None for the other patterns)
+    selection: SelectionStats | None = None
     cost: CostStats
     buckets: dict[str, BucketStats]
     plots: dict[str, str] = Field(default_factory=dict)
@@ -123,6 +126,7 @@ class _Tally:
         self.revised = 0
         self.grounding = GroundingStats()
         self.revision = RevisionStats()
+        self.selection = SelectionStats()
         self.cost = CostStats()
         self.buckets: dict[str, BucketStats] = {}
         self.counter: Counter[str] = Counter()
@@ -152,6 +156,7 @@ class _Tally:
         self.revised += result.revision_used
         self.grounding.add(result)
         self.revision.add(result)
+        self.selection.add(result)
         bucket = result.failure_bucket or "unlabelled"
         self.buckets.setdefault(bucket, BucketStats()).add(result)
 
@@ -228,6 +233,7 @@ def build_summary(
         uncertain_rate=tally.grounding.metrics.get("uncertain_rate"),
         grounding=tally.grounding,
         revision=tally.revision,
+        selection=tally.selection if tally.selection.records else None,
         cost=tally.cost,
         buckets=dict(sorted(tally.buckets.items())),
         config=config,
