@@ -213,7 +213,8 @@ def test_self_consistency_verify_only_critiques_the_answer_against_k_samples() -
                         "unsupported_claims": ["Paris is the capital of France."],
                         "error_probability": 0.7, "rationale": "r"})  # fmt: skip
     critic = StubBackend("critic", replies=[reply])
-    context = _context("stub/gen", critic=open_metered("stub/critic", NO_CACHE, backend=critic))
+    metered = get_model("stub/critic", NO_CACHE, backend=critic, model_type=MeteredModel)
+    context = _context("stub/gen", critic=metered)
     record = _record(verify_only_records(2)[1])
     outcome = _run("self_consistency", record, context)
     assert critic.calls == 1  # one critique of the given answer against the n=3 samples
