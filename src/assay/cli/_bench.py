@@ -125,6 +125,16 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     _add_calibration_option(parser)
     add_prices_option(parser)
+    parser.add_argument(
+        "--executor",
+        choices=("inprocess", "ray"),
+        default="inprocess",
+        help="where records run: this process, or a Ray cluster (RAY_ADDRESS, else a local "
+        "one; the 'ray' extra); results are the same",
+    )
+    parser.add_argument(
+        "--ray-batch-size", type=int, default=256, help="records per Ray task (default 256)"
+    )
     add_model_options(parser)
 
 
@@ -209,6 +219,8 @@ def config_from_args(args: argparse.Namespace) -> Any:
             splitter=args.splitter,
             skip_invalid=args.skip_invalid,
             concurrency=args.concurrency,
+            executor=args.executor,
+            ray_batch_size=args.ray_batch_size,
             n_resamples=args.n_resamples,
             injected_labels=args.injected_labels,
             model_options=model_options(args),

@@ -126,8 +126,8 @@ def apply_prices(args: argparse.Namespace, runs: list[Path]) -> bool:
 def shows_money(money: Any) -> bool:
     """Whether to print the money line: prices were given, or a model bills per token (a run
     on local or stub models without a price table has nothing to say)."""
-    if money is None:
-        return False
+    if money is None or not money.by_model:
+        return False  # no model calls: nothing to price
     local = all(m.startswith(("llamacpp/", "stub/")) for m in money.by_model)
     unpriced_remote = bool(money.missing_prices) and not local
     return bool(money.known or unpriced_remote or "no price for" in money.note)

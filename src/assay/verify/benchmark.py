@@ -105,6 +105,9 @@ class BenchmarkConfig(BaseModel):
     n_resamples: int = Field(default=1000, ge=0)
     injected_labels: bool = False  # the file's gold labels were made by `assay perturb`
     model_options: ModelOptions = Field(default_factory=ModelOptions)
+    # where the records run (not in the protocol: results are the same either way)
+    executor: Literal["inprocess", "ray"] = "inprocess"
+    ray_batch_size: int = Field(default=256, ge=1)
 
     @property
     def critic_name(self) -> str:
@@ -455,18 +458,15 @@ async def _run_pending(
     """Run every selected record not in ``done``; returns each model's usage in this session."""
     if todo == 0:
         return {}  # finished work: no model is even opened
+    pending = (r for r in _selected_records(config) if r.id not in done)
+    if config.executor == "ray":
+        from .ray_batches import run_on_ray
+
+        for model in models.values():  # the workers open their own
+            await model.aclose()
+        return run_on_ray(config, pending, todo, on_result, progress)
     try:
-        context = PatternContext(
-            generator=_role_model(models, config.generator),
-            checker=_checker(config, models),
-            critic=_role_model(models, config.critic_name),
-            settings=config.settings(),
-            answer_verifier=_answer_verifier(config, models),
-            splitter=None if config.splitter_name is None else models[config.splitter_name],
-        )
-        oracle = models[config.oracle] if config.oracle is not None else None
-        worker = _worker(config, context, oracle)
-        pending = (r for r in _selected_records(config) if r.id not in done)
+        worker = _pattern_worker(config, models)
         bar = Progress(todo, f"bench {config.pattern}", show=progress, unit="ex")
         with JsonlWriter(config.out_dir / RESULTS_FILE) as writer, bar:
 
@@ -606,6 +606,22 @@ def _model_checker(config: BenchmarkConfig, model: MeteredModel) -> ClaimChecker
     from .checkers.model import ModelChecker
 
     return ModelChecker(model, votes=config.checker_votes)
+
+
+def _pattern_worker(
+    config: BenchmarkConfig, models: dict[str, MeteredModel]
+) -> Callable[[GroundedQARecord], Any]:
+    """The coroutine that runs one record through the pattern (in-process and on Ray)."""
+    context = PatternContext(
+        generator=_role_model(models, config.generator),
+        checker=_checker(config, models),
+        critic=_role_model(models, config.critic_name),
+        settings=config.settings(),
+        answer_verifier=_answer_verifier(config, models),
+        splitter=None if config.splitter_name is None else models[config.splitter_name],
+    )
+    oracle = models[config.oracle] if config.oracle is not None else None
+    return _worker(config, context, oracle)
 
 
 def _worker(

@@ -1,0 +1,93 @@
+"""``assay bench run --executor ray``: records go to Ray workers in batches (runs/_ray.py).
+
+Each worker rebuilds the run's models from the config (a ``llamacpp/`` model is loaded by the
+worker itself) and runs exactly the in-process pattern code over its batch, so results are the
+same as an in-process run's. Workers use the response cache at the run's cache path on their
+own node (SQLite in WAL mode: the node's workers, and on the driver's node the driver, share
+it); a cluster of several nodes keeps one cache per node. The driver alone appends the results
+to ``results.jsonl``, batch by batch as they arrive; the run stays append-only and resumable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from ..data.records import GroundedQARecord
+from ..json_safe import load_model, model_json
+from ..runs import JsonlWriter, Progress, run_all
+from ..runs._ray import ray_map
+from .results import RESULTS_FILE, ResultRecord
+
+Batch = tuple[str, list[str]]  # the config as JSON, the records as JSON lines
+
+
+def run_on_ray(
+    config: Any,
+    pending: Iterable[GroundedQARecord],
+    todo: int,
+    on_result: Callable[[ResultRecord], None] | None,
+    progress: bool | None,
+) -> dict[str, dict[str, Any]]:
+    """Run ``pending`` on the cluster; returns each model's summed token counts."""
+    usage: dict[str, dict[str, Any]] = {}
+    bar = Progress(todo, f"bench {config.pattern} (ray)", show=progress, unit="ex")
+    with JsonlWriter(config.out_dir / RESULTS_FILE) as writer, bar:
+
+        def keep(done: dict[str, Any]) -> None:
+            for line in done["results"]:
+                result = load_model(ResultRecord, line)
+                writer.append(result)
+                bar.update(1, failed=int(result.failure is not None or not result.complete))
+                if on_result is not None:
+                    on_result(result)
+            _add_usage(usage, done["usage"])
+
+        ray_map(run_batch, _batches(config, pending), keep)
+    return usage
+
+
+def _batches(config: Any, records: Iterable[GroundedQARecord]) -> Iterator[Batch]:
+    settings = config.model_dump_json()
+    iterator = iter(records)
+    while chunk := list(itertools.islice(iterator, config.ray_batch_size)):
+        yield settings, [model_json(record) for record in chunk]
+
+
+def run_batch(batch: Batch) -> dict[str, Any]:
+    """One batch on a worker: the results as JSON lines and the models' usage."""
+    from .benchmark import BenchmarkConfig
+
+    config = BenchmarkConfig.model_validate_json(batch[0])
+    records = [load_model(GroundedQARecord, line) for line in batch[1]]
+    return asyncio.run(_run_batch(config, records))
+
+
+async def _run_batch(config: Any, records: list[GroundedQARecord]) -> dict[str, Any]:
+    from .benchmark import _open_models, _pattern_worker
+
+    models = _open_models(config, {}, any(r.answer is None for r in records))
+    results: list[ResultRecord] = []
+    try:
+        worker = _pattern_worker(config, models)
+        await run_all(
+            records, worker, results.append, concurrency=config.concurrency, progress=False
+        )
+    finally:
+        for model in models.values():
+            await model.aclose()
+    return {
+        "results": [model_json(r) for r in results],
+        "usage": {name: model.usage.summary() for name, model in models.items()},
+    }
+
+
+def _add_usage(total: dict[str, dict[str, Any]], part: dict[str, dict[str, Any]]) -> None:
+    """Sum the counts (latency percentiles do not add up and are left out)."""
+    for name, usage in part.items():
+        into = total.setdefault(name, {})
+        for key, value in usage.items():
+            if isinstance(value, int) and not isinstance(value, bool):
+                into[key] = into.get(key, 0) + value

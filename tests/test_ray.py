@@ -1,0 +1,140 @@
+"""The Ray executor (issue 12 #2) on a real local Ray cluster with 2 worker CPUs: results
+identical to the in-process executor, a worker killed mid-run, and resume after an
+interrupt. The cluster is started once for the module (`ray start --head`), and the runs are
+real `assay` processes that join it through RAY_ADDRESS."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.servers import free_port
+from tests.verify.bench_fixtures import verify_only_records, write_jsonl
+
+ray = pytest.importorskip("ray")
+RAY = Path(sys.executable).with_name("ray")
+TIMING_FIELDS = {"check_ms", "latency_ms"}
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    """The environment that joins the cluster: its address, and its temp dir (where Ray keeps
+    the cluster's session and auth token)."""
+    temp = tmp_path_factory.mktemp("ray")
+    port = free_port()
+    # a loopback test cluster without Ray's token auth (on by default for local clusters since
+    # Ray 2.59; a client joining one must otherwise set RAY_AUTH_MODE=token)
+    joined = {"RAY_TMPDIR": str(temp), "RAY_AUTH_MODE": "disabled"}
+    env = {**os.environ, **joined}
+    start = [str(RAY), "start", "--head", "--num-cpus", "2", "--port", str(port)]
+    start += ["--include-dashboard", "false", "--disable-usage-stats"]
+    subprocess.run(start, check=True, capture_output=True, env=env, timeout=180)
+    try:
+        yield {"RAY_ADDRESS": f"127.0.0.1:{port}", **joined}
+    finally:
+        subprocess.run([str(RAY), "stop", "--force"], capture_output=True, env=env, timeout=120)
+
+
+def _bench(
+    tmp_path: Path, data: Path, out: Path, *extra: str, address: dict[str, str] | None = None
+) -> subprocess.Popen[str]:
+    env = {**os.environ, "ASSAY_CACHE_DIR": str(tmp_path / "cache"), **(address or {})}
+    command = [sys.executable, "-m", "assay", "bench", "run", "--data", str(data)]
+    command += ["--pattern", "entailment", "--verifier", "learned", "--out_dir", str(out)]
+    command += ["--no-report", "--no-progress", "--n-resamples", "20", *extra]
+    return subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
+
+
+def _finish(process: subprocess.Popen[str]) -> str:
+    out, err = process.communicate(timeout=600)
+    assert process.returncode == 0, err
+    return out
+
+
+def _results(run: Path) -> dict[str, dict[str, object]]:
+    lines = [json.loads(x) for x in (run / "results.jsonl").read_text().splitlines()]
+    return {line["id"]: _without_timings(line) for line in lines}
+
+
+def _without_timings(value: object) -> object:
+    if isinstance(value, dict):
+        return {k: _without_timings(v) for k, v in value.items() if k not in TIMING_FIELDS}
+    if isinstance(value, list):
+        return [_without_timings(v) for v in value]
+    return value
+
+
+def test_results_equal_the_in_process_run(tmp_path: Path, cluster: dict[str, str]) -> None:
+    data = write_jsonl(tmp_path / "data.jsonl", verify_only_records(60))
+    _finish(_bench(tmp_path, data, tmp_path / "local"))
+    ray_run = tmp_path / "ray"
+    _finish(
+        _bench(
+            tmp_path, data, ray_run, "--executor", "ray", "--ray-batch-size", "7", address=cluster
+        )
+    )
+    lines = (ray_run / "results.jsonl").read_text().splitlines()
+    assert len(lines) == 60  # every record once
+    assert _results(ray_run) == _results(tmp_path / "local")
+    summary = json.loads((ray_run / "summary.json").read_text())
+    local = json.loads((tmp_path / "local" / "summary.json").read_text())
+    for name, metric in local["detection"]["metrics"].items():  # results arrive in another
+        for key in ("value", "low", "high"):  # order: sums differ in the last bits only
+            assert summary["detection"]["metrics"][name][key] == pytest.approx(metric[key]), name
+
+
+def test_a_worker_killed_mid_run_loses_only_its_batch(
+    tmp_path: Path, cluster: dict[str, str]
+) -> None:
+    data = write_jsonl(tmp_path / "data.jsonl", verify_only_records(3000))
+    run = tmp_path / "ray"
+    process = _bench(
+        tmp_path, data, run, "--executor", "ray", "--ray-batch-size", "100", address=cluster
+    )
+    killed = _kill_a_busy_worker()
+    out = _finish(process)
+    assert killed, "no worker was busy to kill"
+    assert "3000 examples" in out
+    lines = [json.loads(x) for x in (run / "results.jsonl").read_text().splitlines()]
+    assert sorted(line["id"] for line in lines) == sorted(f"v{i}" for i in range(3000))
+
+
+def _kill_a_busy_worker() -> bool:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        found = subprocess.run(["pgrep", "-f", "ray::run_batch"], capture_output=True, text=True)
+        pids = [int(p) for p in found.stdout.split()]
+        if pids:
+            os.kill(pids[0], signal.SIGKILL)
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_an_interrupted_ray_run_resumes(tmp_path: Path, cluster: dict[str, str]) -> None:
+    data = write_jsonl(tmp_path / "data.jsonl", verify_only_records(2000))
+    run = tmp_path / "ray"
+    args = ("--executor", "ray", "--ray-batch-size", "50")
+    process = _bench(tmp_path, data, run, *args, address=cluster)
+    results = run / "results.jsonl"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and (not results.exists() or results.stat().st_size == 0):
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    process.communicate(timeout=300)
+    first = len(results.read_text().splitlines())
+    assert 0 < first <= 2000
+    out = _finish(_bench(tmp_path, data, run, *args, address=cluster))
+    assert f"{first} already done" in out or first == 2000
+    ids = [json.loads(x)["id"] for x in results.read_text().splitlines()]
+    assert len(ids) == len(set(ids)) == 2000
