@@ -5,7 +5,8 @@ below is the whole command tree.
 
 Exit codes (docs/errors.md): 0 done; 1 done, but some model calls failed after every retry
 (rerun the same command to retry them), an archive is inconsistent, or an internal error;
-2 bad input, settings or usage; 130 interrupted.
+2 bad input, settings or usage; 3 ``--executor batch`` wrote requests (import their answers,
+then run the same command again); 130 interrupted.
 """
 
 from __future__ import annotations
@@ -18,10 +19,10 @@ from pydantic import ValidationError
 
 from .. import __version__
 from ..errors import AssayError
-from . import _bench, _import, _instructions, _judge, _models, _perturb, _report
+from . import _batch, _bench, _import, _instructions, _judge, _models, _perturb, _report
 
 # (module, registered in this order). A new command group is a module with register().
-COMMAND_GROUPS = [_models, _import, _instructions, _bench, _judge, _perturb, _report]
+COMMAND_GROUPS = [_models, _import, _instructions, _bench, _judge, _batch, _perturb, _report]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -58,6 +58,7 @@ def add_run_parser(commands: Any) -> argparse.ArgumentParser:
 
 
 def add_run_arguments(parser: argparse.ArgumentParser) -> None:
+    from ._batch import add_executor_options
     from ._common import add_model_options
 
     parser.add_argument("--data", type=Path, required=True, help="grounded-QA JSONL file")
@@ -101,6 +102,7 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     _add_calibration_option(parser)
     add_model_options(parser)
+    add_executor_options(parser)
 
 
 def _add_role_arguments(parser: argparse.ArgumentParser) -> None:
@@ -190,13 +192,15 @@ def _first_problem(error: ValueError) -> str:
 def run_command(args: argparse.Namespace) -> int:
     from ..verify.benchmark import run_benchmark
     from ..verify.summary import SUMMARY_FILE, BenchSummary
+    from ._batch import batch_session, finish_batch
     from ._calibrate import adopt_calibration, calibration_threshold
 
     if getattr(args, "calibration", None) is not None:
         args.threshold = calibration_threshold(args.calibration, args.threshold)
     config = config_from_args(args)
     adopt_calibration(getattr(args, "calibration", None), config.out_dir, replace=False)
-    report = run_benchmark(config, progress=False if args.no_progress else None)
+    with batch_session(args):
+        report = run_benchmark(config, progress=False if args.no_progress else None)
     summary = BenchSummary.model_validate_json(
         (report.run_dir / SUMMARY_FILE).read_text(encoding="utf-8")
     )
@@ -204,6 +208,9 @@ def run_command(args: argparse.Namespace) -> int:
     print(f"{report.run_dir}: {report.selected} examples ({done}), {report.calls} model calls")
     if report.skipped_invalid:
         print(f"skipped {report.skipped_invalid} invalid line(s): see skipped_records.jsonl")
+    waiting = finish_batch(args, f"{report.deferred} example(s) wait on batch answers")
+    if waiting is not None:
+        return waiting
     print(headline(summary))
     write_run_report(report.run_dir, args)
     return report_failed_calls(args, report.failed, "example(s) with model calls that")

@@ -7,6 +7,19 @@ for a failed call.
 """
 
 from ._backend import Backend, UnopenedBackend
+from ._batch import (
+    MAX_BYTES_PER_FILE,
+    MAX_REQUESTS_PER_FILE,
+    BatchFiles,
+    BatchScope,
+    BatchWriter,
+    batch_scope,
+    calls_deferred,
+    input_files,
+    is_deferred,
+    requested_ids,
+)
+from ._batch_import import ImportReport, import_batch_output
 from ._cache import ResponseCache, cache_key, default_cache_path
 from ._model import Model, RetryPolicy
 from ._registry import (
@@ -15,6 +28,7 @@ from ._registry import (
     ModelOptions,
     create_backend,
     get_model,
+    open_batch,
     open_cache,
     split_model_name,
 )
@@ -40,15 +54,21 @@ DEFAULT_MODEL = "llamacpp/smollm2"
 
 __all__ = [
     "DEFAULT_MODEL",
+    "MAX_BYTES_PER_FILE",
+    "MAX_REQUESTS_PER_FILE",
     "PROVIDERS",
     "PROVIDER_HELP",
     "Backend",
     "BackendError",
+    "BatchFiles",
+    "BatchScope",
+    "BatchWriter",
     "CallFailure",
     "ChatMessage",
     "Completion",
     "ErrorKind",
     "GenerateConfig",
+    "ImportReport",
     "JsonSchema",
     "Model",
     "ModelOptions",
@@ -60,11 +80,18 @@ __all__ = [
     "TopLogprob",
     "UnopenedBackend",
     "Usage",
+    "batch_scope",
     "cache_key",
+    "calls_deferred",
     "create_backend",
     "default_cache_path",
     "get_model",
+    "import_batch_output",
+    "input_files",
+    "is_deferred",
+    "open_batch",
     "open_cache",
+    "requested_ids",
     "split_model_name",
     "system",
     "texts",

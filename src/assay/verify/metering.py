@@ -24,6 +24,7 @@ from ..model import (
     ResponseCache,
     RetryPolicy,
     create_backend,
+    open_batch,
     open_cache,
 )
 from .types import Usage
@@ -95,4 +96,5 @@ def open_metered(
         max_concurrency=options.max_concurrency,
         retry=RetryPolicy(max_attempts=options.max_attempts),
         request_timeout_s=options.request_timeout_s,
+        batch=open_batch(options),
     )
