@@ -28,7 +28,7 @@ from ._types import CallFailure, ErrorKind
 
 #: A provider's limits for one batch input file (OpenAI: 50,000 requests, 200 MB).
 MAX_REQUESTS_PER_FILE = 50_000
-MAX_BYTES_PER_FILE = 200 * 1024 * 1024
+MAX_BYTES_PER_FILE = 200_000_000  # decimal megabytes: under the limit whichever is meant
 INPUT_PREFIX = "input-"
 CHAT_COMPLETIONS_URL = "/v1/chat/completions"
 
