@@ -33,12 +33,14 @@ ASSAY = [sys.executable, "-m", "assay"]
 
 SEED = 20261122
 VERIFY_SAMPLE = 150
-JUDGE_SAMPLE = 30
-# The judge reply budget: the protocol default is 1024 tokens; SmolLM2 under the schema grammar
-# often loops (e.g. repeating a flag) until the budget, ~6 min per reply at 1024 on this busy
-# 2-core machine, so the budget is 640 (a complete valid reply needs about 300-450 tokens).
+JUDGE_SAMPLE = 120
+# The judge reply budget for structure-only decoding: the protocol default is 1024 tokens;
+# SmolLM2 under the structure-only grammar often loops (e.g. repeating a flag) until the budget,
+# so the budget is 640 (a complete valid reply needs about 300-450 tokens). Exact decoding
+# raises it to the longest reply its schema admits, so no reply is ever cut.
 JUDGE_MAX_TOKENS = 640
-JUDGE_N = 26  # the first JUDGE_N of the seeded sample are judged (see write_ifeval_sample)
+JUDGE_N = 100  # the first JUDGE_N of the seeded sample are judged (see write_ifeval_sample)
+JUDGE_MODES = ("exact", "schema")  # --constrained of the two runs, on the same outputs
 EMBEDDED = "llamacpp/smollm2"
 
 
@@ -253,39 +255,70 @@ def verify_sample(_: argparse.Namespace) -> None:
 
 # ---------------------------------------------------------------- judge tables
 
-JUDGE_DIR = OUT / "judge" / f"ifeval-seed{SEED}-smollm2"  # the sample may grow: rerun resumes
+
+def judge_dir(mode: str) -> Path:
+    """One run directory per decoding mode; the sample may grow (a rerun resumes)."""
+    return OUT / "judge" / f"ifeval-seed{SEED}-smollm2-{mode}"
 
 
 def judge(args: argparse.Namespace) -> None:
+    """Table 3: the embedded judge on IFEval GPT-4 outputs, exact beside structure-only."""
     n = args.n or JUDGE_N
     write_ifeval_sample(n)  # deterministic: the same files every time
     sample = ifeval_sample_dir(n)
-    run(
-        [
-            *ASSAY, "judge", "run", "--questions", str(sample / "questions.jsonl"),
-            "--outputs", str(sample / "manifest.jsonl"), "--judge", EMBEDDED, "--constrained",
-            "--judge-max-tokens", str(JUDGE_MAX_TOKENS), "--timeout", "1800", "--max-attempts", "1",
-            "--out", str(JUDGE_DIR),
-        ]
-    )  # fmt: skip
+    modes = [args.mode] if args.mode else list(JUDGE_MODES)
+    for mode in modes:
+        run(
+            [
+                *ASSAY, "judge", "run", "--questions", str(sample / "questions.jsonl"),
+                "--outputs", str(sample / "manifest.jsonl"), "--judge", EMBEDDED,
+                "--constrained", mode, "--judge-max-tokens", str(JUDGE_MAX_TOKENS),
+                "--timeout", "1800", "--max-attempts", "1", "--out", str(judge_dir(mode)),
+            ]
+        )  # fmt: skip
     from assay.data.importers.ifeval_labels import load_ifeval_labels
+
+    labels = list(load_ifeval_labels(sample / "labels.jsonl"))
+    lines = [judge_cost_header(), *(judge_cost_row(mode, labels) for mode in modes), ""]
+    lines.append(AGREEMENT_HEADER)
+    for mode in modes:
+        lines += [
+            agreement_row(f"`{EMBEDDED}` judge, {mode} (valid only)", d)
+            for d in judge_agreement(mode, labels).dimensions
+        ]
+    write_table("judge", "\n".join(lines))
+
+
+def judge_agreement(mode: str, labels: list[Any]) -> Any:
     from assay.judge import load_records
     from assay.judge.ground_truth import judge_label_agreement
 
-    labels = list(load_ifeval_labels(sample / "labels.jsonl"))
-    (result,) = judge_label_agreement(load_records(JUDGE_DIR), labels)
+    (result,) = judge_label_agreement(load_records(judge_dir(mode)), labels)
+    return result
+
+
+def judge_cost_header() -> str:
+    return (
+        "| decoding | outputs | valid | invalid | flags of the invalid | median s / reply "
+        "| median tokens / reply |\n|---|---|---|---|---|---|---|"
+    )
+
+
+def judge_cost_row(mode: str, labels: list[Any]) -> str:
+    from statistics import median
+
+    from assay.judge import load_records
+
+    result = judge_agreement(mode, labels)
+    calls = [r.call for r in load_records(judge_dir(mode)) if r.call is not None]
     flags = ", ".join(f"{flag} {count}" for flag, count in result.invalid_flags.items()) or "none"
-    lines = [
-        f"Judge `{EMBEDDED}` (constrained decoding) on {result.samples} IFEval GPT-4 outputs "
-        f"(a seeded random sample, seed {SEED}; reply budget {JUDGE_MAX_TOKENS} tokens): "
-        f"valid {result.valid} "
-        f"({100 * result.valid / max(1, result.samples):.0f}%), invalid {result.invalid}; "
-        f"flags on invalid evaluations: {flags}.",
-        "",
-        AGREEMENT_HEADER,
-        *(agreement_row(f"`{EMBEDDED}` judge (valid only)", d) for d in result.dimensions),
-    ]
-    write_table("judge", "\n".join(lines))
+    latency = median(c.latency_s for c in calls) if calls else float("nan")
+    tokens = median(c.completion_tokens for c in calls) if calls else float("nan")
+    share = 100 * result.valid / max(1, result.samples)
+    return (
+        f"| {mode} | {result.samples} | {result.valid} ({share:.0f}%) | {result.invalid} "
+        f"| {flags} | {latency:.1f} | {tokens:.0f} |"
+    )
 
 
 AGREEMENT_HEADER = (
@@ -400,6 +433,7 @@ def main(argv: list[str] | None = None) -> int:
         sub = commands.add_parser(name, help=(handler.__doc__ or name).splitlines()[0])
         if name == "judge":
             sub.add_argument("--n", type=int, default=0, help="outputs to judge (default JUDGE_N)")
+            sub.add_argument("--mode", choices=JUDGE_MODES, help="run one decoding mode only")
     args = parser.parse_args(argv)
     handlers[args.command](args)
     return 0

@@ -74,3 +74,41 @@ def test_bad_parameter_is_reported_without_traceback() -> None:
     assert process.returncode == 2
     assert "temperature" in process.stderr
     assert "Traceback" not in process.stderr
+
+
+def test_each_module_registers_exactly_its_commands_with_their_help() -> None:
+    import argparse
+    import importlib
+
+    from assay.cli import COMMANDS
+
+    for module_name in dict.fromkeys(m for m, _ in COMMANDS.values()):
+        parser = argparse.ArgumentParser()
+        subparsers = parser.add_subparsers()
+        importlib.import_module(f"assay.cli.{module_name}").register(subparsers)
+        registered = {a.dest: a.help for a in subparsers._choices_actions}
+        expected = {c: h for c, (m, h) in COMMANDS.items() if m == module_name}
+        assert registered == expected, module_name
+
+
+def test_help_loads_no_command_module_and_a_command_loads_only_its_own() -> None:
+    probe = (
+        "import sys, contextlib, io\n"
+        "from assay.cli import main\n"
+        "with contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()):\n"
+        "    main(sys.argv[1:])\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith(('assay.cli._', 'pydantic')))\n"
+        "print(' '.join(m for m in loaded if m.count('.') <= 2))\n"
+    )
+
+    def loaded(*argv: str) -> set[str]:
+        done = subprocess.run(
+            [sys.executable, "-c", probe, *argv], capture_output=True, text=True, check=True
+        )
+        return set(done.stdout.split())
+
+    assert loaded("--help") == set()  # no command module, no pydantic
+    assert {m for m in loaded("report", "--help") if m.startswith("assay.cli.")} == {
+        "assay.cli._report"
+    }
+    assert "assay.cli._bench" not in loaded("judge", "--help")

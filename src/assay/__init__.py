@@ -9,11 +9,7 @@ metrics library (:mod:`assay.metrics`):
   grounded QA with citations.
 """
 
-from importlib.metadata import PackageNotFoundError, version
-
-try:
-    __version__ = version("assay")
-except PackageNotFoundError:  # running from a source tree without installation
-    __version__ = "0.0.0+source"
+# The package version, read by the build (pyproject's dynamic version) and by run logs.
+__version__ = "0.1.0"
 
 __all__ = ["__version__"]

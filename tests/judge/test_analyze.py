@@ -154,6 +154,19 @@ def test_self_preference_pairs_self_with_mean_cross() -> None:
     assert overall.n_pairs == 3 and overall.cross_judges == ("j1", "j2")
     assert overall.self_mean == 8.0 and overall.cross_mean == pytest.approx(np.mean(cross))
     assert overall.difference == pytest.approx(8 - np.mean(cross))
+    assert overall.judging == "not blind"
+
+
+def test_self_preference_reports_the_judging_mode() -> None:
+    aliases = {"target_model": "model-00000000", "output_id": "output-000000000000"}
+    blind = [r.model_copy(update={"aliases": aliases}) for r in records()]
+    rows = summarize(blind, FAST).self_preference
+    assert rows and {r.judging for r in rows} == {"blind"}
+    mixed = [
+        r.model_copy(update={"aliases": aliases}) if r.method == "self_judge" else r
+        for r in records()
+    ]
+    assert {r.judging for r in summarize(mixed, FAST).self_preference} == {"mixed"}
 
 
 def test_agreement_matches_scikit_learn() -> None:

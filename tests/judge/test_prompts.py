@@ -47,7 +47,7 @@ def test_system_prompt_carries_rubric_scale_rule_and_format() -> None:
         assert description in text
     assert "FAIL if overall_score <= 3" in text
     assert "PASS if overall_score >= 7 and FORMAT_COMPLIANCE and INSTRUCTION_COMPLIANCE" in text
-    assert '"overall_score": "sum"' in text
+    assert '"overall_score": "<the sum>"' in text
     assert "exactly one JSON object" in text
 
 

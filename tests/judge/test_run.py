@@ -14,7 +14,7 @@ from assay.data.questions import load_outputs, load_questions
 from assay.errors import RunError
 from assay.judge.archive import INVALID_DIR, VALID_DIR, iter_archive, recheck_archive
 from assay.judge.evalset import EvalSet, build_eval_set
-from assay.judge.protocol import JUDGE_CALL_FAILED, DecodingSettings
+from assay.judge.protocol import JUDGE_CALL_FAILED, DecodingSettings, Protocol
 from assay.judge.run import PROMPT_MANIFEST, JudgeRunConfig, run_judges
 from assay.judge.stub_replies import RESPONDERS, clean_reply
 from assay.model import (
@@ -122,7 +122,9 @@ def test_call_failures_are_recorded_invalid_never_scored(eval_set: EvalSet, tmp_
     def broken(messages: Sequence[ChatMessage], config: GenerateConfig, rng: random.Random) -> str:
         raise BackendError(ErrorKind.BAD_REQUEST, "the server said no")
 
-    judge(eval_set, [stub("a", broken)], tmp_path / "run")
+    first = stub("a", broken)
+    judge(eval_set, [first], tmp_path / "run")
+    assert first.usage.calls == 5  # the first bad request also tried structure-only, once
     records = [item.record for item in iter_archive(tmp_path / "run")]
     assert len(records) == 4
     for record in records:
@@ -133,7 +135,7 @@ def test_call_failures_are_recorded_invalid_never_scored(eval_set: EvalSet, tmp_
     assert recheck_archive(tmp_path / "run").consistent
     again = stub("a", broken)
     judge(eval_set, [again], tmp_path / "run")  # a failed call is not a judgment: asked again,
-    assert again.usage.calls == 4  # once per sample and session, not in a loop
+    assert again.usage.calls == 5  # once per sample and session (+ the fallback), no loop
     fixed = stub("a", clean_reply)
     judge(eval_set, [fixed], tmp_path / "run")
     assert fixed.usage.calls == 4
@@ -169,23 +171,82 @@ def test_bounded_reasks_archive_every_attempt(eval_set: EvalSet, tmp_path: Path)
     assert idle.usage.calls == 0
 
 
-@pytest.mark.parametrize(("setting", "expected"), [("on", True), ("off", False), ("auto", True)])
+@pytest.mark.parametrize(
+    ("setting", "expected"), [("exact", "exact"), ("schema", "schema"), ("off", "off")]
+)
 def test_constrained_decoding_sends_the_schema(
-    eval_set: EvalSet, tmp_path: Path, setting: str, expected: bool
+    eval_set: EvalSet, tmp_path: Path, setting: str, expected: str
 ) -> None:
-    seen: list[bool] = []
+    seen: list[str] = []
 
     def capture(messages: Sequence[ChatMessage], config: GenerateConfig, rng: random.Random) -> str:
-        seen.append(config.json_schema is not None)
-        if config.json_schema is not None:
-            assert config.json_schema.name == "judge_evaluation"
-            assert "evidence" in config.json_schema.schema_["properties"]
+        schema = config.json_schema
+        seen.append("off" if schema is None else "exact" if "anyOf" in schema.schema_ else "schema")
+        if schema is not None:
+            assert schema.name == "judge_evaluation"
         return clean_reply(messages, config, rng)
 
     decoding = DecodingSettings(constrained=setting)  # type: ignore[arg-type]
     judge(eval_set, [stub("a", capture)], tmp_path / "run", decoding=decoding)
     assert seen == [expected] * 4
-    assert {item.record.constrained for item in iter_archive(tmp_path / "run")} == {expected}  # type: ignore[union-attr]
+    records = [item.record for item in iter_archive(tmp_path / "run") if item.record is not None]
+    assert {(r.decoding_mode, r.constrained, r.valid) for r in records} == {
+        (expected, expected != "off", True)
+    }
+
+
+def test_exact_budget_covers_the_longest_reply(eval_set: EvalSet, tmp_path: Path) -> None:
+    budgets: list[int] = []
+
+    def capture(messages: Sequence[ChatMessage], config: GenerateConfig, rng: random.Random) -> str:
+        budgets.append(config.max_tokens)
+        return clean_reply(messages, config, rng)
+
+    decoding = DecodingSettings(constrained="exact", max_tokens=64)
+    judge(eval_set, [stub("a", capture)], tmp_path / "run", decoding=decoding)
+    records = [item.record for item in iter_archive(tmp_path / "run") if item.record is not None]
+    assert all(budget > 64 for budget in budgets)
+    assert sorted(r.reply_budget or 0 for r in records) == sorted(budgets)
+
+
+def test_blind_judging_shows_aliases_and_archives_the_real_names(
+    eval_set: EvalSet, tmp_path: Path
+) -> None:
+    judge(eval_set, [stub("a", clean_reply)], tmp_path / "run")
+    records = [item.record for item in iter_archive(tmp_path / "run") if item.record is not None]
+    assert records and all(r.valid for r in records)
+    for record in records:
+        assert record.aliases is not None
+        identifiers = record.messages[1].content.split("TASK GIVEN")[0]
+        assert record.target_model not in identifiers and record.output_id not in identifiers
+        assert record.aliases["target_model"] in identifiers
+        parsed = record.classification.parsed or {}
+        assert parsed["meta"]["output_id"] == record.aliases["output_id"]
+    assert recheck_archive(tmp_path / "run").consistent
+
+
+def test_no_blind_shows_the_real_names(eval_set: EvalSet, tmp_path: Path) -> None:
+    protocol = Protocol(blind=False)
+    judge(eval_set, [stub("a", clean_reply)], tmp_path / "run", protocol=protocol)
+    records = [item.record for item in iter_archive(tmp_path / "run") if item.record is not None]
+    assert records and all(r.valid and r.aliases is None for r in records)
+    assert all(r.target_model in r.messages[1].content for r in records)
+
+
+def test_a_backend_refusing_the_exact_schema_falls_back_to_structure_only(
+    eval_set: EvalSet, tmp_path: Path
+) -> None:
+    def picky(messages: Sequence[ChatMessage], config: GenerateConfig, rng: random.Random) -> str:
+        if config.json_schema is not None and "anyOf" in config.json_schema.schema_:
+            raise BackendError(ErrorKind.BAD_REQUEST, "HTTP 400: unsupported schema: anyOf")
+        return clean_reply(messages, config, rng)
+
+    model = stub("a", picky)
+    judge(eval_set, [model], tmp_path / "run")
+    records = [item.record for item in iter_archive(tmp_path / "run") if item.record is not None]
+    assert {r.decoding_mode for r in records} == {"schema"}
+    assert all("exact schema refused" in (r.decoding_note or "") for r in records)
+    assert all(r.valid for r in records)
 
 
 def test_incomplete_set_is_refused_before_any_call(tmp_path: Path, questions_path: Path) -> None:

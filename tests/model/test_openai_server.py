@@ -102,3 +102,59 @@ def test_cached_rerun_makes_no_request(llama_server: str, tmp_path: object) -> N
     (again,) = _run(second, "Name a colour.", [config])
     assert _ok(again).cached
     assert second.usage.calls == 0 and second.usage.cache_hits == 1
+
+
+def test_the_request_body_sent_to_a_real_server(llama_server: str) -> None:
+    """What the provider sends, read at the wire. llama-cpp-python's server refuses OpenAI's
+    json_schema format (HTTP 500, "type must be 'text' or 'json_object'"), so the provider's
+    fallback to json_object-with-schema runs against the real server: learned once, kept."""
+    from tests.helpers.recording_proxy import recording_proxy
+
+    config = GenerateConfig(
+        temperature=0.0, max_tokens=96, seed=11, logprobs=True, top_logprobs=3, json_schema=PERSON
+    )
+    with recording_proxy(llama_server) as proxy:
+        model = _model(proxy.base_url, cache=False)  # structured_output "auto"
+        first, second = _run(model, "Describe a person as JSON.", [config, config])
+    formats = [body["response_format"] for body in proxy.bodies]
+    assert formats == [
+        {
+            "type": "json_schema",
+            "json_schema": {"name": "person", "schema": PERSON.schema_, "strict": PERSON.strict},
+        },
+        {"type": "json_object", "schema": PERSON.schema_},
+        {"type": "json_object", "schema": PERSON.schema_},
+    ]
+    for body in proxy.bodies:
+        assert body["model"] == "smollm2" and body["max_tokens"] == 96 and body["seed"] == 11
+        assert body["temperature"] == 0.0 and body["top_p"] == 1.0
+        assert body["logprobs"] is True and body["top_logprobs"] == 3
+        assert body["messages"] == [{"role": "user", "content": "Describe a person as JSON."}]
+    for result in (first, second):
+        reply = _ok(result)
+        # llama-cpp-python's server lists the sampled token beside the 3 asked for
+        assert reply.logprobs and 3 <= len(reply.logprobs[0].top) <= 4
+        data = json.loads(reply.text)  # the real server enforced the schema
+        assert isinstance(data["name"], str) and isinstance(data["age"], int)
+
+
+def test_json_schema_pinned_on_a_server_without_it_is_a_call_failure(llama_server: str) -> None:
+    """No silent downgrade when the user pins the format: the server's refusal is the reason."""
+    from tests.helpers.recording_proxy import recording_proxy
+
+    config = GenerateConfig(max_tokens=8, json_schema=PERSON)
+    with recording_proxy(llama_server) as proxy:
+        model = _model(proxy.base_url, cache=False, structured_output="json_schema", max_attempts=1)
+        (result,) = _run(model, "Describe a person as JSON.", [config])
+    assert isinstance(result, CallFailure) and "json_object" in result.message
+    assert [body["response_format"]["type"] for body in proxy.bodies] == ["json_schema"]
+
+
+def test_structured_output_off_sends_no_response_format(llama_server: str) -> None:
+    from tests.helpers.recording_proxy import recording_proxy
+
+    with recording_proxy(llama_server) as proxy:
+        model = _model(proxy.base_url, cache=False, structured_output="off")
+        _run(model, "Say hi.", [GenerateConfig(max_tokens=8, json_schema=PERSON)])
+    (body,) = proxy.bodies
+    assert "response_format" not in body and "logprobs" not in body

@@ -55,7 +55,9 @@ def judge_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
         for v in "AB"
     ]
     run = root / "run"
-    common = ["--judge", "stub/a", "--judge", "stub/b", "--mode", "both", "--out", str(run)]
+    # The stub's flaws are seeded by prompt and seed; seed 2 gives 3 invalid replies of 16.
+    common = ["--judge", "stub/a", "--judge", "stub/b", "--mode", "both", "--seed", "2"]
+    common += ["--out", str(run)]
     _cli(
         [
             "judge",

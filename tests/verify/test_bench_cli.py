@@ -38,6 +38,18 @@ def test_underscore_and_dash_spellings_are_the_same_options(tmp_path: Path) -> N
         assert len((tmp_path / name / "results.jsonl").read_text().splitlines()) == 1
 
 
+def test_every_record_runs_by_default_and_a_limit_says_what_it_left_out(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = write_jsonl(tmp_path / "data.jsonl", verify_only_records(250))
+    assert _run(data, tmp_path / "all", "entailment") == 0
+    out = capsys.readouterr().out
+    assert "250 examples" in out and "left out" not in out  # no silent cut at 200
+    assert _run(data, tmp_path / "some", "entailment", "--max_examples", "240") == 0
+    out = capsys.readouterr().out
+    assert "240 examples" in out and "left out 10 record(s)" in out
+
+
 def test_bad_input_exits_2_naming_file_line_and_field(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -152,3 +164,17 @@ def test_compare_pairs_runs_on_shared_records(
     row = next(line for line in paired.splitlines() if line.startswith("| lexical | learned |"))
     shared, both, only_a, only_b = (int(x) for x in row.split("|")[3:7])
     assert shared == 12 and both + only_a + only_b <= 12
+
+
+def test_model_free_checks_record_their_time_per_claim(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = write_jsonl(tmp_path / "data.jsonl", verify_only_records(6))
+    assert _run(data, tmp_path / "run", "entailment") == 0  # the lexical checker, no model
+    assert "ms per claim check" in capsys.readouterr().out
+    lines = [json.loads(x) for x in (tmp_path / "run" / "results.jsonl").read_text().splitlines()]
+    times = [c["check_ms"] for line in lines for c in line["claim_checks"]]
+    assert times and all(t > 0 for t in times)
+    cost = json.loads((tmp_path / "run" / "summary.json").read_text())["cost"]
+    assert cost["calls"] == 0 and cost["claim_checks"] == len(times)
+    assert cost["check_ms_per_claim"] == pytest.approx(sum(times) / len(times))

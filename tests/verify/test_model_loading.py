@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -69,14 +70,37 @@ def test_a_verifier_that_cannot_be_opened_writes_nothing(tmp_path: Path) -> None
     assert again.returncode == 0, again.stderr  # not refused as "other settings"
 
 
+def readme_quick_start() -> list[str]:
+    """The arguments of the README's first quick-start command after ``assay``."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    (line,) = [x for x in readme.splitlines() if "assay bench run" in x and "pip install" in x]
+    return shlex.split(line.split(".venv/bin/assay", 1)[1])
+
+
+def test_the_readme_quick_start_is_the_default_verifier_on_the_labelled_examples() -> None:
+    args = readme_quick_start()
+    assert args[:2] == ["bench", "run"] and "--verifier" not in args
+    assert args[args.index("--data") + 1] == "examples/grounded_qa_labelled.jsonl"
+
+
 @pytest.mark.slow
 def test_the_quick_start_command_on_a_subset(tmp_path: Path) -> None:
-    """The README's first command (learned verdicts, embedded model's second opinion)."""
+    """The README's first command, as written there, on 12 of its answers (learned verdicts,
+    the embedded model's second opinion)."""
     subset = tmp_path / "subset.jsonl"
     lines = LABELLED.read_text(encoding="utf-8").splitlines()
     subset.write_text("\n".join(lines[:12]) + "\n", encoding="utf-8")
     out = tmp_path / "quickstart"
-    done = _bench(tmp_path, subset, out, "--verifier", "learned+llamacpp/smollm2")
+    args = readme_quick_start()
+    args[args.index("--data") + 1] = str(subset)
+    args[args.index("--out_dir") + 1] = str(out)
+    env = {**os.environ, "ASSAY_CACHE_DIR": str(tmp_path / "cache")}
+    command = [sys.executable, "-m", "assay", *args, "--no-report", "--no-progress"]
+
+    def run() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(command, capture_output=True, text=True, timeout=600, env=env)
+
+    done = run()
     assert done.returncode == 0, done.stderr
     assert "second opinion, same answers" in done.stdout
     summary = json.loads((out / "summary.json").read_text())
@@ -88,7 +112,7 @@ def test_the_quick_start_command_on_a_subset(tmp_path: Path) -> None:
     sources = {c["second_opinion"]["probability_source"] for c in checks}
     assert sources <= {"next_token", "next_token_bounded", None}
     assert any(c["second_opinion"]["p_supported"] is not None for c in checks)
-    run = json.loads((out / "run.json").read_text())
-    assert run["models"]["verifier"]["llama_cpp_python"] == "0.3.16"
-    rerun = _bench(tmp_path, subset, out, "--verifier", "learned+llamacpp/smollm2")
+    run_log = json.loads((out / "run.json").read_text())
+    assert run_log["models"]["verifier"]["llama_cpp_python"] == "0.3.16"
+    rerun = run()
     assert rerun.returncode == 0 and "0 model calls" in rerun.stdout

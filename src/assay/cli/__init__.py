@@ -1,7 +1,9 @@
 """The ``assay`` command. Thin: parse arguments, build typed settings, call the Python API.
 
-Each command group lives in its own module with a ``register(subparsers)`` function; the list
-below is the whole command tree.
+Each command group lives in its own module with a ``register(subparsers)`` function;
+``COMMANDS`` below is the whole command tree. Only the module of the command being run is
+imported (``assay --help`` lists the commands from ``COMMANDS`` alone), so starting the
+command costs what that command needs, not what every command needs.
 
 Exit codes (docs/errors.md): 0 done; 1 done, but some model calls failed after every retry
 (rerun the same command to retry them), an archive is inconsistent, or an internal error;
@@ -12,20 +14,43 @@ then run the same command again); 130 interrupted.
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
-
-from pydantic import ValidationError
+from typing import Any
 
 from .. import __version__
 from ..errors import AssayError
-from . import _batch, _bench, _import, _instructions, _judge, _models, _perturb, _report
 
-# (module, registered in this order). A new command group is a module with register().
-COMMAND_GROUPS = [_models, _import, _instructions, _bench, _judge, _batch, _perturb, _report]
+# command -> (the module that registers it, its one-line help). A new command group is a
+# module with register(subparsers) and its commands here; tests/test_cli.py checks that each
+# module registers exactly these commands with these help lines.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "models": ("_models", "list model providers"),
+    "ping": ("_models", "send one prompt to a model and print the reply"),
+    "import": ("_import", "convert a public benchmark file into assay's input format"),
+    "instructions": ("_instructions", "check verifiable instructions (IFEval ids) without a model"),
+    "bench": ("_bench", "verifier benchmark: generate -> verify -> revise on grounded QA"),
+    "generate": (
+        "_judge",
+        "run every question x variant through target models, write outputs",
+    ),
+    "judge": ("_judge", "the judge protocol: run, validate, analyze"),
+    "batch": ("_batch", "batch files (OpenAI Batch API, vllm run-batch): import their answers"),
+    "perturb": (
+        "_perturb",
+        "inject grounding errors into gold answers (labelled verify-only records)",
+    ),
+    "report": (
+        "_report",
+        "write a self-contained HTML report of a run (several runs: side by side)",
+    ),
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser; with ``argv``, only the named command's module is loaded (the others are
+    listed by name and help). Without it, every command is built in full."""
     parser = argparse.ArgumentParser(
         prog="assay",
         description="Auditable evaluation of language-model outputs.",
@@ -35,20 +60,39 @@ def build_parser() -> argparse.ArgumentParser:
         "--debug", action="store_true", help="show tracebacks for errors (default: one line)"
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for group in COMMAND_GROUPS:
-        group.register(subparsers)
+    wanted = _modules_for(argv)
+    registered: set[str] = set()
+    for command, (module_name, help_line) in COMMANDS.items():
+        if command in registered:
+            continue
+        if wanted is None or module_name in wanted:
+            module = importlib.import_module(f".{module_name}", __name__)
+            module.register(subparsers)
+            registered.update(c for c, (m, _) in COMMANDS.items() if m == module_name)
+        else:
+            subparsers.add_parser(command, help=help_line, add_help=False)
     return parser
+
+
+def _modules_for(argv: Sequence[str] | None) -> set[str] | None:
+    """The modules the arguments need: the first known command's, none for bare options."""
+    if argv is None:
+        return None
+    command = next((a for a in argv if a in COMMANDS), None)
+    return set() if command is None else {COMMANDS[command][0]}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
+    parser = build_parser(args_list)
     args = parser.parse_args(args_list)
     args.argv = args_list  # the retry hint repeats the command as given
     if not getattr(args, "handler", None):
         parser.print_help()
         return 2
     debug = bool(args.debug)
+    from pydantic import ValidationError  # loaded by every command anyway; not by --help
+
     try:
         return int(args.handler(args))
     except AssayError as error:
@@ -81,7 +125,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
-def _describe_validation(error: ValidationError) -> str:
+def _describe_validation(error: Any) -> str:
     parts = []
     for item in error.errors():
         field = ".".join(str(p) for p in item["loc"]) or "value"

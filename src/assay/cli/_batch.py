@@ -17,16 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from ..model import (
-    BatchWriter,
-    ResponseCache,
-    default_cache_path,
-    import_batch_output,
-    input_files,
-    requested_ids,
-)
 from ..redact import public_command
-from ..runs import RunDirLock
 
 #: Exit code of a session that wrote batch requests: import their answers, then rerun.
 EXIT_BATCH_PENDING = 3
@@ -70,6 +61,9 @@ def batch_session(args: argparse.Namespace) -> Iterator[None]:
     if directory is None:
         yield
         return
+    from ..model import BatchWriter
+    from ..runs import RunDirLock
+
     with RunDirLock(directory):
         try:
             yield
@@ -83,6 +77,8 @@ def finish_batch(args: argparse.Namespace, waiting: str) -> int | None:
     directory = batch_dir(args)
     if directory is None:
         return None
+    from ..model import BatchWriter
+
     written = BatchWriter.shared(directory).close()
     BatchWriter.forget(directory)
     if written.requests == 0:
@@ -104,7 +100,9 @@ def finish_batch(args: argparse.Namespace, waiting: str) -> int | None:
 
 
 def register(subparsers: Any) -> None:
-    batch = subparsers.add_parser("batch", help="batch files: import their answers")
+    batch = subparsers.add_parser(
+        "batch", help="batch files (OpenAI Batch API, vllm run-batch): import their answers"
+    )
     commands = batch.add_subparsers(dest="batch_command", metavar="COMMAND")
     imp = commands.add_parser(
         "import",
@@ -133,6 +131,15 @@ def _help(parser: argparse.ArgumentParser) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
+    from ..model import (
+        ResponseCache,
+        default_cache_path,
+        import_batch_output,
+        input_files,
+        requested_ids,
+    )
+    from ..runs import RunDirLock
+
     for path in args.files:
         if not path.is_file():
             raise ConfigError(f"{path}: no such file")

@@ -13,6 +13,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..model import DEFAULT_MODEL
+from ..verify.defaults import DEFAULT_VERIFIER
 from ._common import add_report_option, report_failed_calls, write_run_report
 
 PATTERNS = ("best_of_n", "entailment", "self_consistency")
@@ -70,8 +71,8 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
         "--max-examples",
         dest="max_examples",
         type=int,
-        default=200,
-        help="first N valid records of the file (default 200; 0 = all)",
+        default=0,
+        help="first N valid records of the file (default 0: all)",
     )
     parser.add_argument(
         "--out_dir",
@@ -110,9 +111,10 @@ def _add_role_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--generator", default=DEFAULT_MODEL, help=f"answers ({DEFAULT_MODEL})")
     group.add_argument(
         "--verifier",
-        default=DEFAULT_MODEL,
-        help="claim checker: a model, or a model-free checker 'lexical' or 'learned' "
-        f"(default {DEFAULT_MODEL})",
+        default=DEFAULT_VERIFIER,
+        help="claim checker: a model, a model-free checker 'lexical' or 'learned', or "
+        f"'learned+MODEL' (learned decides, the model's opinion kept apart; default "
+        f"{DEFAULT_VERIFIER})",
     )
     group.add_argument(
         "--checker-votes",
@@ -208,6 +210,8 @@ def run_command(args: argparse.Namespace) -> int:
     print(f"{report.run_dir}: {report.selected} examples ({done}), {report.calls} model calls")
     if report.skipped_invalid:
         print(f"skipped {report.skipped_invalid} invalid line(s): see skipped_records.jsonl")
+    if report.left_out:
+        print(f"left out {report.left_out} record(s) after the first --max_examples")
     waiting = finish_batch(args, f"{report.deferred} example(s) wait on batch answers")
     if waiting is not None:
         return waiting
@@ -235,7 +239,10 @@ def headline(summary: Any) -> str:
         )
     per = summary.cost.per_example
     if per:
-        lines.append(f"cost: {per['calls']:.2f} calls, {per['tokens']:.0f} tokens per example")
+        line = f"cost: {per['calls']:.2f} calls, {per['tokens']:.0f} tokens per example"
+        if summary.cost.check_ms_per_claim is not None:
+            line += f", {summary.cost.check_ms_per_claim:.1f} ms per claim check"
+        lines.append(line)
     return "\n".join(lines)
 
 

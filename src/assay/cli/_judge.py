@@ -8,7 +8,7 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import yaml
 
@@ -17,7 +17,7 @@ from ..errors import ConfigError
 from ..judge.archive import RecheckReport, recheck_archive
 from ..judge.evalset import build_eval_set
 from ..judge.generate import GenerateSettings, generate_outputs
-from ..judge.protocol import DecodingSettings, Protocol, load_protocol
+from ..judge.protocol import DECODING_MODES, DecodingSettings, Protocol, load_protocol
 from ..judge.run import JudgeRunConfig, run_judges
 from ..model import Model, ModelOptions, get_model, open_cache
 from ._batch import add_executor_options, batch_session, finish_batch
@@ -29,12 +29,6 @@ from ._common import (
     report_failed_calls,
     write_run_report,
 )
-
-CONSTRAINED_SETTING: dict[bool | None, Literal["auto", "on", "off"]] = {
-    None: "auto",
-    True: "on",
-    False: "off",
-}
 
 
 def register(subparsers: Any) -> None:
@@ -104,9 +98,17 @@ def _register_run(commands: Any) -> None:
     )
     run.add_argument(
         "--constrained",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="JSON-schema constrained decoding (default: on where the backend supports it)",
+        choices=DECODING_MODES,
+        default="exact",
+        help="constrained decoding: exact = only protocol-valid replies for each sample "
+        "(default), schema = structure-only JSON schema, off = free text; a backend that "
+        "takes no JSON schema decodes free text (recorded per evaluation)",
+    )
+    run.add_argument(
+        "--no-blind",
+        dest="blind",
+        action="store_false",
+        help="show the judge the real target model and output id (default: opaque aliases)",
     )
     run.add_argument("--judge-max-tokens", type=int, default=1024)
     run.add_argument("--temperature", type=float, default=0.0)
@@ -191,13 +193,13 @@ def _run(args: argparse.Namespace) -> int:
         max_attempts=args.judge_attempts,
         concurrency=args.concurrency,
         allow_incomplete=args.allow_incomplete,
-        protocol=_protocol(args.protocol),
+        protocol=_protocol(args.protocol).model_copy(update={"blind": args.blind}),
         decoding=DecodingSettings(
             temperature=args.temperature,
             top_p=args.top_p,
             max_tokens=args.judge_max_tokens,
             seed=args.seed,
-            constrained=CONSTRAINED_SETTING[args.constrained],
+            constrained=args.constrained,
         ),
     )
 

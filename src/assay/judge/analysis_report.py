@@ -153,13 +153,25 @@ def _self_preference_section(summary: JudgeSummary) -> str:
             _num(r.cross_mean),
             _ci(r.difference, r.ci_low, r.ci_high),
             ", ".join(r.cross_judges),
+            r.judging,
         ]
         for r in summary.self_preference
     ]
-    header = ["model", "dimension", "pairs", "self", "cross", "self - cross [CI]", "cross judges"]
+    header = [
+        "model",
+        "dimension",
+        "pairs",
+        "self",
+        "cross",
+        "self - cross [CI]",
+        "cross judges",
+        "judging",
+    ]
     intro = (
         "Self-judge score minus the mean cross-judge score on the same outputs (both valid). "
-        "A positive difference suggests self-preference.\n\n"
+        "A positive difference suggests self-preference. `judging` says whether the judges "
+        "saw opaque aliases (blind) or the real target model and output id; a blind self-judge "
+        "still writes `method: self_judge`, which the protocol requires it to be told.\n\n"
     )
     return "## Self-preference\n\n" + intro + _table(header, rows)
 

@@ -85,6 +85,9 @@ class SelfPreferenceRow(_Row):
     ci_low: float
     ci_high: float
     cross_judges: tuple[str, ...]
+    # Under which judging mode the paired evaluations were made: "blind" (opaque aliases for
+    # target model and output id), "not blind", or "mixed".
+    judging: str = "not blind"
 
 
 class AgreementRow(_Row):

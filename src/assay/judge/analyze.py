@@ -313,6 +313,8 @@ def self_preference_rows(
         if not paired:
             continue
         judges = tuple(sorted({r.judge_model for key in paired for r in others[key]}))
+        used = [own[key] for key in paired] + [r for key in paired for r in others[key]]
+        judging = blind_mode(used)
         for field in SCORE_FIELDS:
             self_scores = [float(score_of(own[key], field)) for key in paired]
             cross_scores = [
@@ -330,7 +332,14 @@ def self_preference_rows(
                 ci_low=low,
                 ci_high=high,
                 cross_judges=judges,
+                judging=judging,
             )
+
+
+def blind_mode(records: Sequence[EvaluationRecord]) -> str:
+    """ "blind", "not blind" or "mixed": whether the judges saw aliases or the real names."""
+    modes = {"blind" if r.aliases else "not blind" for r in records}
+    return modes.pop() if len(modes) == 1 else "mixed"
 
 
 def agreement_rows(valid: Sequence[EvaluationRecord]) -> Iterable[AgreementRow]:

@@ -21,15 +21,9 @@ from ..data.questions import model_dir_name
 from ..errors import RunError
 from ..json_safe import load_model, model_json
 from ..model import ChatMessage
-from ..runs import (
-    fingerprint,
-    inside,
-    safe_filename,
-    utc_now,
-    write_atomic,
-)
+from ..runs import fingerprint, inside, safe_filename, utc_now, write_atomic
 from .findings import Check
-from .protocol import UNPARSABLE_OUTPUT, DecodingSettings, Method, Protocol
+from .protocol import UNPARSABLE_OUTPUT, DecodingMode, DecodingSettings, Method, Protocol
 from .validate import Classification, classify
 
 VALID_DIR = "valid_evaluations"
@@ -120,6 +114,13 @@ class EvaluationRecord(BaseModel):
     constrained: bool
     messages: tuple[ChatMessage, ...]
     evaluated_output: str
+    # How the reply was decoded: exact | schema | off (None: made before the field existed),
+    # why it fell back from the run's setting, and the token budget the call had.
+    decoding_mode: DecodingMode | None = None
+    decoding_note: str | None = None
+    reply_budget: int | None = None
+    # Blind judging: the aliases the judge saw for target_model and output_id (None: not blind).
+    aliases: dict[str, str] | None = None
 
     @model_validator(mode="after")
     def _mirrors_classification(self) -> EvaluationRecord:
@@ -396,8 +397,8 @@ def _record_problems(
 
 
 def expected_meta(record: EvaluationRecord) -> dict[str, str]:
-    """The meta identifiers the judge was asked to copy for this record."""
-    return {
+    """The meta identifiers the judge was asked to copy for this record (aliases if blind)."""
+    meta = {
         "judge_model": record.judge_model,
         "target_model": record.target_model,
         "question_id": record.question_id,
@@ -405,3 +406,5 @@ def expected_meta(record: EvaluationRecord) -> dict[str, str]:
         "output_id": record.output_id,
         "method": record.method,
     }
+    meta.update(record.aliases or {})
+    return meta

@@ -30,6 +30,15 @@ from .protocol import (
 )
 
 TASK_TAG = "[assay:judge]"
+_META_KEYS = (
+    "judge_model",
+    "target_model",
+    "question_id",
+    "prompt_variant",
+    "output_id",
+    "method",
+    "timestamp",
+)
 
 SYSTEM_TEMPLATE = """\
 [assay:judge] You are an evaluation judge. You score one output of a language model against \
@@ -98,17 +107,38 @@ class JudgeRequest(BaseModel):
     judge_model: str
     method: Method
     timestamp: str  # YYYY-MM-DD
+    blind: bool = False
+
+    def aliases(self, sample: Sample) -> dict[str, str] | None:
+        """What the judge sees instead of the real target_model and output_id (blind only)."""
+        return blind_aliases(sample) if self.blind else None
 
     def meta(self, sample: Sample) -> dict[str, str]:
+        """The meta the reply must carry: aliases in place of the blinded identifiers."""
+        shown = {"target_model": sample.target_model, "output_id": sample.output_id}
+        shown.update(self.aliases(sample) or {})
         return {
             "judge_model": self.judge_model,
-            "target_model": sample.target_model,
+            "target_model": shown["target_model"],
             "question_id": sample.question_id,
             "prompt_variant": sample.prompt_variant,
-            "output_id": sample.output_id,
+            "output_id": shown["output_id"],
             "method": self.method,
             "timestamp": self.timestamp,
         }
+
+
+def blind_aliases(sample: Sample) -> dict[str, str]:
+    """Stable opaque aliases of the sample's target model and output id.
+
+    A hash of the real names: the same target gets the same alias in every run, the judge
+    cannot read the name back, and the archive record keeps both (``aliases``).
+    """
+    target = hashlib.sha256(f"assay-blind-target\x00{sample.target_model}".encode()).hexdigest()
+    output = hashlib.sha256(
+        f"assay-blind-output\x00{sample.target_model}\x00{sample.output_id}".encode()
+    ).hexdigest()
+    return {"target_model": f"model-{target[:8]}", "output_id": f"output-{output[:12]}"}
 
 
 def fence_nonce(output_text: str, salt: str = "") -> str:
@@ -164,26 +194,32 @@ def _fine_rubric_text(protocol: Protocol) -> str:
 
 
 def format_example(protocol: Protocol) -> dict[str, object]:
+    """The reply format, every value a description in angle brackets.
+
+    Nothing here is a usable value: a judge that copies the example instead of filling it
+    (small models do) gives quotes that are not in the output, and the reply is invalid for
+    that reason rather than passing with placeholder evidence.
+    """
     example: dict[str, object] = {
-        "meta": {
-            "judge_model": "...",
-            "target_model": "...",
-            "question_id": "...",
-            "prompt_variant": "...",
-            "output_id": "...",
-            "method": "cross_judge or self_judge",
-            "timestamp": "YYYY-MM-DD",
+        "meta": {key: "<copied from the identifiers>" for key in _META_KEYS},
+        "scores": {
+            **{key: "<0, 1 or 2>" for key in DIMENSION_KEYS},
+            "overall_score": "<the sum>",
         },
-        "scores": {**{key: "0|1|2" for key in DIMENSION_KEYS}, "overall_score": "sum"},
-        "verdict": "PASS|PARTIAL|FAIL",
+        "verdict": "<PASS, PARTIAL or FAIL>",
         "flags": [],
         "evidence": [
-            {"dimension": key, "quote": "exact excerpt", "reason": "..."} for key in DIMENSION_KEYS
+            {
+                "dimension": key,
+                "quote": "<words copied from the output>",
+                "reason": "<why they support this score>",
+            }
+            for key in DIMENSION_KEYS
         ],
-        "notes": "(optional)",
+        "notes": "<optional>",
     }
     if protocol.finer_rubric is not None:
-        example["fine_scores"] = {key: "0|1|2" for key in protocol.fine_keys}
+        example["fine_scores"] = {key: "<0, 1 or 2>" for key in protocol.fine_keys}
     return example
 
 

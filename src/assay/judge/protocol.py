@@ -25,7 +25,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    field_validator,
+    model_validator,
+)
 
 from ..errors import ConfigError
 from ..runs import fingerprint
@@ -55,6 +63,22 @@ SPEC_FLAGS = (
 ALL_FLAGS = (*SPEC_FLAGS, EVIDENCE_NOT_FOUND, JUDGE_CALL_FAILED)
 
 META_IDENTIFIERS = ("question_id", "prompt_variant", "target_model", "output_id")
+#: The identifiers a blind judge sees only as opaque aliases.
+BLIND_IDENTIFIERS = ("target_model", "output_id")
+
+#: exact: the protocol-exact schema of each sample (judge/exact_schema.py); schema: the
+#: structure-only schema (:func:`output_schema`); off: no constrained decoding.
+DecodingMode = Literal["exact", "schema", "off"]
+DECODING_MODES: tuple[DecodingMode, ...] = ("exact", "schema", "off")
+#: The exact-schema generator (judge/exact_schema.py) and its bounds; they enter the protocol
+#: fingerprint, so a run cannot mix replies decoded under different exact schemas.
+EXACT_SCHEMA_SETTINGS: dict[str, str | int] = {
+    "generator": "assay.judge.exact_schema/1",
+    "reason_max_chars": 80,  # a brief reason: one short sentence
+    "span_max_chars": 160,  # quote spans are capped at min(quote_max_chars, this)
+    "max_spans": 256,  # the first this-many spans of a long output are offered
+    "max_fine_alternatives": 729,  # a finer rubric with more score combinations: no exact
+}
 
 
 class Dimension(BaseModel):
@@ -219,6 +243,8 @@ class Protocol(BaseModel):
     evidence: EvidencePolicy = EvidencePolicy()
     max_evidence_items: StrictInt = Field(default=12, ge=4, le=64)
     quote_max_chars: StrictInt = Field(default=400, ge=20)
+    # Blind judging: the prompt and meta carry opaque aliases of target_model and output_id.
+    blind: StrictBool = True
 
     @property
     def fine_keys(self) -> tuple[str, ...]:
@@ -306,7 +332,13 @@ class DecodingSettings(BaseModel):
     top_p: float = Field(default=1.0, gt=0.0, le=1.0)
     max_tokens: int = Field(default=1024, ge=16, le=32768)
     seed: int = 0
-    constrained: Literal["auto", "on", "off"] = "auto"
+    constrained: DecodingMode = "exact"
+
+    @field_validator("constrained", mode="before")
+    @classmethod
+    def _legacy_names(cls, value: Any) -> Any:
+        # Runs made before exact decoding recorded "auto"/"on" for structure-only decoding.
+        return "schema" if value in ("auto", "on") else value
 
 
 def protocol_fingerprint(
@@ -319,6 +351,7 @@ def protocol_fingerprint(
             "rubric": [d.model_dump(mode="json") for d in DIMENSIONS],
             "scale": {str(k): v for k, v in SCALE.items()},
             "schema": output_schema(protocol),
+            "exact_schema": EXACT_SCHEMA_SETTINGS,
             "prompts": dict(prompt_templates),
             "decoding": decoding.model_dump(mode="json"),
         }

@@ -27,6 +27,7 @@ from ..errors import RunError
 from ..model import (
     CallFailure,
     ChatMessage,
+    ErrorKind,
     GenerateConfig,
     JsonSchema,
     Model,
@@ -43,10 +44,12 @@ from .archive import (
     load_records,
 )
 from .evalset import EvalSet, Sample
+from .exact_schema import exact_schema
 from .findings import Check
 from .prompts import PROMPT_TEMPLATES, JudgeRequest, judge_messages, reask_messages
 from .protocol import (
     JUDGE_CALL_FAILED,
+    DecodingMode,
     DecodingSettings,
     Method,
     Protocol,
@@ -88,6 +91,17 @@ class JudgeRunSummary(BaseModel):
     call_failed: int = 0
     # pairs whose call was written to a batch input file: not judged yet, not invalid
     deferred: int = 0
+
+
+class DecodingPlan(BaseModel):
+    """How one judge call is decoded: the mode, its schema, the token budget, any fallback."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    mode: DecodingMode
+    schema_: dict[str, Any] | None = None
+    max_tokens: int
+    note: str | None = None
 
 
 class _Work(BaseModel):
@@ -142,6 +156,7 @@ class _JudgeSession:
         self.attempts_made = 0
         self.reported_models: dict[str, set[str]] = defaultdict(set)
         self.failed_now: set[tuple[str, ...]] = set()
+        self.exact_refused: dict[str, str] = {}  # judge -> why its backend refused the schema
         self.deferred = 0
 
     def attempts_of(self, work: _Work) -> list[EvaluationRecord]:
@@ -172,16 +187,61 @@ class _JudgeSession:
 
     async def _attempt(self, work: _Work, attempt: int) -> EvaluationRecord | None:
         model = self.judges[work.judge_index]
-        request = JudgeRequest(judge_model=model.name, method=work.method, timestamp=self.today)
+        request = JudgeRequest(
+            judge_model=model.name,
+            method=work.method,
+            timestamp=self.today,
+            blind=self.config.protocol.blind,
+        )
         ask = len(self.replies_of(work))  # 0: the first ask; k: the k-th re-ask, seed + k
         messages = self.messages_for(work, request, ask)
-        constrained = self._constrained(model)
-        result = await model.generate(messages, self._config(constrained), sample_index=ask)
+        plan = self.plan(model, work.sample, request)
+        result = await model.generate(messages, self._config(plan), sample_index=ask)
+        if plan.mode == "exact" and _schema_refused(result):
+            # The backend cannot take the exact schema (e.g. no anyOf/prefixItems): fall back
+            # to structure-only for this judge, and say so in every record it makes.
+            assert isinstance(result, CallFailure)
+            self.exact_refused[model.name] = f"exact schema refused: {result.describe()[:200]}"
+            plan = self.plan(model, work.sample, request)
+            result = await model.generate(messages, self._config(plan), sample_index=ask)
         if is_deferred(result):
             return None
         if not isinstance(result, CallFailure):
             self.reported_models[model.name].add(result.model or model.name)
-        return self._record(work, request, attempt, messages, constrained, result)
+        return self._record(work, request, attempt, messages, plan, result)
+
+    def plan(self, model: Model, sample: Sample, request: JudgeRequest) -> DecodingPlan:
+        """The decoding of one call: the run's setting, as far as backend and sample allow."""
+        decoding = self.config.decoding
+        if decoding.constrained == "off":
+            return DecodingPlan(mode="off", max_tokens=decoding.max_tokens)
+        if not model.backend.supports_json_schema:
+            why = "the backend takes no JSON schema"
+            return DecodingPlan(mode="off", max_tokens=decoding.max_tokens, note=why)
+        note: str | None = None
+        if decoding.constrained == "exact":
+            exact = self._exact_plan(model, sample, request)
+            if isinstance(exact, DecodingPlan):
+                return exact
+            note = exact
+        schema = self.archive.state.output_schema
+        return DecodingPlan(
+            mode="schema", schema_=schema, max_tokens=decoding.max_tokens, note=note
+        )
+
+    def _exact_plan(
+        self, model: Model, sample: Sample, request: JudgeRequest
+    ) -> DecodingPlan | str:
+        """The exact plan, or why there is none for this judge and sample."""
+        refused = self.exact_refused.get(model.name)
+        if refused is not None:
+            return refused
+        exact = exact_schema(self.config.protocol, request.meta(sample), sample.output_text)
+        if exact.schema_ is None:
+            return f"no exact schema: {exact.unavailable}"
+        # The budget covers the longest reply the schema admits, so a reply is never cut.
+        budget = max(self.config.decoding.max_tokens, exact.max_reply_bytes + 1)
+        return DecodingPlan(mode="exact", schema_=exact.schema_, max_tokens=budget)
 
     def messages_for(self, work: _Work, request: JudgeRequest, ask: int) -> list[ChatMessage]:
         """The first prompt, or for a re-ask the prompt, the last reply and its problems."""
@@ -194,19 +254,17 @@ class _JudgeSession:
             return first
         return reask_messages(first, last.raw_reply, last.classification.problems())
 
-    def _constrained(self, model: Model) -> bool:
-        setting = self.config.decoding.constrained
-        return setting == "on" or (setting == "auto" and model.backend.supports_json_schema)
-
-    def _config(self, constrained: bool) -> GenerateConfig:
+    def _config(self, plan: DecodingPlan) -> GenerateConfig:
         decoding = self.config.decoding
-        schema = JsonSchema(name="judge_evaluation", schema=self.archive.state.output_schema)
+        schema = None
+        if plan.schema_ is not None:
+            schema = JsonSchema(name="judge_evaluation", schema=plan.schema_)
         return GenerateConfig(
             temperature=decoding.temperature,
             top_p=decoding.top_p,
-            max_tokens=decoding.max_tokens,
+            max_tokens=plan.max_tokens,
             seed=decoding.seed,
-            json_schema=schema if constrained else None,
+            json_schema=schema,
         )
 
     def _record(
@@ -215,7 +273,7 @@ class _JudgeSession:
         request: JudgeRequest,
         attempt: int,
         messages: list[ChatMessage],
-        constrained: bool,
+        plan: DecodingPlan,
         result: ModelResult,
     ) -> EvaluationRecord:
         sample = work.sample
@@ -251,10 +309,18 @@ class _JudgeSession:
             raw_reply=raw,
             call=call,
             call_failure=failure,
-            constrained=constrained,
+            constrained=plan.mode != "off",
             messages=tuple(messages),
             evaluated_output=sample.output_text,
+            decoding_mode=plan.mode,
+            decoding_note=plan.note,
+            reply_budget=plan.max_tokens,
+            aliases=request.aliases(sample),
         )
+
+
+def _schema_refused(result: ModelResult) -> bool:
+    return isinstance(result, CallFailure) and result.kind == ErrorKind.BAD_REQUEST
 
 
 def _failed_call(failure: CallFailure) -> Classification:
@@ -353,8 +419,7 @@ def _run_log(
     archive: Archive, judges: Sequence[Model], config: JudgeRunConfig, count: int
 ) -> RunLog:
     constrained = {
-        j.name: config.decoding.constrained == "on"
-        or (config.decoding.constrained == "auto" and j.backend.supports_json_schema)
+        j.name: config.decoding.constrained if j.backend.supports_json_schema else "off"
         for j in judges
     }
     return RunLog(
@@ -368,7 +433,8 @@ def _run_log(
             "mode": config.mode,
             "max_attempts": config.max_attempts,
             "allow_incomplete": config.allow_incomplete,
-            "constrained_by_judge": constrained,
+            "decoding_mode_by_judge": constrained,
+            "blind": config.protocol.blind,
             "protocol": config.protocol.model_dump(mode="json"),
         },
     )
@@ -415,7 +481,10 @@ def write_prompt_manifest(
             parts.append(f"## {method}\n\nNot used in this run.\n")
             continue
         request = JudgeRequest(
-            judge_model=judges[example.judge_index].name, method=method, timestamp=session.today
+            judge_model=judges[example.judge_index].name,
+            method=method,
+            timestamp=session.today,
+            blind=session.config.protocol.blind,
         )
         messages = session.messages_for(example, request, 0)
         rendered = "\n\n".join(f"### {m.role}\n\n````text\n{m.content}\n````" for m in messages)

@@ -6,51 +6,114 @@ A model is named ``provider/model`` (``openai/...``, ``llamacpp/...``, ``stub/..
 for a failed call.
 """
 
-from ._backend import Backend, UnopenedBackend
-from ._batch import (
-    MAX_BYTES_PER_FILE,
-    MAX_REQUESTS_PER_FILE,
-    BatchFiles,
-    BatchScope,
-    BatchWriter,
-    batch_scope,
-    calls_deferred,
-    input_files,
-    is_deferred,
-    requested_ids,
-)
-from ._batch_import import ImportReport, import_batch_output
-from ._cache import ResponseCache, cache_key, default_cache_path
-from ._model import Model, RetryPolicy
-from ._registry import (
-    PROVIDER_HELP,
-    PROVIDERS,
-    ModelOptions,
-    create_backend,
-    get_model,
-    open_batch,
-    open_cache,
-    split_model_name,
-)
-from ._types import (
-    BackendError,
-    CallFailure,
-    ChatMessage,
-    Completion,
-    ErrorKind,
-    GenerateConfig,
-    JsonSchema,
-    ModelResult,
-    StubResponder,
-    TokenLogprob,
-    TopLogprob,
-    system,
-    texts,
-    user,
-)
-from ._usage import Usage
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 DEFAULT_MODEL = "llamacpp/smollm2"
+
+# Where each public name lives, loaded on first use: the CLI's start (`assay --help`) and
+# model-free runs do not pay for pydantic models, asyncio and the HTTP client they never touch.
+_SOURCES = {
+    "MAX_BYTES_PER_FILE": "._batch",
+    "MAX_REQUESTS_PER_FILE": "._batch",
+    "BatchFiles": "._batch",
+    "BatchScope": "._batch",
+    "BatchWriter": "._batch",
+    "batch_scope": "._batch",
+    "calls_deferred": "._batch",
+    "input_files": "._batch",
+    "is_deferred": "._batch",
+    "requested_ids": "._batch",
+    "ImportReport": "._batch_import",
+    "import_batch_output": "._batch_import",
+    "Backend": "._backend",
+    "UnopenedBackend": "._backend",
+    "ResponseCache": "._cache",
+    "cache_key": "._cache",
+    "default_cache_path": "._cache",
+    "Model": "._model",
+    "RetryPolicy": "._model",
+    "PROVIDER_HELP": "._registry",
+    "PROVIDERS": "._registry",
+    "ModelOptions": "._registry",
+    "create_backend": "._registry",
+    "get_model": "._registry",
+    "open_batch": "._registry",
+    "open_cache": "._registry",
+    "split_model_name": "._registry",
+    "BackendError": "._types",
+    "CallFailure": "._types",
+    "ChatMessage": "._types",
+    "Completion": "._types",
+    "ErrorKind": "._types",
+    "GenerateConfig": "._types",
+    "JsonSchema": "._types",
+    "ModelResult": "._types",
+    "StubResponder": "._types",
+    "TokenLogprob": "._types",
+    "TopLogprob": "._types",
+    "system": "._types",
+    "texts": "._types",
+    "user": "._types",
+    "Usage": "._usage",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _SOURCES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_SOURCES[name], __name__), name)
+    globals()[name] = value
+    return value
+
+
+if TYPE_CHECKING:
+    from ._backend import Backend, UnopenedBackend
+    from ._batch import (
+        MAX_BYTES_PER_FILE,
+        MAX_REQUESTS_PER_FILE,
+        BatchFiles,
+        BatchScope,
+        BatchWriter,
+        batch_scope,
+        calls_deferred,
+        input_files,
+        is_deferred,
+        requested_ids,
+    )
+    from ._batch_import import ImportReport, import_batch_output
+    from ._cache import ResponseCache, cache_key, default_cache_path
+    from ._model import Model, RetryPolicy
+    from ._registry import (
+        PROVIDER_HELP,
+        PROVIDERS,
+        ModelOptions,
+        create_backend,
+        get_model,
+        open_batch,
+        open_cache,
+        split_model_name,
+    )
+    from ._types import (
+        BackendError,
+        CallFailure,
+        ChatMessage,
+        Completion,
+        ErrorKind,
+        GenerateConfig,
+        JsonSchema,
+        ModelResult,
+        StubResponder,
+        TokenLogprob,
+        TopLogprob,
+        system,
+        texts,
+        user,
+    )
+    from ._usage import Usage
+
 
 __all__ = [
     "DEFAULT_MODEL",

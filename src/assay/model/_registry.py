@@ -13,8 +13,7 @@ from ._backend import Backend
 from ._batch import BatchWriter
 from ._cache import ResponseCache, default_cache_path
 from ._model import Model, RetryPolicy
-from ._types import StubResponder
-from .providers.openai import StructuredOutput
+from ._types import StructuredOutput, StubResponder
 
 
 class ModelOptions(BaseModel):

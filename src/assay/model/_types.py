@@ -12,6 +12,11 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 Role = Literal["system", "user", "assistant"]
 
 
+#: How structured output is asked for: OpenAI's json_schema format, llama-cpp-python's
+#: json_object-with-schema, "auto" (json_schema, falling back once the server rejects it), or off.
+StructuredOutput = Literal["auto", "json_schema", "json_object", "off"]
+
+
 class ChatMessage(BaseModel):
     """One chat turn."""
 

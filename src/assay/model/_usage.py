@@ -7,8 +7,6 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from ._types import CallFailure, Completion, ModelResult
 
 
@@ -47,10 +45,8 @@ class Usage:
     def summary(self) -> dict[str, Any]:
         """A JSON-ready summary with latency percentiles (milliseconds)."""
         with self._lock:
-            lat = np.asarray(self.latencies_s, dtype=float) * 1000.0
-            percentiles = (
-                {f"p{q}": float(np.percentile(lat, q)) for q in (50, 90, 99)} if lat.size else {}
-            )
+            lat = sorted(1000.0 * s for s in self.latencies_s)
+            percentiles = {f"p{q}": _percentile(lat, q) for q in (50, 90, 99)} if lat else {}
             return {
                 "calls": self.calls,
                 "cache_hits": self.cache_hits,
@@ -63,3 +59,11 @@ class Usage:
                 "reported_models": sorted(self.reported_models),
                 "latency_ms": percentiles,
             }
+
+
+def _percentile(ordered: list[float], q: float) -> float:
+    """numpy's default (linear) percentile of sorted values; numpy is not loaded for this."""
+    position = q / 100 * (len(ordered) - 1)
+    low = int(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)

@@ -32,6 +32,7 @@ COLUMNS = [
 ]
 # (label, path in summary.json, note)
 HEADLINE: tuple[tuple[str, str, str], ...] = (
+    ("balanced accuracy", "detection.metrics.balanced_accuracy", "mean of the two class recalls"),
     ("precision (error detection)", "detection.metrics.precision", "flag = p_error >= threshold"),
     ("recall (error detection)", "detection.metrics.recall", ""),
     ("F1 (error detection)", "detection.metrics.f1", ""),
@@ -74,6 +75,8 @@ _QUESTION_PREVIEW = 120
 def bench_content(run_dir: Path, run: dict[str, Any]) -> RunContent:
     section = base_section(run_dir, run, PLOT_TITLES)
     section.metrics = headline_metrics(section.summary)
+    section.headline = [m for m in section.metrics if m.label in FIRST_SCREEN]
+    section.description = describe_bench(run, section.summary)
     for note_key in ("detection_note", "plots_note"):
         if section.summary.get(note_key):
             section.notes.append(str(section.summary[note_key]))
@@ -92,6 +95,26 @@ def bench_content(run_dir: Path, run: dict[str, Any]) -> RunContent:
         detail=lambda i, cap: compact(detail(records[i], i + 1, cap)),
     )
     return RunContent(section=section, sources=[source], bench_results=records)
+
+
+# the numbers on the first screen, before any configuration
+FIRST_SCREEN = {
+    "balanced accuracy",
+    "AUROC",
+    "recall (error detection)",
+    "precision (error detection)",
+    "ECE, 15 equal-width bins",
+    "examples",
+}
+
+
+def describe_bench(run: dict[str, Any], summary: dict[str, Any]) -> str:
+    config = run.get("config") or summary.get("config") or {}
+    parts = ["verifier benchmark"]
+    for key, label in (("pattern", "pattern"), ("verifier", "verifier"), ("data", "data")):
+        if config.get(key):
+            parts.append(f"{label} {Path(str(config[key])).name if key == 'data' else config[key]}")
+    return ", ".join(parts)
 
 
 def headline_metrics(summary: dict[str, Any]) -> list[Metric]:

@@ -70,12 +70,24 @@ def judge_content(run_dir: Path, run: dict[str, Any]) -> RunContent:
     else:
         section.metrics = count_metrics(summary)
         section.tables.extend(summary_tables(summary))
+    section.headline = [m for m in section.metrics if m.label in FIRST_SCREEN]
+    section.description = describe_judge(run)
     valid, invalid = _records(run_dir, section.notes)
     sources = [
         _source("Valid evaluations", "valid_evaluations/", valid),
         _source("Invalid evaluations", "invalid_evaluations/", invalid),
     ]
     return RunContent(section=section, sources=sources)
+
+
+FIRST_SCREEN = {"samples x judges", "valid", "invalid", "valid rate", "first-attempt valid rate"}
+
+
+def describe_judge(run: dict[str, Any]) -> str:
+    judges = ", ".join(sorted((run.get("usage") or {}).keys()))
+    mode = (run.get("config") or {}).get("mode")
+    parts = ["judge run"] + ([f"judges {judges}"] if judges else [])
+    return ", ".join(parts + ([f"mode {mode}"] if mode else []))
 
 
 def _typed_summary(raw: dict[str, Any], notes: list[str]) -> JudgeSummary | None:

@@ -163,6 +163,9 @@ class RunSection(_Model):
     kind: str
     path: str
     reproducibility: list[Fact]
+    # the first screen: one line on what the run was, and the few numbers that answer it
+    description: str = ""
+    headline: list[Metric] = Field(default_factory=list)
     metrics: list[Metric] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
     plots: list[Plot] = Field(default_factory=list)

@@ -386,11 +386,19 @@ function runBody(run, r) {
 }
 
 function runHeader(run) {
+  // The answer first: what the run was and its headline numbers; the configuration folds.
   return el("div", {class: "card run-head"},
     el("h2", {}, run.name, " ", badge(run.kind, "neutral")),
-    el("div", {class: "muted", text: run.path}),
-    facts(run.reproducibility),
-    run.notes.map(n => el("p", {class: "note", text: n})));
+    run.description ? el("p", {class: "run-description", text: run.description}) : null,
+    run.headline.length ? el("div", {class: "headline"}, run.headline.map(m =>
+      el("div", {class: "headline-metric", "data-path": m.path, title: m.note || ""},
+        el("div", {class: "headline-value", text: metricText(m)}),
+        el("div", {class: "muted", text: m.label})))) : null,
+    run.notes.map(n => el("p", {class: "note", text: n})),
+    el("details", {class: "reproducibility"},
+      el("summary", {text: "Reproducibility: models, decoding, versions, command"}),
+      el("div", {class: "muted", text: run.path}),
+      facts(run.reproducibility)));
 }
 
 function comparisonTable(runs) {

@@ -16,6 +16,10 @@ h3 { font-size:15px; margin:16px 0 6px; }
 .card { background:var(--card); border:1px solid var(--line); border-radius:8px;
   padding:12px 16px; margin:10px 0; }
 .runs-grid { display:grid; gap:12px; }
+.headline { display:flex; flex-wrap:wrap; gap:8px 28px; margin:8px 0 4px; }
+.headline-value { font-size:1.35em; font-weight:600; font-variant-numeric:tabular-nums; }
+.run-description { margin:2px 0 6px; }
+.reproducibility > summary { cursor:pointer; color:var(--muted); }
 .facts { display:grid; grid-template-columns:repeat(auto-fill,minmax(220px,1fr)); gap:4px 16px; }
 .fact .k { color:var(--muted); font-size:12px; display:block; }
 .fact .v { font-family:ui-monospace,SFMono-Regular,Menlo,monospace; font-size:13px;

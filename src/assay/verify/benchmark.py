@@ -54,6 +54,7 @@ from ..runs import (
     fingerprint,
     run_all,
 )
+from .defaults import DEFAULT_VERIFIER
 from .metering import MeteredModel, metering, open_metered
 from .oracle import label_with_oracle
 from .patterns import PatternContext, PatternName, PatternSettings, get_pattern
@@ -84,9 +85,9 @@ class BenchmarkConfig(BaseModel):
     out_dir: Path
     n: int = Field(default=5, ge=1, le=64)
     seed: int = 0
-    max_examples: int | None = Field(default=200, ge=1)
+    max_examples: int | None = Field(default=None, ge=1)  # None: every record of the file
     generator: str = DEFAULT_MODEL
-    verifier: str = DEFAULT_MODEL  # a model name, or a model-free checker: lexical, learned
+    verifier: str = DEFAULT_VERIFIER  # a model, a model-free checker, or checker+model
     critic: str | None = None  # default: the verifier model, or the generator with "lexical"
     oracle: str | None = None
     revise: bool = True
@@ -178,6 +179,7 @@ class BenchRunReport(BaseModel):
     already_done: int
     ran: int
     skipped_invalid: int
+    left_out: int = 0  # valid records after the first max_examples, not run
     calls: int
     failed: int = 0  # selected examples whose model calls failed (the next run retries them)
     deferred: int = 0  # examples waiting on calls written to batch input files
@@ -188,6 +190,7 @@ class _Plan:
     selected: int
     already_done: int
     skipped: tuple[SkippedRecord, ...]
+    left_out: int
     generates: bool = False  # some record still to run has no answer: the generator is needed
 
 
@@ -248,6 +251,7 @@ def _run_locked(
         already_done=plan.already_done,
         ran=todo,
         skipped_invalid=len(plan.skipped),
+        left_out=plan.left_out,
         calls=sum(int(u["calls"]) for u in usage.values()),
         failed=failed,
         deferred=len(deferred),
@@ -364,12 +368,21 @@ def _plan(config: BenchmarkConfig, done: set[str]) -> _Plan:
     skipped: list[SkippedRecord] = []
     selected = already = 0
     generates = False
-    for record in _selected_records(config, skipped):
+    left_out = 0
+    records = iter_records(config.data, skip_invalid=config.skip_invalid, skipped=skipped)
+    for index, record in enumerate(records):  # the whole file is validated, selected or not
+        if config.max_examples is not None and index >= config.max_examples:
+            left_out += 1
+            continue
         selected += 1
         already += record.id in done
         generates = generates or (record.answer is None and record.id not in done)
     return _Plan(
-        selected=selected, already_done=already, skipped=tuple(skipped), generates=generates
+        selected=selected,
+        already_done=already,
+        skipped=tuple(skipped),
+        generates=generates,
+        left_out=left_out,
     )
 
 

@@ -105,10 +105,18 @@ class CostStats(Usage):
 
     examples: int = 0
     per_example: dict[str, float] = Field(default_factory=dict)
+    # time in claim checks, model-free ones included (their cost is not in calls or tokens)
+    claim_checks: int = 0
+    check_ms: float = 0.0
+    check_ms_per_claim: float | None = None
 
     def add(self, result: ResultRecord) -> None:
         for name in Usage.model_fields:
             setattr(self, name, getattr(self, name) + getattr(result.usage, name))
+        self.claim_checks += len(result.claim_checks)
+        self.check_ms += sum(c.check_ms for c in result.claim_checks)
+        if self.claim_checks:
+            self.check_ms_per_claim = self.check_ms / self.claim_checks
         self.examples += 1
         n = self.examples
         self.per_example = {

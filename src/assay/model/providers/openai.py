@@ -1,6 +1,8 @@
-"""``openai/<model>``: any OpenAI-compatible chat-completions server, through the official SDK.
+"""``openai/<model>``: any OpenAI-compatible chat-completions server, over plain HTTP.
 
-The SDK's own retries are off: the model layer retries, with one policy for every backend.
+The requests go through httpx directly, not the openai SDK: a chat completion is one JSON POST,
+and the SDK costs about 0.4 s of import and a typed object per reply, which dominate short runs
+and the client's CPU per call. Retries are the model layer's, one policy for every backend.
 The API key is held by the client only; it is never part of a cache key, a log or an error:
 the credentials of the base URL are stripped (``self.base_url`` is the public form) and every
 secret is masked in what the server sends back (error bodies, replies), see ``assay.redact``.
@@ -11,11 +13,9 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any
 
 import httpx
-import openai
-from openai.types.chat import ChatCompletion
 from pydantic import ValidationError
 
 from ...errors import ConfigError
@@ -28,13 +28,20 @@ from .._types import (
     ErrorKind,
     GenerateConfig,
     JsonSchema,
+    StructuredOutput,
     TokenLogprob,
     TopLogprob,
 )
 
-#: How structured output is asked for: OpenAI's json_schema format, llama-cpp-python's
-#: json_object-with-schema, "auto" (json_schema, falling back once the server rejects it), or off.
-StructuredOutput = Literal["auto", "json_schema", "json_object", "off"]
+
+class _StatusError(Exception):
+    """A non-2xx answer: its status, the server's message and the raw response."""
+
+    def __init__(self, response: httpx.Response) -> None:
+        self.response = response
+        self.status_code = response.status_code
+        self.body = response.text
+        super().__init__(_error_message(response))
 
 
 class OpenAIBackend(Backend):
@@ -59,11 +66,11 @@ class OpenAIBackend(Backend):
             # Local servers accept any key; hosted ones answer 401, reported as such.
             key = "not-set"
         self._structured: StructuredOutput = structured_output
-        self._client = openai.AsyncOpenAI(
-            base_url=full_url,
-            api_key=key,
-            max_retries=0,
+        self._client = httpx.AsyncClient(
+            base_url=full_url.rstrip("/") + "/",
+            headers={"Authorization": f"Bearer {key}"},
             timeout=httpx.Timeout(timeout_s, connect=min(10.0, timeout_s)),
+            limits=httpx.Limits(max_connections=None, max_keepalive_connections=64),
         )
 
     @property
@@ -71,10 +78,9 @@ class OpenAIBackend(Backend):
         return {"base_url": self.base_url.rstrip("/")}
 
     def version_info(self) -> dict[str, str]:
-        """The SDK version and the server's address (credentials stripped; never the key).
-
-        The model id the server reports is in each reply and in the usage summary."""
-        return {"openai_sdk": openai.__version__, "base_url": self.base_url.rstrip("/")}
+        """The HTTP client's version and the server's address (credentials stripped; never the
+        key). The model id the server reports is in each reply and in the usage summary."""
+        return {"httpx": httpx.__version__, "base_url": self.base_url.rstrip("/")}
 
     @property
     def supports_json_schema(self) -> bool:
@@ -99,37 +105,43 @@ class OpenAIBackend(Backend):
     ) -> Completion:
         try:
             response = await self._create(messages, config)
-        except openai.APIStatusError as error:
+        except _StatusError as error:
             raise _status_error(error) from None
-        except openai.APITimeoutError:
+        except httpx.TimeoutException:
             raise BackendError(ErrorKind.TIMEOUT, f"request to {self.base_url} timed out") from None
-        except openai.APIConnectionError as error:
+        except httpx.TransportError as error:
             raise BackendError(
                 ErrorKind.CONNECTION, f"cannot reach {self.base_url}: {_cause(error)}"
             ) from None
         except (json.JSONDecodeError, ValueError, TypeError) as error:
             raise BackendError(
-                ErrorKind.MALFORMED_RESPONSE, f"unreadable response body: {error}"
+                ErrorKind.MALFORMED_RESPONSE, f"unreadable response body: {_short(str(error))}"
             ) from None
         return _completion(response)
 
     async def _create(self, messages: Sequence[ChatMessage], config: GenerateConfig) -> object:
         try:
-            return await self._client.chat.completions.create(**self._request(messages, config))
-        except openai.APIStatusError as error:
+            return await self._post(self._request(messages, config))
+        except _StatusError as error:
             if not self._should_fall_back(error, config):
                 raise
         # The server rejected OpenAI's json_schema response format; llama-cpp-python's server
         # (and others) take the schema inside a json_object format instead. Learned once, kept.
         self._structured = "json_object"
-        return await self._client.chat.completions.create(**self._request(messages, config))
+        return await self._post(self._request(messages, config))
 
-    def _should_fall_back(self, error: openai.APIStatusError, config: GenerateConfig) -> bool:
+    async def _post(self, request: dict[str, Any]) -> object:
+        response = await self._client.post("chat/completions", json=request)
+        if not response.is_success:
+            raise _StatusError(response)
+        return json.loads(response.content)
+
+    def _should_fall_back(self, error: _StatusError, config: GenerateConfig) -> bool:
         return (
             self._structured == "auto"
             and config.json_schema is not None
             and error.status_code in (400, 422, 500)
-            and "response_format" in str(error.message)
+            and "response_format" in error.body
         )
 
     def _request(self, messages: Sequence[ChatMessage], config: GenerateConfig) -> dict[str, Any]:
@@ -163,7 +175,7 @@ class OpenAIBackend(Backend):
         return self._request(messages, config)
 
     async def aclose(self) -> None:
-        await self._client.close()
+        await self._client.aclose()
 
 
 def _response_format(schema: JsonSchema, mode: StructuredOutput) -> dict[str, Any]:
@@ -179,32 +191,33 @@ def _completion(response: object) -> Completion:
     """The reply as a Completion; a reply of any other shape is a (retried) call failure."""
     reply, text, choice = _checked_reply(response)
     try:
-        usage = reply.usage
+        usage = reply.get("usage") or {}
         return Completion(
             text=text,
-            finish_reason=choice.finish_reason or "unknown",
-            prompt_tokens=usage.prompt_tokens if usage else 0,
-            completion_tokens=usage.completion_tokens if usage else 0,
-            logprobs=_logprobs(choice),
-            model=reply.model or "",
+            finish_reason=choice.get("finish_reason") or "unknown",
+            prompt_tokens=usage.get("prompt_tokens") or 0,
+            completion_tokens=usage.get("completion_tokens") or 0,
+            logprobs=_logprobs(choice.get("logprobs")),
+            model=reply.get("model") or "",
         )
-    except (ValidationError, AttributeError, TypeError, ValueError) as error:
+    except (ValidationError, AttributeError, TypeError, ValueError, KeyError) as error:
         raise _malformed(f"reply has a field of the wrong type: {_short(str(error))}") from None
 
 
-def _checked_reply(response: object) -> tuple[ChatCompletion, str, Any]:
-    """The reply, its first choice's text and that choice, checked: the SDK builds replies
-    without validating them, so a number can sit where the text belongs."""
-    if not isinstance(response, ChatCompletion):
+def _checked_reply(response: object) -> tuple[dict[str, Any], str, dict[str, Any]]:
+    """The reply, its first choice's text and that choice, checked: a server can put a number
+    where the text belongs, or answer 200 with an error object."""
+    if not isinstance(response, dict):
         raise _malformed(f"reply is not a chat completion object ({type(response).__name__})")
-    error = (response.model_extra or {}).get("error")
+    error = response.get("error")
     if error is not None:
         raise _malformed(f"reply is an error object: {_short(str(error))}")
-    choices = response.choices
+    choices = response.get("choices")
     if not isinstance(choices, list) or not choices:
         raise _malformed("reply has no choices")
     choice = choices[0]
-    text = getattr(getattr(choice, "message", None), "content", None)
+    message = choice.get("message") if isinstance(choice, dict) else None
+    text = message.get("content") if isinstance(message, dict) else None
     if text is None:
         raise _malformed("reply's first choice has no message content")
     if not isinstance(text, str):
@@ -216,26 +229,37 @@ def _malformed(cause: str) -> BackendError:
     return BackendError(ErrorKind.MALFORMED_RESPONSE, cause)
 
 
-def _logprobs(choice: Any) -> tuple[TokenLogprob, ...] | None:
-    content = getattr(choice.logprobs, "content", None) if choice.logprobs else None
+def _logprobs(block: Any) -> tuple[TokenLogprob, ...] | None:
+    content = block.get("content") if isinstance(block, dict) else None
     if not content:
         return None
     return tuple(
         TokenLogprob(
-            token=item.token,
-            logprob=float(item.logprob),
+            token=item["token"],
+            logprob=float(item["logprob"]),
             top=tuple(
-                TopLogprob(token=t.token, logprob=float(t.logprob))
-                for t in (item.top_logprobs or [])
+                TopLogprob(token=t["token"], logprob=float(t["logprob"]))
+                for t in (item.get("top_logprobs") or [])
             ),
         )
         for item in content
     )
 
 
-def _status_error(error: openai.APIStatusError) -> BackendError:
+def _error_message(response: httpx.Response) -> str:
+    """The server's own message (``{"error": {"message": ...}}``), else its body."""
+    try:
+        body = response.json()
+    except ValueError:
+        return _short(response.text) or response.reason_phrase
+    error = body.get("error") if isinstance(body, dict) else None
+    message = error.get("message") if isinstance(error, dict) else None
+    return _short(str(message if message is not None else body))
+
+
+def _status_error(error: _StatusError) -> BackendError:
     status = error.status_code
-    detail = _short(error.message)
+    detail = str(error)
     kind = status_kind(status, detail)
     if kind is ErrorKind.AUTHENTICATION:
         return BackendError(kind, f"HTTP {status}: check OPENAI_API_KEY or --api-key")
@@ -259,15 +283,9 @@ def status_kind(status: int, detail: str) -> ErrorKind:
 
 
 def completion_from_body(body: object) -> Completion:
-    """A chat-completion body (as a batch output line holds it) as a Completion, built the
-    way the SDK builds a live reply; a body of any other shape raises BackendError."""
-    if not isinstance(body, dict):
-        raise _malformed(f"reply is not a chat completion object ({type(body).__name__})")
-    try:
-        reply = ChatCompletion.construct(**body)
-    except (TypeError, ValueError) as error:
-        raise _malformed(f"reply does not parse: {_short(str(error))}") from None
-    return _completion(reply)
+    """A chat-completion body (as a batch output line holds it) as a Completion, checked as a
+    live reply is; a body of any other shape raises BackendError."""
+    return _completion(body)
 
 
 def _retry_after(response: httpx.Response) -> float | None:
@@ -289,7 +307,7 @@ def _cause(error: BaseException) -> str:
         seen.append(current)
         current = current.__cause__ or current.__context__
     for item in reversed(seen):
-        if str(item).strip() and str(item) != "Connection error.":
+        if str(item).strip():
             return _short(str(item))
     return f"{type(seen[-1]).__name__} (no detail given)"
 

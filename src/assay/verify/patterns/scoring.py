@@ -20,13 +20,14 @@ How an answer's ``p_error`` is made from its claim checks (``method="weakest-cla
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Sequence
 
 from ...data.citations import answer_citations, cited_ids, strip_citations
 from ...model import CallFailure, Completion
 from ..claims import split_claims
 from ..prompts import answer_messages, revise_messages
-from ..types import Claim, ClaimCheck, GroundedQARecord
+from ..types import Claim, ClaimCheck, Evidence, GroundedQARecord
 from .base import AnswerScore, Candidate, PatternContext
 
 LABEL_FALLBACK = {"supported": 0.9, "uncertain": 0.5, "unsupported": 0.1}
@@ -97,7 +98,7 @@ async def _check(
     claim: Claim, record: GroundedQARecord, context: PatternContext, known: set[str]
 ) -> tuple[ClaimCheck, float | None]:
     """The check against all evidence, and the claim's ``p_ok`` (``None`` when it failed)."""
-    check = await context.checker.check(claim, record.evidence)
+    check = await _timed_check(context, claim, record.evidence)
     if check.failure is not None:
         return check, None
     p_ok = _probability(check)
@@ -105,11 +106,21 @@ async def _check(
         e for e in record.evidence if e.evidence_id in claim.cited_ids and e.evidence_id in known
     ]
     if cited and not check.cited_supporting_ids and check.label != "unsupported":
-        against_cited = await context.checker.check(claim, cited)
+        against_cited = await _timed_check(context, claim, cited)
+        # the claim's time is both checks'
+        check = check.model_copy(update={"check_ms": check.check_ms + against_cited.check_ms})
         if against_cited.failure is not None:
             return check.model_copy(update={"failure": against_cited.failure}), None
         p_ok = min(p_ok, _probability(against_cited))
     return check, p_ok
+
+
+async def _timed_check(
+    context: PatternContext, claim: Claim, evidence: Sequence[Evidence]
+) -> ClaimCheck:
+    started = time.perf_counter()
+    check = await context.checker.check(claim, evidence)
+    return check.model_copy(update={"check_ms": 1000 * (time.perf_counter() - started)})
 
 
 def _probability(check: ClaimCheck) -> float:

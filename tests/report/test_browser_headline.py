@@ -1,0 +1,43 @@
+"""The report leads with the answer: on the first screen, what the run was and its headline
+numbers come before the configuration, which is folded (real headless Chromium)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from assay.cli import main
+from assay.report.html import write_report
+from tests.report.test_browser import browser, open_report, wait_for  # noqa: F401
+from tests.verify.bench_fixtures import verify_only_records, write_jsonl
+
+pytestmark = pytest.mark.browser
+
+
+def test_the_first_screen_is_the_headline_then_folded_reproducibility(
+    browser: Any,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    data = write_jsonl(tmp_path / "data.jsonl", verify_only_records(12))
+    run = tmp_path / "run"
+    args = ["bench", "run", "--data", str(data), "--pattern", "entailment", "--out_dir", str(run)]
+    flags = ["--verifier", "lexical", "--no-cache", "--no-progress", "--n-resamples", "20"]
+    assert main([*args, *flags, "--no-report"]) == 0
+    summary = json.loads((run / "summary.json").read_text())
+    open_report(browser, write_report(run))
+    head = wait_for(browser, ".run-head")
+    assert "verifier benchmark, pattern entailment, verifier lexical" in head.text
+    metrics = head.find_elements("css selector", ".headline-metric")
+    by_path = {m.get_attribute("data-path"): m.text for m in metrics}
+    bacc = summary["detection"]["metrics"]["balanced_accuracy"]["value"]
+    assert f"{bacc:.3f}" in by_path["detection.metrics.balanced_accuracy.value"]
+    assert "detection.metrics.auroc.value" in by_path
+    folded = head.find_element("css selector", "details.reproducibility")
+    assert folded.get_attribute("open") is None  # compact until asked for
+    assert "Reproducibility" in folded.text
+    # the headline is above the fold of a laptop screen, before the configuration
+    first = metrics[0].location["y"]
+    assert first < folded.location["y"] and first < 700
