@@ -222,3 +222,20 @@ def test_cli_import_names_each_skipped_line_and_exits_1(
     captured = capsys.readouterr()
     assert "imported 1 answer(s) and 0 error(s)" in captured.out
     assert f"{output}:2: unknown custom_id 'other'" in captured.err
+
+
+def test_each_batch_session_writes_a_new_file_set_and_exits_3(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    command = ["generate", "--questions", "examples/judge/questions.jsonl", "--model", "openai/m"]
+    command += ["--base-url", UNREACHABLE, "--out", str(tmp_path / "out")]
+    command += ["--cache-path", str(tmp_path / "c.sqlite"), "--executor", "batch"]
+    command += ["--batch-dir", str(tmp_path / "b")]
+    assert main(command) == 3
+    assert "8 output(s) wait on batch answers; wrote 8 request(s)" in capsys.readouterr().out
+    assert main(command) == 3  # nothing imported: the same requests, in a new file
+    first, second = input_files(tmp_path / "b")
+    assert requested_ids([first]) == requested_ids([second]) and len(requested_ids([first])) == 8
+    manifest = tmp_path / "out" / "manifest.jsonl"
+    assert not manifest.exists() or manifest.read_text() == ""  # nothing written for them
+    assert not (tmp_path / "out" / "generation_failures.jsonl").read_text()

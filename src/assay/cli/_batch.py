@@ -56,7 +56,8 @@ def batch_dir(args: argparse.Namespace) -> Path | None:
 
 @contextmanager
 def batch_session(args: argparse.Namespace) -> Iterator[None]:
-    """Hold the batch directory's lock while a session writes requests into it."""
+    """Hold the batch directory's lock while a session writes requests into it; afterwards
+    ``args.batch_written`` says what was written (a new session starts a new file set)."""
     directory = batch_dir(args)
     if directory is None:
         yield
@@ -68,20 +69,16 @@ def batch_session(args: argparse.Namespace) -> Iterator[None]:
         try:
             yield
         finally:
-            BatchWriter.shared(directory).close()
+            args.batch_written = BatchWriter.shared(directory).close()
+            BatchWriter.forget(directory)
 
 
 def finish_batch(args: argparse.Namespace, waiting: str) -> int | None:
     """After a batch session: None when nothing was written (the run completed from the
     cache), else print the files and the next steps and return :data:`EXIT_BATCH_PENDING`."""
     directory = batch_dir(args)
-    if directory is None:
-        return None
-    from ..model import BatchWriter
-
-    written = BatchWriter.shared(directory).close()
-    BatchWriter.forget(directory)
-    if written.requests == 0:
+    written = getattr(args, "batch_written", None)
+    if directory is None or written is None or written.requests == 0:
         return None
     argv = getattr(args, "argv", None) or sys.argv[1:]
     command = shlex.join(["assay", *public_command(argv)])
