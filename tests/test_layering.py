@@ -19,6 +19,7 @@ LAYERS: dict[str, int] = {
     "errors": 0,
     "json_safe": 0,
     "redact": 0,
+    "tables": 0,
     "metrics": 1,
     "data": 2,
     "model": 3,

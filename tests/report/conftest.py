@@ -119,6 +119,7 @@ def critique_run(bench_data: Path, tmp_path_factory: pytest.TempPathFactory) -> 
     """Self-consistency on the same records, critiques from a stub model."""
     run = tmp_path_factory.mktemp("critique") / "run"
     options = ("--pattern", "self_consistency", "--critic", "stub/critic", "--n", "2")
+    options += ("--generator", "stub/gen")  # the K samples the critique compares with
     return _bench(bench_data, run, *options, "--verifier", "lexical")
 
 

@@ -97,6 +97,7 @@ def test_bench_numbers_shown_equal_summary_json(browser: Any, bench_report: Path
         stats = summary["buckets"][cells[0]]
         fields = ("examples", "scored", "flagged", "passed", "unscored", "mean_p_error")
         assert cells[1:] == [format_number(stats[f]) for f in (*fields, "flag_rate")]
+    browser.find_element("css selector", ".run-head details.reproducibility summary").click()
     assert run["fingerprint"] in browser.find_element("css selector", ".run-head").text
 
 
@@ -292,6 +293,7 @@ def test_a_run_of_another_kind_still_opens(browser: Any, tmp_path: Path) -> None
         == 0
     )
     open_report(browser, write_report(out))
+    browser.find_element("css selector", ".run-head details.reproducibility summary").click()
     head = browser.find_element("css selector", ".run-head").text
     assert "generate" in head and "success" in head
 

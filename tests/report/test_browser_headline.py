@@ -41,3 +41,32 @@ def test_the_first_screen_is_the_headline_then_folded_reproducibility(
     # the headline is above the fold of a laptop screen, before the configuration
     first = metrics[0].location["y"]
     assert first < folded.location["y"] and first < 700
+
+
+def test_the_filtered_table_downloads_as_csv(
+    browser: Any,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    import csv
+    import io
+    import urllib.parse
+
+    from selenium.webdriver.support.ui import Select
+
+    data = write_jsonl(tmp_path / "data.jsonl", verify_only_records(12))
+    run = tmp_path / "run"
+    args = ["bench", "run", "--data", str(data), "--pattern", "entailment", "--out_dir", str(run)]
+    flags = ["--verifier", "lexical", "--no-cache", "--no-progress", "--n-resamples", "20"]
+    assert main([*args, *flags, "--no-report"]) == 0
+    open_report(browser, write_report(run))
+    card = wait_for(browser, ".example-set")
+    gold = card.find_element("css selector", "select[data-column='gold']")
+    Select(gold).select_by_value("grounded")
+    card.find_element("css selector", "button.csv").click()
+    href = card.find_element("css selector", "a.csv-download").get_attribute("href")
+    text = urllib.parse.unquote(href.split(",", 1)[1])
+    rows = list(csv.reader(io.StringIO(text)))
+    lines = [json.loads(x) for x in (run / "results.jsonl").read_text().splitlines()]
+    grounded = [line["id"] for line in lines if line["gold_error"] is False]
+    assert len(rows) - 1 == len(grounded) and sorted(r[0] for r in rows[1:]) == sorted(grounded)
+    assert rows[0][0] == "id"

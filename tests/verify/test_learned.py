@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from assay.model import ModelOptions
+from assay.model import ModelOptions, get_model
 from assay.verify.checkers.learned import (
     CHECKER_VERSION,
     FEATURE_NAMES,
@@ -22,7 +22,7 @@ from assay.verify.checkers.learned import (
     claim_features,
     shipped_weights,
 )
-from assay.verify.metering import open_metered
+from assay.verify.metering import MeteredModel
 from assay.verify.patterns import PatternContext, PatternOutcome, PatternSettings, get_pattern
 from assay.verify.types import Claim, Evidence
 
@@ -149,7 +149,7 @@ def test_the_script_scores_answers_as_the_entailment_pattern_does(
     """The held-out table is only honest if the script's answer score is the benchmark's."""
     examples = trained.corpus.examples["expertqa"][:12] + trained.corpus.examples["wice"][:4]
     expected = script.learned_scores(examples, shipped_weights())
-    model = open_metered("stub/gen", ModelOptions(cache=False))
+    model = get_model("stub/gen", ModelOptions(cache=False), model_type=MeteredModel)
     context = PatternContext(
         generator=model, checker=LearnedChecker(), critic=model, settings=PatternSettings()
     )

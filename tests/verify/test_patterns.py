@@ -20,7 +20,7 @@ from assay.model import (
 from assay.model.providers.stub import StubBackend
 from assay.verify.checkers.baseline import LexicalChecker
 from assay.verify.checkers.model import ModelChecker
-from assay.verify.metering import MeteredModel, metering, open_metered
+from assay.verify.metering import MeteredModel, metering
 from assay.verify.patterns import (
     PATTERN_NAMES,
     PatternContext,
@@ -50,7 +50,7 @@ def _context(
     backend: StubBackend | None = None,
     **settings: object,
 ) -> PatternContext:
-    model = open_metered(generator, NO_CACHE, backend=backend)
+    model = get_model(generator, NO_CACHE, backend=backend, model_type=MeteredModel)
     return PatternContext(
         generator=model,
         checker=LexicalChecker(),
@@ -147,7 +147,8 @@ def test_verify_only_scores_the_given_answer_without_generating(pattern: str) ->
     backend = _refusing_backend()
     for data in verify_only_records(6):
         record = _record(data)
-        outcome = _run(pattern, record, _context("stub/refuse", backend=backend))
+        # n=1: best_of_n samples no extra candidate (with n > 1 it does, for pass@N only)
+        outcome = _run(pattern, record, _context("stub/refuse", backend=backend, n=1))
         assert outcome.mode == "verify_only"
         assert outcome.selected_answer == record.answer
         assert outcome.revision is None
@@ -199,19 +200,29 @@ def test_a_failing_claim_check_leaves_the_answer_unscored() -> None:
 
 
 def _critic(replies: list[str]) -> MeteredModel:
-    return open_metered("stub/critic", NO_CACHE, backend=StubBackend("critic", replies=replies))
+    return get_model(
+        "stub/critic",
+        NO_CACHE,
+        backend=StubBackend("critic", replies=replies),
+        model_type=MeteredModel,
+    )
 
 
-def test_self_consistency_verify_only_averages_n_critiques() -> None:
-    replies = [
-        json.dumps({"contradictions": [], "missing_citations": [], "unsupported_claims": [],
-                    "error_probability": p, "rationale": "r"})
-        for p in (0.2, 0.6)
-    ]  # fmt: skip
-    context = _context("stub/r", backend=_refusing_backend(), critic=_critic(replies), n=2)
-    outcome = _run("self_consistency", _record(verify_only_records(2)[1]), context)
-    assert outcome.critique is not None and outcome.critique.votes == 2
-    assert outcome.p_error == pytest.approx(0.4)
+def test_self_consistency_verify_only_critiques_the_answer_against_k_samples() -> None:
+    reply = json.dumps({"contradictions": [], "missing_citations": [],
+                        "unsupported_claims": ["Paris is the capital of France."],
+                        "error_probability": 0.7, "rationale": "r"})  # fmt: skip
+    critic = StubBackend("critic", replies=[reply])
+    critic_model = get_model("stub/critic", NO_CACHE, backend=critic, model_type=MeteredModel)
+    context = _context("stub/gen", critic=critic_model)
+    record = _record(verify_only_records(2)[1])
+    outcome = _run("self_consistency", record, context)
+    assert critic.calls == 1  # one critique of the given answer against the n=3 samples
+    assert outcome.critique is not None and outcome.critique.samples == 3
+    assert [c.index for c in outcome.candidates] == [0, 1, 2, 3]
+    assert outcome.selected_answer == record.answer and outcome.p_error == pytest.approx(0.7)
+    (check,) = outcome.claim_checks  # the finding names the answer's one claim
+    assert check.label == "unsupported" and check.checker == "critique"
     assert outcome.score_method == "critique"
 
 
@@ -282,7 +293,7 @@ def test_every_pattern_runs_on_the_embedded_model() -> None:
 
     One model for the three patterns: they share the first samples through the cache.
     """
-    model = open_metered("llamacpp/smollm2")
+    model = get_model("llamacpp/smollm2", model_type=MeteredModel)
     context = PatternContext(
         generator=model,
         checker=LexicalChecker(),

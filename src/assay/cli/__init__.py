@@ -45,6 +45,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "_report",
         "write a self-contained HTML report of a run (several runs: side by side)",
     ),
+    "export": (
+        "_export",
+        "a run's results as CSV, Parquet or JSONL rows (for pandas, spreadsheets, papers)",
+    ),
 }
 
 

@@ -14,7 +14,14 @@ from typing import Any
 from ..errors import ConfigError
 from ..model import DEFAULT_MODEL
 from ..verify.defaults import DEFAULT_VERIFIER
-from ._common import add_report_option, report_failed_calls, write_run_report
+from ._common import (
+    add_prices_option,
+    add_report_option,
+    apply_prices,
+    money_line,
+    report_failed_calls,
+    write_run_report,
+)
 
 PATTERNS = ("best_of_n", "entailment", "self_consistency")
 
@@ -31,13 +38,28 @@ def register(subparsers: Any) -> None:
     add_report_option(summarize)
     summarize.add_argument("--n-resamples", type=int, help="bootstrap resamples (default: run's)")
     _add_calibration_option(summarize)
+    _add_by_option(summarize)
+    add_prices_option(summarize)
     summarize.set_defaults(handler=_summarize)
     _add_calibrate_parser(commands)
     compare = commands.add_parser("compare", help="runs side by side, as markdown")
     compare.add_argument("runs", type=Path, nargs="+", help="run directories")
     compare.add_argument("--out", type=Path, help="also write the markdown to this file")
+    _add_by_option(compare)
+    add_prices_option(compare)
     compare.set_defaults(handler=_compare)
     bench.set_defaults(handler=lambda args: _help(bench))
+
+
+def _add_by_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--by",
+        metavar="meta.KEY",
+        action="append",
+        default=[],
+        help="also every metric per value of the records' meta.KEY, with intervals "
+        "(repeatable; written to RUN/slices/meta.KEY.json)",
+    )
 
 
 def _help(parser: argparse.ArgumentParser) -> int:
@@ -102,6 +124,7 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--n-resamples", type=int, default=1000, help="bootstrap resamples")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     _add_calibration_option(parser)
+    add_prices_option(parser)
     add_model_options(parser)
     add_executor_options(parser)
 
@@ -135,6 +158,17 @@ def _add_role_arguments(parser: argparse.ArgumentParser) -> None:
         choices=("assay", "minicheck"),
         default="assay",
         help="the single-pass prompt: assay's, or Bespoke-MiniCheck's 'Document/Claim' format",
+    )
+    group.add_argument(
+        "--claim-splitter",
+        choices=("rules", "model"),
+        default="rules",
+        help="entailment: split answers into atomic claims by the rules or by a model "
+        "(the --splitter model; the rules when its reply is unusable, recorded per answer)",
+    )
+    group.add_argument(
+        "--splitter",
+        help="the claim-splitter model (default: the verifier model, else the generator)",
     )
     group.add_argument(
         "--critic", help="self-consistency critic (default: the verifier model, else generator)"
@@ -172,6 +206,8 @@ def config_from_args(args: argparse.Namespace) -> Any:
             checker_votes=args.checker_votes,
             claim_check=args.claim_check,
             claim_template=args.claim_template,
+            claim_splitter=args.claim_splitter,
+            splitter=args.splitter,
             skip_invalid=args.skip_invalid,
             concurrency=args.concurrency,
             n_resamples=args.n_resamples,
@@ -206,6 +242,10 @@ def run_command(args: argparse.Namespace) -> int:
     summary = BenchSummary.model_validate_json(
         (report.run_dir / SUMMARY_FILE).read_text(encoding="utf-8")
     )
+    if apply_prices(args, [report.run_dir]):
+        from ..verify.summary import refresh_money
+
+        summary = refresh_money(report.run_dir)
     done = f"{report.ran} run now, {report.already_done} already done"
     print(f"{report.run_dir}: {report.selected} examples ({done}), {report.calls} model calls")
     if report.skipped_invalid:
@@ -243,6 +283,8 @@ def headline(summary: Any) -> str:
         if summary.cost.check_ms_per_claim is not None:
             line += f", {summary.cost.check_ms_per_claim:.1f} ms per claim check"
         lines.append(line)
+    if summary.money is not None:
+        lines.append(money_line(summary.money, "example"))
     return "\n".join(lines)
 
 
@@ -282,11 +324,29 @@ def _summarize(args: argparse.Namespace) -> int:
     if not (args.run / RESULTS_FILE).is_file():
         raise ConfigError(f"{args.run}: no {RESULTS_FILE} (not a bench run directory?)")
     adopt_calibration(args.calibration, args.run, replace=True)
+    apply_prices(args, [args.run])
     summary = write_summary(args.run, n_resamples=args.n_resamples, plots=not args.no_plots)
     print(f"wrote {args.run / 'summary.json'}")
     print(headline(summary))
+    _print_slices([args.run], args.by, args.n_resamples)
     write_run_report(args.run, args)
     return 0
+
+
+def _print_slices(runs: list[Path], options: list[str], n_resamples: int | None) -> str:
+    """Each run's slices, written into the run and printed; returns the markdown."""
+    from ..verify.slices import sliced_summaries, slices_markdown, write_slices
+
+    blocks = []
+    for option in options:
+        for run in runs:
+            summaries = sliced_summaries(run, option, n_resamples=n_resamples)
+            write_slices(run, option, summaries)
+            label = str(run) if len(runs) > 1 else ""
+            blocks.append(slices_markdown(option, summaries, run=label))
+    text = "".join(f"\n{block}\n" for block in blocks)
+    sys.stdout.write(text)
+    return text
 
 
 def _add_calibration_option(parser: argparse.ArgumentParser) -> None:
@@ -306,8 +366,14 @@ def _add_calibrate_parser(commands: Any) -> None:
 def _compare(args: argparse.Namespace) -> int:
     from ..verify.compare import compare_markdown
 
+    if apply_prices(args, args.runs):
+        from ..verify.summary import refresh_money
+
+        for run in args.runs:
+            refresh_money(run)
     text = compare_markdown(args.runs)
     sys.stdout.write(text)
+    text += _print_slices(args.runs, args.by, None)
     if args.out is not None:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(text, encoding="utf-8")

@@ -7,6 +7,7 @@ import os
 import shlex
 import sys
 from pathlib import Path
+from typing import Any
 
 from ..errors import ConfigError
 from ..model import ModelOptions
@@ -102,3 +103,37 @@ def report_failed_calls(args: argparse.Namespace, failed: int, what: str) -> int
         file=sys.stderr,
     )
     return EXIT_FAILED_CALLS
+
+
+def add_prices_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--prices",
+        type=Path,
+        help="price table (JSON/YAML/TOML: USD per million input/output tokens per model, "
+        "cached-input and batch discounts); kept in the run as prices.json",
+    )
+
+
+def apply_prices(args: argparse.Namespace, runs: list[Path]) -> bool:
+    """Keep ``--prices`` in each run directory (summaries read it from there)."""
+    if getattr(args, "prices", None) is None:
+        return False
+    from ..runs.prices import keep_prices, load_prices
+
+    table = load_prices(args.prices)
+    for run in runs:
+        keep_prices(run, table)
+    return True
+
+
+def money_line(money: Any, unit: str) -> str:
+    """``money: 0.012300 USD per example (1.2300 total, 0.4000 billed in these sessions)``, or
+    why it is unknown."""
+    if not money.known or money.total is None:
+        return f"money: unknown ({money.note})"
+    cur = money.currency
+    per = "n/a" if money.per_item is None else f"{money.per_item:.6f} {cur}"
+    text = f"money: {per} per {unit} ({money.total:.4f} {cur} total"
+    if money.billed is not None:
+        text += f", {money.billed:.4f} {cur} billed in these sessions"
+    return text + (", batch prices)" if money.batch else ")")

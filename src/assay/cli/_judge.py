@@ -23,9 +23,12 @@ from ..model import Model, ModelOptions, get_model, open_cache
 from ._batch import add_executor_options, batch_session, finish_batch
 from ._common import (
     add_model_options,
+    add_prices_option,
     add_report_option,
+    apply_prices,
     check_run_dir,
     model_options,
+    money_line,
     report_failed_calls,
     write_run_report,
 )
@@ -49,9 +52,63 @@ def register(subparsers: Any) -> None:
     analyze.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples")
     analyze.add_argument("--seed", type=int, default=0, help="bootstrap seed")
     analyze.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    analyze.add_argument(
+        "--by",
+        metavar="meta.KEY",
+        action="append",
+        default=[],
+        help="also every metric per value of the samples' meta.KEY (questions' and manifest "
+        "lines' own fields; repeatable; written to RUN/slices/meta.KEY.json)",
+    )
+    add_prices_option(analyze)
     add_report_option(analyze)
     analyze.set_defaults(handler=_analyze)
+    _register_agreement(commands)
     judge.set_defaults(handler=lambda _args: _usage(judge))
+
+
+def _register_agreement(commands: Any) -> None:
+    agreement = commands.add_parser(
+        "agreement",
+        help="agreement of a judge run with labels of any kind (e.g. human annotations)",
+        description="Per judge and dimension, on valid evaluations: accuracy, weighted kappa, "
+        "Krippendorff's alpha and the confusion matrix against the labels' consensus, with "
+        "95%% bootstrap intervals over questions; with several annotators, their agreement "
+        "among themselves on the same samples. Labels: JSONL or CSV with question_id, "
+        "prompt_variant, target_model, dimension, score[, annotator][, output_id].",
+    )
+    agreement.add_argument("run_dir", type=Path)
+    agreement.add_argument(
+        "--labels", type=Path, action="append", required=True, help="labels file (repeatable)"
+    )
+    agreement.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples")
+    agreement.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    agreement.add_argument(
+        "--out", type=Path, help="JSON file to write (default RUN_DIR/agreement.json)"
+    )
+    agreement.set_defaults(handler=_agreement)
+
+
+def _agreement(args: argparse.Namespace) -> int:
+    from ..judge.agreement import label_agreement, load_labels, report_markdown, write_report
+    from ..judge.archive import iter_archive, read_protocol_state
+
+    if read_protocol_state(args.run_dir) is None:
+        raise ConfigError(f"{args.run_dir} is not a judge run directory (no protocol.json)")
+    labels = [label for path in args.labels for label in load_labels(path)]
+    records = [item.record for item in iter_archive(args.run_dir) if item.record is not None]
+    report = label_agreement(
+        records,
+        labels,
+        n_resamples=args.resamples,
+        seed=args.seed,
+        files=[str(p) for p in args.labels],
+    )
+    out = args.out or args.run_dir / "agreement.json"
+    write_report(report, out)
+    print(report_markdown(report), end="")
+    print(f"wrote {out}")
+    return 0
 
 
 def _usage(parser: argparse.ArgumentParser) -> int:
@@ -271,6 +328,7 @@ def _analyze(args: argparse.Namespace) -> int:
     from ..judge.analyze import analyze_run
 
     settings = AnalysisSettings(n_resamples=args.resamples, seed=args.seed, plots=not args.no_plots)
+    apply_prices(args, [args.run_dir])
     result = analyze_run(args.run_dir, settings)
     skipped = result.summary.skipped_unreadable
     if skipped:
@@ -278,6 +336,19 @@ def _analyze(args: argparse.Namespace) -> int:
         for line in skipped:
             print(f"  {line}", file=sys.stderr)
     print(json.dumps(result.headline(), indent=2))
+    money = result.summary.money
+    if money is not None:
+        print(money_line(money, "sample x judge"))
+        for judge, cost in money.by_model.items():
+            usd = "unknown" if cost.usd is None else f"{cost.usd:.6f} {money.currency}"
+            tokens = f"{cost.prompt_tokens} prompt + {cost.completion_tokens} completion tokens"
+            print(f"  {judge}: {tokens}, {usd}")
     print(f"wrote {', '.join(result.written)}")
+    for option in args.by:
+        from ..judge.slices import sliced_summaries, slices_markdown, write_slices
+
+        summaries = sliced_summaries(args.run_dir, option, settings)
+        print(f"wrote {write_slices(args.run_dir, option, summaries)}")
+        print(slices_markdown(option, summaries))
     write_run_report(args.run_dir, args)
     return 0

@@ -149,7 +149,10 @@ def _describe(error: Any, raw: dict[str, Any]) -> str:
     if kind == "missing":
         return "missing required field"
     if kind == "extra_forbidden":
-        return "unknown field (check its spelling against the schema)"
+        return (
+            "unknown field (check its spelling against the schema; fields of your own go "
+            "in the 'meta' object)"
+        )
     if kind == "too_short" and tuple(error["loc"]) == ("evidence",):
         return "evidence is empty: a record needs at least one evidence snippet"
     got = error.get("input")

@@ -56,6 +56,7 @@ class Question(BaseModel):
     question_id: str = Field(pattern=ID_PATTERN)
     intent: str | None = None
     variants: tuple[PromptVariant, ...] = Field(min_length=1)
+    meta: dict[str, Any] | None = None  # the user's own fields, carried into the archive
 
     @field_validator("variants", mode="before")
     @classmethod
@@ -105,6 +106,7 @@ class TargetOutput(BaseModel):
     output_id: str = Field(pattern=ID_PATTERN)
     text: str
     source: str  # file and line (manifest) or file (directory layout)
+    meta: dict[str, Any] | None = None  # the manifest line's own fields
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -126,6 +128,7 @@ class ManifestEntry(BaseModel):
     finish_reason: str | None = None
     completion_tokens: StrictInt | None = None
     generated_at: str | None = None
+    meta: dict[str, Any] | None = None  # the user's own fields, carried into the archive
 
     @model_validator(mode="after")
     def _text_or_path(self) -> ManifestEntry:
@@ -228,6 +231,7 @@ def _outputs_from_manifest(path: Path, allow_outside_paths: bool) -> Iterator[Ta
             output_id=entry.output_id or entry.path or "",
             text=text or "",
             source=f"{path}:{number}",
+            meta=entry.meta,
         )
 
 
@@ -310,7 +314,10 @@ def _validated(
         loc = tuple(first["loc"])
         field = _field_name(loc) or None
         exact_line = line if node is None else _yaml_line(node, loc, line)
-        raise InputError(first["msg"], path=path, line=exact_line, field=field) from None
+        message = first["msg"]
+        if first["type"] == "extra_forbidden":
+            message += " (check its spelling; fields of your own go in the 'meta' object)"
+        raise InputError(message, path=path, line=exact_line, field=field) from None
 
 
 def _field_name(loc: tuple[Any, ...]) -> str:

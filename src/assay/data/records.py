@@ -6,6 +6,8 @@ These are what the data layer loads and the importers write; the verifier benchm
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 
@@ -42,6 +44,9 @@ class GroundedQARecord(BaseModel):
     error_type: str | None = None
     # grouping for clustered confidence intervals (defaults to the id)
     group: str | None = None
+    # anything the user slices results by (source system, domain, annotation setting): any
+    # JSON object, carried into results untouched; `--by meta.KEY` gives metrics per value
+    meta: dict[str, Any] | None = None
 
     @property
     def cluster(self) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 
+from ..tables import Cell, Table
 from .analysis_types import JudgeSummary, ScoreRow
 from .protocol import VERDICTS
 
@@ -65,9 +66,11 @@ def _num(value: float | None, digits: int = 2) -> str:
 
 
 def _table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
-    return "\n".join(lines) + "\n" if len(lines) > 2 else "(no data)\n"
+    cells: list[list[Cell]] = [
+        [cell if isinstance(cell, str | int | float | bool) else str(cell) for cell in row]
+        for row in rows
+    ]
+    return Table(columns=list(header), rows=cells).markdown() + "\n"
 
 
 def _ci(value: float, low: float, high: float) -> str:

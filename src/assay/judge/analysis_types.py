@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..runs.prices import Money
 from .evalset import CoverageReport
 
 
@@ -138,6 +139,8 @@ class JudgeSummary(BaseModel):
     plots: tuple[str, ...] = ()
     # record files that could not be read, left out of every statistic (never silently)
     skipped_unreadable: tuple[str, ...] = ()
+    # cost in money under the run's price table (``--prices``; per sample x judge), or why not
+    money: Money | None = None
 
 
 class AnalysisResult(BaseModel):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import json
 import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
@@ -22,6 +23,7 @@ import numpy as np
 from .. import metrics
 from ..errors import RunError
 from ..runs import write_atomic
+from ..runs.prices import Money, read_run_prices, run_money
 from .analysis_types import (
     AgreementRow,
     AnalysisResult,
@@ -69,6 +71,7 @@ def analyze_run(run_dir: Path, settings: AnalysisSettings | None = None) -> Anal
             "thresholds": state.protocol.thresholds.model_dump(),
             "coverage": _coverage(run_dir),
             "skipped_unreadable": tuple(unreadable),
+            "money": _money(run_dir, len(final_evaluations(records))),
         }
     )
     plots: list[str] = []
@@ -79,6 +82,20 @@ def analyze_run(run_dir: Path, settings: AnalysisSettings | None = None) -> Anal
     write_atomic(run_dir / REPORT_FILE, render_report(summary))
     written = (str(run_dir / SUMMARY_FILE), str(run_dir / REPORT_FILE), *plots)
     return AnalysisResult(summary=summary, written=written)
+
+
+def _money(run_dir: Path, items: int) -> Money:
+    """The run's cost per sample x judge under its price table (``--prices``)."""
+    config = (_read_json(run_dir / "run.json").get("config")) or {}
+    batch = config.get("executor") == "batch"
+    return run_money(run_dir, read_run_prices(run_dir), items, batch=batch)
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        return {}
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return data if isinstance(data, dict) else {}
 
 
 def _coverage(run_dir: Path) -> CoverageReport | None:

@@ -121,6 +121,8 @@ class EvaluationRecord(BaseModel):
     reply_budget: int | None = None
     # Blind judging: the aliases the judge saw for target_model and output_id (None: not blind).
     aliases: dict[str, str] | None = None
+    # the sample's own fields from the question set and the manifest (not the reply's `meta`)
+    sample_meta: dict[str, Any] | None = None
 
     @model_validator(mode="after")
     def _mirrors_classification(self) -> EvaluationRecord:

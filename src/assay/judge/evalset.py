@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -32,6 +32,9 @@ class Sample(BaseModel):
     required_structure: str | None = None
     constraints: tuple[str, ...] = ()
     intent: str | None = None
+    # the question's and the output's own fields (the output's win on a clash): archived with
+    # every evaluation for slicing, never shown to the judge
+    meta: dict[str, Any] | None = None
 
     @property
     def key(self) -> tuple[str, str, str, str]:
@@ -160,4 +163,5 @@ def _sample(questions: QuestionSet, output: TargetOutput) -> Sample:
         required_structure=variant.required_structure,
         constraints=variant.constraints,
         intent=question.intent,
+        meta={**(question.meta or {}), **(output.meta or {})} or None,
     )

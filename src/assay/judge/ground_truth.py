@@ -1,6 +1,7 @@
 """Agreement of a judge's compliance scores with external programmatic labels (IFEval).
 
-IFEval's per-instruction pass/fail, aggregated onto the protocol's 0-2 scale by
+One use of :mod:`.agreement` (``assay judge agreement RUN --labels FILE`` takes ground truth of
+any kind). IFEval's per-instruction pass/fail, aggregated onto the protocol's 0-2 scale by
 :meth:`IFEvalLabel.truth`, is ground truth for ``INSTRUCTION_COMPLIANCE`` and
 ``FORMAT_COMPLIANCE``. Only valid evaluations are compared (an invalid reply has no score and is
 counted as invalid, never as a disagreement); per sample and judge the evaluation used is the
@@ -11,35 +12,20 @@ score match), linear-weighted Cohen's kappa on the 0/1/2 scale, and the confusio
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from .. import metrics
 from ..data.importers.ifeval_labels import Dimension, IFEvalLabel, Mode
+from . import agreement
+from .agreement import ScoreAgreement
 from .analyze import final_evaluations, score_of
 from .archive import EvaluationRecord
 from .protocol import SCORE_VALUES
 
 COMPARED_DIMENSIONS: tuple[Dimension, ...] = ("INSTRUCTION_COMPLIANCE", "FORMAT_COMPLIANCE")
 SampleKey = tuple[str, str, str, str]
-
-
-class ScoreAgreement(BaseModel):
-    """Agreement of predicted 0-2 scores with ground-truth 0-2 scores on one dimension."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    dimension: str
-    n: int
-    accuracy: float | None
-    kappa_linear: float | None
-    kappa_note: str = ""  # why kappa is undefined, when it is
-    labels: tuple[int, ...] = SCORE_VALUES
-    confusion: tuple[tuple[int, ...], ...]  # rows = truth, columns = predicted, in `labels`
-    no_truth: int = 0  # compared items whose output has no ground truth for this dimension
 
 
 class JudgeLabelAgreement(BaseModel):
@@ -60,36 +46,11 @@ class JudgeLabelAgreement(BaseModel):
 def score_agreement(
     dimension: str, truth: Sequence[int], predicted: Sequence[int], *, no_truth: int = 0
 ) -> ScoreAgreement:
-    """Accuracy, linear-weighted kappa and confusion matrix of two 0-2 score lists."""
-    if len(truth) != len(predicted):
-        raise ValueError(f"{len(truth)} truth scores but {len(predicted)} predictions")
-    if not truth:
-        empty = tuple(tuple(0 for _ in SCORE_VALUES) for _ in SCORE_VALUES)
-        return ScoreAgreement(
-            dimension=dimension, n=0, accuracy=None, kappa_linear=None,
-            kappa_note="undefined: nothing to compare", confusion=empty, no_truth=no_truth,
-        )  # fmt: skip
-    matrix = metrics.confusion_matrix(truth, predicted, labels=list(SCORE_VALUES))
-    kappa, note = _linear_kappa(truth, predicted)
-    return ScoreAgreement(
-        dimension=dimension,
-        n=len(truth),
-        accuracy=metrics.accuracy_score(truth, predicted),
-        kappa_linear=kappa,
-        kappa_note=note,
-        confusion=tuple(tuple(int(cell) for cell in row) for row in matrix),
-        no_truth=no_truth,
+    """Accuracy, linear-weighted kappa and confusion matrix of two 0-2 score lists (the one
+    implementation in :mod:`.agreement`, on the rubric's 0-2 scale)."""
+    return agreement.score_agreement(
+        dimension, truth, predicted, list(SCORE_VALUES), no_truth=no_truth
     )
-
-
-def _linear_kappa(truth: Sequence[int], predicted: Sequence[int]) -> tuple[float | None, str]:
-    try:
-        value = metrics.cohen_kappa_score(
-            truth, predicted, weights="linear", labels=list(SCORE_VALUES)
-        )
-    except ValueError as error:
-        return None, f"undefined: {error}"
-    return (None, "undefined") if math.isnan(value) else (value, "")
 
 
 def judge_label_agreement(

@@ -316,6 +316,7 @@ class _JudgeSession:
             decoding_note=plan.note,
             reply_budget=plan.max_tokens,
             aliases=request.aliases(sample),
+            sample_meta=sample.meta,
         )
 
 

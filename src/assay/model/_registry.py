@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TypeVar, overload
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
@@ -14,6 +15,8 @@ from ._batch import BatchWriter
 from ._cache import ResponseCache, default_cache_path
 from ._model import Model, RetryPolicy
 from ._types import StructuredOutput, StubResponder
+
+M = TypeVar("M", bound=Model)
 
 
 class ModelOptions(BaseModel):
@@ -125,19 +128,44 @@ def open_batch(options: ModelOptions) -> BatchWriter | None:
     return BatchWriter.shared(options.batch_dir)
 
 
+@overload
 def get_model(
     name: str,
     options: ModelOptions | None = None,
     *,
     cache: ResponseCache | None = None,
     backend: Backend | None = None,
+) -> Model: ...
+
+
+@overload
+def get_model(
+    name: str,
+    options: ModelOptions | None = None,
+    *,
+    cache: ResponseCache | None = None,
+    backend: Backend | None = None,
+    model_type: type[M],
+) -> M: ...
+
+
+def get_model(
+    name: str,
+    options: ModelOptions | None = None,
+    *,
+    cache: ResponseCache | None = None,
+    backend: Backend | None = None,
+    model_type: type[Model] = Model,
 ) -> Model:
     """Open ``provider/model`` behind the cache and the retry policy.
 
-    Pass ``backend`` to wrap an already built backend (a scripted stub in tests).
+    Pass ``backend`` to wrap an already built backend (a scripted stub in tests), and
+    ``model_type`` for a :class:`Model` subclass (the verifier benchmark's per-example meter).
+    Models of one run should share one ``cache``: two SQLite connections writing the same
+    file in batches lock each other out.
     """
     options = options or ModelOptions()
-    return Model(
+    return model_type(
         backend if backend is not None else create_backend(name, options),
         cache=cache if cache is not None else open_cache(options),
         max_concurrency=options.max_concurrency,

@@ -116,6 +116,9 @@ class Completion(BaseModel):
     completion_tokens: int = 0
     # of prompt_tokens, how many an in-process backend took from its KV cache (shared prefix)
     prompt_tokens_reused: int = 0
+    # of prompt_tokens, how many the provider served from its prompt cache (billed at its
+    # cached-input price; OpenAI's usage.prompt_tokens_details.cached_tokens)
+    cached_prompt_tokens: int = 0
     latency_s: float = 0.0
     logprobs: tuple[TokenLogprob, ...] | None = None
     model: str = ""  # the model name the backend reported, when it reports one

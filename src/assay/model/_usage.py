@@ -20,6 +20,10 @@ class Usage:
     retries: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    # what the calls sent now were billed for (cache hits cost nothing), for prices
+    billed_prompt_tokens: int = 0
+    billed_cached_prompt_tokens: int = 0
+    billed_completion_tokens: int = 0
     errors_by_kind: Counter[str] = field(default_factory=Counter)
     latencies_s: list[float] = field(default_factory=list)
     reported_models: set[str] = field(default_factory=set)
@@ -36,6 +40,10 @@ class Usage:
             if isinstance(result, Completion):
                 self.prompt_tokens += result.prompt_tokens
                 self.completion_tokens += result.completion_tokens
+                if not from_cache:
+                    self.billed_prompt_tokens += result.prompt_tokens
+                    self.billed_cached_prompt_tokens += result.cached_prompt_tokens
+                    self.billed_completion_tokens += result.completion_tokens
                 if result.model:
                     self.reported_models.add(result.model)
             elif isinstance(result, CallFailure):
@@ -54,6 +62,9 @@ class Usage:
                 "retries": self.retries,
                 "prompt_tokens": self.prompt_tokens,
                 "completion_tokens": self.completion_tokens,
+                "billed_prompt_tokens": self.billed_prompt_tokens,
+                "billed_cached_prompt_tokens": self.billed_cached_prompt_tokens,
+                "billed_completion_tokens": self.billed_completion_tokens,
                 "errors_by_kind": dict(self.errors_by_kind),
                 # the model ids the backend reported in its replies (a server's own name)
                 "reported_models": sorted(self.reported_models),

@@ -3,6 +3,7 @@ intervals, the four plots, the failure-bucket table and every example, openable.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +65,7 @@ HEADLINE: tuple[tuple[str, str, str], ...] = (
     ("revisions used", "revision.used", ""),
     ("revisions that fixed an error", "revision.fixed", ""),
     ("revisions that broke an answer", "revision.broken", ""),
+    ("money per example", "money.per_item", "the work's tokens at the run's price table"),
     ("model calls per example", "cost.per_example.calls", ""),
     ("tokens per example", "cost.per_example.tokens", ""),
     ("latency per example (ms)", "cost.per_example.latency_ms", ""),
@@ -80,9 +82,13 @@ def bench_content(run_dir: Path, run: dict[str, Any]) -> RunContent:
     for note_key in ("detection_note", "plots_note"):
         if section.summary.get(note_key):
             section.notes.append(str(section.summary[note_key]))
+    money = section.summary.get("money") or {}
+    if money and not money.get("known"):
+        section.notes.append(f"money: unknown ({money.get('note', '')})")
     if section.summary.get("score_event"):
         section.notes.append(f"score: {section.summary['score_event']}")
     section.tables.extend(bucket_table(section.summary))
+    section.tables.extend(slice_tables(run_dir))
     path = run_dir / RESULTS_FILE
     if not path.exists():
         section.notes.append(f"{RESULTS_FILE} is missing: no example has finished.")
@@ -124,6 +130,28 @@ def headline_metrics(summary: dict[str, Any]) -> list[Metric]:
         if item is not None:
             found.append(item)
     return found
+
+
+def slice_tables(run_dir: Path) -> list[Table]:
+    """One table per ``bench summarize --by meta.KEY`` written into the run."""
+    from ..verify.slices import COLUMNS, SLICES_DIR, slice_cells
+    from ..verify.summary import BenchSummary
+
+    tables = []
+    for path in sorted((run_dir / SLICES_DIR).glob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        summaries = {k: BenchSummary.model_validate(v) for k, v in data["slices"].items()}
+        rows: list[list[Cell]] = [list(slice_cells(k, v)) for k, v in summaries.items()]
+        tables.append(
+            Table(
+                title=f"Slices by {data['by']}",
+                columns=[data["by"], "n", "error rate", *COLUMNS],
+                rows=rows,
+                note="every metric on the slice's answers alone, 95% intervals; "
+                f"from {SLICES_DIR}/{path.name}",
+            )
+        )
+    return tables
 
 
 def bucket_table(summary: dict[str, Any]) -> list[Table]:

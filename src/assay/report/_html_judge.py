@@ -70,6 +70,14 @@ def judge_content(run_dir: Path, run: dict[str, Any]) -> RunContent:
     else:
         section.metrics = count_metrics(summary)
         section.tables.extend(summary_tables(summary))
+    section.tables.extend(slice_tables(run_dir))
+    money = section.summary.get("money") or {}
+    if money.get("known") and money.get("per_item") is not None:
+        section.metrics.append(
+            Metric(label="money per sample x judge", value=money["per_item"], path="money.per_item")
+        )
+    elif money:
+        section.notes.append(f"money: unknown ({money.get('note', '')})")
     section.headline = [m for m in section.metrics if m.label in FIRST_SCREEN]
     section.description = describe_judge(run)
     valid, invalid = _records(run_dir, section.notes)
@@ -88,6 +96,36 @@ def describe_judge(run: dict[str, Any]) -> str:
     mode = (run.get("config") or {}).get("mode")
     parts = ["judge run"] + ([f"judges {judges}"] if judges else [])
     return ", ".join(parts + ([f"mode {mode}"] if mode else []))
+
+
+def slice_tables(run_dir: Path) -> list[Table]:
+    """One table per ``judge analyze --by meta.KEY`` written into the run."""
+    from ..judge.slices import SLICES_DIR
+
+    tables = []
+    for path in sorted((run_dir / SLICES_DIR).glob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        summaries = {k: JudgeSummary.model_validate(v) for k, v in data["slices"].items()}
+        rows: list[list[Cell]] = [
+            [k, s.counts.work_items, s.counts.valid, s.counts.valid_rate, *_overall(s)]
+            for k, s in summaries.items()
+        ]
+        tables.append(
+            Table(
+                title=f"Slices by {data['by']}",
+                columns=[data["by"], "samples x judges", "valid", "valid rate", "mean overall"],
+                rows=rows,
+                note="overall score of the slice's valid evaluations; "
+                f"from {SLICES_DIR}/{path.name}",
+            )
+        )
+    return tables
+
+
+def _overall(summary: JudgeSummary) -> list[Cell]:
+    rows = [s for s in summary.scores if s.dimension == "overall_score"]
+    n = sum(r.n for r in rows)
+    return [round(sum(r.mean * r.n for r in rows) / n, 3) if n else None]
 
 
 def _typed_summary(raw: dict[str, Any], notes: list[str]) -> JudgeSummary | None:

@@ -11,7 +11,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-Cell = str | int | float | bool | None
+# one table model: Markdown in tables.py, HTML here
+from ..tables import Cell as Cell
+from ..tables import Table as Table
+
 ColumnType = Literal["text", "number", "category"]
 # CSS classes the page knows; anything else is refused by validation, so data never picks a class
 MarkClass = Literal["supported", "unsupported", "uncertain", "quote", "missing", "gold"]
@@ -37,13 +40,6 @@ class Plot(_Model):
     name: str
     title: str
     src: str = Field(pattern=r"^data:image/png;base64,[A-Za-z0-9+/=]*$")
-
-
-class Table(_Model):
-    title: str
-    columns: list[str]
-    rows: list[list[Cell]]
-    note: str = ""
 
 
 class Document(_Model):

@@ -76,6 +76,11 @@ function staticTable(table) {
       el("tbody", {}, table.rows.map(r => el("tr", {}, r.map((v, i) => cell(v, numeric[i]))))))));
 }
 
+function csvField(value) {
+  const text = value === null || value === undefined ? "" : String(value);
+  return /[",\n\r]/.test(text) ? '"' + text.replace(/"/g, '""') + '"' : text;
+}
+
 function metricText(m) {
   let text = fmt(m.value);
   if (m.ci_low !== null && m.ci_low !== undefined)
@@ -352,13 +357,28 @@ function exampleTable(set, setKey) {
     el("button", {type: "button", class: "next", text: "next ›",
       onclick: () => { state.page += 1; draw(); }}),
     sizeSelect);
+  function csvButton() {
+    // the rows as filtered and sorted now, every column, as a CSV download
+    const link = el("a", {class: "csv-download", hidden: true});
+    const button = el("button", {type: "button", class: "csv", text: "download CSV",
+      title: "the rows shown by the current filter and sort, as CSV"});
+    button.addEventListener("click", () => {
+      const lines = [cols.map(c => csvField(c.label))];
+      for (const r of state.view) lines.push(set.rows[r].map(v => csvField(v)));
+      const text = lines.map(l => l.join(",")).join("\n") + "\n";
+      link.href = "data:text/csv;charset=utf-8," + encodeURIComponent(text);
+      link.download = (set.source || "rows").replace(/[^A-Za-z0-9._-]+/g, "_") + ".csv";
+      link.click();
+    });
+    return el("span", {}, button, link);
+  }
   card = el("div", {class: "card example-set", "data-set": setKey},
     el("h3", {text: set.title + " (" + set.rows.length + ")"}),
     el("p", {class: "muted", text: "from " + set.source + "; click a row to open it"}),
     set.truncated_to ? el("p", {class: "note", text: "Long texts in opened examples are cut at " +
       set.truncated_to + " characters to keep this file small; " + set.source +
       " has them whole."}) : null,
-    el("div", {class: "controls"}, search, selects, count),
+    el("div", {class: "controls"}, search, selects, count, csvButton()),
     el("div", {class: "scroll"}, el("table", {class: "examples"},
       el("thead", {}, el("tr", {}, heads)), tbody)),
     pager, detailBox);

@@ -41,6 +41,7 @@ from ..model import (
     ModelOptions,
     UnopenedBackend,
     batch_scope,
+    get_model,
     open_cache,
     split_model_name,
 )
@@ -55,7 +56,7 @@ from ..runs import (
     run_all,
 )
 from .defaults import DEFAULT_VERIFIER
-from .metering import MeteredModel, metering, open_metered
+from .metering import MeteredModel, metering
 from .oracle import label_with_oracle
 from .patterns import PatternContext, PatternName, PatternSettings, get_pattern
 from .prompts import PROMPTS_FINGERPRINT
@@ -67,7 +68,7 @@ from .results import (
     finished_ids,
     make_result,
 )
-from .types import ClaimChecker, GroundedQARecord
+from .types import AnswerVerifier, ClaimChecker, GroundedQARecord
 
 # claim checkers that need no model, by the name --verifier takes
 MODEL_FREE_CHECKERS = ("lexical", "learned")
@@ -100,6 +101,10 @@ class BenchmarkConfig(BaseModel):
     # single-pass where the backend returns logprobs
     claim_check: Literal["auto", "single_pass", "json"] = "auto"
     claim_template: Literal["assay", "minicheck"] = "assay"
+    # entailment's claim decomposition: the rules, or a model (the splitter model; default
+    # the verifier model, else the generator) with the rules as visible fallback
+    claim_splitter: Literal["rules", "model"] = "rules"
+    splitter: str | None = None
     skip_invalid: bool = False
     concurrency: int = Field(default=4, ge=1, le=256)
     n_resamples: int = Field(default=1000, ge=0)
@@ -111,6 +116,13 @@ class BenchmarkConfig(BaseModel):
         if self.critic is not None:
             return self.critic
         return _verifier_model(self.verifier) or self.generator
+
+    @property
+    def splitter_name(self) -> str | None:
+        """The model that splits answers into claims, or None for the rules."""
+        if self.claim_splitter == "rules":
+            return None
+        return self.splitter or _verifier_model(self.verifier) or self.generator
 
     def settings(self) -> PatternSettings:
         return PatternSettings(
@@ -132,6 +144,8 @@ class BenchmarkConfig(BaseModel):
             "verifier": self.verifier,
             "checker_votes": self.checker_votes,
             **_claim_check_protocol(self),
+            **_splitter_protocol(self),
+            **_answer_level_protocol(self),
             **_checker_version(self.verifier),
             "critic": self.critic_name,
             "oracle": self.oracle,
@@ -158,6 +172,37 @@ def _claim_check_protocol(config: BenchmarkConfig) -> dict[str, Any]:
         "json_prompt": SYSTEM_PROMPT,
         "json_schema": claim_check_schema(["id"]).model_dump(by_alias=True),
     }
+
+
+def _splitter_protocol(config: BenchmarkConfig) -> dict[str, Any]:
+    """How claims are made: the rules, or a model with its prompt and schema."""
+    if config.splitter_name is None:
+        return {"claim_splitter": "rules"}
+    from .claims import DECOMPOSE_SCHEMA, decompose_messages
+
+    return {
+        "claim_splitter": "model",
+        "splitter": config.splitter_name,
+        "decompose_prompt": decompose_messages("")[0].content,
+        "decompose_schema": DECOMPOSE_SCHEMA.model_dump(by_alias=True),
+    }
+
+
+def _answer_level_protocol(config: BenchmarkConfig) -> dict[str, Any]:
+    """best_of_n's answer-level verifier: its prompts and settings."""
+    if config.pattern != "best_of_n":
+        return {}
+    from .checkers.answer_level import AnswerLevelConfig
+
+    return {"answer_level": AnswerLevelConfig(seed=config.seed).describe()}
+
+
+def _check_splitter(config: BenchmarkConfig) -> None:
+    if config.claim_splitter == "model" and config.pattern != "entailment":
+        raise ConfigError(
+            f"--claim-splitter model: only the entailment pattern splits answers into claims "
+            f"(--pattern {config.pattern} does not)"
+        )
 
 
 def _checker_version(verifier: str) -> dict[str, str]:
@@ -206,6 +251,7 @@ def run_benchmark(
     ``on_result`` sees each result after it is appended; ``backends`` maps model names to
     ready backends (scripted stubs in tests).
     """
+    _check_splitter(config)
     _check_model_names(config)  # a misspelt name stops here, before anything is written
     with RunDirLock(config.out_dir) as lock:  # one writer per run directory
         if lock.stale_note:
@@ -219,7 +265,7 @@ def _run_locked(
     backends: Mapping[str, Backend] | None,
     progress: bool | None,
 ) -> BenchRunReport:
-    from .summary import FAILED_CALLS, write_summary
+    from .summary import FAILED_CALLS, refresh_money, write_summary
 
     protocol_fp = _check_protocol(config)
     done = finished_ids(config.out_dir / RESULTS_FILE)
@@ -245,6 +291,7 @@ def _run_locked(
         usage=usage,
         models=_models_as_used(config, usage, models),
     )
+    refresh_money(config.out_dir)  # the session's tokens are in run_log.jsonl only now
     return BenchRunReport(
         run_dir=config.out_dir,
         selected=plan.selected,
@@ -358,6 +405,8 @@ def _models_as_used(
 def _roles(config: BenchmarkConfig) -> dict[str, str]:
     roles = {"generator": config.generator, "verifier": config.verifier}
     roles["critic"] = config.critic_name
+    if config.splitter_name is not None:
+        roles["splitter"] = config.splitter_name
     if config.oracle is not None:
         roles["oracle"] = config.oracle
     return roles
@@ -422,6 +471,8 @@ async def _run_pending(
             checker=_checker(config, models),
             critic=_role_model(models, config.critic_name),
             settings=config.settings(),
+            answer_verifier=_answer_verifier(config, models),
+            splitter=None if config.splitter_name is None else models[config.splitter_name],
         )
         oracle = models[config.oracle] if config.oracle is not None else None
         worker = _worker(config, context, oracle)
@@ -453,11 +504,16 @@ def _open_models(
     config: BenchmarkConfig, backends: Mapping[str, Backend], generates: bool
 ) -> dict[str, MeteredModel]:
     """One model per distinct name the run will use: roles that share a model share its cache
-    and its memory. Verify-only records are never generated for, so model-free verification
-    of them opens (and needs to have installed) no model at all."""
+    and its memory. Verify-only records are generated for only by the patterns that sample
+    (self_consistency; best_of_n with n > 1), so model-free entailment or best_of_n with
+    n = 1 over them opens (and needs to have installed) no model at all."""
     names = set()
     if generates:
         names |= {config.generator, config.critic_name}
+    if _samples_verify_only(config):
+        names.add(config.generator)
+    if config.splitter_name is not None:
+        names.add(config.splitter_name)
     if config.pattern == "self_consistency":
         names.add(config.critic_name)
     if (verifier_model := _verifier_model(config.verifier)) is not None:
@@ -473,9 +529,17 @@ def _open_models(
     options = config.model_options.with_stub_responders(RESPONDERS)
     cache = open_cache(options)
     return {
-        name: open_metered(name, options, backend=backends.get(name), cache=cache)
+        name: get_model(
+            name, options, backend=backends.get(name), cache=cache, model_type=MeteredModel
+        )
         for name in sorted(names)
     }
+
+
+def _samples_verify_only(config: BenchmarkConfig) -> bool:
+    """Whether the pattern asks the generator for samples even for a record with an answer:
+    self_consistency's K samples, best_of_n's extra candidates when n > 1."""
+    return config.pattern == "self_consistency" or (config.pattern == "best_of_n" and config.n > 1)
 
 
 def _verifier_model(verifier: str) -> str | None:
@@ -503,6 +567,33 @@ def _checker(config: BenchmarkConfig, models: dict[str, MeteredModel]) -> ClaimC
     if config.verifier in MODEL_FREE_CHECKERS:
         return _model_free_checker(config.verifier)
     return _model_checker(config, models[config.verifier])
+
+
+def _answer_verifier(
+    config: BenchmarkConfig, models: dict[str, MeteredModel]
+) -> AnswerVerifier | None:
+    """best_of_n's verifier: a model's answer-level question (single-pass where the backend
+    gives logprobs, else JSON), or the model-free checker applied to the whole answer."""
+    if config.pattern != "best_of_n":
+        return None
+    from .checkers.answer_level import (
+        AnswerLevelConfig,
+        CheckerAnswerVerifier,
+        JsonAnswerVerifier,
+        SinglePassAnswerVerifier,
+    )
+
+    first, plus, _ = config.verifier.partition("+")
+    if config.verifier in MODEL_FREE_CHECKERS or (plus and first in MODEL_FREE_CHECKERS):
+        return CheckerAnswerVerifier(_checker(config, models))
+    model = models[config.verifier]
+    settings = AnswerLevelConfig(seed=config.seed)
+    single_pass = config.claim_check == "single_pass" or (
+        config.claim_check == "auto" and model.backend.supports_logprobs
+    )
+    if single_pass:
+        return SinglePassAnswerVerifier(model, settings)
+    return JsonAnswerVerifier(model, settings)
 
 
 def _model_free_checker(name: str) -> ClaimChecker:

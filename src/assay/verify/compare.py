@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..tables import Table
 from .results import RESULTS_FILE, iter_results
 from .summary import SUMMARY_FILE, BenchSummary, build_summary
 
@@ -66,6 +67,7 @@ def compare_markdown(run_dirs: Sequence[Path]) -> str:
         _bucket_table(summaries),
     ]
     if len(run_dirs) > 1:
+        sections.append(identical_section(names, run_dirs, [s for _, s in summaries]))
         sections.append(paired_table(names, run_dirs))
     return "\n\n".join(sections) + "\n"
 
@@ -76,9 +78,7 @@ def _name(run_dir: Path, all_dirs: Sequence[Path]) -> str:
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return "\n".join(lines)
+    return Table(columns=list(header), rows=[list(row) for row in rows]).markdown(empty="")
 
 
 def _fmt(value: float | None, digits: int = 3) -> str:
@@ -183,8 +183,9 @@ def _grounding_table(summaries: Sequence[Named]) -> str:
         rows.append([name, str(s.grounding.counts.claims), *cells])
     header = ["run", "claims", *(label for _, label in GROUNDING_COLUMNS)]
     note = (
-        "Claim-level numbers come from claim checks (best_of_n, entailment); self_consistency "
-        "gates on the critique and has none."
+        "What a 'claim' is depends on the pattern: entailment checks atomic claims; best_of_n "
+        "gives one answer-level verdict per answer (the whole answer is its one claim); "
+        "self_consistency's claims are the answer's claims labelled by its critique's findings."
     )
     return "## Grounding\n\n" + _table(header, rows) + "\n\n" + note
 
@@ -200,16 +201,27 @@ def _cost_table(summaries: Sequence[Named]) -> str:
                 _fmt(per.get("calls"), 2),
                 _fmt(per.get("tokens"), 1),
                 _fmt(per.get("latency_ms"), 0),
+                _fmt(s.cost.check_ms_per_claim, 1),
+                _money_per_example(s),
                 str(s.cost.failures),
             ]
         )
     header = ["run", "model requests / ex", "uncached calls / ex", "tokens / ex"]
-    header += ["latency ms / ex", "failed calls"]
+    header += ["latency ms / ex", "ms / claim check", "money / ex", "failed calls"]
     note = (
         "Model requests and tokens include cache hits; uncached calls are what the run paid "
-        "for. Latency sums each call's time, waiting for the model included."
+        "for. Latency sums each call's time, waiting for the model included. Money is the "
+        "work's tokens at the run's price table (`--prices`); unknown says why."
     )
     return "## Cost per example\n\n" + _table(header, rows) + "\n\n" + note
+
+
+def _money_per_example(summary: BenchSummary) -> str:
+    money = summary.money
+    if money is None or not money.known or money.per_item is None:
+        missing = ", ".join(money.missing_prices) if money is not None else ""
+        return f"unknown (no price: {missing})" if missing else "unknown"
+    return f"{money.per_item:.6f} {money.currency}"
 
 
 def _revision_table(summaries: Sequence[Named]) -> str:
@@ -301,3 +313,92 @@ def paired_table(names: Sequence[str], run_dirs: Sequence[Path]) -> str:
     )
     body = _table(header, rows) if rows else "No two runs share a labelled, scored record."
     return "## Paired verdicts\n\n" + body + "\n\n" + note
+
+
+# settings that decide a verify-only verdict, named when two runs agree by construction
+VERDICT_SETTINGS = (
+    "verifier",
+    "claim_check",
+    "claim_template",
+    "claim_splitter",
+    "splitter",
+    "checker_votes",
+    "critic",
+    "threshold",
+    "seed",
+)
+# settings a model-free verifier never reads (they only shape a model's prompt or votes)
+MODEL_ONLY_SETTINGS = frozenset({"claim_check", "claim_template", "checker_votes"})
+MODEL_FREE_VERIFIERS = frozenset({"lexical", "learned"})
+_NOT_SETTINGS = frozenset({"out_dir", "n_resamples", "concurrency", "model_options"})
+
+
+def _scores(run_dir: Path) -> dict[str, tuple[float, str, int]]:
+    """id -> (p_error, score method, claims checked) of every complete, scored result."""
+    return {
+        r.id: (r.verifier_score, r.score_method, len(r.claim_checks))
+        for r in iter_results(run_dir / RESULTS_FILE)
+        if r.complete and r.verifier_score is not None
+    }
+
+
+def identical_pairs(
+    names: Sequence[str], run_dirs: Sequence[Path], summaries: Sequence[BenchSummary]
+) -> list[list[str]]:
+    """Pairs of runs whose p_error (hence every gate verdict) is the same on every record both
+    scored: [run A, run B, shared records, what they share, what differs]."""
+    scores = [_scores(d) for d in run_dirs]
+    rows = []
+    for i, j in itertools.combinations(range(len(run_dirs)), 2):
+        common = scores[i].keys() & scores[j].keys()
+        if not common or any(abs(scores[i][k][0] - scores[j][k][0]) > 1e-9 for k in common):
+            continue
+        methods = sorted({scores[i][k][1] for k in common} | {scores[j][k][1] for k in common})
+        shared, differing = _settings(summaries[i].config, summaries[j].config)
+        shared.append(f"scoring {'/'.join(methods)}")
+        if all(scores[i][k][2] == 1 == scores[j][k][2] for k in common):
+            # a one-claim answer makes a claim check and an answer-level check the same question
+            shared.append("every answer checked as a single claim")
+        rows.append([names[i], names[j], str(len(common)), "; ".join(shared), differing])
+    return rows
+
+
+def _settings(first: dict[str, Any], second: dict[str, Any]) -> tuple[list[str], str]:
+    """The verdict-deciding settings both runs share, and every setting that differs."""
+    model_free = str(first.get("verifier")) in MODEL_FREE_VERIFIERS
+    shared = [
+        f"{key} {first[key]}"
+        for key in VERDICT_SETTINGS
+        if first.get(key) is not None
+        and first.get(key) == second.get(key)
+        and not (model_free and key in MODEL_ONLY_SETTINGS)
+    ]
+    keys = sorted((first.keys() | second.keys()) - _NOT_SETTINGS)
+    differing = [
+        f"{key} {first.get(key)} vs {second.get(key)}"
+        for key in keys
+        if first.get(key) != second.get(key)
+    ]
+    return shared, "; ".join(differing) or "nothing recorded"
+
+
+def identical_section(
+    names: Sequence[str], run_dirs: Sequence[Path], summaries: Sequence[BenchSummary]
+) -> str:
+    """The pairs of runs that agree by construction, and why."""
+    if len(run_dirs) > MAX_PAIRED_RUNS:
+        return f"## Identical by construction\n\nSkipped: more than {MAX_PAIRED_RUNS} runs."
+    rows = identical_pairs(names, run_dirs, summaries)
+    note = (
+        "Two runs listed here give the same p_error, hence the same verdict, on every record "
+        "both scored: the settings they share decide the score, and the settings that differ "
+        "never reach it (e.g. `n` of a pattern whose verify-only verdict ignores it). Their "
+        "rows in the tables above are equal by construction and compare nothing."
+    )
+    if not rows:
+        return (
+            "## Identical by construction\n\nNo two runs give the same p_error on every "
+            "shared record.\n\n" + note
+        )
+    header = ["run A", "run B", "shared records", "same (deciding the verdicts)", "differ"]
+    return "## Identical by construction\n\n" + _table(header, rows) + "\n\n" + note

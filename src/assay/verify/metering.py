@@ -4,6 +4,7 @@ Examples run concurrently and share their models, so the model's own running tot
 say which example spent what. :class:`MeteredModel` adds each call's result to the meter of
 the asyncio task that made it (a context variable: tasks and ``gather`` children inherit it),
 which covers the generator, the critic, the oracle and a model-based claim checker alike.
+Open one with ``get_model(name, options, model_type=MeteredModel)``.
 """
 
 from __future__ import annotations
@@ -13,19 +14,12 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 from ..model import (
-    Backend,
     CallFailure,
     ChatMessage,
     Completion,
     GenerateConfig,
     Model,
-    ModelOptions,
     ModelResult,
-    ResponseCache,
-    RetryPolicy,
-    create_backend,
-    open_batch,
-    open_cache,
 )
 from .types import Usage
 
@@ -75,26 +69,3 @@ def metering() -> Iterator[Usage]:
         yield meter
     finally:
         _METER.reset(token)
-
-
-def open_metered(
-    name: str,
-    options: ModelOptions | None = None,
-    *,
-    backend: Backend | None = None,
-    cache: ResponseCache | None = None,
-) -> MeteredModel:
-    """Open ``provider/model`` like :func:`assay.model.get_model`, with per-example metering.
-
-    Models of one run must share one ``cache``: two SQLite connections writing the same file
-    in batches lock each other out.
-    """
-    options = options or ModelOptions()
-    return MeteredModel(
-        backend if backend is not None else create_backend(name, options),
-        cache=cache if cache is not None else open_cache(options),
-        max_concurrency=options.max_concurrency,
-        retry=RetryPolicy(max_attempts=options.max_attempts),
-        request_timeout_s=options.request_timeout_s,
-        batch=open_batch(options),
-    )

@@ -45,11 +45,14 @@ REVISE_SYSTEM = (
 )
 
 CRITIQUE_SYSTEM = (
-    f"{CRITIQUE_TAG} You check answers against evidence. Compare the samples with each other "
-    "and with the evidence. List contradictions between samples, sentences without a "
-    "[cite:ID] citation, and claims the evidence does not support. Then give error_probability: "
-    "your probability (0 to 1) that the selected sample has a grounding error (an unsupported "
-    "claim, a wrong citation or a contradiction with the evidence). Reply with one JSON object: "
+    f"{CRITIQUE_TAG} You check one answer, the selected sample, against the evidence and "
+    "against the other samples, which answer the same question independently: a statement "
+    "the other samples do not repeat is likely made up. List the selected sample's "
+    "contradictions (with the evidence or with the other samples), its claims that neither "
+    "the evidence nor any other sample supports, and its sentences without a [cite:ID] "
+    "citation. Then give error_probability: your probability (0 to 1) that the selected "
+    "sample has a grounding error (an unsupported claim, a wrong citation or a contradiction "
+    "with the evidence). Reply with one JSON object: "
     '{"contradictions": [...], "missing_citations": [...], "unsupported_claims": [...], '
     '"error_probability": 0.0, "rationale": "..."}'
 )

@@ -103,7 +103,10 @@ class ResultRecord(BaseModel):
     oracle: OracleVerdict | None = None
     oracle_before_revision: OracleVerdict | None = None
     failure: str | None = None  # why the verifier could not score the selected answer
+    best_index: int | None = None  # best_of_n: the candidate the verifier ranks first
+    pass_at_n: bool | None = None  # best_of_n: some candidate passes the gate
     usage: Usage = Field(default_factory=Usage)
+    meta: dict[str, Any] | None = None  # the input record's own fields, for slicing
 
     @property
     def scored(self) -> bool:
@@ -201,7 +204,10 @@ def make_result(
         oracle=oracle[0],
         oracle_before_revision=oracle[1],
         failure=outcome.failure,
+        best_index=outcome.best_index,
+        pass_at_n=outcome.pass_at_n,
         usage=outcome.usage,
+        meta=record.meta,
     )
 
 

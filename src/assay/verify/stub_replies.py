@@ -78,6 +78,49 @@ def claim_label(messages: Sequence[ChatMessage], config: GenerateConfig, rng: ra
     return "Yes" if supported else "No"
 
 
+# --------------------------------------------------- [assay:answer_label] [assay:answer_check]
+
+_ANSWER_LINE = re.compile(r"^Answer: (.*)$", re.MULTILINE)
+
+
+def _answer_verdict(messages: Sequence[ChatMessage], rng: random.Random) -> bool:
+    """Whether the stub finds the whole answer grounded: lexical support of the answer against
+    all the evidence and against the snippets it cites, flipped now and then."""
+    prompt = _last_user(messages)
+    match = _ANSWER_LINE.search(prompt)
+    evidence = [
+        Evidence(evidence_id=m.group(1), text=m.group(2))
+        for line in prompt.split("\n\nQuestion:")[0].splitlines()
+        if (m := _EVIDENCE_LINE.match(line))
+    ]
+    if match is None or not evidence:
+        return False
+    cited = set(re.findall(r"\[cite:([^\]]+)\]", match.group(1)))
+    text = re.sub(r"\s*\[cite:[^\]]*\]", "", match.group(1))
+    checker = LexicalChecker()
+    grounded = (checker.check_sync(Claim(text=text), evidence).p_supported or 0.0) >= 0.5
+    own = [e for e in evidence if e.evidence_id in cited]
+    if grounded and own:
+        grounded = (checker.check_sync(Claim(text=text), own).p_supported or 0.0) >= 0.5
+    return grounded != (rng.random() < _CLAIM_FLIP_RATE)
+
+
+def answer_label(
+    messages: Sequence[ChatMessage], config: GenerateConfig, rng: random.Random
+) -> str:
+    """Yes/No for the answer-level label question."""
+    return "Yes" if _answer_verdict(messages, rng) else "No"
+
+
+def answer_check(
+    messages: Sequence[ChatMessage], config: GenerateConfig, rng: random.Random
+) -> str:
+    """The answer-level question as JSON."""
+    grounded = _answer_verdict(messages, rng)
+    label = "supported" if grounded else "unsupported"
+    return json.dumps({"label": label, "rationale": "stub: lexical support of the answer"})
+
+
 # -------------------------------------------------------------------- [assay:claim_decompose]
 
 
@@ -259,6 +302,8 @@ RESPONDERS: dict[str, StubResponder] = {
     "claim_check": claim_check,
     "claim_label": claim_label,
     "claim_decompose": claim_decompose,
+    "answer_label": answer_label,
+    "answer_check": answer_check,
     "answer": answer,
     "revise": revise,
     "critique": critique,

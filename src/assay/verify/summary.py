@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -27,12 +28,14 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..runs import utc_now, write_atomic
+from ..runs.prices import Money, read_run_prices, run_money
 from .results import RESULTS_FILE, ResultRecord, iter_results
 from .summary_parts import (
     BucketStats,
     CostStats,
     GroundingStats,
     RevisionStats,
+    SelectionStats,
 )
 from .types import SCORE_EVENT
 
@@ -95,6 +98,8 @@ class BenchSummary(BaseModel):
     uncertain_rate: float | None = None  # uncertain claim labels / claims checked
     grounding: GroundingStats
     revision: RevisionStats
+    # best_of_n: pass@N and the candidate ranked first (None for the other patterns)
+    selection: SelectionStats | None = None
     cost: CostStats
     buckets: dict[str, BucketStats]
     plots: dict[str, str] = Field(default_factory=dict)
@@ -103,6 +108,8 @@ class BenchSummary(BaseModel):
     run: dict[str, Any] = Field(default_factory=dict)
     # the calibration applied to p_error and the threshold (``bench calibrate``), if any
     calibration: dict[str, Any] | None = None
+    # cost in money under the run's price table (``--prices``), or why it is unknown
+    money: Money | None = None
 
 
 #: counts key: examples with a model call that failed after every retry (redone by the next run)
@@ -119,6 +126,7 @@ class _Tally:
         self.revised = 0
         self.grounding = GroundingStats()
         self.revision = RevisionStats()
+        self.selection = SelectionStats()
         self.cost = CostStats()
         self.buckets: dict[str, BucketStats] = {}
         self.counter: Counter[str] = Counter()
@@ -148,6 +156,7 @@ class _Tally:
         self.revised += result.revision_used
         self.grounding.add(result)
         self.revision.add(result)
+        self.selection.add(result)
         bucket = result.failure_bucket or "unlabelled"
         self.buckets.setdefault(bucket, BucketStats()).add(result)
 
@@ -202,10 +211,12 @@ def build_summary(
     n_resamples: int | None = None,
     seed: int = 0,
     plots: bool = True,
+    results: Iterable[ResultRecord] | None = None,
 ) -> BenchSummary:
-    """Recompute the summary of ``run_dir`` from its results.jsonl (and plots, unless told not)."""
+    """Recompute the summary of ``run_dir`` from its results.jsonl (and plots, unless told not);
+    ``results`` summarises those instead (a slice of the run)."""
     tally = _Tally()
-    for result in iter_results(run_dir / RESULTS_FILE):
+    for result in iter_results(run_dir / RESULTS_FILE) if results is None else results:
         tally.add(result)
     run = _read_json(run_dir / "run.json")
     config = config if config is not None else dict(run.get("config") or {})
@@ -222,15 +233,23 @@ def build_summary(
         uncertain_rate=tally.grounding.metrics.get("uncertain_rate"),
         grounding=tally.grounding,
         revision=tally.revision,
+        selection=tally.selection if tally.selection.records else None,
         cost=tally.cost,
         buckets=dict(sorted(tally.buckets.items())),
         config=config,
         run={k: v for k, v in run.items() if k != "config"},
         calibration=applied,
+        money=None if results is not None else _money(run_dir, config, tally),
     )
     if threshold is None:
         return summary.model_copy(update={"detection_note": "no scored results"})
     return _with_detection(summary, tally, run_dir, threshold, resamples, seed, plots)
+
+
+def _money(run_dir: Path, config: dict[str, Any], tally: _Tally) -> Money:
+    """The whole run's cost (slices have none: sessions' tokens are not split by record)."""
+    batch = config.get("executor") == "batch"
+    return run_money(run_dir, read_run_prices(run_dir), tally.cost.examples, batch=batch)
 
 
 def _apply_calibration(run_dir: Path, tally: _Tally) -> dict[str, Any] | None:
@@ -386,6 +405,19 @@ def _read_json(path: Path) -> dict[str, Any]:
         return {}
     data = json.loads(path.read_text(encoding="utf-8"))
     return data if isinstance(data, dict) else {}
+
+
+def refresh_money(run_dir: Path) -> BenchSummary:
+    """summary.json with its money recomputed (after a price table was given to the run)."""
+    summary = BenchSummary.model_validate_json((run_dir / SUMMARY_FILE).read_text("utf-8"))
+    config = summary.config
+    batch = config.get("executor") == "batch"
+    table = read_run_prices(run_dir)
+    updated = summary.model_copy(
+        update={"money": run_money(run_dir, table, summary.cost.examples, batch=batch)}
+    )
+    write_atomic(run_dir / SUMMARY_FILE, updated.model_dump_json(indent=2))
+    return updated
 
 
 def write_summary(run_dir: Path, **options: Any) -> BenchSummary:

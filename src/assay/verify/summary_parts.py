@@ -152,3 +152,35 @@ class BucketStats(BaseModel):
         self._p_sum += result.verifier_score
         self.mean_p_error = self._p_sum / self.scored
         self.flag_rate = self.flagged / self.scored
+
+
+class SelectionStats(BaseModel):
+    """best_of_n's selection over its candidates: pass@N and which candidate ranked first.
+
+    In verify-only mode the candidates besides the given answer only feed these numbers, never
+    the detection metrics (which are about the given, labelled answer).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    records: int = 0  # results with at least one scored candidate
+    candidates_scored: int = 0
+    pass_at_n: int = 0  # some candidate passes the gate
+    given_ranked_first: int = 0  # verify-only: the given answer has the lowest p_error
+    verify_only: int = 0
+    pass_at_n_rate: float | None = None
+    given_ranked_first_rate: float | None = None
+
+    def add(self, result: ResultRecord) -> None:
+        if result.pass_at_n is None:
+            return
+        self.records += 1
+        self.candidates_scored += sum(
+            1 for c in result.candidates if c.score is not None and c.score.p_error is not None
+        )
+        self.pass_at_n += result.pass_at_n
+        self.pass_at_n_rate = self.pass_at_n / self.records
+        if result.mode == "verify_only":
+            self.verify_only += 1
+            self.given_ranked_first += result.best_index == 0
+            self.given_ranked_first_rate = self.given_ranked_first / self.verify_only

@@ -20,6 +20,7 @@ from ..data.records import Evidence, GoldCitation, GroundedQARecord
 
 __all__ = [
     "SCORE_EVENT",
+    "AnswerVerifier",
     "Claim",
     "ClaimCheck",
     "ClaimChecker",
@@ -116,3 +117,16 @@ class ClaimChecker(Protocol):
     name: str
 
     async def check(self, claim: Claim, evidence: Sequence[Evidence]) -> ClaimCheck: ...
+
+
+class AnswerVerifier(Protocol):
+    """Checks a whole answer (its faithfulness and its citations) in one verdict.
+
+    The verdict is a :class:`ClaimCheck` whose claim is the whole answer (citation markers
+    removed, ``cited_ids`` = every id the answer cites) and whose ``p_supported`` is the
+    probability that the answer has no grounding error.
+    """
+
+    name: str
+
+    async def verify(self, answer: Claim, record: GroundedQARecord) -> ClaimCheck: ...

@@ -55,6 +55,7 @@ def import_expertqa(path: Path) -> GroundedImport:
 def _question_records(reader: RowReader, tally: Tally, ids: UniqueIds) -> list[GroundedQARecord]:
     question = reader.text("question").strip()
     answers = reader.mapping("answers")
+    meta = _slicing_fields(reader)
     tally.units["questions"] += 1
     out: list[GroundedQARecord] = []
     for system, answer in answers.items():
@@ -66,8 +67,22 @@ def _question_records(reader: RowReader, tally: Tally, ids: UniqueIds) -> list[G
             record_id = f"{DATASET}-{stable_key(question)}-{system}-c{index:02d}"
             record = _claim_record(claim_reader, question, record_id, tally)
             if record is not None:
-                out.append(record.model_copy(update={"id": ids.claim(record.id, reader.line)}))
+                update = {
+                    "id": ids.claim(record.id, reader.line),
+                    "meta": {**meta, "system": system},
+                }
+                out.append(record.model_copy(update=update))
     return out
+
+
+def _slicing_fields(reader: RowReader) -> dict[str, str]:
+    """What users slice ExpertQA by: the expert's field, its subfield and the question type
+    (the answering system is added per answer)."""
+    metadata = reader.row.get("metadata")
+    if not isinstance(metadata, dict):
+        return {}
+    keys = ("field", "specific_field", "question_type")
+    return {k: metadata[k] for k in keys if isinstance(metadata.get(k), str)}
 
 
 def _claim_record(

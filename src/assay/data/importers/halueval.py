@@ -73,6 +73,8 @@ def _question_records(reader: RowReader, tally: Tally) -> list[GroundedQARecord]
             "answer": answer,
             "gold_error": error,
             "error_type": ERROR_TYPE if error else None,
+            # the task file and which of the dataset's two answers this is
+            "meta": {"task": "qa", "source": "hotpotqa", "answer": suffix},
         }
         out.append(base.model_copy(update=update))
     return out

@@ -73,6 +73,10 @@ def _claim_record(reader: RowReader, tally: Tally) -> GroundedQARecord | None:
         gold_error=not grounded,
         error_type=None if grounded else label,
         group=f"{DATASET}-article:{meta.text('claim_title').strip() or meta.text('id')}",
+        meta={
+            "article": meta.text("claim_title", optional=True).strip(),
+            "section": meta.text("claim_section", optional=True).strip(),
+        },
     )
 
 

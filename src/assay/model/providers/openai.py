@@ -196,12 +196,19 @@ def _completion(response: object) -> Completion:
             text=text,
             finish_reason=choice.get("finish_reason") or "unknown",
             prompt_tokens=usage.get("prompt_tokens") or 0,
+            cached_prompt_tokens=_cached_tokens(usage),
             completion_tokens=usage.get("completion_tokens") or 0,
             logprobs=_logprobs(choice.get("logprobs")),
             model=reply.get("model") or "",
         )
     except (ValidationError, AttributeError, TypeError, ValueError, KeyError) as error:
         raise _malformed(f"reply has a field of the wrong type: {_short(str(error))}") from None
+
+
+def _cached_tokens(usage: dict[str, Any]) -> int:
+    details = usage.get("prompt_tokens_details")
+    cached = details.get("cached_tokens") if isinstance(details, dict) else None
+    return cached if isinstance(cached, int) and cached >= 0 else 0
 
 
 def _checked_reply(response: object) -> tuple[dict[str, Any], str, dict[str, Any]]:

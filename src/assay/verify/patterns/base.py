@@ -11,9 +11,11 @@ Two modes:
 - **generate** (the record has no ``answer``): the pattern writes the answer(s) itself.
 - **verify-only** (the record has an ``answer``, e.g. a labelled public dataset or the output
   of ``assay perturb``): the pattern verifies that answer and never rewrites it, because the
-  record's gold label belongs to that exact text. ``best_of_n`` and ``entailment`` then both
-  score the single answer with the claim checker; ``self_consistency`` asks the critic ``n``
-  times (seeds ``seed..seed+n-1``) and averages the stated error probabilities.
+  record's gold label belongs to that exact text. Each pattern verifies it its own way:
+  ``best_of_n`` with one answer-level verdict (extra sampled candidates, when ``n > 1``, only
+  feed selection and pass@N), ``entailment`` by claim decomposition and claim checks,
+  ``self_consistency`` by a critique of the answer against ``n`` sampled answers and the
+  evidence.
 
 A failure is never a verdict: when the verifier cannot score the selected answer, ``p_error``
 and ``verifier_pass`` are ``None`` and ``failure`` says why; metrics count such examples and
@@ -29,7 +31,7 @@ from typing import ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ...model import GenerateConfig, Model
-from ..types import ClaimCheck, ClaimChecker, GroundedQARecord, Usage
+from ..types import AnswerVerifier, ClaimCheck, ClaimChecker, GroundedQARecord, Usage
 
 PatternName = Literal["best_of_n", "entailment", "self_consistency"]
 PATTERN_NAMES: tuple[PatternName, ...] = ("best_of_n", "entailment", "self_consistency")
@@ -67,6 +69,10 @@ class PatternContext:
     checker: ClaimChecker
     critic: Model
     settings: PatternSettings
+    # best_of_n's answer-level verifier; None: the claim checker applied to the whole answer
+    answer_verifier: AnswerVerifier | None = None
+    # entailment's claim splitter: a model (with the rules as visible fallback), None: rules
+    splitter: Model | None = None
 
 
 class AnswerScore(BaseModel):
@@ -82,6 +88,8 @@ class AnswerScore(BaseModel):
     claim_checks: tuple[ClaimCheck, ...] = ()
     method: str = ""  # how p_error was made, e.g. "weakest-claim" or "critique"
     failure: str | None = None
+    claim_splitter: str = ""  # claim checks: "rules" or "model" (how the claims were made)
+    split_failure: str | None = None  # the model splitter failed and the rules were used
 
 
 class Candidate(BaseModel):
@@ -105,8 +113,11 @@ class Critique(BaseModel):
     unsupported_claims: tuple[str, ...] = ()
     error_probability: float | None = Field(default=None, ge=0.0, le=1.0)
     rationale: str = ""
-    votes: int = 0  # critiques that parsed (verify-only mode averages several)
+    votes: int = 0  # critiques that parsed
     failures: tuple[str, ...] = ()  # reasons of the critiques that did not
+    samples: int = 0  # other samples the critic compared the answer with
+    sample_failures: tuple[str, ...] = ()  # why requested samples are missing
+    unmatched_findings: tuple[str, ...] = ()  # findings that name no claim of the answer
 
 
 class Revision(BaseModel):
@@ -140,6 +151,10 @@ class PatternOutcome(BaseModel):
     revision_used: bool = False
     revision: Revision | None = None
     failure: str | None = None
+    # best_of_n: the candidate the verifier ranks first, and whether any candidate passes the
+    # gate (pass@N); in verify-only mode the verdict above stays the given answer's
+    best_index: int | None = None
+    pass_at_n: bool | None = None
     usage: Usage = Field(default_factory=Usage)
 
 

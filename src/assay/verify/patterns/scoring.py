@@ -25,7 +25,8 @@ from collections.abc import Sequence
 
 from ...data.citations import answer_citations, cited_ids, strip_citations
 from ...model import CallFailure, Completion
-from ..claims import split_claims
+from ..checkers.answer_level import CheckerAnswerVerifier
+from ..claims import Decomposition, decompose, split_claims
 from ..prompts import answer_messages, revise_messages
 from ..types import Claim, ClaimCheck, Evidence, GroundedQARecord
 from .base import AnswerScore, Candidate, PatternContext
@@ -34,12 +35,15 @@ LABEL_FALLBACK = {"supported": 0.9, "uncertain": 0.5, "unsupported": 0.1}
 
 
 async def generate_candidates(
-    record: GroundedQARecord, context: PatternContext, count: int
+    record: GroundedQARecord, context: PatternContext, count: int, *, first_index: int = 0
 ) -> list[Candidate]:
-    """``count`` answers, sample ``i`` seeded ``seed + i``; failed calls kept with the reason."""
+    """``count`` answers, sample ``i`` seeded ``seed + i`` and numbered ``first_index + i``;
+    failed calls kept with the reason."""
+    if count < 1:
+        return []
     config = context.settings.answer_config().model_copy(update={"n": count})
     results = await context.generator.sample(answer_messages(record), config)
-    return [_candidate(i, result) for i, result in enumerate(results)]
+    return [_candidate(first_index + i, result) for i, result in enumerate(results)]
 
 
 def _candidate(index: int, result: Completion | CallFailure) -> Candidate:
@@ -51,12 +55,19 @@ def _candidate(index: int, result: Completion | CallFailure) -> Candidate:
 
 
 async def score_candidates(
-    record: GroundedQARecord, context: PatternContext, candidates: Sequence[Candidate]
+    record: GroundedQARecord,
+    context: PatternContext,
+    candidates: Sequence[Candidate],
+    *,
+    answer_level: bool = False,
 ) -> list[Candidate]:
+    """Each usable candidate scored by claim checks, or by one answer-level verdict."""
+    scorer = score_answer_level if answer_level else score_answer
+
     async def one(candidate: Candidate) -> Candidate:
         if candidate.text is None or candidate.failure is not None:
             return candidate
-        score = await score_answer(candidate.text, record, context)
+        score = await scorer(candidate.text, record, context)
         return candidate.model_copy(update={"score": score})
 
     return list(await asyncio.gather(*(one(c) for c in candidates)))
@@ -73,12 +84,57 @@ async def score_answer(
     evidence_ids = [e.evidence_id for e in record.evidence]
     cites = answer_citations(answer, listed, evidence_ids)
     base = AnswerScore(answer=answer, citations=cites.ids, unknown_citations=cites.unknown)
-    claims = [_with_listed(c, cites.from_list) for c in split_claims(answer) or _whole(answer)]
+    split = await _split(answer, context)
+    base = base.model_copy(update={"claim_splitter": split.method, "split_failure": split.failure})
+    claims = [_with_listed(c, cites.from_list) for c in split.claims or _whole(answer)]
     if not claims:
         return base.model_copy(update={"failure": "the answer states no claim"})
     known = set(evidence_ids)
     checks = await asyncio.gather(*(_check(c, record, context, known) for c in claims))
     return _score_from_checks(base, [c for c, _ in checks], [p for _, p in checks], context)
+
+
+async def _split(answer: str, context: PatternContext) -> Decomposition:
+    """The claims by the rules, or by the splitter model (the rules when it fails, visibly)."""
+    if context.splitter is None:
+        return Decomposition(claims=tuple(split_claims(answer)), method="rules")
+    return await decompose(answer, context.splitter)
+
+
+async def score_answer_level(
+    answer: str,
+    record: GroundedQARecord,
+    context: PatternContext,
+    *,
+    listed: Sequence[str] | None = None,
+) -> AnswerScore:
+    """One answer-level verdict on ``answer`` (no claim decomposition): ``p_error`` is
+    ``1 - p_supported`` of the whole answer (``method="answer-level"``)."""
+    evidence_ids = [e.evidence_id for e in record.evidence]
+    cites = answer_citations(answer, listed, evidence_ids)
+    base = AnswerScore(answer=answer, citations=cites.ids, unknown_citations=cites.unknown)
+    text = strip_citations(answer).strip()
+    if not text:
+        return base.model_copy(update={"failure": "the answer states no claim"})
+    verifier = context.answer_verifier or CheckerAnswerVerifier(context.checker)
+    whole = Claim(text=" ".join(text.split()), cited_ids=cites.ids)
+    check = await verifier.verify(whole, record)
+    if check.failure is not None:
+        reason = f"answer-level check failed: {check.failure}"
+        return base.model_copy(update={"claim_checks": (check,), "failure": reason})
+    p_error = 1.0 - _probability(check)
+    method = "answer-level" + ("+label-fallback" if check.p_supported is None else "")
+    if cites.unknown:
+        p_error, method = 1.0, "unknown-citation"
+    p_error = round(min(1.0, max(0.0, p_error)), 6)
+    return base.model_copy(
+        update={
+            "claim_checks": (check,),
+            "p_error": p_error,
+            "verifier_pass": context.settings.passes(p_error),
+            "method": method,
+        }
+    )
 
 
 def _whole(answer: str) -> list[Claim]:

@@ -9,9 +9,17 @@ threshold. On a fail, with revision on, the generator fixes the selected answer 
 critique's findings (add citations, remove unsupported content) and the critic judges the
 revised answer alone.
 
-Verify-only mode: the record's answer is the only sample; the critic is asked ``n`` times
-(seeds ``seed..seed+n-1``, at the sampling temperature when ``n > 1``) and the parsed error
-probabilities are averaged (``votes`` says how many parsed). It is never revised.
+Verify-only mode (SelfCheckGPT-style): the generator writes ``K = n`` answers to the same
+question and evidence (seeds ``seed..seed+K-1``, the same first samples the other patterns
+draw); the critic sees the given answer as sample 1, the ``K`` samples after it, and the
+evidence, and lists the given answer's contradictions (with the evidence or with the samples),
+its claims that neither the evidence nor any sample supports, and its sentences without a
+citation, and states ``error_probability``: that is ``p_error`` of the given answer, which is
+never revised. Samples whose generation failed are left out (``Critique.sample_failures``).
+
+In both modes the critique's findings are matched to the answer's claims
+(:func:`.critique.finding_checks`), which gives the claim checks the grounding metrics are
+computed on (citation coverage, supported-claim rate, citation precision).
 
 Citing an evidence id the record does not have makes ``p_error = 1`` whatever the critic
 says (a wrong citation by construction), as in the other patterns.
@@ -37,7 +45,7 @@ from .base import (
     Revision,
     outcome_from_score,
 )
-from .critique import critique, critique_notes
+from .critique import answer_claims, critique, critique_notes, finding_checks
 from .scoring import generate_candidates, revise_answer
 
 _WORD = re.compile(r"[a-z0-9]+")
@@ -48,10 +56,7 @@ class SelfConsistency(Pattern):
 
     async def run(self, record: GroundedQARecord, context: PatternContext) -> PatternOutcome:
         if record.answer is not None:
-            found = await critique(record, [record.answer], 0, context, votes=context.settings.n)
-            score = _score(record, record.answer, found, context, listed=record.citations)
-            candidate = Candidate(index=0, text=record.answer, score=score)
-            return self._outcome("verify_only", score, found, (candidate,), 0)
+            return await self._verify_only(record, context)
         candidates = await generate_candidates(record, context, context.settings.n)
         usable = [c for c in candidates if c.failure is None and c.text]
         if not usable or calls_deferred():  # a critique of some samples only would be wasted
@@ -63,6 +68,9 @@ class SelfConsistency(Pattern):
         texts = [c.text or "" for c in usable]
         found = await critique(record, texts, chosen, context)
         score = _score(record, texts[chosen], found, context)
+        unmatched = _unmatched(score, found, record)
+        update = {"unmatched_findings": unmatched, "samples": len(texts) - 1}
+        found = found.model_copy(update=update)
         selected = usable[chosen].index
         scored = tuple(
             c.model_copy(update={"score": score}) if c.index == selected else c for c in candidates
@@ -71,6 +79,24 @@ class SelfConsistency(Pattern):
         if outcome.verifier_pass is False and context.settings.revise:
             return await self._revise(record, context, outcome, score, found)
         return outcome
+
+    async def _verify_only(
+        self, record: GroundedQARecord, context: PatternContext
+    ) -> PatternOutcome:
+        assert record.answer is not None
+        samples = await generate_candidates(record, context, context.settings.n, first_index=1)
+        texts = [c.text for c in samples if c.failure is None and c.text is not None]
+        found = await critique(record, [record.answer, *texts], 0, context)
+        found = found.model_copy(
+            update={
+                "samples": len(texts),
+                "sample_failures": tuple(c.failure for c in samples if c.failure is not None),
+            }
+        )
+        score = _score(record, record.answer, found, context, listed=record.citations)
+        given = Candidate(index=0, text=record.answer, score=score)
+        found = found.model_copy(update={"unmatched_findings": _unmatched(score, found, record)})
+        return self._outcome("verify_only", score, found, (given, *samples), 0)
 
     def _outcome(
         self,
@@ -124,13 +150,24 @@ def _score(
     p_error, method = found.error_probability, "critique"
     if cites.unknown:
         p_error, method = 1.0, "unknown-citation"
+    checks, _ = finding_checks(answer_claims(answer, cites.from_list), found, _ids(record))
     return base.model_copy(
         update={
+            "claim_checks": checks,
             "p_error": p_error,
             "verifier_pass": context.settings.passes(p_error),
             "method": method,
         }
     )
+
+
+def _ids(record: GroundedQARecord) -> list[str]:
+    return [e.evidence_id for e in record.evidence]
+
+
+def _unmatched(score: AnswerScore, found: Critique, record: GroundedQARecord) -> tuple[str, ...]:
+    claims = [c.claim for c in score.claim_checks]
+    return finding_checks(claims, found, _ids(record))[1] if claims else ()
 
 
 def most_consistent(texts: list[str]) -> int:

@@ -1,0 +1,38 @@
+"""``assay export RUN``: a run's rows as CSV, Parquet or JSONL (one per example, claim check
+or evaluation)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+HELP = "a run's results as CSV, Parquet or JSONL rows (for pandas, spreadsheets, papers)"
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "export",
+        help=HELP,
+        description="One row per example of a bench run (--claims: per claim check) or per "
+        "evaluation of a judge run, with ids, labels, scores, flags, the gold label and its "
+        "source, cost, and the records' meta as meta.KEY columns.",
+    )
+    parser.add_argument("run", type=Path, help="a run directory (bench or judge)")
+    parser.add_argument("--format", choices=("csv", "parquet", "jsonl"), default="csv")
+    parser.add_argument("--out", type=Path, help="file to write (default: standard output)")
+    parser.add_argument("--claims", action="store_true", help="bench runs: one row per claim")
+    parser.set_defaults(handler=_export)
+
+
+def _export(args: argparse.Namespace) -> int:
+    from ..report.export import export_run, load_run
+
+    run = load_run(args.run)
+    if args.claims and run.kind != "bench":
+        print("note: --claims applies to bench runs; one row per evaluation", file=sys.stderr)
+    out, count = export_run(run, args.format, args.out, claims=args.claims)
+    if out is not None:
+        print(f"wrote {count} rows to {out}", file=sys.stderr)
+    return 0

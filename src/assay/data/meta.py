@@ -1,0 +1,49 @@
+"""Slicing by the user's own fields: ``--by meta.KEY`` on a record's ``meta`` object.
+
+Records of every kind (grounded-QA records, judge questions, manifest lines) may carry a
+``meta`` object of any JSON; results and archives keep it, and summaries can be cut by one of
+its keys. A nested key is written with dots (``meta.source.system``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar
+
+from ..errors import ConfigError
+
+T = TypeVar("T")
+MISSING = "(none)"  # the slice of records whose meta has no such key
+
+
+def parse_by(option: str) -> tuple[str, ...]:
+    """``meta.KEY[.SUB]`` as the key path inside ``meta``; anything else is a usage error."""
+    prefix, dot, rest = option.partition(".")
+    parts = tuple(rest.split(".")) if dot else ()
+    if prefix != "meta" or not parts or not all(parts):
+        raise ConfigError(
+            f"--by {option!r}: slices are named meta.KEY (a key of the records' 'meta' object)",
+            hint="for example: --by meta.system",
+        )
+    return parts
+
+
+def meta_value(meta: Mapping[str, Any] | None, path: tuple[str, ...]) -> str:
+    """The slice a record falls in: the value at ``path`` as text (JSON for non-strings)."""
+    node: Any = meta
+    for part in path:
+        if not isinstance(node, Mapping) or part not in node:
+            return MISSING
+        node = node[part]
+    return node if isinstance(node, str) else json.dumps(node, sort_keys=True)
+
+
+def slices(
+    items: Iterable[T], meta_of: Callable[[T], Mapping[str, Any] | None], path: tuple[str, ...]
+) -> dict[str, list[T]]:
+    """The items grouped by their value at ``path``, slices in sorted order."""
+    groups: dict[str, list[T]] = {}
+    for item in items:
+        groups.setdefault(meta_value(meta_of(item), path), []).append(item)
+    return dict(sorted(groups.items()))

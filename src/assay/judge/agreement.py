@@ -1,0 +1,399 @@
+"""Agreement of a judge with ground truth of any kind: ``assay judge agreement RUN --labels F``.
+
+A labels file (JSONL, or CSV with a header) has one label per line: ``question_id``,
+``prompt_variant``, ``target_model`` (and optionally ``output_id``) name the sample;
+``dimension`` is a rubric key (``INSTRUCTION_COMPLIANCE``, or ``D1``..``D4``), ``overall_score``
+or ``verdict``; ``score`` is the label (0-2, 0-8, or PASS/PARTIAL/FAIL); ``annotator`` (optional)
+says who gave it, so several annotators may label the same sample.
+
+Per judge and dimension, on the judge's **valid** final evaluations only (the number of
+labelled samples whose evaluation is invalid is stated, never counted as disagreement):
+accuracy, Cohen's kappa (quadratic and linear weights), Krippendorff's alpha (ordinal) and the
+confusion matrix against the annotators' consensus (the lower median of their labels), with
+95% bootstrap intervals resampling questions. With two or more annotators, the same units also
+give the annotators' agreement among themselves (alpha over annotators, mean pairwise quadratic
+kappa) beside the judge's with each annotator, so judge-human agreement reads against
+human-human agreement. The IFEval path (:mod:`.ground_truth`) is one use of
+:func:`score_agreement`.
+"""
+
+from __future__ import annotations
+
+import csv
+import itertools
+import json
+import math
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from .. import metrics
+from ..errors import InputError
+from .analyze import final_evaluations, score_of
+from .archive import EvaluationRecord
+from .protocol import DIMENSION_KEYS
+
+VERDICT_CODES = {"FAIL": 0, "PARTIAL": 1, "PASS": 2}
+DIMENSION_ALIASES = {f"D{i + 1}": key for i, key in enumerate(DIMENSION_KEYS)}
+SampleKey = tuple[str, str, str]
+
+
+class Label(BaseModel):
+    """One line of a labels file."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    question_id: str = Field(min_length=1)
+    prompt_variant: str = Field(min_length=1)
+    target_model: str = Field(min_length=1)
+    output_id: str | None = None
+    dimension: str
+    score: int
+    annotator: str = "labels"
+
+    @field_validator("dimension")
+    @classmethod
+    def _known_dimension(cls, value: str) -> str:
+        name = DIMENSION_ALIASES.get(value, value)
+        if name not in (*DIMENSION_KEYS, "overall_score", "verdict"):
+            known = ", ".join((*DIMENSION_KEYS, "overall_score", "verdict", "D1..D4"))
+            raise ValueError(f"unknown dimension {value!r} (one of {known})")
+        return name
+
+    @field_validator("score", mode="before")
+    @classmethod
+    def _score(cls, value: Any) -> Any:
+        if isinstance(value, str) and value.strip().upper() in VERDICT_CODES:
+            return VERDICT_CODES[value.strip().upper()]
+        if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+            return int(value)
+        return value
+
+    @property
+    def key(self) -> SampleKey:
+        return (self.question_id, self.prompt_variant, self.target_model)
+
+
+class Interval(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    value: float | None
+    low: float | None = None
+    high: float | None = None
+    note: str = ""  # why the value is undefined, when it is
+
+
+class ScoreAgreement(BaseModel):
+    """Agreement of predicted scores with ground-truth scores on one dimension."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    dimension: str
+    n: int
+    accuracy: float | None
+    kappa_linear: float | None
+    kappa_note: str = ""  # why kappa is undefined, when it is
+    labels: tuple[int, ...]
+    confusion: tuple[tuple[int, ...], ...]  # rows = truth, columns = predicted, in `labels`
+    no_truth: int = 0  # compared items without ground truth for this dimension
+
+
+class DimensionAgreement(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    judge_model: str
+    dimension: str
+    n: int  # valid evaluations with a label
+    invalid_left_out: int  # labelled samples whose final evaluation is invalid
+    annotators: tuple[str, ...]
+    accuracy: Interval
+    kappa_quadratic: Interval
+    kappa_linear: Interval
+    alpha_ordinal: Interval  # judge and annotators as raters
+    confusion: ScoreAgreement  # against the consensus
+    # with two or more annotators, on the same units
+    annotators_alpha: Interval | None = None
+    annotators_mean_kappa: Interval | None = None
+    judge_mean_kappa_with_annotators: Interval | None = None
+
+
+class AgreementReport(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    labels_files: tuple[str, ...]
+    labels: int
+    unmatched_labels: int  # labels naming a sample no judge evaluated
+    dimensions: tuple[DimensionAgreement, ...]
+
+
+# ---------------------------------------------------------------- reading labels
+
+
+def load_labels(path: Path) -> list[Label]:
+    """The labels of a JSONL or CSV file; a bad line is a located error (file, line, field)."""
+    rows = _csv_rows(path) if path.suffix.lower() == ".csv" else _jsonl_rows(path)
+    labels = []
+    for line, row in rows:
+        try:
+            labels.append(Label.model_validate(row))
+        except ValidationError as error:
+            first = error.errors()[0]
+            field = ".".join(str(p) for p in first["loc"]) or None
+            raise InputError(first["msg"], path=path, line=line, field=field) from None
+    if not labels:
+        raise InputError("the labels file holds no label", path=path)
+    return labels
+
+
+def _jsonl_rows(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
+    from ..data.jsonl import iter_json_objects
+
+    return iter_json_objects(path)
+
+
+def _csv_rows(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
+    try:
+        with path.open(encoding="utf-8", newline="") as handle:
+            rows = list(csv.DictReader(handle))
+    except (OSError, UnicodeDecodeError, csv.Error) as error:
+        raise InputError(f"cannot read the labels: {error}", path=path) from None
+    for number, row in enumerate(rows, start=2):  # line 1 is the header
+        yield number, {k: v for k, v in row.items() if k is not None and v not in ("", None)}
+
+
+# ---------------------------------------------------------------- agreement
+
+
+def label_agreement(
+    records: Iterable[EvaluationRecord],
+    labels: Sequence[Label],
+    *,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    files: Sequence[str] = (),
+) -> AgreementReport:
+    finals = final_evaluations(records)
+    evaluated = {_record_key(r) for r in finals}
+    by_dimension: dict[str, dict[SampleKey, dict[str, int]]] = defaultdict(dict)
+    for label in labels:
+        by_dimension[label.dimension].setdefault(label.key, {})[label.annotator] = label.score
+    results = []
+    for judge in sorted({r.judge_model for r in finals}):
+        mine = {_record_key(r): r for r in finals if r.judge_model == judge}
+        for dimension, units in by_dimension.items():
+            results.append(_dimension(judge, dimension, units, mine, n_resamples, seed))
+    unmatched = sum(1 for label in labels if label.key not in evaluated)
+    return AgreementReport(
+        labels_files=tuple(files),
+        labels=len(labels),
+        unmatched_labels=unmatched,
+        dimensions=tuple(results),
+    )
+
+
+def _dimension(
+    judge: str,
+    dimension: str,
+    units: dict[SampleKey, dict[str, int]],
+    finals: dict[SampleKey, EvaluationRecord],
+    n_resamples: int,
+    seed: int,
+) -> DimensionAgreement:
+    labelled = [key for key in units if key in finals]
+    valid = [key for key in labelled if finals[key].valid]
+    annotators = tuple(sorted({a for key in valid for a in units[key]}))
+    judge_scores = np.array([_judge_score(finals[key], dimension) for key in valid], dtype=float)
+    table = np.array(
+        [[units[key].get(a, math.nan) for key in valid] for a in annotators], dtype=float
+    ).reshape(len(annotators), len(valid))
+    consensus = np.array([_lower_median(units[key].values()) for key in valid], dtype=float)
+    clusters = [key[0] for key in valid]
+    scale = _scale(dimension)
+    ci = _bootstrapper(clusters, n_resamples, seed)
+    rows = np.arange(len(valid))
+
+    def kappa(weights: Any) -> Callable[[Any], float]:
+        return lambda r: metrics.cohen_kappa_score(
+            consensus[r], judge_scores[r], weights=weights, labels=scale
+        )
+
+    several = len(annotators) >= 2
+    return DimensionAgreement(
+        judge_model=judge,
+        dimension=dimension,
+        n=len(valid),
+        invalid_left_out=len(labelled) - len(valid),
+        annotators=annotators,
+        accuracy=ci(lambda r: float(np.mean(consensus[r] == judge_scores[r])), rows),
+        kappa_quadratic=ci(kappa("quadratic"), rows),
+        kappa_linear=ci(kappa("linear"), rows),
+        alpha_ordinal=ci(lambda r: _alpha(np.vstack([table[:, r], judge_scores[r]])), rows),
+        confusion=score_agreement(
+            dimension, consensus.astype(int), judge_scores.astype(int), scale
+        ),
+        annotators_alpha=ci(lambda r: _alpha(table[:, r]), rows) if several else None,
+        annotators_mean_kappa=ci(lambda r: _mean_pairwise(table[:, r], scale), rows)
+        if several
+        else None,
+        judge_mean_kappa_with_annotators=ci(
+            lambda r: _mean_with(judge_scores[r], table[:, r], scale), rows
+        )
+        if several
+        else None,
+    )
+
+
+def score_agreement(
+    dimension: str,
+    truth: Sequence[int] | np.ndarray[Any, Any],
+    predicted: Sequence[int] | np.ndarray[Any, Any],
+    labels: Sequence[int],
+    *,
+    no_truth: int = 0,
+) -> ScoreAgreement:
+    """Accuracy, linear-weighted kappa and the confusion matrix of two score lists."""
+    truth, predicted = list(truth), list(predicted)
+    if len(truth) != len(predicted):
+        raise ValueError(f"{len(truth)} truth scores but {len(predicted)} predictions")
+    if not truth:
+        empty = tuple(tuple(0 for _ in labels) for _ in labels)
+        return ScoreAgreement(
+            dimension=dimension, n=0, accuracy=None, kappa_linear=None,
+            kappa_note="undefined: nothing to compare", labels=tuple(labels), confusion=empty,
+            no_truth=no_truth,
+        )  # fmt: skip
+    matrix = metrics.confusion_matrix(truth, predicted, labels=list(labels))
+    try:
+        kappa: float | None = metrics.cohen_kappa_score(
+            truth, predicted, weights="linear", labels=list(labels)
+        )
+        note = ""
+    except ValueError as error:
+        kappa, note = None, f"undefined: {error}"
+    return ScoreAgreement(
+        dimension=dimension,
+        n=len(truth),
+        accuracy=metrics.accuracy_score(truth, predicted),
+        kappa_linear=kappa,
+        kappa_note=note,
+        labels=tuple(labels),
+        confusion=tuple(tuple(int(cell) for cell in row) for row in matrix),
+        no_truth=no_truth,
+    )
+
+
+def _bootstrapper(
+    clusters: Sequence[str], n_resamples: int, seed: int
+) -> Callable[[Callable[[Any], float], Any], Interval]:
+    def interval(statistic: Callable[[Any], float], rows: Any) -> Interval:
+        if len(rows) == 0:
+            return Interval(value=None, note="undefined: nothing to compare")
+        try:
+            estimate = metrics.bootstrap_ci(
+                statistic, rows, clusters=clusters, n_resamples=n_resamples, seed=seed
+            )
+        except ValueError as error:
+            return Interval(value=None, note=f"undefined: {error}")
+        low = None if math.isnan(estimate.low) else estimate.low
+        high = None if math.isnan(estimate.high) else estimate.high
+        return Interval(value=estimate.value, low=low, high=high)
+
+    return interval
+
+
+def _alpha(table: Any) -> float:
+    return metrics.krippendorff_alpha(table, level="ordinal")
+
+
+def _mean_pairwise(table: Any, scale: Sequence[int]) -> float:
+    values = [
+        _pair_kappa(table[i], table[j], scale)
+        for i, j in itertools.combinations(range(len(table)), 2)
+    ]
+    finite = [v for v in values if not math.isnan(v)]
+    if not finite:
+        raise ValueError("no pair of annotators labelled common samples with some variation")
+    return float(np.mean(finite))
+
+
+def _mean_with(judge: Any, table: Any, scale: Sequence[int]) -> float:
+    values = [_pair_kappa(judge, row, scale) for row in table]
+    finite = [v for v in values if not math.isnan(v)]
+    if not finite:
+        raise ValueError("the judge and no annotator share samples with some variation")
+    return float(np.mean(finite))
+
+
+def _pair_kappa(first: Any, second: Any, scale: Sequence[int]) -> float:
+    both = ~(np.isnan(first) | np.isnan(second))
+    if not both.any():
+        return math.nan
+    try:
+        return metrics.cohen_kappa_score(
+            first[both], second[both], weights="quadratic", labels=scale
+        )
+    except ValueError:
+        return math.nan
+
+
+def _lower_median(values: Iterable[int]) -> int:
+    ordered = sorted(values)
+    return ordered[(len(ordered) - 1) // 2]
+
+
+def _scale(dimension: str) -> list[int]:
+    if dimension == "overall_score":
+        return list(range(2 * len(DIMENSION_KEYS) + 1))
+    return [0, 1, 2]  # a rubric dimension, or a verdict as FAIL < PARTIAL < PASS
+
+
+def _judge_score(record: EvaluationRecord, dimension: str) -> int:
+    if dimension == "verdict":
+        verdict = record.classification.verdict
+        assert verdict is not None  # valid evaluations have one
+        return VERDICT_CODES[verdict]
+    return score_of(record, dimension)
+
+
+def _record_key(record: EvaluationRecord) -> SampleKey:
+    return (record.question_id, record.prompt_variant, record.target_model)
+
+
+def report_markdown(report: AgreementReport) -> str:
+    lines = [
+        f"labels: {report.labels} from {', '.join(report.labels_files) or '-'}; "
+        f"{report.unmatched_labels} name a sample no judge evaluated",
+        "",
+        "| judge | dimension | n (invalid left out) | annotators | accuracy | kappa (quadratic) "
+        "| alpha (ordinal) | annotators' alpha | annotators' mean kappa | judge's mean kappa "
+        "with annotators |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for d in report.dimensions:
+        lines.append(
+            f"| {d.judge_model} | {d.dimension} | {d.n} ({d.invalid_left_out}) "
+            f"| {len(d.annotators)} | {_fmt(d.accuracy)} | {_fmt(d.kappa_quadratic)} "
+            f"| {_fmt(d.alpha_ordinal)} | {_fmt(d.annotators_alpha)} "
+            f"| {_fmt(d.annotators_mean_kappa)} | {_fmt(d.judge_mean_kappa_with_annotators)} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _fmt(interval: Interval | None) -> str:
+    if interval is None:
+        return "-"
+    if interval.value is None:
+        return "n/a"
+    if interval.low is None or interval.high is None:
+        return f"{interval.value:.3f}"
+    return f"{interval.value:.3f} [{interval.low:.3f}, {interval.high:.3f}]"
+
+
+def write_report(report: AgreementReport, path: Path) -> None:
+    from ..runs import write_atomic
+
+    write_atomic(path, json.dumps(report.model_dump(mode="json"), indent=2))

@@ -1,0 +1,278 @@
+"""Results where users work: ``assay.load_run(DIR)`` and ``assay export RUN``.
+
+A run directory becomes typed objects (:class:`BenchRun`, :class:`JudgeRun`) whose rows are
+flat dictionaries: one per example of a bench run (or one per claim check), one per evaluation
+of a judge run. Every row holds the ids, the labels and scores, flags, the gold label and where
+it came from, the cost, and the record's ``meta`` flattened as ``meta.KEY`` columns. Rows go to
+CSV and JSONL with the standard library, and to pandas and Parquet with the ``export`` extra.
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib
+import io
+import json
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from ..errors import ConfigError
+from ..judge.analyze import final_evaluations
+from ..judge.archive import PROTOCOL_FILE, EvaluationRecord, iter_archive
+from ..verify.results import RESULTS_FILE, ResultRecord, iter_results
+from ..verify.types import ClaimCheck
+
+Row = dict[str, Any]
+ExportFormat = Literal["csv", "parquet", "jsonl"]
+EXTRA_HINT = "install the extra: pip install 'assay[export]' (pandas and pyarrow)"
+
+
+@dataclass
+class BenchRun:
+    """A verifier-benchmark run: its results (the current one per id) and summary."""
+
+    path: Path
+    results: list[ResultRecord]
+    summary: dict[str, Any] = field(default_factory=dict)
+    kind: Literal["bench"] = "bench"
+
+    def rows(self, *, claims: bool = False) -> list[Row]:
+        if claims:
+            return [row for result in self.results for row in claim_rows(result)]
+        return [example_row(result) for result in self.results]
+
+    def to_pandas(self, *, claims: bool = False) -> Any:
+        return _data_frame(self.rows(claims=claims))
+
+
+@dataclass
+class JudgeRun:
+    """A judge run: every archived evaluation (all attempts) and the analysis summary."""
+
+    path: Path
+    records: list[EvaluationRecord]
+    summary: dict[str, Any] = field(default_factory=dict)
+    kind: Literal["judge"] = "judge"
+
+    def rows(self, *, claims: bool = False) -> list[Row]:
+        finals = _final_keys(self.records)
+        return [evaluation_row(r, finals) for r in self.records]
+
+    def to_pandas(self, *, claims: bool = False) -> Any:
+        return _data_frame(self.rows())
+
+
+def load_run(path: Path | str) -> BenchRun | JudgeRun:
+    """The run in ``path``: a bench run (results.jsonl) or a judge run (protocol.json)."""
+    run_dir = Path(path)
+    summary = _summary(run_dir)
+    if (run_dir / RESULTS_FILE).is_file():
+        return BenchRun(run_dir, list(iter_results(run_dir / RESULTS_FILE)), summary)
+    if (run_dir / PROTOCOL_FILE).is_file():
+        records = [item.record for item in iter_archive(run_dir) if item.record is not None]
+        return JudgeRun(run_dir, records, summary)
+    raise ConfigError(
+        f"{run_dir}: not a run directory (no {RESULTS_FILE} and no {PROTOCOL_FILE})",
+        hint="give the --out_dir of `assay bench run` or the --out of `assay judge run`",
+    )
+
+
+def export_run(
+    run: BenchRun | JudgeRun, fmt: ExportFormat, out: Path | None, *, claims: bool = False
+) -> tuple[Path | None, int]:
+    """Write the run's rows as ``fmt`` to ``out`` (CSV and JSONL: standard output when
+    ``out`` is None). Returns where it went and the number of rows."""
+    rows = run.rows(claims=claims)
+    if fmt == "parquet":
+        if out is None:
+            raise ConfigError("--format parquet needs --out FILE (it is a binary format)")
+        frame = _data_frame(rows)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            frame.to_parquet(out, index=False)
+        except ImportError:
+            raise ConfigError("pyarrow is not installed", hint=EXTRA_HINT) from None
+        return out, len(rows)
+    text = rows_to_csv(rows) if fmt == "csv" else rows_to_jsonl(rows)
+    if out is None:
+        print(text, end="")
+        return None, len(rows)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text, encoding="utf-8")
+    return out, len(rows)
+
+
+# ---------------------------------------------------------------- bench rows
+
+
+def example_row(result: ResultRecord) -> Row:
+    checks = result.claim_checks
+    labels = [c.label for c in checks]
+    row: Row = {
+        "id": result.id,
+        "cluster": result.cluster,
+        "pattern": result.pattern,
+        "mode": result.mode,
+        "gold_error": result.gold_error,
+        "label_source": result.label_source,
+        "error_type": result.error_type,
+        "failure_bucket": result.failure_bucket,
+        "p_error": result.verifier_score,
+        "verifier_pass": result.verifier_pass,
+        "flagged": None if result.verifier_pass is None else not result.verifier_pass,
+        "threshold": result.threshold,
+        "score_method": result.score_method,
+        "scored": result.scored,
+        "complete": result.complete,
+        "failure": result.failure,
+        "revision_used": result.revision_used,
+        "selected_index": result.selected_index,
+        "candidates": len(result.candidates),
+        "claims": len(checks),
+        "claims_supported": labels.count("supported"),
+        "claims_unsupported": labels.count("unsupported"),
+        "claims_uncertain": labels.count("uncertain"),
+        "claim_check_failures": sum(c.failure is not None for c in checks),
+        "citations": " ".join(result.citations),
+        "unknown_citations": " ".join(result.unknown_citations),
+        "gold_citations": " ".join(result.gold_citations),
+        **_usage_columns(result),
+        "question": result.question,
+        "selected_answer": result.selected_answer,
+    }
+    return {**row, **flatten_meta(result.meta)}
+
+
+def claim_rows(result: ResultRecord) -> Iterator[Row]:
+    meta = flatten_meta(result.meta)
+    for index, check in enumerate(result.claim_checks):
+        yield {
+            "id": result.id,
+            "claim_index": index,
+            "claim": check.claim.text,
+            "cited_ids": " ".join(check.claim.cited_ids),
+            **_check_columns(check),
+            "gold_error": result.gold_error,
+            "label_source": result.label_source,
+            "error_type": result.error_type,
+            "p_error": result.verifier_score,
+            **meta,
+        }
+
+
+def _check_columns(check: ClaimCheck) -> Row:
+    second = check.second_opinion
+    return {
+        "label": check.label,
+        "p_supported": check.p_supported,
+        "probability_source": check.probability_source,
+        "checker": check.checker,
+        "supporting_ids": " ".join(check.supporting_ids),
+        "cited_supporting_ids": " ".join(check.cited_supporting_ids),
+        "failure": check.failure,
+        "check_ms": check.check_ms,
+        "second_opinion_p_supported": None if second is None else second.p_supported,
+    }
+
+
+def _usage_columns(result: ResultRecord) -> Row:
+    usage = result.usage
+    return {
+        "calls": usage.calls,
+        "cache_hits": usage.cache_hits,
+        "call_failures": usage.failures,
+        "prompt_tokens": usage.prompt_tokens,
+        "completion_tokens": usage.completion_tokens,
+        "latency_ms": usage.latency_ms,
+        "check_ms": sum(c.check_ms for c in result.claim_checks),
+    }
+
+
+# ---------------------------------------------------------------- judge rows
+
+
+def evaluation_row(record: EvaluationRecord, finals: set[tuple[Any, ...]]) -> Row:
+    c = record.classification
+    call, failure = record.call, record.call_failure
+    row: Row = {
+        "question_id": record.question_id,
+        "prompt_variant": record.prompt_variant,
+        "target_model": record.target_model,
+        "output_id": record.output_id,
+        "judge_model": record.judge_model,
+        "method": record.method,
+        "attempt": record.attempt,
+        "final": (*record.work_key, record.attempt) in finals,
+        "valid": record.valid,
+        "flags": " ".join(record.flags),
+        "verdict": c.verdict,
+        "overall_score": c.overall_score,
+        **{f"score.{k}": v for k, v in sorted((c.scores or {}).items())},
+        "decoding_mode": record.decoding_mode,
+        "call_failure": None if failure is None else failure.kind,
+        "prompt_tokens": 0 if call is None else call.prompt_tokens,
+        "completion_tokens": 0 if call is None else call.completion_tokens,
+        "latency_s": None if call is None else call.latency_s,
+        "cached": None if call is None else call.cached,
+        "fingerprint": record.fingerprint,
+    }
+    return {**row, **flatten_meta(record.sample_meta)}
+
+
+def _final_keys(records: Sequence[EvaluationRecord]) -> set[tuple[Any, ...]]:
+    """(work key, attempt) of each sample x judge's final evaluation, by the analysis's rule
+    (its valid attempt if there is one, else its last)."""
+    return {(*r.work_key, r.attempt) for r in final_evaluations(records)}
+
+
+# ---------------------------------------------------------------- writing
+
+
+def flatten_meta(meta: Mapping[str, Any] | None, prefix: str = "meta") -> Row:
+    """``{"a": {"b": 1}}`` as ``{"meta.a.b": 1}``; lists stay as JSON text."""
+    flat: Row = {}
+    for key, value in (meta or {}).items():
+        name = f"{prefix}.{key}"
+        if isinstance(value, Mapping):
+            flat.update(flatten_meta(value, name))
+        elif isinstance(value, list):
+            flat[name] = json.dumps(value)
+        else:
+            flat[name] = value
+    return flat
+
+
+def columns_of(rows: Iterable[Row]) -> list[str]:
+    """Every column, in first-seen order (meta columns differ between records)."""
+    return list(dict.fromkeys(key for row in rows for key in row))
+
+
+def rows_to_csv(rows: Sequence[Row]) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=columns_of(rows), lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: "" if v is None else v for k, v in row.items()})
+    return buffer.getvalue()
+
+
+def rows_to_jsonl(rows: Sequence[Row]) -> str:
+    return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+
+
+def _data_frame(rows: Sequence[Row]) -> Any:
+    try:
+        pandas = importlib.import_module("pandas")
+    except ImportError:
+        raise ConfigError("pandas is not installed", hint=EXTRA_HINT) from None
+    return pandas.DataFrame.from_records(list(rows), columns=columns_of(rows))
+
+
+def _summary(run_dir: Path) -> dict[str, Any]:
+    path = run_dir / "summary.json"
+    if not path.is_file():
+        return {}
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return data if isinstance(data, dict) else {}

@@ -1,0 +1,158 @@
+"""`assay judge agreement RUN --labels FILE` (issue 10 #3): ground truth of any kind, several
+annotators, valid evaluations only; checked against scikit-learn's kappa and a direct
+computation of Krippendorff's alpha."""
+
+from __future__ import annotations
+
+import csv
+import itertools
+import json
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sklearn.metrics import cohen_kappa_score
+
+from assay.cli import main
+from assay.judge.analyze import final_evaluations, score_of
+
+from .helpers import write_manifest, write_questions
+
+DIMENSION = "INSTRUCTION_COMPLIANCE"
+
+
+def _run(tmp_path: Path) -> Path:
+    questions = write_questions(tmp_path / "q.jsonl")
+    manifest = write_manifest(tmp_path / "manifest.jsonl", ["stub/a", "stub/b", "stub/c"])
+    run = tmp_path / "run"
+    command = ["judge", "run", "--questions", str(questions), "--outputs", str(manifest)]
+    assert main([*command, "--judge", "stub/j", "--mode", "cross", "--out", str(run)]) == 0
+    return run
+
+
+def _judge_scores(run: Path) -> dict[tuple[str, str, str], int]:
+    from assay.judge.archive import iter_archive
+
+    records = [item.record for item in iter_archive(run) if item.record is not None]
+    return {
+        (r.question_id, r.prompt_variant, r.target_model): score_of(r, DIMENSION)
+        for r in final_evaluations(records)
+        if r.valid
+    }
+
+
+def _ordinal_alpha(table: list[list[float]]) -> float:
+    """Krippendorff's ordinal alpha from its definition (Krippendorff 2011): coincidences within
+    units, delta^2(c, k) = (sum of n_g for g from c to k - (n_c + n_k) / 2)^2."""
+    values = sorted({v for row in table for v in row if not np.isnan(v)})
+    index = {v: i for i, v in enumerate(values)}
+    o = np.zeros((len(values), len(values)))
+    for unit in zip(*table, strict=True):
+        present = [v for v in unit if not np.isnan(v)]
+        if len(present) < 2:
+            continue
+        for a, b in itertools.permutations(range(len(present)), 2):
+            o[index[present[a]], index[present[b]]] += 1 / (len(present) - 1)
+    n_c = o.sum(axis=1)
+    n = n_c.sum()
+
+    def delta(c: int, k: int) -> float:
+        low, high = min(c, k), max(c, k)
+        return float((n_c[low : high + 1].sum() - (n_c[c] + n_c[k]) / 2) ** 2)
+
+    observed = sum(o[c, k] * delta(c, k) for c in range(len(values)) for k in range(len(values)))
+    expected = sum(
+        n_c[c] * n_c[k] * delta(c, k) for c in range(len(values)) for k in range(len(values))
+    )
+    return 1 - (n - 1) * observed / expected
+
+
+def test_two_annotators_against_sklearn_and_a_direct_alpha(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = _run(tmp_path)
+    judged = _judge_scores(run)
+    assert len(judged) >= 8
+    rng = random.Random(3)
+    keys = sorted(judged)
+    first = {k: rng.choice([0, 1, 2]) for k in keys}
+    second = {k: first[k] if rng.random() < 0.6 else rng.choice([0, 1, 2]) for k in keys}
+    labels = tmp_path / "labels.csv"
+    with labels.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(
+            ["question_id", "prompt_variant", "target_model", "dimension", "score", "annotator"]
+        )
+        for k in keys:
+            writer.writerow([*k, "D2", first[k], "ann1"])  # D2 is INSTRUCTION_COMPLIANCE
+            writer.writerow([*k, DIMENSION, second[k], "ann2"])
+        writer.writerow(["Q9", "A", "stub/a", DIMENSION, 2, "ann1"])  # names no evaluated sample
+    code = main(["judge", "agreement", str(run), "--labels", str(labels), "--resamples", "200"])
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "1 name a sample no judge evaluated" in out
+    report = json.loads((run / "agreement.json").read_text())
+    (dimension,) = [d for d in report["dimensions"] if d["dimension"] == DIMENSION]
+    consensus = [min(first[k], second[k]) for k in keys]  # lower median of two
+    judge = [judged[k] for k in keys]
+    assert dimension["n"] == len(keys) and dimension["annotators"] == ["ann1", "ann2"]
+    assert dimension["accuracy"]["value"] == pytest.approx(np.mean(np.equal(consensus, judge)))
+    expected_kappa = cohen_kappa_score(consensus, judge, weights="quadratic", labels=[0, 1, 2])
+    assert dimension["kappa_quadratic"]["value"] == pytest.approx(expected_kappa)
+    table = [
+        [float(first[k]) for k in keys],
+        [float(second[k]) for k in keys],
+        [float(j) for j in judge],
+    ]
+    assert dimension["alpha_ordinal"]["value"] == pytest.approx(_ordinal_alpha(table))
+    humans = cohen_kappa_score(
+        [first[k] for k in keys], [second[k] for k in keys], weights="quadratic", labels=[0, 1, 2]
+    )
+    assert dimension["annotators_mean_kappa"]["value"] == pytest.approx(humans)
+    assert dimension["annotators_alpha"]["value"] == pytest.approx(_ordinal_alpha(table[:2]))
+    low, high = dimension["kappa_quadratic"]["low"], dimension["kappa_quadratic"]["high"]
+    assert low <= dimension["kappa_quadratic"]["value"] <= high
+    matrix = np.array(dimension["confusion"]["confusion"])
+    assert matrix.sum() == len(keys) and np.trace(matrix) == sum(np.equal(consensus, judge))
+
+
+def test_invalid_evaluations_are_left_out_and_counted(tmp_path: Path) -> None:
+    run = _run(tmp_path)
+    from assay.judge.agreement import Label, label_agreement
+    from assay.judge.archive import iter_archive
+
+    records = [item.record for item in iter_archive(run) if item.record is not None]
+    finals = final_evaluations(records)
+    broken = finals[0].model_copy(
+        update={
+            "valid": False,
+            "flags": ("UNPARSABLE_OUTPUT",),
+            "classification": finals[0].classification.model_copy(
+                update={"valid": False, "flags": ("UNPARSABLE_OUTPUT",)}
+            ),
+        }
+    )
+    labels = [
+        Label(question_id=r.question_id, prompt_variant=r.prompt_variant,
+              target_model=r.target_model, dimension="verdict", score="PASS")
+        for r in finals
+    ]  # fmt: skip
+    report = label_agreement([broken, *finals[1:]], labels, n_resamples=50)
+    (verdict,) = report.dimensions
+    assert verdict.invalid_left_out == 1 and verdict.n == len(finals) - 1
+
+
+def test_a_bad_labels_line_is_located(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = _run(tmp_path)
+    labels = tmp_path / "labels.jsonl"
+    row = {"question_id": "Q1", "prompt_variant": "A", "target_model": "stub/a", "score": 1}
+    labels.write_text(
+        json.dumps({**row, "dimension": "D1"})
+        + "\n"
+        + json.dumps({**row, "dimension": "D7"})
+        + "\n"
+    )
+    assert main(["judge", "agreement", str(run), "--labels", str(labels)]) == 2
+    err = capsys.readouterr().err
+    assert f"{labels}:2" in err and "dimension" in err and "D7" in err

@@ -1,0 +1,145 @@
+"""Results where users work (issue 10 #1): `assay export` and `assay.load_run` give rows whose
+numbers are those of results.jsonl, summary.json and the judge archive, as CSV, JSONL,
+Parquet and pandas, with the records' meta as columns."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from sklearn.metrics import roc_auc_score
+
+import assay
+from assay.cli import main
+from tests.judge.helpers import write_manifest, write_questions
+from tests.verify.bench_fixtures import verify_only_records, write_jsonl
+
+
+def _bench_run(tmp_path: Path) -> Path:
+    records = verify_only_records(18)
+    for i, record in enumerate(records):
+        record["meta"] = {"system": ["alpha", "beta"][i // 6 % 2], "domain": {"field": "geo"}}
+    data = write_jsonl(tmp_path / "data.jsonl", records)
+    run = tmp_path / "bench"
+    base = ["bench", "run", "--data", str(data), "--pattern", "entailment", "--out_dir", str(run)]
+    flags = ["--verifier", "lexical", "--no-cache", "--no-progress", "--no-report"]
+    assert main([*base, *flags, "--n-resamples", "50"]) == 0
+    return run
+
+
+def _judge_run(tmp_path: Path) -> Path:
+    questions = write_questions(tmp_path / "q.jsonl")
+    manifest = write_manifest(tmp_path / "manifest.jsonl", ["stub/a", "stub/b"])
+    run = tmp_path / "judge"
+    command = ["judge", "run", "--questions", str(questions), "--outputs", str(manifest)]
+    assert main([*command, "--judge", "stub/j", "--mode", "cross", "--out", str(run)]) == 0
+    assert main(["judge", "analyze", str(run), "--resamples", "50", "--no-plots"]) == 0
+    return run
+
+
+def _csv_rows(path: Path) -> list[dict[str, str]]:
+    with path.open(encoding="utf-8", newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_bench_csv_and_parquet_hold_the_runs_numbers(tmp_path: Path) -> None:
+    run = _bench_run(tmp_path)
+    assert main(["export", str(run), "--out", str(tmp_path / "rows.csv")]) == 0
+    assert main(["export", str(run), "--format", "parquet", "--out", str(tmp_path / "r.pq")]) == 0
+    results = {
+        line["id"]: line
+        for line in map(json.loads, (run / "results.jsonl").read_text().splitlines())
+    }
+    rows = _csv_rows(tmp_path / "rows.csv")
+    assert [r["id"] for r in rows] == list(results)
+    for row in rows:
+        result = results[row["id"]]
+        assert float(row["p_error"]) == result["verifier_score"]
+        assert row["gold_error"] == str(result["gold_error"]) and row["label_source"] == "dataset"
+        assert int(row["claims"]) == len(result["claim_checks"])
+        assert row["meta.system"] == result["meta"]["system"] and row["meta.domain.field"] == "geo"
+    import pandas as pd
+
+    frame = pd.read_parquet(tmp_path / "r.pq")
+    assert list(frame["id"]) == list(results) and list(frame["p_error"]) == [
+        r["verifier_score"] for r in results.values()
+    ]
+    summary = json.loads((run / "summary.json").read_text())["detection"]["metrics"]
+    auroc = roc_auc_score(frame["gold_error"].astype(int), frame["p_error"])
+    assert auroc == pytest.approx(summary["auroc"]["value"])
+    assert frame["gold_error"].mean() == pytest.approx(summary["positive_rate"]["value"])
+    flagged = frame["flagged"] & frame["gold_error"]
+    assert flagged.sum() / frame["gold_error"].sum() == pytest.approx(summary["recall"]["value"])
+
+
+def test_claim_rows_and_the_python_api(tmp_path: Path) -> None:
+    run = _bench_run(tmp_path)
+    loaded = assay.load_run(run)
+    assert loaded.kind == "bench" and len(loaded.results) == 18
+    claims = loaded.to_pandas(claims=True)
+    assert len(claims) == sum(len(r.claim_checks) for r in loaded.results)
+    assert {"claim", "label", "p_supported", "check_ms", "meta.system"} <= set(claims.columns)
+    assert (
+        main(
+            [
+                "export",
+                str(run),
+                "--claims",
+                "--format",
+                "jsonl",
+                "--out",
+                str(tmp_path / "c.jsonl"),
+            ]
+        )
+        == 0
+    )
+    lines = (tmp_path / "c.jsonl").read_text().splitlines()
+    assert len(lines) == len(claims) and json.loads(lines[0])["claim"] == claims["claim"][0]
+
+
+def test_judge_rows_one_per_evaluation(tmp_path: Path) -> None:
+    run = _judge_run(tmp_path)
+    loaded = assay.load_run(run)
+    assert loaded.kind == "judge"
+    frame = loaded.to_pandas()
+    files = [p for p in run.rglob("*.json") if "_evaluations" in str(p)]
+    assert len(frame) == len(files) == 8
+    counts = json.loads((run / "summary.json").read_text())["counts"]
+    finals = frame[frame["final"]]
+    assert len(finals) == counts["work_items"] and int(finals["valid"].sum()) == counts["valid"]
+    valid = frame[frame["valid"]]
+    assert set(valid["verdict"]) <= {"PASS", "PARTIAL", "FAIL"}
+    assert (
+        valid["overall_score"] == valid[[c for c in frame if c.startswith("score.")]].sum(axis=1)
+    ).all()
+
+
+def test_export_to_standard_output_and_bad_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = _bench_run(tmp_path)
+    capsys.readouterr()
+    assert main(["export", str(run)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("id,cluster,pattern") and len(out.splitlines()) == 19
+    assert main(["export", str(tmp_path)]) == 2
+    assert "not a run directory" in capsys.readouterr().err
+    assert main(["export", str(run), "--format", "parquet"]) == 2  # binary needs --out
+
+
+def test_a_missing_extra_is_one_clear_error(tmp_path: Path) -> None:
+    run = _bench_run(tmp_path)
+    probe = (
+        "import sys; sys.modules['pandas'] = None\n"  # as if the extra were not installed
+        "from assay.cli import main\n"
+        f"sys.exit(main(['export', {str(run)!r}, '--format', 'parquet', '--out', 'x.pq']))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path, check=False
+    )
+    assert done.returncode == 2 and "assay[export]" in done.stderr
+    assert "Traceback" not in done.stderr

@@ -1,0 +1,171 @@
+"""`meta` everywhere (issue 10 #2): records, questions and manifest lines carry the user's own
+fields into results and archives, `--by meta.KEY` gives every metric per slice, the slices add
+up to the whole, the report shows them, and the importers keep what users slice by."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from assay.cli import main
+from assay.data.meta import MISSING, meta_value, parse_by
+from assay.errors import ConfigError
+from tests.judge.helpers import write_questions
+from tests.verify.bench_fixtures import verify_only_records, write_jsonl
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+def _records_with_meta(count: int) -> list[dict[str, object]]:
+    records = verify_only_records(count)
+    for i, record in enumerate(records):
+        if i % 5:  # every fifth has no meta at all: the "(none)" slice
+            record["meta"] = {"system": ["alpha", "beta"][i // 6 % 2], "batch": {"week": i % 3}}
+    return records
+
+
+def test_results_keep_meta_and_bench_slices_add_up_to_the_whole(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = write_jsonl(tmp_path / "data.jsonl", _records_with_meta(30))
+    run = tmp_path / "run"
+    args = ["--verifier", "lexical", "--no-cache", "--no-progress", "--n-resamples", "50"]
+    base = ["bench", "run", "--data", str(data), "--pattern", "entailment", "--out_dir", str(run)]
+    assert main([*base, *args, "--no-report"]) == 0
+    lines = [json.loads(x) for x in (run / "results.jsonl").read_text().splitlines()]
+    assert lines[7]["meta"] == {"system": "beta", "batch": {"week": 1}} and lines[0]["meta"] is None
+    capsys.readouterr()
+    assert main(["bench", "summarize", str(run), "--by", "meta.system", "--no-plots"]) == 0
+    out = capsys.readouterr().out
+    assert "| meta.system | n | error rate | balanced_accuracy" in out
+    sliced = json.loads((run / "slices" / "meta.system.json").read_text())["slices"]
+    assert set(sliced) == {"alpha", "beta", MISSING}
+    whole = json.loads((run / "summary.json").read_text())
+    for key in ("results", "scored", "used_for_detection"):
+        assert sum(s["counts"][key] for s in sliced.values()) == whole["counts"][key]
+    assert sliced["alpha"]["detection"]["metrics"]["auroc"]["low"] is not None  # with intervals
+    assert main(["bench", "summarize", str(run), "--by", "meta.batch.week", "--no-plots"]) == 0
+    weeks = json.loads((run / "slices" / "meta.batch.week.json").read_text())["slices"]
+    assert set(weeks) == {"0", "1", "2", MISSING}
+
+
+def test_the_report_shows_the_slices(tmp_path: Path) -> None:
+    from assay.report.html import write_report
+
+    data = write_jsonl(tmp_path / "data.jsonl", _records_with_meta(12))
+    run = tmp_path / "run"
+    base = ["bench", "run", "--data", str(data), "--pattern", "entailment", "--out_dir", str(run)]
+    assert main([*base, "--verifier", "lexical", "--no-cache", "--no-progress", "--no-report"]) == 0
+    assert main(["bench", "summarize", str(run), "--by", "meta.system", "--no-plots"]) == 0
+    html = write_report(run).read_text(encoding="utf-8")
+    assert "Slices by meta.system" in html
+
+
+def test_compare_by_slices_each_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = write_jsonl(tmp_path / "data.jsonl", _records_with_meta(12))
+    runs = []
+    for checker in ("lexical", "learned"):
+        run = tmp_path / checker
+        base = ["bench", "run", "--data", str(data), "--pattern", "entailment"]
+        flags = ["--verifier", checker, "--no-cache", "--no-progress", "--no-report"]
+        assert main([*base, "--out_dir", str(run), *flags]) == 0
+        runs.append(str(run))
+    capsys.readouterr()
+    assert main(["bench", "compare", *runs, "--by", "meta.system"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("| alpha |") == 2 and str(tmp_path / "learned") in out
+
+
+def test_a_misspelt_field_is_still_an_error_that_points_to_meta(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    records = verify_only_records(2)
+    records[1]["label"] = "x"
+    data = write_jsonl(tmp_path / "data.jsonl", records)
+    base = ["bench", "run", "--data", str(data), "--pattern", "entailment"]
+    assert main([*base, "--out_dir", str(tmp_path / "r"), "--verifier", "lexical"]) == 2
+    err = capsys.readouterr().err
+    assert f"{data}:2" in err and "'label'" in err and "'meta'" in err
+
+
+def test_by_needs_a_meta_key() -> None:
+    assert parse_by("meta.a.b") == ("a", "b")
+    for bad in ("system", "meta.", "meta", "meta..x"):
+        with pytest.raises(ConfigError):
+            parse_by(bad)
+    assert meta_value({"a": {"b": 2}}, ("a", "b")) == "2"
+    assert meta_value({"a": 1}, ("a", "b")) == MISSING
+    assert meta_value(None, ("a",)) == MISSING
+
+
+def test_judge_archives_sample_meta_and_analyze_slices_add_up(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    questions = json.loads(json.dumps(_questions()))
+    questions[0]["meta"] = {"domain": "cs", "source": "questions"}
+    qfile = write_questions(tmp_path / "q.jsonl", questions)
+    manifest = tmp_path / "manifest.jsonl"
+    rows = []
+    for target in ("stub/a", "stub/b"):
+        for question in ("Q1", "Q2"):
+            for variant in ("A", "B"):
+                row = {
+                    "question_id": question,
+                    "prompt_variant": variant,
+                    "target_model": target,
+                    "output_id": f"{target}/{question}/{variant}",
+                    "text": f"Output of {target} for {question} {variant}: 2, 3 and more.",
+                    "meta": {"source": "manifest", "setting": variant.lower()},
+                }
+                rows.append(row)
+    manifest.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    run = tmp_path / "run"
+    command = ["judge", "run", "--questions", str(qfile), "--outputs", str(manifest)]
+    command += ["--judge", "stub/j", "--mode", "cross", "--out", str(run)]
+    assert main(command) == 0
+    records = [json.loads(p.read_text()) for p in run.rglob("*.json") if "evaluations" in str(p)]
+    q1 = next(r for r in records if r["question_id"] == "Q1")
+    assert q1["sample_meta"] == {
+        "domain": "cs",
+        "source": "manifest",
+        "setting": q1["prompt_variant"].lower(),
+    }
+    capsys.readouterr()
+    analyze = ["judge", "analyze", str(run), "--resamples", "50", "--no-plots", "--no-report"]
+    assert main([*analyze, "--by", "meta.setting", "--by", "meta.domain"]) == 0
+    whole = json.loads((run / "summary.json").read_text())["counts"]
+    for key, expected in (("meta.setting", {"a", "b"}), ("meta.domain", {"cs", MISSING})):
+        sliced = json.loads((run / "slices" / f"{key}.json").read_text())["slices"]
+        assert set(sliced) == expected
+        for field in ("work_items", "valid", "invalid", "records"):
+            assert sum(s["counts"][field] for s in sliced.values()) == whole[field]
+    assert "| meta.setting | samples x judges |" in capsys.readouterr().out
+
+
+def _questions() -> list[dict[str, object]]:
+    from tests.judge.helpers import QUESTIONS_JSONL
+
+    return QUESTIONS_JSONL
+
+
+@pytest.mark.skipif(not DATA.is_dir(), reason="../shared/data is not beside the project")
+def test_importers_keep_what_users_slice_by(tmp_path: Path) -> None:
+    sources = {
+        "expertqa": DATA / "expertqa" / "domain_val.jsonl",
+        "wice": DATA / "wice" / "claim_dev.jsonl",
+        "halueval": DATA / "halueval" / "qa_one-turn_data.json",
+    }
+    expected = {
+        "expertqa": {"system", "field", "specific_field", "question_type"},
+        "wice": {"article", "section"},
+        "halueval": {"task", "source", "answer"},
+    }
+    for name, source in sources.items():
+        out = tmp_path / f"{name}.jsonl"
+        assert main(["import", name, str(source), "--out", str(out)]) == 0
+        records = [json.loads(line) for line in out.read_text().splitlines()]
+        assert all(set(r["meta"]) == expected[name] for r in records), name
+    expert = [json.loads(x) for x in (tmp_path / "expertqa.jsonl").read_text().splitlines()]
+    assert len({r["meta"]["system"] for r in expert}) >= 2  # the answering systems

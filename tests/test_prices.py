@@ -1,0 +1,122 @@
+"""Cost in money (issue 10 #4): a price table multiplied out over a run's tokens, per example,
+per judge and per pattern; unknown prices are said, never zero."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from assay.cli import main
+from assay.runs.prices import PriceTable, money, session_usage
+from tests.judge.helpers import write_manifest, write_questions
+from tests.verify.bench_fixtures import generate_records, write_jsonl
+
+PRICES = {
+    "models": {"stub/gen": {"input": 2.0, "output": 8.0}, "stub/*": {"input": 1.0, "output": 3.0}}
+}
+
+
+def _tokens(run: Path) -> dict[str, dict[str, int]]:
+    lines = [json.loads(x) for x in (run / "run_log.jsonl").read_text().splitlines()]
+    return session_usage(lines)
+
+
+def test_bench_money_multiplies_out_per_model_and_per_example(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps(PRICES))
+    data = write_jsonl(tmp_path / "data.jsonl", generate_records(6))
+    run = tmp_path / "run"
+    args = ["bench", "run", "--data", str(data), "--pattern", "entailment", "--out_dir", str(run)]
+    roles = ["--generator", "stub/gen", "--verifier", "stub/ver", "--no-cache", "--no-progress"]
+    assert main([*args, *roles, "--no-report", "--n-resamples", "20", "--prices", str(prices)]) == 0
+    out = capsys.readouterr().out
+    usage = _tokens(run)
+    gen, ver = usage["stub/gen"], usage["stub/ver"]
+    assert gen["prompt_tokens"] > 0 and ver["completion_tokens"] > 0
+    expected = (
+        gen["prompt_tokens"] * 2.0 + gen["completion_tokens"] * 8.0  # the exact name
+        + ver["prompt_tokens"] * 1.0 + ver["completion_tokens"] * 3.0  # the pattern
+    ) / 1e6  # fmt: skip
+    summary = json.loads((run / "summary.json").read_text())["money"]
+    assert summary["known"] and summary["total"] == pytest.approx(expected)
+    assert summary["per_item"] == pytest.approx(expected / 6)
+    assert summary["billed"] == pytest.approx(expected)  # no cache: every token was billed
+    assert f"money: {expected / 6:.6f} USD per example" in out
+    assert (run / "prices.json").is_file()
+    capsys.readouterr()
+    assert main(["bench", "compare", str(run), str(run)]) == 0
+    assert f"{expected / 6:.6f} USD" in capsys.readouterr().out
+
+
+def test_a_model_without_a_price_makes_the_total_unknown_and_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("models:\n  stub/gen: {input: 1, output: 1}\n")
+    data = write_jsonl(tmp_path / "data.jsonl", generate_records(2))
+    run = tmp_path / "run"
+    args = ["bench", "run", "--data", str(data), "--pattern", "entailment", "--out_dir", str(run)]
+    roles = ["--generator", "stub/gen", "--verifier", "stub/ver", "--no-cache", "--no-progress"]
+    assert main([*args, *roles, "--no-report", "--n-resamples", "20"]) == 0
+    assert "money: unknown (no price table" in capsys.readouterr().out
+    assert main(["bench", "summarize", str(run), "--prices", str(prices), "--no-plots"]) == 0
+    assert "money: unknown (no price for stub/ver" in capsys.readouterr().out
+    summary = json.loads((run / "summary.json").read_text())["money"]
+    assert summary["total"] is None and summary["missing_prices"] == ["stub/ver"]
+
+
+def test_judge_money_per_judge(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    prices = tmp_path / "prices.toml"
+    prices.write_text('[models."stub/j"]\ninput = 0.5\noutput = 1.5\n')
+    questions = write_questions(tmp_path / "q.jsonl")
+    manifest = write_manifest(tmp_path / "manifest.jsonl", ["stub/a"])
+    run = tmp_path / "judge"
+    command = ["judge", "run", "--questions", str(questions), "--outputs", str(manifest)]
+    assert main([*command, "--judge", "stub/j", "--mode", "cross", "--out", str(run)]) == 0
+    analyze = ["judge", "analyze", str(run), "--resamples", "20", "--no-plots", "--no-report"]
+    assert main([*analyze, "--prices", str(prices)]) == 0
+    tokens = _tokens(run)["stub/j"]
+    expected = (tokens["prompt_tokens"] * 0.5 + tokens["completion_tokens"] * 1.5) / 1e6
+    summary = json.loads((run / "summary.json").read_text())["money"]
+    assert summary["by_model"]["stub/j"]["usd"] == pytest.approx(expected)
+    assert summary["per_item"] == pytest.approx(expected / 4)  # 4 samples x 1 judge
+    assert "per sample x judge" in capsys.readouterr().out
+
+
+def test_cached_input_and_batch_prices() -> None:
+    table = PriceTable.model_validate(
+        {"models": {"m": {"input": 10, "output": 20, "cached_input": 1, "batch_discount": 0.5}}}
+    )
+    usage = {
+        "m": {
+            "prompt_tokens": 3000,  # the work, cache hits of assay's response cache included
+            "completion_tokens": 100,
+            "billed_prompt_tokens": 2000,  # sent now; 1,000 of them from the provider's cache
+            "billed_cached_prompt_tokens": 1000,
+            "billed_completion_tokens": 50,
+        }
+    }
+    live = money(table, usage, 10, batch=False)
+    assert live.total == pytest.approx((3000 * 10 + 100 * 20) / 1e6)
+    assert live.billed == pytest.approx((1000 * 10 + 1000 * 1 + 50 * 20) / 1e6)
+    batch = money(table, usage, 10, batch=True)
+    assert batch.total == pytest.approx(live.total * 0.5) and batch.batch
+
+
+def test_a_bad_price_table_is_a_located_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps({"models": {"stub/gen": {"input": -1, "output": 1}}}))
+    run = tmp_path / "run"
+    data = write_jsonl(tmp_path / "data.jsonl", generate_records(1))
+    args = ["bench", "run", "--data", str(data), "--pattern", "entailment", "--out_dir", str(run)]
+    roles = ["--generator", "stub/gen", "--verifier", "lexical", "--no-cache", "--no-progress"]
+    assert main([*args, *roles, "--no-report"]) == 0
+    assert main(["bench", "summarize", str(run), "--prices", str(prices)]) == 2
+    err = capsys.readouterr().err
+    assert str(prices) in err and "models.stub/gen.input" in err
