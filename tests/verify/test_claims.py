@@ -72,7 +72,7 @@ def test_model_failure_falls_back_visibly() -> None:
     model = get_model("stub/x", NO_CACHE, backend=StubBackend("x", replies=["I cannot do that"]))
     result = asyncio.run(decompose("It opened in 1932 [cite:e1]. It is red.", model))
     assert result.method == "rules"
-    assert result.failure is not None and "not JSON" in result.failure
+    assert result.failure is not None and "no JSON object" in result.failure
     assert [c.text for c in result.claims] == ["It opened in 1932.", "It is red."]
 
 

@@ -16,12 +16,12 @@ import pytest
 
 from assay.cli import main
 from assay.metrics.grounding import citation_coverage, citation_precision, supported_claim_rate
-from assay.model import ChatMessage, Completion, GenerateConfig, ModelOptions
+from assay.model import ChatMessage, Completion, GenerateConfig, ModelOptions, get_model
 from assay.model.providers.stub import TASK_TAG, StubBackend
 from assay.verify.benchmark import BenchmarkConfig, run_benchmark
 from assay.verify.checkers.answer_level import SinglePassAnswerVerifier
 from assay.verify.checkers.single_pass import SinglePassChecker
-from assay.verify.metering import MeteredModel, open_metered
+from assay.verify.metering import MeteredModel
 from assay.verify.patterns import PatternContext, PatternOutcome, PatternSettings, get_pattern
 from assay.verify.results import iter_results
 from assay.verify.stub_replies import RESPONDERS
@@ -48,7 +48,7 @@ class TaskLog(StubBackend):
 
 
 def _context(backend: TaskLog, n: int) -> tuple[PatternContext, MeteredModel]:
-    model = open_metered("stub/signals", NO_CACHE, backend=backend)
+    model = get_model("stub/signals", NO_CACHE, backend=backend, model_type=MeteredModel)
     context = PatternContext(
         generator=model,
         checker=SinglePassChecker(model),

@@ -30,7 +30,7 @@ from assay.verify.patterns import (
 )
 from assay.verify.patterns.critique import parse_critique
 from assay.verify.patterns.self_consistency import most_consistent
-from assay.verify.types import GroundedQARecord, Usage
+from assay.verify.types import ExampleCost, GroundedQARecord
 
 from .bench_fixtures import generate_records, verify_only_records
 
@@ -213,8 +213,8 @@ def test_self_consistency_verify_only_critiques_the_answer_against_k_samples() -
                         "unsupported_claims": ["Paris is the capital of France."],
                         "error_probability": 0.7, "rationale": "r"})  # fmt: skip
     critic = StubBackend("critic", replies=[reply])
-    critic_model = get_model("stub/critic", NO_CACHE, backend=critic, model_type=MeteredModel)
-    context = _context("stub/gen", critic=critic_model)
+    metered = get_model("stub/critic", NO_CACHE, backend=critic, model_type=MeteredModel)
+    context = _context("stub/gen", critic=metered)
     record = _record(verify_only_records(2)[1])
     outcome = _run("self_consistency", record, context)
     assert critic.calls == 1  # one critique of the given answer against the n=3 samples
@@ -267,12 +267,12 @@ def test_most_consistent_picks_the_sample_closest_to_the_others() -> None:
 def test_metering_counts_the_calls_of_each_example_apart() -> None:
     context = _context(n=3)
 
-    async def one(data: dict[str, object]) -> Usage:
+    async def one(data: dict[str, object]) -> ExampleCost:
         with metering() as meter:
             await get_pattern("best_of_n").run(_record(data), context)
         return meter
 
-    async def both() -> list[Usage]:
+    async def both() -> list[ExampleCost]:
         try:
             return list(await asyncio.gather(*(one(d) for d in generate_records(2))))
         finally:

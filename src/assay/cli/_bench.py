@@ -20,6 +20,7 @@ from ._common import (
     apply_prices,
     money_line,
     report_failed_calls,
+    shows_money,
     write_run_report,
 )
 
@@ -283,7 +284,7 @@ def headline(summary: Any) -> str:
         if summary.cost.check_ms_per_claim is not None:
             line += f", {summary.cost.check_ms_per_claim:.1f} ms per claim check"
         lines.append(line)
-    if summary.money is not None:
+    if shows_money(summary.money):
         lines.append(money_line(summary.money, "example"))
     return "\n".join(lines)
 

@@ -126,11 +126,23 @@ def apply_prices(args: argparse.Namespace, runs: list[Path]) -> bool:
     return True
 
 
+def shows_money(money: Any) -> bool:
+    """Whether to print the money line: prices were given, or a model bills per token (a run
+    on local or stub models without a price table has nothing to say)."""
+    if money is None:
+        return False
+    local = all(m.startswith(("llamacpp/", "stub/")) for m in money.by_model)
+    unpriced_remote = bool(money.missing_prices) and not local
+    return bool(money.known or unpriced_remote or "no price for" in money.note)
+
+
 def money_line(money: Any, unit: str) -> str:
     """``money: 0.012300 USD per example (1.2300 total, 0.4000 billed in these sessions)``, or
     why it is unknown."""
     if not money.known or money.total is None:
         return f"money: unknown ({money.note})"
+    if money.by_model == {} and money.total == 0:
+        return "money: none (no model calls)"
     cur = money.currency
     per = "n/a" if money.per_item is None else f"{money.per_item:.6f} {cur}"
     text = f"money: {per} per {unit} ({money.total:.4f} {cur} total"

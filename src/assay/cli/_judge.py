@@ -30,6 +30,7 @@ from ._common import (
     model_options,
     money_line,
     report_failed_calls,
+    shows_money,
     write_run_report,
 )
 
@@ -337,7 +338,7 @@ def _analyze(args: argparse.Namespace) -> int:
             print(f"  {line}", file=sys.stderr)
     print(json.dumps(result.headline(), indent=2))
     money = result.summary.money
-    if money is not None:
+    if money is not None and shows_money(money):
         print(money_line(money, "sample x judge"))
         for judge, cost in money.by_model.items():
             usd = "unknown" if cost.usd is None else f"{cost.usd:.6f} {money.currency}"

@@ -13,7 +13,6 @@ the rules and says so in :attr:`Decomposition.failure` (never a silent switch).
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from typing import Literal
@@ -22,6 +21,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..data.citations import CITE_MARKER, cited_ids, strip_citations, unique
 from ..model import CallFailure, ChatMessage, GenerateConfig, JsonSchema, Model, system, user
+from .reply_object import reply_object
 from .types import Claim
 
 DECOMPOSE_TAG = "[assay:claim_decompose]"
@@ -209,11 +209,10 @@ async def decompose_with_model(
 
 def parse_decomposition(text: str, *, allowed_ids: Sequence[str]) -> list[Claim] | str:
     """Claims from a model reply, or the reason the reply cannot be used."""
-    try:
-        data = json.loads(_json_part(text))
-    except json.JSONDecodeError as error:
-        return f"reply is not JSON ({error.msg})"
-    items = data.get("claims") if isinstance(data, dict) else None
+    data = reply_object(text)
+    if isinstance(data, str):
+        return f"reply {data}"
+    items = data.get("claims")
     if not isinstance(items, list) or not items:
         return "reply has no non-empty 'claims' list"
     claims = [_claim_from(item, allowed_ids) for item in items]
@@ -234,11 +233,6 @@ def _claim_from(item: object, allowed_ids: Sequence[str]) -> Claim | None:
     ids += list(cited_ids(item["text"]))
     # a model may invent ids; keep only ids the answer itself cites
     return Claim(text=_finish(text), cited_ids=unique(i for i in ids if i in allowed_ids))
-
-
-def _json_part(text: str) -> str:
-    start, end = text.find("{"), text.rfind("}")
-    return text[start : end + 1] if 0 <= start < end else text
 
 
 async def decompose(answer: str, model: Model | None = None) -> Decomposition:

@@ -21,9 +21,11 @@ from ..model import (
     Model,
     ModelResult,
 )
-from .types import Usage
+from .types import ExampleCost
 
-_METER: contextvars.ContextVar[Usage | None] = contextvars.ContextVar("assay_meter", default=None)
+_METER: contextvars.ContextVar[ExampleCost | None] = contextvars.ContextVar(
+    "assay_meter", default=None
+)
 
 
 class MeteredModel(Model):
@@ -43,7 +45,7 @@ class MeteredModel(Model):
         return result
 
 
-def add_result(meter: Usage, result: ModelResult) -> None:
+def add_result(meter: ExampleCost, result: ModelResult) -> None:
     """Count one call (a cache hit is counted as such, not as a call)."""
     if isinstance(result, CallFailure):
         meter.calls += 1
@@ -61,9 +63,9 @@ def add_result(meter: Usage, result: ModelResult) -> None:
 
 
 @contextmanager
-def metering() -> Iterator[Usage]:
+def metering() -> Iterator[ExampleCost]:
     """A fresh meter for the calls made inside the block (by this task and its children)."""
-    meter = Usage()
+    meter = ExampleCost()
     token = _METER.set(meter)
     try:
         yield meter

@@ -9,11 +9,11 @@ the answer unlabelled, with the reason in ``oracle.failure``; it is never guesse
 from __future__ import annotations
 
 import asyncio
-import json
 
 from ..model import CallFailure, GenerateConfig, Model
 from .patterns.base import PatternOutcome
 from .prompts import ORACLE_ERROR_TYPES, ORACLE_SCHEMA, oracle_messages
+from .reply_object import reply_object
 from .results import GoldLabel, OracleVerdict, oracle_label
 from .types import GroundedQARecord
 
@@ -31,13 +31,9 @@ async def judge_answer(record: GroundedQARecord, answer: str, oracle: Model) -> 
 
 def parse_verdict(text: str, model: str) -> OracleVerdict:
     """The oracle's label from its reply, or an unlabelled verdict with the reason."""
-    start, end = text.find("{"), text.rfind("}")
-    try:
-        data = json.loads(text[start : end + 1]) if 0 <= start < end else None
-    except json.JSONDecodeError:
-        data = None
-    if not isinstance(data, dict):
-        return OracleVerdict(model=model, failure="oracle reply is not a JSON object")
+    data = reply_object(text)
+    if isinstance(data, str):
+        return OracleVerdict(model=model, failure=f"oracle reply {data}")
     has_error = data.get("has_error")
     if not isinstance(has_error, bool):
         return OracleVerdict(model=model, failure="oracle reply has no boolean has_error")

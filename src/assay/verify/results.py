@@ -34,9 +34,9 @@ from .types import (
     ClaimCheck,
     ErrorBucket,
     Evidence,
+    ExampleCost,
     GroundedQARecord,
     LabelSource,
-    Usage,
 )
 
 RESULTS_FILE = "results.jsonl"
@@ -105,7 +105,7 @@ class ResultRecord(BaseModel):
     failure: str | None = None  # why the verifier could not score the selected answer
     best_index: int | None = None  # best_of_n: the candidate the verifier ranks first
     pass_at_n: bool | None = None  # best_of_n: some candidate passes the gate
-    usage: Usage = Field(default_factory=Usage)
+    usage: ExampleCost = Field(default_factory=ExampleCost)
     meta: dict[str, Any] | None = None  # the input record's own fields, for slicing
 
     @property

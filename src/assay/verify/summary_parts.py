@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..metrics.grounding import GroundingCounts
 from .results import ResultRecord
-from .types import Usage
+from .types import ExampleCost
 
 MAX_LISTED_IDS = 50  # ids listed per revision outcome (the counts are always complete)
 
@@ -99,8 +99,8 @@ def _note(ids: list[str], identifier: str) -> None:
         ids.append(identifier)
 
 
-class CostStats(Usage):
-    """Model calls, cache hits, tokens and latency (one example's :class:`Usage` summed over
+class CostStats(ExampleCost):
+    """Model calls, cache hits, tokens and latency (one example's :class:`ExampleCost` summed over
     the run), in total and per example."""
 
     examples: int = 0
@@ -111,7 +111,7 @@ class CostStats(Usage):
     check_ms_per_claim: float | None = None
 
     def add(self, result: ResultRecord) -> None:
-        for name in Usage.model_fields:
+        for name in ExampleCost.model_fields:
             setattr(self, name, getattr(self, name) + getattr(result.usage, name))
         self.claim_checks += len(result.claim_checks)
         self.check_ms += sum(c.check_ms for c in result.claim_checks)

@@ -27,11 +27,11 @@ __all__ = [
     "ClaimLabel",
     "ErrorBucket",
     "Evidence",
+    "ExampleCost",
     "GoldCitation",
     "GroundedQARecord",
     "LabelSource",
     "SecondOpinion",
-    "Usage",
 ]
 
 SCORE_EVENT = "p_error: probability that the answer has a grounding error"
@@ -98,8 +98,9 @@ class ClaimCheck(BaseModel):
     second_opinion: SecondOpinion | None = None
 
 
-class Usage(BaseModel):
-    """Cost of one example: model calls, tokens, latency."""
+class ExampleCost(BaseModel):
+    """Cost of one example: model calls, tokens, latency (results' ``usage`` field). The model
+    layer's :class:`assay.model.Usage` is the running meter of one model over a run."""
 
     model_config = ConfigDict(extra="forbid")
 

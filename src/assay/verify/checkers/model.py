@@ -27,7 +27,6 @@ never turned into supported or unsupported.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Sequence
@@ -47,6 +46,7 @@ from ...model import (
     system,
     user,
 )
+from ..reply_object import reply_object
 from ..types import Claim, ClaimCheck, ClaimLabel, Evidence
 
 CLAIM_CHECK_TAG = "[assay:claim_check]"
@@ -276,15 +276,9 @@ def parse_completion(completion: Completion) -> ClaimVerdict | str:
 
 def parse_verdict(text: str) -> ClaimVerdict | str:
     """A verdict from a reply, or the reason it cannot be read."""
-    start, end = text.find("{"), text.rfind("}")
-    if not 0 <= start < end:
-        return "no JSON object"
-    try:
-        data = json.loads(text[start : end + 1])
-    except json.JSONDecodeError as error:
-        return f"invalid JSON ({error.msg})"
-    if not isinstance(data, dict):
-        return "not a JSON object"
+    data = reply_object(text)
+    if isinstance(data, str):
+        return f"reply {data}"
     label = str(data.get("label", "")).strip().lower()
     if label not in BINARY_LABELS:
         return f"label {data.get('label')!r} is not supported/unsupported"

@@ -31,7 +31,7 @@ from typing import ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ...model import GenerateConfig, Model
-from ..types import AnswerVerifier, ClaimCheck, ClaimChecker, GroundedQARecord, Usage
+from ..types import AnswerVerifier, ClaimCheck, ClaimChecker, ExampleCost, GroundedQARecord
 
 PatternName = Literal["best_of_n", "entailment", "self_consistency"]
 PATTERN_NAMES: tuple[PatternName, ...] = ("best_of_n", "entailment", "self_consistency")
@@ -155,7 +155,7 @@ class PatternOutcome(BaseModel):
     # gate (pass@N); in verify-only mode the verdict above stays the given answer's
     best_index: int | None = None
     pass_at_n: bool | None = None
-    usage: Usage = Field(default_factory=Usage)
+    usage: ExampleCost = Field(default_factory=ExampleCost)
 
 
 class Pattern(abc.ABC):

@@ -14,7 +14,6 @@ name no claim are kept in ``Critique.unmatched_findings``. These checks carry no
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -23,6 +22,7 @@ from ...data.citations import cited_ids, strip_citations
 from ...model import CallFailure, GenerateConfig
 from ..claims import split_claims
 from ..prompts import CRITIQUE_SCHEMA, critique_messages
+from ..reply_object import reply_object
 from ..types import Claim, ClaimCheck, GroundedQARecord
 from .base import Critique, PatternContext
 
@@ -66,15 +66,9 @@ async def critique(
 
 def parse_critique(text: str) -> Critique | str:
     """A critique from the critic's reply, or the reason the reply is unusable."""
-    start, end = text.find("{"), text.rfind("}")
-    if not 0 <= start < end:
-        return "critique reply has no JSON object"
-    try:
-        data = json.loads(text[start : end + 1])
-    except json.JSONDecodeError as error:
-        return f"critique reply is not JSON ({error.msg})"
-    if not isinstance(data, dict):
-        return "critique reply is not a JSON object"
+    data = reply_object(text)
+    if isinstance(data, str):
+        return f"critique reply {data}"
     probability = data.get("error_probability")
     if isinstance(probability, bool) or not isinstance(probability, int | float):
         return "critique reply has no numeric error_probability"
