@@ -84,5 +84,11 @@ def test_sigint_stops_cleanly_and_the_rerun_resumes(tmp_path: Path) -> None:
         final = _finished_ids(results)
         assert sorted(final) == sorted(set(final)) and len(final) == 71
         assert final[: len(kept)] == kept  # what was finished is kept as it was
-        # The rerun asked the server only about the records that were not finished.
-        assert len(server.requests) - calls_before > 0
+        # The rerun asked the server exactly the calls of the records that were not finished
+        # (no cache: each of them is redone whole, and its line counts its calls).
+        lines = [json.loads(line) for line in results.read_text(encoding="utf-8").splitlines()]
+        redone = [line for line in lines if line["id"] not in set(kept)]
+        assert len(redone) == 71 - len(kept)
+        expected_calls = sum(line["usage"]["calls"] for line in redone)
+        assert expected_calls > 0
+        assert len(server.requests) - calls_before == expected_calls

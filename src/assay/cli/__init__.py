@@ -7,7 +7,8 @@ command costs what that command needs, not what every command needs.
 
 Exit codes (docs/errors.md): 0 done; 1 done, but some model calls failed after every retry
 (rerun the same command to retry them), an archive is inconsistent, or an internal error;
-2 bad input, settings or usage; 130 interrupted.
+2 bad input, settings or usage; 3 ``--executor batch`` wrote requests (import their answers,
+then run the same command again); 130 interrupted.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "run every question x variant through target models, write outputs",
     ),
     "judge": ("_judge", "the judge protocol: run, validate, analyze"),
+    "batch": ("_batch", "batch files (OpenAI Batch API, vllm run-batch): import their answers"),
     "perturb": (
         "_perturb",
         "inject grounding errors into gold answers (labelled verify-only records)",

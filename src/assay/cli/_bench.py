@@ -82,6 +82,7 @@ def add_run_parser(commands: Any) -> argparse.ArgumentParser:
 
 
 def add_run_arguments(parser: argparse.ArgumentParser) -> None:
+    from ._batch import add_executor_options
     from ._common import add_model_options
 
     parser.add_argument("--data", type=Path, required=True, help="grounded-QA JSONL file")
@@ -136,6 +137,7 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
         "--ray-batch-size", type=int, default=256, help="records per Ray task (default 256)"
     )
     add_model_options(parser)
+    add_executor_options(parser)
 
 
 def _add_role_arguments(parser: argparse.ArgumentParser) -> None:
@@ -241,13 +243,15 @@ def _first_problem(error: ValueError) -> str:
 def run_command(args: argparse.Namespace) -> int:
     from ..verify.benchmark import run_benchmark
     from ..verify.summary import SUMMARY_FILE, BenchSummary
+    from ._batch import batch_session, finish_batch
     from ._calibrate import adopt_calibration, calibration_threshold
 
     if getattr(args, "calibration", None) is not None:
         args.threshold = calibration_threshold(args.calibration, args.threshold)
     config = config_from_args(args)
     adopt_calibration(getattr(args, "calibration", None), config.out_dir, replace=False)
-    report = run_benchmark(config, progress=False if args.no_progress else None)
+    with batch_session(args):
+        report = run_benchmark(config, progress=False if args.no_progress else None)
     summary = BenchSummary.model_validate_json(
         (report.run_dir / SUMMARY_FILE).read_text(encoding="utf-8")
     )
@@ -261,6 +265,9 @@ def run_command(args: argparse.Namespace) -> int:
         print(f"skipped {report.skipped_invalid} invalid line(s): see skipped_records.jsonl")
     if report.left_out:
         print(f"left out {report.left_out} record(s) after the first --max_examples")
+    waiting = finish_batch(args, f"{report.deferred} example(s) wait on batch answers")
+    if waiting is not None:
+        return waiting
     print(headline(summary))
     write_run_report(report.run_dir, args)
     return report_failed_calls(args, report.failed, "example(s) with model calls that")

@@ -52,6 +52,8 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
 
 
 def model_options(args: argparse.Namespace) -> ModelOptions:
+    from ._batch import batch_dir
+
     return ModelOptions(
         base_url=args.base_url,
         api_key=os.environ.get(args.api_key_env) or None,
@@ -63,6 +65,7 @@ def model_options(args: argparse.Namespace) -> ModelOptions:
         cache_path=args.cache_path,
         n_ctx=args.n_ctx,
         structured_output=args.structured_output,
+        batch_dir=batch_dir(args),
     )
 
 

@@ -20,6 +20,7 @@ from ..judge.generate import GenerateSettings, generate_outputs
 from ..judge.protocol import DECODING_MODES, DecodingSettings, Protocol, load_protocol
 from ..judge.run import JudgeRunConfig, run_judges
 from ..model import Model, ModelOptions, get_model, open_cache
+from ._batch import add_executor_options, batch_session, finish_batch
 from ._common import (
     add_model_options,
     add_prices_option,
@@ -129,6 +130,7 @@ def _register_generate(subparsers: Any) -> None:
     gen.add_argument("--seed", type=int, default=0)
     gen.add_argument("--system-prompt", help="a system message sent before every prompt")
     add_model_options(gen)
+    add_executor_options(gen)
     gen.set_defaults(handler=_generate)
 
 
@@ -185,6 +187,7 @@ def _register_run(commands: Any) -> None:
         help="judge the aligned samples even when outputs are missing, duplicated or unexpected",
     )
     add_model_options(run)
+    add_executor_options(run)
     run.set_defaults(handler=_run)
 
 
@@ -221,11 +224,15 @@ def _generate(args: argparse.Namespace) -> int:
         finally:
             await _close(models)
 
-    summary = asyncio.run(go())
+    with batch_session(args):
+        summary = asyncio.run(go())
     print(
         f"generated {summary.written} outputs ({summary.already_done} already there, "
         f"{summary.failed} failed calls) of {summary.expected} -> {args.out / 'manifest.jsonl'}"
     )
+    waiting = finish_batch(args, f"{summary.deferred} output(s) wait on batch answers")
+    if waiting is not None:
+        return waiting
     if summary.failed:
         print(f"failed calls are listed in {args.out / 'generation_failures.jsonl'}")
     return report_failed_calls(args, summary.failed, "model call(s)")
@@ -261,13 +268,17 @@ def _run(args: argparse.Namespace) -> int:
         finally:
             await _close(judges)
 
-    summary = asyncio.run(go())
+    with batch_session(args):
+        summary = asyncio.run(go())
     print(
         f"judged {summary.work_items} sample x judge pairs ({summary.already_finished} already "
         f"finished, {summary.attempts_made} attempts now, {summary.model_calls} model calls): "
         f"{summary.valid} valid, {summary.invalid} invalid\n"
         f"fingerprint {summary.fingerprint}; next: assay judge analyze {args.out}"
     )
+    waiting = finish_batch(args, f"{summary.deferred} pair(s) wait on batch answers")
+    if waiting is not None:
+        return waiting
     return report_failed_calls(args, summary.call_failed, "judge call(s)")
 
 

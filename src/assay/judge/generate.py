@@ -3,7 +3,9 @@
 Writes ``<out>/<target>/<question>__<variant>.txt`` (with ``target_model.txt`` naming the model)
 and ``<out>/manifest.jsonl`` (one line per output, the path relative to the manifest), which
 ``assay judge run --outputs <out>`` reads. Failed calls go to ``generation_failures.jsonl``
-and are retried by the next run; finished outputs are never asked for again.
+and are retried by the next run; finished outputs are never asked for again. With batch files
+(``--executor batch``) a call that misses the cache is written to a batch input file and
+nothing is written for it here (``deferred``) until its answer is imported.
 """
 
 from __future__ import annotations
@@ -22,7 +24,16 @@ from ..data.questions import (
     QuestionSet,
     model_dir_name,
 )
-from ..model import ChatMessage, Completion, GenerateConfig, Model, ModelResult, system, user
+from ..model import (
+    ChatMessage,
+    Completion,
+    GenerateConfig,
+    Model,
+    ModelResult,
+    is_deferred,
+    system,
+    user,
+)
 from ..runs import (
     JsonlWriter,
     RunDirLock,
@@ -67,6 +78,7 @@ class GenerateSummary(BaseModel):
     already_done: int
     written: int
     failed: int
+    deferred: int = 0  # calls written to a batch input file, waiting for their answers
 
 
 class _Job(BaseModel):
@@ -104,7 +116,7 @@ async def _generate_locked(
     ]
     expected = len(models) * len(questions.cells())
     logger = RunLogger(out_dir, _run_log(models, settings, expected))
-    counts = {"written": 0, "failed": 0}
+    counts = {"written": 0, "failed": 0, "deferred": 0}
     manifest = JsonlWriter(out_dir / MANIFEST_NAME)
     failures = JsonlWriter(out_dir / FAILURES_NAME)
 
@@ -119,6 +131,8 @@ async def _generate_locked(
             entry = _write_output(out_dir, job, model_name, outcome)
             manifest.append(entry.model_dump(mode="json", exclude_none=True))
             counts["written"] += 1
+        elif is_deferred(outcome):
+            counts["deferred"] += 1
         else:
             failures.append(_failure_line(job, model_name, outcome.describe()))
             counts["failed"] += 1

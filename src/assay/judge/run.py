@@ -6,6 +6,10 @@ rerun of a finished run calls no model. Re-ask ``k`` (k >= 1) is bounded: the fi
 the last rejected reply and what was wrong with it, sampled with seed + k. Every attempt is
 archived, failed calls too; a failed call is not a judgment, so it does not use up
 ``max_attempts``: the next run asks again (with the same prompt and seed).
+
+With batch files (``--executor batch``), a judge call that misses the cache is written to a
+batch input file and nothing is archived for it: the pair waits (``deferred``) until its answer
+is imported and the command is run again. Re-asks come one per round.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from ..model import (
     JsonSchema,
     Model,
     ModelResult,
+    is_deferred,
 )
 from ..runs import RunDirLock, RunLog, RunLogger, RunStatus, run_all, write_atomic
 from .archive import (
@@ -84,6 +89,8 @@ class JudgeRunSummary(BaseModel):
     # sample x judge pairs whose model call failed after every retry in this session: left
     # unjudged (counted in ``invalid``), never cached, retried by the next run
     call_failed: int = 0
+    # pairs whose call was written to a batch input file: not judged yet, not invalid
+    deferred: int = 0
 
 
 class DecodingPlan(BaseModel):
@@ -150,6 +157,7 @@ class _JudgeSession:
         self.reported_models: dict[str, set[str]] = defaultdict(set)
         self.failed_now: set[tuple[str, ...]] = set()
         self.exact_refused: dict[str, str] = {}  # judge -> why its backend refused the schema
+        self.deferred = 0
 
     def attempts_of(self, work: _Work) -> list[EvaluationRecord]:
         return self.previous[_work_key(work, self.judges[work.judge_index].name)]
@@ -168,13 +176,16 @@ class _JudgeSession:
     async def judge(self, work: _Work) -> None:
         while not self.finished(work):
             record = await self._attempt(work, len(self.attempts_of(work)) + 1)
+            if record is None:  # the call waits in a batch file: nothing to archive yet
+                self.deferred += 1
+                return
             self.archive.add(record)
             self.attempts_of(work).append(record)
             self.attempts_made += 1
             if record.call_failure is not None:
                 self.failed_now.add(_work_key(work, record.judge_model))
 
-    async def _attempt(self, work: _Work, attempt: int) -> EvaluationRecord:
+    async def _attempt(self, work: _Work, attempt: int) -> EvaluationRecord | None:
         model = self.judges[work.judge_index]
         request = JudgeRequest(
             judge_model=model.name,
@@ -193,6 +204,8 @@ class _JudgeSession:
             self.exact_refused[model.name] = f"exact schema refused: {result.describe()[:200]}"
             plan = self.plan(model, work.sample, request)
             result = await model.generate(messages, self._config(plan), sample_index=ask)
+        if is_deferred(result):
+            return None
         if not isinstance(result, CallFailure):
             self.reported_models[model.name].add(result.model or model.name)
         return self._record(work, request, attempt, messages, plan, result)
@@ -444,9 +457,10 @@ def _summary(
         already_finished=already,
         attempts_made=session.attempts_made,
         valid=valid,
-        invalid=len(work) - valid,
+        invalid=len(work) - valid - session.deferred,
         model_calls=sum(j.usage.calls for j in session.judges),
         call_failed=len(session.failed_now),
+        deferred=session.deferred,
     )
 
 

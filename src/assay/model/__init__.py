@@ -16,6 +16,18 @@ DEFAULT_MODEL = "llamacpp/smollm2"
 # Where each public name lives, loaded on first use: the CLI's start (`assay --help`) and
 # model-free runs do not pay for pydantic models, asyncio and the HTTP client they never touch.
 _SOURCES = {
+    "MAX_BYTES_PER_FILE": "._batch",
+    "MAX_REQUESTS_PER_FILE": "._batch",
+    "BatchFiles": "._batch",
+    "BatchScope": "._batch",
+    "BatchWriter": "._batch",
+    "batch_scope": "._batch",
+    "calls_deferred": "._batch",
+    "input_files": "._batch",
+    "is_deferred": "._batch",
+    "requested_ids": "._batch",
+    "ImportReport": "._batch_import",
+    "import_batch_output": "._batch_import",
     "Backend": "._backend",
     "UnopenedBackend": "._backend",
     "ResponseCache": "._cache",
@@ -28,6 +40,7 @@ _SOURCES = {
     "ModelOptions": "._registry",
     "create_backend": "._registry",
     "get_model": "._registry",
+    "open_batch": "._registry",
     "open_cache": "._registry",
     "split_model_name": "._registry",
     "BackendError": "._types",
@@ -58,6 +71,19 @@ def __getattr__(name: str) -> Any:
 
 if TYPE_CHECKING:
     from ._backend import Backend, UnopenedBackend
+    from ._batch import (
+        MAX_BYTES_PER_FILE,
+        MAX_REQUESTS_PER_FILE,
+        BatchFiles,
+        BatchScope,
+        BatchWriter,
+        batch_scope,
+        calls_deferred,
+        input_files,
+        is_deferred,
+        requested_ids,
+    )
+    from ._batch_import import ImportReport, import_batch_output
     from ._cache import ResponseCache, cache_key, default_cache_path
     from ._model import Model, RetryPolicy
     from ._registry import (
@@ -66,6 +92,7 @@ if TYPE_CHECKING:
         ModelOptions,
         create_backend,
         get_model,
+        open_batch,
         open_cache,
         split_model_name,
     )
@@ -90,15 +117,21 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_MODEL",
+    "MAX_BYTES_PER_FILE",
+    "MAX_REQUESTS_PER_FILE",
     "PROVIDERS",
     "PROVIDER_HELP",
     "Backend",
     "BackendError",
+    "BatchFiles",
+    "BatchScope",
+    "BatchWriter",
     "CallFailure",
     "ChatMessage",
     "Completion",
     "ErrorKind",
     "GenerateConfig",
+    "ImportReport",
     "JsonSchema",
     "Model",
     "ModelOptions",
@@ -110,11 +143,18 @@ __all__ = [
     "TopLogprob",
     "UnopenedBackend",
     "Usage",
+    "batch_scope",
     "cache_key",
+    "calls_deferred",
     "create_backend",
     "default_cache_path",
     "get_model",
+    "import_batch_output",
+    "input_files",
+    "is_deferred",
+    "open_batch",
     "open_cache",
+    "requested_ids",
     "split_model_name",
     "system",
     "texts",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Sequence
+from typing import Any
 
 from ._types import ChatMessage, Completion, GenerateConfig
 
@@ -47,6 +48,13 @@ class Backend(abc.ABC):
         The model layer never has more in flight, so its timeout measures a call's own run,
         not time spent queueing behind other calls inside the backend.
         """
+        return None
+
+    def batch_request(
+        self, messages: Sequence[ChatMessage], config: GenerateConfig
+    ) -> dict[str, Any] | None:
+        """The HTTP body of this call for a batch input file; None: the backend has no batch
+        form (it runs in this process) and its calls are made live."""
         return None
 
     @abc.abstractmethod

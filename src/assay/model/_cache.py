@@ -2,7 +2,11 @@
 
 The key is a SHA-256 over a canonical JSON of everything that decides a reply: provider, model,
 the backend's identity (base URL, model file), messages, every generation parameter, and the
-sample index. Only successes are stored: a failure is retried on the next run.
+sample index. Only successes are stored as replies: a failure is retried on the next run.
+
+A second table holds the errors imported from batch output files (``assay batch import``), under
+the same keys: a batch run delivers each one once, as a typed call failure, and the run after
+it writes that call into a new batch file (the batch form of a retry).
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ..json_safe import load_model, model_json
-from ._types import ChatMessage, Completion, GenerateConfig
+from ._types import CallFailure, ChatMessage, Completion, GenerateConfig
 
 DEFAULT_CACHE_DIR_ENV = "ASSAY_CACHE_DIR"
 
@@ -71,6 +75,7 @@ class ResponseCache:
         self.path = path
         self._lock = threading.Lock()
         self._pending: dict[str, str] = {}
+        self._pending_failures: dict[str, str] = {}
         self._commit_every = commit_every
         self._commit_interval_s = commit_interval_s
         self._last_commit = time.monotonic()
@@ -83,6 +88,10 @@ class ResponseCache:
             self._db.execute(
                 "CREATE TABLE IF NOT EXISTS responses "
                 "(key TEXT PRIMARY KEY, completion TEXT NOT NULL)"
+            )
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS batch_failures "
+                "(key TEXT PRIMARY KEY, failure TEXT NOT NULL)"
             )
 
     @classmethod
@@ -115,6 +124,28 @@ class ResponseCache:
             if len(self._pending) >= self._commit_every or due:
                 self._commit_locked()
 
+    def put_failure(self, key: str, failure: CallFailure) -> None:
+        """Keep an error imported from a batch output file until a run takes it."""
+        stored = model_json(failure)
+        with self._lock:
+            self._pending_failures[key] = stored
+            if len(self._pending_failures) >= self._commit_every:
+                self._commit_locked()
+
+    def take_failure(self, key: str) -> CallFailure | None:
+        """The imported batch error of ``key``, removed: it is delivered once."""
+        with self._lock:
+            stored = self._pending_failures.pop(key, None)
+            if stored is None:
+                with self._connection() as db:
+                    row = db.execute(
+                        "SELECT failure FROM batch_failures WHERE key = ?", (key,)
+                    ).fetchone()
+                    if row is not None:
+                        db.execute("DELETE FROM batch_failures WHERE key = ?", (key,))
+                stored = None if row is None else row[0]
+        return None if stored is None else load_model(CallFailure, stored)
+
     def flush(self) -> None:
         with self._lock:
             self._commit_locked()
@@ -127,6 +158,13 @@ class ResponseCache:
                     self._pending.items(),
                 )
             self._pending.clear()
+        if self._pending_failures:
+            with self._connection() as db:
+                db.executemany(
+                    "INSERT OR REPLACE INTO batch_failures (key, failure) VALUES (?, ?)",
+                    self._pending_failures.items(),
+                )
+            self._pending_failures.clear()
         self._last_commit = time.monotonic()
 
     def _connection(self) -> sqlite3.Connection:

@@ -7,10 +7,12 @@ import random
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from pydantic import ValidationError
 
 from ._backend import Backend
+from ._batch import BatchWriter, deferred_failure
 from ._cache import ResponseCache, cache_key
 from ._types import (
     BackendError,
@@ -50,7 +52,9 @@ class RetryPolicy:
 class Model:
     """A backend behind the cache, a concurrency bound and a retry policy.
 
-    ``generate`` never raises for a failed call: it returns a :class:`CallFailure`.
+    ``generate`` never raises for a failed call: it returns a :class:`CallFailure`. With a
+    ``batch`` writer, a call that misses the cache is written to a batch input file instead of
+    being sent (when the backend has a batch form) and comes back as a ``deferred`` failure.
     """
 
     def __init__(
@@ -61,9 +65,13 @@ class Model:
         max_concurrency: int = 8,
         retry: RetryPolicy | None = None,
         request_timeout_s: float = 120.0,
+        batch: BatchWriter | None = None,
     ) -> None:
+        if batch is not None and cache is None:
+            raise ValueError("batch files need the response cache: their answers land there")
         self.backend = backend
         self.cache = cache
+        self.batch = batch
         self.retry = retry or RetryPolicy()
         self.request_timeout_s = request_timeout_s
         self.usage = Usage()
@@ -91,11 +99,24 @@ class Model:
             replay = hit.model_copy(update={"cached": True, "sample_index": sample_index})
             self.usage.record(replay, from_cache=True, retries=0)
             return replay
+        if self.batch is not None and (body := self.backend.batch_request(messages, single)):
+            return self._from_batch(key, body, sample_index)
         result, retries = await self._call_with_retries(messages, single, sample_index)
         if self.cache is not None and isinstance(result, Completion):
             self.cache.put(key, result)
         self.usage.record(result, from_cache=False, retries=retries)
         return result
+
+    def _from_batch(self, key: str, body: dict[str, Any], sample_index: int) -> ModelResult:
+        """An imported batch error (once), else the call written to the batch file."""
+        assert self.cache is not None and self.batch is not None
+        failure = self.cache.take_failure(key)
+        if failure is not None:
+            failure = failure.model_copy(update={"sample_index": sample_index})
+            self.usage.record(failure, from_cache=True, retries=0)
+            return failure
+        self.batch.add(key, dict(body))
+        return deferred_failure(sample_index)
 
     async def sample(
         self, messages: Sequence[ChatMessage], config: GenerateConfig

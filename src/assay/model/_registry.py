@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_serializer
 from ..errors import ConfigError
 from ..redact import public_url
 from ._backend import Backend
+from ._batch import BatchWriter
 from ._cache import ResponseCache, default_cache_path
 from ._model import Model, RetryPolicy
 from ._types import StructuredOutput, StubResponder
@@ -31,6 +32,8 @@ class ModelOptions(BaseModel):
     max_concurrency: int = Field(default=8, ge=1, le=1024)
     cache: bool = True
     cache_path: Path | None = None
+    # --executor batch: calls that miss the cache go to batch input files in this directory
+    batch_dir: Path | None = None
     n_ctx: int = Field(default=4096, ge=256)
     structured_output: StructuredOutput = "auto"
     # Replies the stub gives to assay's tagged prompts, supplied by the layer that writes those
@@ -113,6 +116,18 @@ def open_cache(options: ModelOptions) -> ResponseCache | None:
     return ResponseCache.shared(options.cache_path or default_cache_path())
 
 
+def open_batch(options: ModelOptions) -> BatchWriter | None:
+    """The process's batch writer for ``options.batch_dir`` (None: calls are sent live)."""
+    if options.batch_dir is None:
+        return None
+    if not options.cache:
+        raise ConfigError(
+            "--executor batch needs the response cache (batch answers are imported into it)",
+            hint="drop --no-cache",
+        )
+    return BatchWriter.shared(options.batch_dir)
+
+
 @overload
 def get_model(
     name: str,
@@ -158,4 +173,5 @@ def get_model(
             max_attempts=options.max_attempts, max_retry_after_s=options.max_retry_after_s
         ),
         request_timeout_s=options.request_timeout_s,
+        batch=open_batch(options),
     )

@@ -144,6 +144,8 @@ class ErrorKind(enum.StrEnum):
     CONTEXT_LENGTH = "context_length"
     BACKEND = "backend"
     CANCELLED = "cancelled"
+    # not sent: written to a batch input file (see assay.model._batch); never recorded
+    DEFERRED = "deferred"
 
     @property
     def retryable(self) -> bool:

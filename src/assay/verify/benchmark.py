@@ -13,6 +13,10 @@ run redoes it and appends its new result, which supersedes the old line (failed 
 never cached; the calls that succeeded come back from the cache). A run directory belongs to one
 protocol (pattern, models, n, seed, threshold, revision, decoding, prompts): resuming with
 another protocol is refused.
+
+With batch files (``--executor batch``), a record with a call written to a batch input file is
+not written at all this session (``deferred``): it waits for the answers, and a pattern with
+dependent steps needs one session per step (docs/scaling.md says how many).
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from ..model import (
     Backend,
     ModelOptions,
     UnopenedBackend,
+    batch_scope,
     get_model,
     open_cache,
     split_model_name,
@@ -225,6 +230,7 @@ class BenchRunReport(BaseModel):
     left_out: int = 0  # valid records after the first max_examples, not run
     calls: int
     failed: int = 0  # selected examples whose model calls failed (the next run retries them)
+    deferred: int = 0  # examples waiting on calls written to batch input files
 
 
 @dataclass(frozen=True)
@@ -273,7 +279,8 @@ def _run_locked(
     logger = _open_run(config, protocol_fp, models)
     _write_skipped(config.out_dir, plan.skipped)
     try:
-        usage = asyncio.run(_run_pending(config, done, todo, on_result, models, progress))
+        deferred: list[str] = []
+        usage = asyncio.run(_run_pending(config, done, todo, on_result, models, progress, deferred))
         summary = write_summary(config.out_dir, config=config.public_dump())
     except BaseException as error:
         status: RunStatus = "cancelled" if isinstance(error, KeyboardInterrupt) else "error"
@@ -283,7 +290,7 @@ def _run_locked(
     logger.finish(
         "success",
         sample_count=plan.selected,
-        finished_count=plan.selected - failed,
+        finished_count=plan.selected - failed - len(deferred),
         usage=usage,
         models=_models_as_used(config, usage, models),
     )
@@ -297,6 +304,7 @@ def _run_locked(
         left_out=plan.left_out,
         calls=sum(int(u["calls"]) for u in usage.values()),
         failed=failed,
+        deferred=len(deferred),
     )
 
 
@@ -454,8 +462,10 @@ async def _run_pending(
     on_result: Callable[[ResultRecord], None] | None,
     models: dict[str, MeteredModel],
     progress: bool | None,
+    deferred: list[str],
 ) -> dict[str, dict[str, Any]]:
-    """Run every selected record not in ``done``; returns each model's usage in this session."""
+    """Run every selected record not in ``done``; returns each model's usage in this session.
+    The ids of records left waiting on batch files are added to ``deferred``."""
     if todo == 0:
         return {}  # finished work: no model is even opened
     pending = (r for r in _selected_records(config) if r.id not in done)
@@ -470,7 +480,12 @@ async def _run_pending(
         bar = Progress(todo, f"bench {config.pattern}", show=progress, unit="ex")
         with JsonlWriter(config.out_dir / RESULTS_FILE) as writer, bar:
 
-            def keep(result: ResultRecord) -> None:
+            def keep(outcome: tuple[str, ResultRecord | None]) -> None:
+                record_id, result = outcome
+                if result is None:  # waits on a batch file: written when its answers are in
+                    deferred.append(record_id)
+                    bar.update(1)
+                    return
                 writer.append(result)
                 bar.update(1, failed=int(result.failure is not None or not result.complete))
                 if on_result is not None:
@@ -629,14 +644,17 @@ def _worker(
 ) -> Callable[[GroundedQARecord], Any]:
     pattern = get_pattern(config.pattern)
 
-    async def work(record: GroundedQARecord) -> ResultRecord:
-        with metering() as meter:
+    async def work(record: GroundedQARecord) -> tuple[str, ResultRecord | None]:
+        with metering() as meter, batch_scope() as batch:
             outcome = await pattern.run(record, context)
+            if batch.deferred:  # the oracle labels the final answer: not known yet
+                return record.id, None
             label = dataset_label(record, injected=config.injected_labels)
             verdicts: tuple[OracleVerdict | None, OracleVerdict | None] = (None, None)
             if label.error is None and oracle is not None:
                 label, verdicts = await label_with_oracle(record, outcome, oracle)
         outcome = outcome.model_copy(update={"usage": meter.model_copy()})
-        return make_result(record, outcome, label, threshold=config.threshold, oracle=verdicts)
+        result = make_result(record, outcome, label, threshold=config.threshold, oracle=verdicts)
+        return record.id, result
 
     return work

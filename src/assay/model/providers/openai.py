@@ -164,6 +164,16 @@ class OpenAIBackend(Backend):
             request["response_format"] = _response_format(config.json_schema, self._structured)
         return request
 
+    def batch_request(
+        self, messages: Sequence[ChatMessage], config: GenerateConfig
+    ) -> dict[str, Any] | None:
+        """The request body this call sends, for a batch input file.
+
+        In a batch file no fallback is possible: "auto" asks for the json_schema format, as
+        OpenAI takes it; for a server that wants llama-cpp-python's form, pass
+        ``--structured-output json_object``."""
+        return self._request(messages, config)
+
     async def aclose(self) -> None:
         await self._client.aclose()
 
@@ -257,24 +267,32 @@ def _error_message(response: httpx.Response) -> str:
 def _status_error(error: _StatusError) -> BackendError:
     status = error.status_code
     detail = str(error)
+    kind = status_kind(status, detail)
+    if kind is ErrorKind.AUTHENTICATION:
+        return BackendError(kind, f"HTTP {status}: check OPENAI_API_KEY or --api-key")
+    retry_after = _retry_after(error.response) if kind.retryable else None
+    return BackendError(kind, f"HTTP {status}: {detail}", retry_after_s=retry_after)
+
+
+def status_kind(status: int, detail: str) -> ErrorKind:
+    """The kind of failure an HTTP error status (with its message) stands for."""
     if status == 429:
-        retry_after = _retry_after(error.response)
-        return BackendError(ErrorKind.RATE_LIMIT, f"HTTP 429: {detail}", retry_after_s=retry_after)
+        return ErrorKind.RATE_LIMIT
     if status >= 500:
-        return BackendError(
-            ErrorKind.SERVER_ERROR,
-            f"HTTP {status}: {detail}",
-            retry_after_s=_retry_after(error.response),
-        )
+        return ErrorKind.SERVER_ERROR
     if status in (401, 403):
-        return BackendError(
-            ErrorKind.AUTHENTICATION, f"HTTP {status}: check OPENAI_API_KEY or --api-key"
-        )
+        return ErrorKind.AUTHENTICATION
     if status == 404:
-        return BackendError(ErrorKind.NOT_FOUND, f"HTTP 404: {detail}")
+        return ErrorKind.NOT_FOUND
     if "context" in detail.lower() and "length" in detail.lower():
-        return BackendError(ErrorKind.CONTEXT_LENGTH, f"HTTP {status}: {detail}")
-    return BackendError(ErrorKind.BAD_REQUEST, f"HTTP {status}: {detail}")
+        return ErrorKind.CONTEXT_LENGTH
+    return ErrorKind.BAD_REQUEST
+
+
+def completion_from_body(body: object) -> Completion:
+    """A chat-completion body (as a batch output line holds it) as a Completion, checked as a
+    live reply is; a body of any other shape raises BackendError."""
+    return _completion(body)
 
 
 def _retry_after(response: httpx.Response) -> float | None:

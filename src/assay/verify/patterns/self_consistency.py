@@ -31,7 +31,7 @@ import re
 from typing import ClassVar
 
 from ...data.citations import answer_citations
-from ...model import CallFailure
+from ...model import CallFailure, calls_deferred
 from ..types import GroundedQARecord
 from .base import (
     AnswerScore,
@@ -59,7 +59,7 @@ class SelfConsistency(Pattern):
             return await self._verify_only(record, context)
         candidates = await generate_candidates(record, context, context.settings.n)
         usable = [c for c in candidates if c.failure is None and c.text]
-        if not usable:
+        if not usable or calls_deferred():  # a critique of some samples only would be wasted
             failure = f"no usable sample ({candidates[0].failure})"
             return PatternOutcome(
                 pattern=self.name, mode="generate", candidates=tuple(candidates), failure=failure

@@ -1,0 +1,165 @@
+"""``--executor batch`` (generate, judge run, bench run) and ``assay batch import``.
+
+A batch session writes every model call that misses the response cache into batch input files
+(OpenAI Batch API format, also read by ``vllm run-batch``) instead of sending it, then stops
+with exit code 3 and says what to do next. ``assay batch import`` puts the answers into the
+response cache; the same command, run again, continues from the cache (docs/scaling.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError
+from ..redact import public_command
+
+#: Exit code of a session that wrote batch requests: import their answers, then rerun.
+EXIT_BATCH_PENDING = 3
+PROBLEMS_SHOWN = 20
+
+
+def add_executor_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("executor")
+    group.add_argument(
+        "--executor",
+        choices=("live", "batch"),
+        default="live",
+        help="live: send model calls now (default); batch: write the calls that miss the "
+        "response cache into batch input files (OpenAI Batch API / vllm run-batch) and stop",
+    )
+    group.add_argument(
+        "--batch-dir", type=Path, help="directory of the batch input files (--executor batch)"
+    )
+
+
+def batch_dir(args: argparse.Namespace) -> Path | None:
+    """The batch directory of a ``--executor batch`` session, None for a live one."""
+    if getattr(args, "executor", "live") != "batch":
+        return None
+    if args.batch_dir is None:
+        raise ConfigError("--executor batch needs --batch-dir DIR (where the requests go)")
+    if args.no_cache:
+        raise ConfigError(
+            "--executor batch needs the response cache: batch answers are imported into it",
+            hint="drop --no-cache",
+        )
+    if args.batch_dir.exists() and not args.batch_dir.is_dir():
+        raise ConfigError(f"--batch-dir {args.batch_dir} is a file, not a directory")
+    return Path(args.batch_dir)
+
+
+@contextmanager
+def batch_session(args: argparse.Namespace) -> Iterator[None]:
+    """Hold the batch directory's lock while a session writes requests into it; afterwards
+    ``args.batch_written`` says what was written (a new session starts a new file set)."""
+    directory = batch_dir(args)
+    if directory is None:
+        yield
+        return
+    from ..model import BatchWriter
+    from ..runs import RunDirLock
+
+    with RunDirLock(directory):
+        try:
+            yield
+        finally:
+            args.batch_written = BatchWriter.shared(directory).close()
+            BatchWriter.forget(directory)
+
+
+def finish_batch(args: argparse.Namespace, waiting: str) -> int | None:
+    """After a batch session: None when nothing was written (the run completed from the
+    cache), else print the files and the next steps and return :data:`EXIT_BATCH_PENDING`."""
+    directory = batch_dir(args)
+    written = getattr(args, "batch_written", None)
+    if directory is None or written is None or written.requests == 0:
+        return None
+    argv = getattr(args, "argv", None) or sys.argv[1:]
+    command = shlex.join(["assay", *public_command(argv)])
+    files = "\n".join(f"  {path}" for path in written.files)
+    print(
+        f"{waiting}; wrote {written.requests} request(s) that missed the response cache to "
+        f"{len(written.files)} batch input file(s), and sent none:\n{files}\n"
+        "next:\n"
+        "  1. run each file as a batch: OpenAI Batch API (endpoint /v1/chat/completions), or\n"
+        "     vllm run-batch -i INPUT.jsonl -o OUTPUT.jsonl --model MODEL\n"
+        f"  2. assay batch import --batch-dir {shlex.quote(str(directory))} "
+        "OUTPUT.jsonl [ERRORS.jsonl]\n"
+        f"  3. run this command again (it continues from the cache):\n  {command}",
+    )
+    return EXIT_BATCH_PENDING
+
+
+def register(subparsers: Any) -> None:
+    batch = subparsers.add_parser(
+        "batch", help="batch files (OpenAI Batch API, vllm run-batch): import their answers"
+    )
+    commands = batch.add_subparsers(dest="batch_command", metavar="COMMAND")
+    imp = commands.add_parser(
+        "import",
+        help="put batch output (and error) files into the response cache",
+        description="Put the answers of batch output files (OpenAI Batch API or vllm "
+        "run-batch format) into the response cache; errors become typed call failures. "
+        "Lines with an unknown or repeated custom_id, or a body that does not parse, are "
+        "reported (file:line) and skipped.",
+    )
+    imp.add_argument("files", type=Path, nargs="+", help="OUTPUT.jsonl [ERRORS.jsonl ...]")
+    imp.add_argument(
+        "--batch-dir",
+        type=Path,
+        help="directory of the batch input files (default: the first file's directory)",
+    )
+    imp.add_argument(
+        "--cache-path", type=Path, help="response cache file (default: ~/.cache/assay/...)"
+    )
+    imp.set_defaults(handler=_import)
+    batch.set_defaults(handler=lambda _args: _help(batch))
+
+
+def _help(parser: argparse.ArgumentParser) -> int:
+    parser.print_help()
+    return 2
+
+
+def _import(args: argparse.Namespace) -> int:
+    from ..model import (
+        ResponseCache,
+        default_cache_path,
+        import_batch_output,
+        input_files,
+        requested_ids,
+    )
+    from ..runs import RunDirLock
+
+    for path in args.files:
+        if not path.is_file():
+            raise ConfigError(f"{path}: no such file")
+    directory = args.batch_dir or args.files[0].parent
+    inputs = input_files(directory)
+    if not inputs:
+        raise ConfigError(
+            f"{directory}: no batch input files (input-*.jsonl) here",
+            hint="pass --batch-dir, the directory the run wrote its requests to",
+        )
+    with RunDirLock(directory):  # never while a run writes requests into it
+        cache = ResponseCache.shared(args.cache_path or default_cache_path())
+        report = import_batch_output(cache, args.files, requested_ids(inputs))
+        cache.flush()
+    print(
+        f"imported {report.answers} answer(s) and {report.failures} error(s) into "
+        f"{cache.path}; skipped {len(report.problems)} line(s)"
+    )
+    for problem in report.problems[:PROBLEMS_SHOWN]:
+        print(f"  skipped {problem}", file=sys.stderr)
+    if len(report.problems) > PROBLEMS_SHOWN:
+        print(f"  ... and {len(report.problems) - PROBLEMS_SHOWN} more", file=sys.stderr)
+    if report.problems:
+        return 1
+    print("next: run the command that wrote the requests again")
+    return 0
