@@ -24,18 +24,30 @@ EXIT_BATCH_PENDING = 3
 PROBLEMS_SHOWN = 20
 
 
-def add_executor_options(parser: argparse.ArgumentParser) -> None:
+def add_executor_options(parser: argparse.ArgumentParser, *, ray: bool = False) -> None:
+    """``--executor live|batch`` (and ``ray`` where the command can run on a Ray cluster)."""
     group = parser.add_argument_group("executor")
     group.add_argument(
         "--executor",
-        choices=("live", "batch"),
+        choices=("live", "batch", "ray") if ray else ("live", "batch"),
         default="live",
-        help="live: send model calls now (default); batch: write the calls that miss the "
-        "response cache into batch input files (OpenAI Batch API / vllm run-batch) and stop",
+        help="live: send model calls now from this process (default); batch: write the calls "
+        "that miss the response cache into batch input files (OpenAI Batch API / vllm "
+        "run-batch) and stop"
+        + (
+            "; ray: run the records on a Ray cluster (RAY_ADDRESS, else a local one; the "
+            "'ray' extra), results the same"
+            if ray
+            else ""
+        ),
     )
     group.add_argument(
         "--batch-dir", type=Path, help="directory of the batch input files (--executor batch)"
     )
+    if ray:
+        group.add_argument(
+            "--ray-batch-size", type=int, default=256, help="records per Ray task (default 256)"
+        )
 
 
 def batch_dir(args: argparse.Namespace) -> Path | None:

@@ -126,18 +126,8 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     _add_calibration_option(parser)
     add_prices_option(parser)
-    parser.add_argument(
-        "--executor",
-        choices=("inprocess", "ray"),
-        default="inprocess",
-        help="where records run: this process, or a Ray cluster (RAY_ADDRESS, else a local "
-        "one; the 'ray' extra); results are the same",
-    )
-    parser.add_argument(
-        "--ray-batch-size", type=int, default=256, help="records per Ray task (default 256)"
-    )
     add_model_options(parser)
-    add_executor_options(parser)
+    add_executor_options(parser, ray=True)
 
 
 def _add_role_arguments(parser: argparse.ArgumentParser) -> None:

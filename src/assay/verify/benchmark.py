@@ -111,7 +111,7 @@ class BenchmarkConfig(BaseModel):
     injected_labels: bool = False  # the file's gold labels were made by `assay perturb`
     model_options: ModelOptions = Field(default_factory=ModelOptions)
     # where the records run (not in the protocol: results are the same either way)
-    executor: Literal["inprocess", "ray"] = "inprocess"
+    executor: Literal["live", "batch", "ray"] = "live"
     ray_batch_size: int = Field(default=256, ge=1)
 
     @property

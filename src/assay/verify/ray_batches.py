@@ -70,11 +70,14 @@ async def _run_batch(config: Any, records: list[GroundedQARecord]) -> dict[str, 
 
     models = _open_models(config, {}, any(r.answer is None for r in records))
     results: list[ResultRecord] = []
+
+    def keep(outcome: tuple[str, ResultRecord | None]) -> None:
+        if outcome[1] is not None:  # None: waits on a batch file (never under Ray)
+            results.append(outcome[1])
+
     try:
         worker = _pattern_worker(config, models)
-        await run_all(
-            records, worker, results.append, concurrency=config.concurrency, progress=False
-        )
+        await run_all(records, worker, keep, concurrency=config.concurrency, progress=False)
     finally:
         for model in models.values():
             await model.aclose()
