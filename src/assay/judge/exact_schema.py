@@ -37,6 +37,7 @@ validator's own quote check locates in the output are offered, so every offered 
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import re
@@ -131,7 +132,8 @@ def exact_schema(
         "quote": {"enum": list(spans)},
         "reason": {"type": "string", "pattern": f"^{PLAIN_TEXT_CLASS}{{1,{REASON_MAX_CHARS}}}$"},
     }
-    schema = {"$comment": COMPACT_JSON, "$defs": defs, "anyOf": list(_branches(protocol))}
+    branches = _protocol_branches(protocol.model_dump_json())
+    schema = {"$comment": COMPACT_JSON, "$defs": defs, "anyOf": list(branches)}
     bound = max_reply_bytes(protocol, expected_meta, spans)
     return ExactSchema(schema_=schema, spans=spans, max_reply_bytes=bound)
 
@@ -193,6 +195,14 @@ def _reply_object(scores_schema: dict[str, Any], verdict: str, fine: Any) -> dic
     properties["flags"] = {"$ref": "#/$defs/flags"}
     properties["evidence"] = {"$ref": "#/$defs/evidence"}
     return _object(properties)
+
+
+@functools.lru_cache(maxsize=8)
+def _protocol_branches(protocol_json: str) -> tuple[dict[str, Any], ...]:
+    """The score/verdict branches depend on the protocol alone: built once per protocol, not
+    per sample (the schema is serialised, never mutated; the grammar converter works on a
+    copy)."""
+    return tuple(_branches(Protocol.model_validate_json(protocol_json)))
 
 
 def _branches(protocol: Protocol) -> Iterator[dict[str, Any]]:
