@@ -53,6 +53,13 @@ WAYS = (
 )
 
 
+def _without_empty_meta(line: str) -> str:
+    data = json.loads(line)
+    if data.get("meta", 0) is None:
+        del data["meta"]
+    return json.dumps(data, ensure_ascii=False)
+
+
 def one_output_inputs(sample_dir: Path, index: int, target: Path) -> tuple[Path, Path]:
     """Questions and manifest files holding only the index-th output of the sample."""
     line = (sample_dir / "manifest.jsonl").read_text(encoding="utf-8").splitlines()[index]
@@ -63,6 +70,8 @@ def one_output_inputs(sample_dir: Path, index: int, target: Path) -> tuple[Path,
         if q.strip() and json.loads(q)["question_id"] == question_id
     ]
     target.mkdir(parents=True, exist_ok=True)
+    # the starting commit knows no `meta` field: leave out an empty one
+    line, questions = _without_empty_meta(line), [_without_empty_meta(q) for q in questions]
     (target / "manifest.jsonl").write_text(line + "\n", encoding="utf-8")
     (target / "questions.jsonl").write_text("\n".join(questions) + "\n", encoding="utf-8")
     return target / "questions.jsonl", target / "manifest.jsonl"

@@ -33,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .. import metrics
 from ..errors import InputError
+from ..tables import Cell, Table
 from .analyze import final_evaluations, score_of
 from .archive import EvaluationRecord
 from .protocol import DIMENSION_KEYS
@@ -364,23 +365,21 @@ def _record_key(record: EvaluationRecord) -> SampleKey:
 
 
 def report_markdown(report: AgreementReport) -> str:
-    lines = [
+    head = (
         f"labels: {report.labels} from {', '.join(report.labels_files) or '-'}; "
-        f"{report.unmatched_labels} name a sample no judge evaluated",
-        "",
-        "| judge | dimension | n (invalid left out) | annotators | accuracy | kappa (quadratic) "
-        "| alpha (ordinal) | annotators' alpha | annotators' mean kappa | judge's mean kappa "
-        "with annotators |",
-        "|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    for d in report.dimensions:
-        lines.append(
-            f"| {d.judge_model} | {d.dimension} | {d.n} ({d.invalid_left_out}) "
-            f"| {len(d.annotators)} | {_fmt(d.accuracy)} | {_fmt(d.kappa_quadratic)} "
-            f"| {_fmt(d.alpha_ordinal)} | {_fmt(d.annotators_alpha)} "
-            f"| {_fmt(d.annotators_mean_kappa)} | {_fmt(d.judge_mean_kappa_with_annotators)} |"
-        )
-    return "\n".join(lines) + "\n"
+        f"{report.unmatched_labels} name a sample no judge evaluated"
+    )
+    columns = ["judge", "dimension", "n (invalid left out)", "annotators", "accuracy"]
+    columns += ["kappa (quadratic)", "alpha (ordinal)", "annotators' alpha"]
+    columns += ["annotators' mean kappa", "judge's mean kappa with annotators"]
+    rows: list[list[Cell]] = [
+        [d.judge_model, d.dimension, f"{d.n} ({d.invalid_left_out})", len(d.annotators),
+         _fmt(d.accuracy), _fmt(d.kappa_quadratic), _fmt(d.alpha_ordinal),
+         _fmt(d.annotators_alpha), _fmt(d.annotators_mean_kappa),
+         _fmt(d.judge_mean_kappa_with_annotators)]
+        for d in report.dimensions
+    ]  # fmt: skip
+    return f"{head}\n\n{Table(columns=columns, rows=rows).markdown()}\n"
 
 
 def _fmt(interval: Interval | None) -> str:

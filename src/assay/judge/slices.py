@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ..data.meta import parse_by, slices
 from ..runs import write_atomic
+from ..tables import Cell, Table
 from .analysis_types import AnalysisSettings, JudgeSummary
 from .analyze import summarize
 from .archive import EvaluationRecord, iter_archive
@@ -46,20 +47,17 @@ def write_slices(run_dir: Path, option: str, summaries: dict[str, JudgeSummary])
 
 def slices_markdown(option: str, summaries: dict[str, JudgeSummary]) -> str:
     """Per slice: its counts, and the overall score per judge x target x variant with its CI."""
-    lines = [
-        f"| {option} | samples x judges | valid | valid rate | judge | target | variant "
-        "| n | mean overall [95% CI] |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
+    rows: list[list[Cell]] = []
     for value, summary in summaries.items():
         counts = summary.counts
-        head = f"| {value} | {counts.work_items} | {counts.valid} | {counts.valid_rate:.3f}"
-        rows = [s for s in summary.scores if s.dimension == "overall_score"]
-        if not rows:
-            lines.append(f"{head} | | | | 0 | n/a |")
-        for row in rows:
-            lines.append(
-                f"{head} | {row.judge_model} | {row.target_model} | {row.prompt_variant} "
-                f"| {row.n} | {row.mean:.2f} [{row.ci_low:.2f}, {row.ci_high:.2f}] |"
-            )
-    return "\n".join(lines)
+        head: list[Cell] = [value, counts.work_items, counts.valid, f"{counts.valid_rate:.3f}"]
+        overall = [s for s in summary.scores if s.dimension == "overall_score"]
+        rows.extend(
+            [*head, r.judge_model, r.target_model, r.prompt_variant, r.n,
+             f"{r.mean:.2f} [{r.ci_low:.2f}, {r.ci_high:.2f}]"]
+            for r in overall
+        )  # fmt: skip
+        if not overall:
+            rows.append([*head, "", "", "", 0, "n/a"])
+    columns = [option, "samples x judges", "valid", "valid rate", "judge", "target", "variant"]
+    return Table(columns=[*columns, "n", "mean overall [95% CI]"], rows=rows).markdown()

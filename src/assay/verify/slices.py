@@ -12,6 +12,7 @@ from pathlib import Path
 
 from ..data.meta import parse_by, slices
 from ..runs import write_atomic
+from ..tables import Cell, Table
 from .results import RESULTS_FILE, iter_results
 from .summary import BenchSummary, build_summary
 
@@ -42,15 +43,11 @@ def write_slices(run_dir: Path, option: str, summaries: dict[str, BenchSummary])
 def slices_markdown(option: str, summaries: dict[str, BenchSummary], run: str = "") -> str:
     """One row per slice: its size, error rate and the headline metrics with their intervals."""
     header = ["run"] if run else []
-    lines = [
-        "| " + " | ".join([*header, option, "n", "error rate", *COLUMNS]) + " |",
-        "|" + "---|" * (len(header) + 3 + len(COLUMNS)),
+    rows: list[list[Cell]] = [
+        [*([run] if run else []), *slice_cells(value, summary)]
+        for value, summary in summaries.items()
     ]
-    for value, summary in summaries.items():
-        lines.append(
-            "| " + " | ".join([*([run] if run else []), *slice_cells(value, summary)]) + " |"
-        )
-    return "\n".join(lines)
+    return Table(columns=[*header, option, "n", "error rate", *COLUMNS], rows=rows).markdown()
 
 
 def slice_cells(value: str, summary: BenchSummary) -> list[str]:
