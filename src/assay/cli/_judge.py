@@ -186,6 +186,13 @@ def _register_run(commands: Any) -> None:
         action="store_true",
         help="judge the aligned samples even when outputs are missing, duplicated or unexpected",
     )
+    run.add_argument(
+        "--archive-layout",
+        choices=("shards", "files"),
+        default="shards",
+        help="how a new run stores evaluations: append-only JSONL shards with repeated texts "
+        "stored once (default), or one JSON file per evaluation; a resumed run keeps its own",
+    )
     add_model_options(run)
     add_executor_options(run)
     run.set_defaults(handler=_run)
@@ -251,6 +258,7 @@ def _run(args: argparse.Namespace) -> int:
         max_attempts=args.judge_attempts,
         concurrency=args.concurrency,
         allow_incomplete=args.allow_incomplete,
+        archive_layout=args.archive_layout,
         protocol=_protocol(args.protocol).model_copy(update={"blind": args.blind}),
         decoding=DecodingSettings(
             temperature=args.temperature,
@@ -305,7 +313,7 @@ def _validate(args: argparse.Namespace) -> int:
 
 def _describe_recheck(report: RecheckReport) -> str:
     lines = [
-        f"{report.run_dir}: {report.files} evaluation files, {report.valid} valid, "
+        f"{report.run_dir}: {report.files} evaluations, {report.valid} valid, "
         f"{report.invalid} invalid (fingerprint {report.fingerprint})",
         *(f"  {flag}: {count}" for flag, count in sorted(report.flag_counts.items())),
     ]
@@ -333,7 +341,7 @@ def _analyze(args: argparse.Namespace) -> int:
     result = analyze_run(args.run_dir, settings)
     skipped = result.summary.skipped_unreadable
     if skipped:
-        print(f"skipped {len(skipped)} unreadable record file(s):", file=sys.stderr)
+        print(f"skipped {len(skipped)} unreadable record(s):", file=sys.stderr)
         for line in skipped:
             print(f"  {line}", file=sys.stderr)
     print(json.dumps(result.headline(), indent=2))

@@ -62,7 +62,7 @@ def analyze_run(run_dir: Path, settings: AnalysisSettings | None = None) -> Anal
     records, unreadable = [], []
     for item in iter_archive(run_dir):
         if item.record is None:
-            unreadable.append(f"{item.path}: {item.error}"[:300])
+            unreadable.append(f"{item.where}: {item.error}"[:300])
         else:
             records.append(item.record)
     summary = summarize(records, settings, run_dir=str(run_dir), fingerprint=state.fingerprint)

@@ -19,7 +19,7 @@ import sys
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -37,11 +37,11 @@ from ..model import (
 from ..runs import RunDirLock, RunLog, RunLogger, RunStatus, run_all, write_atomic
 from .archive import (
     Archive,
+    ArchiveLayout,
     CallInfo,
     EvaluationRecord,
     FailureInfo,
     ProtocolState,
-    load_records,
 )
 from .evalset import EvalSet, Sample
 from .exact_schema import exact_schema
@@ -73,6 +73,7 @@ class JudgeRunConfig(BaseModel):
     protocol: Protocol = Protocol()
     decoding: DecodingSettings = DecodingSettings()
     timestamp: str | None = None  # YYYY-MM-DD written into meta; default: today (UTC)
+    archive_layout: ArchiveLayout = "shards"  # a new archive's layout; an old one keeps its own
 
 
 class JudgeRunSummary(BaseModel):
@@ -112,13 +113,16 @@ class _Work(BaseModel):
     method: Method
 
 
-def protocol_state(protocol: Protocol, decoding: DecodingSettings) -> ProtocolState:
+def protocol_state(
+    protocol: Protocol, decoding: DecodingSettings, layout: ArchiveLayout = "shards"
+) -> ProtocolState:
     return ProtocolState(
         fingerprint=protocol_fingerprint(protocol, decoding, PROMPT_TEMPLATES),
         protocol=protocol,
         decoding=decoding,
         prompt_templates=PROMPT_TEMPLATES,
         output_schema=output_schema(protocol),
+        layout=layout,
     )
 
 
@@ -142,6 +146,28 @@ def plan_work(eval_set: EvalSet, judge_names: Sequence[str], mode: Mode) -> list
     return work
 
 
+class _Attempt(NamedTuple):
+    """What a run needs of an archived attempt: small, so a resumed run over millions of
+    samples does not hold their records (the reply is kept only where a re-ask needs it)."""
+
+    number: int
+    valid: bool
+    call_failed: bool
+    raw_reply: str | None
+    problems: tuple[str, ...]
+
+    @classmethod
+    def of(cls, record: EvaluationRecord) -> _Attempt:
+        keep = not record.valid and record.call_failure is None
+        return cls(
+            number=record.attempt,
+            valid=record.valid,
+            call_failed=record.call_failure is not None,
+            raw_reply=record.raw_reply if keep else None,
+            problems=tuple(record.classification.problems()) if keep else (),
+        )
+
+
 class _JudgeSession:
     """State shared by the workers of one run session."""
 
@@ -152,19 +178,19 @@ class _JudgeSession:
         self.archive = archive
         self.config = config
         self.today = today
-        self.previous: dict[tuple[str, ...], list[EvaluationRecord]] = defaultdict(list)
+        self.previous: dict[tuple[str, ...], list[_Attempt]] = defaultdict(list)
         self.attempts_made = 0
         self.reported_models: dict[str, set[str]] = defaultdict(set)
         self.failed_now: set[tuple[str, ...]] = set()
         self.exact_refused: dict[str, str] = {}  # judge -> why its backend refused the schema
         self.deferred = 0
 
-    def attempts_of(self, work: _Work) -> list[EvaluationRecord]:
+    def attempts_of(self, work: _Work) -> list[_Attempt]:
         return self.previous[_work_key(work, self.judges[work.judge_index].name)]
 
-    def replies_of(self, work: _Work) -> list[EvaluationRecord]:
+    def replies_of(self, work: _Work) -> list[_Attempt]:
         """The attempts that got a reply (a failed call is not a judgment)."""
-        return [r for r in self.attempts_of(work) if r.call_failure is None]
+        return [a for a in self.attempts_of(work) if not a.call_failed]
 
     def finished(self, work: _Work) -> bool:
         """Valid, or out of asks, or its call failed in this session (a rerun retries it)."""
@@ -180,7 +206,7 @@ class _JudgeSession:
                 self.deferred += 1
                 return
             self.archive.add(record)
-            self.attempts_of(work).append(record)
+            self.attempts_of(work).append(_Attempt.of(record))
             self.attempts_made += 1
             if record.call_failure is not None:
                 self.failed_now.add(_work_key(work, record.judge_model))
@@ -252,7 +278,7 @@ class _JudgeSession:
         last = replies[-1] if replies else None
         if ask == 0 or last is None or last.raw_reply is None:
             return first
-        return reask_messages(first, last.raw_reply, last.classification.problems())
+        return reask_messages(first, last.raw_reply, list(last.problems))
 
     def _config(self, plan: DecodingPlan) -> GenerateConfig:
         decoding = self.config.decoding
@@ -360,7 +386,22 @@ async def _run_judges_locked(
             "also a target model, cross-judging a judge that is not",
             hint=f"targets: {', '.join(eval_set.coverage.target_models)}",
         )
-    archive = Archive.open(run_dir, protocol_state(config.protocol, config.decoding))
+    state = protocol_state(config.protocol, config.decoding, config.archive_layout)
+    archive = Archive.open(run_dir, state)
+    try:
+        return await _run_session(eval_set, judges, run_dir, config, archive, work)
+    finally:
+        archive.close()
+
+
+async def _run_session(
+    eval_set: EvalSet,
+    judges: Sequence[Model],
+    run_dir: Path,
+    config: JudgeRunConfig,
+    archive: Archive,
+    work: list[_Work],
+) -> JudgeRunSummary:
     for moved in archive.quarantine_unreadable():  # never let an unreadable file brick the run
         print(
             f"note: unreadable record moved to {moved}; its sample is judged again", file=sys.stderr
@@ -368,10 +409,10 @@ async def _run_judges_locked(
     write_atomic(run_dir / COVERAGE_FILE, eval_set.coverage.model_dump_json(indent=2))
     today = config.timestamp or dt.datetime.now(dt.UTC).date().isoformat()
     session = _JudgeSession(judges, archive, config, today)
-    for record in load_records(run_dir):
-        session.previous[record.work_key].append(record)
+    for record in archive.existing_records():
+        session.previous[record.work_key].append(_Attempt.of(record))
     for attempts in session.previous.values():
-        attempts.sort(key=lambda r: r.attempt)
+        attempts.sort(key=lambda a: a.number)
     pending = [item for item in work if not session.finished(item)]
     write_prompt_manifest(run_dir, work, judges, session)
     logger = RunLogger(run_dir, _run_log(archive, judges, config, len(work)))

@@ -53,7 +53,7 @@ COLUMNS = [
     Column(key="output_id", label="output_id", type="text"),
 ]
 _COUNTS = (
-    ("evaluation files (all attempts)", "records"),
+    ("evaluations (all attempts)", "records"),
     ("samples x judges", "work_items"),
     ("valid", "valid"),
     ("invalid", "invalid"),
@@ -144,9 +144,10 @@ def _records(run_dir: Path, notes: list[str]) -> tuple[list[Any], list[Any]]:
     invalid: list[tuple[EvaluationRecord, str]] = []
     for item in iter_archive(run_dir):
         if item.record is None:
-            notes.append(f"unreadable evaluation file {item.path}: {(item.error or '')[:200]}")
+            notes.append(f"unreadable evaluation {item.where}: {(item.error or '')[:200]}")
             continue
         where = str(item.path.relative_to(run_dir))
+        where += "" if item.line is None else f":{item.line}"
         (valid if item.in_valid_archive else invalid).append((item.record, where))
     return valid, invalid
 
