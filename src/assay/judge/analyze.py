@@ -158,19 +158,14 @@ class _Stats:
     def mean_ci(
         self, values: Sequence[float], clusters: Sequence[str]
     ) -> tuple[float, float, float]:
-        estimate = metrics.bootstrap_ci(
-            _mean,
+        estimate = metrics.cluster_mean_ci(
             np.asarray(values, dtype=float),
-            clusters=np.asarray(clusters),
+            np.asarray(clusters),
             n_resamples=self.settings.n_resamples,
             confidence=self.settings.confidence,
             seed=self.settings.seed,
         )
         return estimate.value, estimate.low, estimate.high
-
-
-def _mean(values: np.ndarray[Any, Any]) -> float:
-    return float(np.mean(values))
 
 
 def score_of(record: EvaluationRecord, field: str) -> int:
