@@ -60,7 +60,7 @@ def analyze_run(run_dir: Path, settings: AnalysisSettings | None = None) -> Anal
     if state is None:
         raise RunError(f"{run_dir} is not a judge run directory (no protocol.json)")
     records, unreadable = [], []
-    for item in iter_archive(run_dir):
+    for item in iter_archive(run_dir, summary_only=True):
         if item.record is None:
             unreadable.append(f"{item.where}: {item.error}"[:300])
         else:

@@ -18,7 +18,7 @@ refuses records made under another fingerprint.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -34,6 +34,7 @@ from .archive_shards import (
     BlobStore,
     ShardStore,
     decode_record,
+    decode_summary,
     encode_record,
     remove_line,
     repair_shards,
@@ -414,24 +415,39 @@ class ArchivedFile(BaseModel):
         return str(self.path) if self.line is None else f"{self.path}:{self.line}"
 
 
-def iter_archive(run_dir: Path) -> Iterator[ArchivedFile]:
-    """Every stored record of both archives, in a stable order; reads both layouts."""
+def iter_archive(run_dir: Path, *, summary_only: bool = False) -> Iterator[ArchivedFile]:
+    """Every stored record of both archives, in a stable order; reads both layouts.
+
+    ``summary_only``: records of the sharded layout come without their texts (prompt,
+    evaluated output, raw reply, checks, parsed reply, evidence); ids, validity, flags,
+    scores, verdict, call and meta are all there. Statistics over millions of evaluations
+    read this way several times faster.
+    """
     blobs: BlobStore | None = None
     for directory, is_valid in ((VALID_DIR, True), (INVALID_DIR, False)):
         archive = run_dir / directory
         for path in sorted(archive.rglob("*.json")):
             yield _read_record(path, is_valid)
         for shard in shard_files(archive):
-            blobs = blobs or BlobStore(run_dir)
+            if not summary_only:
+                blobs = blobs or BlobStore(run_dir)
+            source = blobs or decode_summary
             for number, line in shard_lines(shard):
-                yield _read_shard_line(shard, number, line, is_valid, blobs)
+                yield _read_shard_line(shard, number, line, is_valid, source)
 
 
 def _read_shard_line(
-    path: Path, number: int, line: str, in_valid: bool, blobs: BlobStore
+    path: Path,
+    number: int,
+    line: str,
+    in_valid: bool,
+    source: BlobStore | Callable[[str], dict[str, Any]],
 ) -> ArchivedFile:
     try:
-        record = _record_from_line(line, blobs)
+        if isinstance(source, BlobStore):
+            record = _record_from_line(line, source)
+        else:
+            record = EvaluationRecord.model_validate(source(line))
     except (ValidationError, ValueError, KeyError, TypeError, RecursionError) as error:
         return ArchivedFile(
             path=path, line=number, in_valid_archive=in_valid, record=None, error=str(error)
