@@ -92,12 +92,13 @@ def _register_agreement(commands: Any) -> None:
 
 def _agreement(args: argparse.Namespace) -> int:
     from ..judge.agreement import label_agreement, load_labels, report_markdown, write_report
-    from ..judge.archive import iter_archive, read_protocol_state
+    from ..judge.archive import read_protocol_state
+    from ..judge.evaluations import load_evaluations
 
     if read_protocol_state(args.run_dir) is None:
         raise ConfigError(f"{args.run_dir} is not a judge run directory (no protocol.json)")
     labels = [label for path in args.labels for label in load_labels(path)]
-    records = [item.record for item in iter_archive(args.run_dir) if item.record is not None]
+    records, _ = load_evaluations(args.run_dir)
     report = label_agreement(
         records,
         labels,
