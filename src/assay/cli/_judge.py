@@ -253,6 +253,7 @@ def _run(args: argparse.Namespace) -> int:
     for path in args.outputs:
         outputs.extend(load_outputs(path, allow_outside_paths=args.allow_outside_paths))
     eval_set = build_eval_set(questions, outputs)
+    del outputs  # the samples hold what the run needs of them
     print(eval_set.coverage.describe())
     config = JudgeRunConfig(
         mode=args.mode,

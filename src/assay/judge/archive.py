@@ -300,13 +300,14 @@ class Archive:
         if problem is not None:  # as in the per-file layout: keep an invalid, escaped record
             line, _ = _shard_line(_unarchivable(record, problem), blobs)
             record = _unarchivable(record, problem)
+        blobs.forget_recent()
         path = self._shards.append(record_shard_dir(self.run_dir, record), line)
         self._seen.add(identity)
         return path
 
     def _blob_store(self) -> BlobStore:
         if self._blobs is None:
-            self._blobs = BlobStore(self.run_dir)
+            self._blobs = BlobStore(self.run_dir, keep_texts=False)
         return self._blobs
 
     def close(self) -> None:

@@ -65,34 +65,51 @@ def _append(fd: int, data: bytes) -> None:
 
 
 class BlobStore:
-    """``archive_blobs.jsonl``: texts by hash, appended once each."""
+    """``archive_blobs.jsonl``: texts by hash, appended once each.
 
-    def __init__(self, run_dir: Path) -> None:
+    A reader keeps every text; a writer keeps only the hashes it has seen (memory then does
+    not grow with the texts of millions of samples) and the texts of the record being
+    written, which :meth:`get` needs to read that record back.
+    """
+
+    def __init__(self, run_dir: Path, *, keep_texts: bool = True) -> None:
         self.path = run_dir / BLOBS_FILE
         self.texts: dict[str, str] = {}
+        self.known: set[str] = set()
+        self._recent: dict[str, str] = {}
         self._fd: int | None = None
         for line in _complete_lines(self.path):
             try:
                 entry = json.loads(line)
-                self.texts[entry["h"]] = entry["t"]
+                key, text = entry["h"], entry["t"]
             except (ValueError, KeyError, TypeError, RecursionError):
                 continue  # a damaged blob line: records that need it read as unreadable
+            self.known.add(key)
+            if keep_texts:
+                self.texts[key] = text
 
     def put(self, text: str) -> str:
         key = text_hash(text)
-        if key not in self.texts:
+        self._recent[key] = text
+        if key not in self.known:
             if self._fd is None:
                 repair_partial_tail(self.path)
                 self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
             _append(self._fd, (_json_line({"h": key, "t": text}) + "\n").encode("utf-8"))
-            self.texts[key] = text
+            self.known.add(key)
         return key
 
     def get(self, key: str) -> str:
-        try:
-            return self.texts[key]
-        except KeyError:
-            raise ValueError(f"{BLOBS_FILE} has no text {key}") from None
+        text = self.texts.get(key) if self.texts else None
+        if text is None:
+            text = self._recent.get(key)
+        if text is None:
+            raise ValueError(f"{BLOBS_FILE} has no text {key}")
+        return text
+
+    def forget_recent(self) -> None:
+        """Drop the texts kept for reading back the last record (writer side)."""
+        self._recent.clear()
 
     def close(self) -> None:
         if self._fd is not None:

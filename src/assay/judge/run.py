@@ -105,8 +105,8 @@ class DecodingPlan(BaseModel):
     note: str | None = None
 
 
-class _Work(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+class _Work(NamedTuple):
+    """One sample x judge pair (a tuple: a run holds one per pair)."""
 
     sample: Sample
     judge_index: int

@@ -27,7 +27,9 @@ def ray_module() -> Any:
     try:
         import ray
     except ImportError:
-        raise ConfigError("--executor ray needs Ray, which is not installed", hint=EXTRA_HINT) from None
+        raise ConfigError(
+            "--executor ray needs Ray, which is not installed", hint=EXTRA_HINT
+        ) from None
     return ray
 
 
