@@ -195,7 +195,7 @@ def _register_run(commands: Any) -> None:
         "stored once (default), or one JSON file per evaluation; a resumed run keeps its own",
     )
     add_model_options(run)
-    add_executor_options(run)
+    add_executor_options(run, ray=True)
     run.set_defaults(handler=_run)
 
 
@@ -261,6 +261,9 @@ def _run(args: argparse.Namespace) -> int:
         concurrency=args.concurrency,
         allow_incomplete=args.allow_incomplete,
         archive_layout=args.archive_layout,
+        executor=args.executor,
+        ray_batch_size=args.ray_batch_size,
+        model_options=model_options(args) if args.executor == "ray" else None,
         protocol=_protocol(args.protocol).model_copy(update={"blind": args.blind}),
         decoding=DecodingSettings(
             temperature=args.temperature,

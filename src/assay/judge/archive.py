@@ -206,8 +206,9 @@ def record_shard_dir(run_dir: Path, record: EvaluationRecord) -> Path:
     return shard_dir(archive, record.method, judge, target)
 
 
-def _identity(record: EvaluationRecord) -> str:
-    return fingerprint([*record.work_key, record.attempt], length=20)
+def _identity(record: EvaluationRecord) -> int:
+    """64 bits of the attempt's ids: a set of millions of them stays small."""
+    return int(fingerprint([*record.work_key, record.attempt], length=16), 16)
 
 
 class Archive:
@@ -218,7 +219,7 @@ class Archive:
         self.state = state
         self._blobs: BlobStore | None = None
         self._shards = ShardStore()
-        self._seen: set[str] | None = None  # identities archived (sharded layout)
+        self._seen: set[int] | None = None  # identities archived (sharded layout)
 
     @property
     def sharded(self) -> bool:
@@ -251,7 +252,7 @@ class Archive:
 
     def existing_records(self) -> Iterator[EvaluationRecord]:
         """The readable records already archived (and, sharded, noted as archived)."""
-        seen: set[str] = set()
+        seen: set[int] = set()
         for item in iter_archive(self.run_dir):
             if item.record is not None:
                 seen.add(_identity(item.record))
@@ -531,7 +532,7 @@ def recheck_archive(run_dir: Path) -> RecheckReport:
         key: [] for key in ("unreadable", "misfiled", "reclassified", "other_fingerprint", "dup")
     }
     flag_counts: dict[str, int] = {}
-    seen: set[tuple[Any, ...]] = set()
+    seen: set[int] = set()
     counts = {"files": 0, "valid": 0, "invalid": 0}
     for item in iter_archive(run_dir):
         counts["files"] += 1
@@ -562,14 +563,14 @@ def _record_problems(
     item: ArchivedFile,
     record: EvaluationRecord,
     state: ProtocolState,
-    seen: set[tuple[Any, ...]],
+    seen: set[int],
 ) -> list[str]:
     problems = []
     if record.valid != item.in_valid_archive:
         problems.append("misfiled")
     if record.fingerprint != state.fingerprint:
         problems.append("other_fingerprint")
-    identity = (*record.work_key, record.attempt)
+    identity = _identity(record)
     if identity in seen:
         problems.append("dup")
     seen.add(identity)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import datetime as dt
 import sys
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
@@ -31,6 +31,7 @@ from ..model import (
     GenerateConfig,
     JsonSchema,
     Model,
+    ModelOptions,
     ModelResult,
     is_deferred,
 )
@@ -74,6 +75,11 @@ class JudgeRunConfig(BaseModel):
     decoding: DecodingSettings = DecodingSettings()
     timestamp: str | None = None  # YYYY-MM-DD written into meta; default: today (UTC)
     archive_layout: ArchiveLayout = "shards"  # a new archive's layout; an old one keeps its own
+    # ray: sample x judge pairs go to Ray workers in batches, which rebuild the judges from
+    # model_options (a llamacpp/ judge is loaded by each worker); the driver archives
+    executor: Literal["live", "batch", "ray"] = "live"
+    ray_batch_size: int = Field(default=64, ge=1)
+    model_options: ModelOptions | None = None
 
 
 class JudgeRunSummary(BaseModel):
@@ -169,13 +175,23 @@ class _Attempt(NamedTuple):
 
 
 class _JudgeSession:
-    """State shared by the workers of one run session."""
+    """State shared by the workers of one run session.
+
+    ``sink`` receives every finished attempt: the archive in the process that owns the run
+    directory, a list on a Ray worker (whose records the driver archives).
+    """
 
     def __init__(
-        self, judges: Sequence[Model], archive: Archive, config: JudgeRunConfig, today: str
+        self,
+        judges: Sequence[Model],
+        state: ProtocolState,
+        config: JudgeRunConfig,
+        today: str,
+        sink: Callable[[EvaluationRecord], object],
     ) -> None:
         self.judges = judges
-        self.archive = archive
+        self.state = state
+        self.sink = sink
         self.config = config
         self.today = today
         self.previous: dict[tuple[str, ...], list[_Attempt]] = defaultdict(list)
@@ -184,6 +200,7 @@ class _JudgeSession:
         self.failed_now: set[tuple[str, ...]] = set()
         self.exact_refused: dict[str, str] = {}  # judge -> why its backend refused the schema
         self.deferred = 0
+        self.remote_usage: dict[str, dict[str, Any]] = {}  # per judge, summed over Ray workers
 
     def attempts_of(self, work: _Work) -> list[_Attempt]:
         return self.previous[_work_key(work, self.judges[work.judge_index].name)]
@@ -205,11 +222,15 @@ class _JudgeSession:
             if record is None:  # the call waits in a batch file: nothing to archive yet
                 self.deferred += 1
                 return
-            self.archive.add(record)
-            self.attempts_of(work).append(_Attempt.of(record))
-            self.attempts_made += 1
-            if record.call_failure is not None:
-                self.failed_now.add(_work_key(work, record.judge_model))
+            self.keep(record)
+
+    def keep(self, record: EvaluationRecord) -> None:
+        """Hand a finished attempt to the sink and count it."""
+        self.sink(record)
+        self.previous[record.work_key].append(_Attempt.of(record))
+        self.attempts_made += 1
+        if record.call_failure is not None:
+            self.failed_now.add(record.work_key)
 
     async def _attempt(self, work: _Work, attempt: int) -> EvaluationRecord | None:
         model = self.judges[work.judge_index]
@@ -250,7 +271,7 @@ class _JudgeSession:
             if isinstance(exact, DecodingPlan):
                 return exact
             note = exact
-        schema = self.archive.state.output_schema
+        schema = self.state.output_schema
         return DecodingPlan(
             mode="schema", schema_=schema, max_tokens=decoding.max_tokens, note=note
         )
@@ -271,9 +292,7 @@ class _JudgeSession:
 
     def messages_for(self, work: _Work, request: JudgeRequest, ask: int) -> list[ChatMessage]:
         """The first prompt, or for a re-ask the prompt, the last reply and its problems."""
-        first = judge_messages(
-            work.sample, request, self.config.protocol, self.archive.state.fingerprint
-        )
+        first = judge_messages(work.sample, request, self.config.protocol, self.state.fingerprint)
         replies = self.replies_of(work)
         last = replies[-1] if replies else None
         if ask == 0 or last is None or last.raw_reply is None:
@@ -321,7 +340,7 @@ class _JudgeSession:
                 reported_model=result.model,
             )
         return EvaluationRecord(
-            fingerprint=self.archive.state.fingerprint,
+            fingerprint=self.state.fingerprint,
             question_id=sample.question_id,
             prompt_variant=sample.prompt_variant,
             target_model=sample.target_model,
@@ -408,7 +427,7 @@ async def _run_session(
         )
     write_atomic(run_dir / COVERAGE_FILE, eval_set.coverage.model_dump_json(indent=2))
     today = config.timestamp or dt.datetime.now(dt.UTC).date().isoformat()
-    session = _JudgeSession(judges, archive, config, today)
+    session = _JudgeSession(judges, archive.state, config, today, archive.add)
     for record in archive.existing_records():
         session.previous[record.work_key].append(_Attempt.of(record))
     for attempts in session.previous.values():
@@ -417,13 +436,18 @@ async def _run_session(
     write_prompt_manifest(run_dir, work, judges, session)
     logger = RunLogger(run_dir, _run_log(archive, judges, config, len(work)))
     try:
-        await run_all(
-            pending,
-            session.judge,
-            lambda _: None,
-            concurrency=config.concurrency,
-            description="judge",
-        )
+        if config.executor == "ray":
+            from .ray_batches import judge_on_ray
+
+            judge_on_ray(session, pending)
+        else:
+            await run_all(
+                pending,
+                session.judge,
+                lambda _: None,
+                concurrency=config.concurrency,
+                description="judge",
+            )
     except BaseException as error:
         status: RunStatus = "error" if isinstance(error, Exception) else "cancelled"
         logger.finish(status, error=repr(error)[:500], **_end_fields(session, work))
@@ -447,6 +471,8 @@ def _require_coverage(eval_set: EvalSet, config: JudgeRunConfig) -> None:
 def _end_fields(session: _JudgeSession, work: list[_Work]) -> dict[str, Any]:
     finished = sum(1 for item in work if session.finished(item))
     usage = {j.name: j.usage.summary() for j in session.judges}
+    if session.remote_usage:  # Ray: the workers made the calls (counts summed, no latencies)
+        usage = dict(session.remote_usage)
     models = {
         j.name: {
             **j.backend.version_info(),
@@ -473,6 +499,7 @@ def _run_log(
         sample_count=count,
         config={
             "mode": config.mode,
+            "executor": config.executor,
             "max_attempts": config.max_attempts,
             "allow_incomplete": config.allow_incomplete,
             "decoding_mode_by_judge": constrained,
@@ -499,7 +526,8 @@ def _summary(
         attempts_made=session.attempts_made,
         valid=valid,
         invalid=len(work) - valid - session.deferred,
-        model_calls=sum(j.usage.calls for j in session.judges),
+        model_calls=sum(j.usage.calls for j in session.judges)
+        + sum(u.get("calls", 0) for u in session.remote_usage.values()),
         call_failed=len(session.failed_now),
         deferred=session.deferred,
     )
@@ -511,7 +539,7 @@ def write_prompt_manifest(
     """used_prompt_manifest.md: the templates and, verbatim, one prompt per method."""
     parts = [
         "# Judge prompts used\n",
-        f"Protocol fingerprint: `{session.archive.state.fingerprint}`. Every prompt of this run is "
+        f"Protocol fingerprint: `{session.state.fingerprint}`. Every prompt of this run is "
         "rendered from the templates below; each archived record also keeps its exact prompt "
         "(`messages`). The fence code in the user prompt differs per output.\n",
     ]
