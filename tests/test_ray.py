@@ -180,3 +180,39 @@ def test_a_judge_run_on_ray_archives_what_an_in_process_run_archives(
     assert remote == local
     again = _judge(tmp_path, tmp_path / "ray", "--executor", "ray", address=cluster)
     assert "0 attempts now, 0 model calls" in again
+
+
+def _generate(tmp_path: Path, out: Path, *extra: str, address: dict[str, str] | None = None) -> str:
+    from tests.judge.helpers import write_questions
+
+    questions = write_questions(tmp_path / "questions.jsonl")
+    env = {**os.environ, "ASSAY_CACHE_DIR": str(tmp_path / f"cache-{out.name}"), **(address or {})}
+    command = [sys.executable, "-m", "assay", "generate", "--questions", str(questions)]
+    command += ["--model", "stub/a", "--model", "stub/b", "--out", str(out), *extra]
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def _outputs(out: Path) -> dict[str, object]:
+    entries = [json.loads(x) for x in (out / "manifest.jsonl").read_text().splitlines()]
+    return {
+        e["output_id"]: (
+            {k: v for k, v in e.items() if k != "generated_at"},
+            (out / e["path"]).read_text(),
+        )
+        for e in entries
+    }
+
+
+def test_generate_on_ray_writes_what_an_in_process_run_writes(
+    tmp_path: Path, cluster: dict[str, str]
+) -> None:
+    _generate(tmp_path, tmp_path / "local")
+    _generate(
+        tmp_path, tmp_path / "ray", "--executor", "ray", "--ray-batch-size", "3", address=cluster
+    )
+    remote = _outputs(tmp_path / "ray")
+    assert len(remote) == 2 * 4 and remote == _outputs(tmp_path / "local")
+    again = _generate(tmp_path, tmp_path / "ray", "--executor", "ray", address=cluster)
+    assert "generated 0 outputs (8 already there" in again

@@ -131,7 +131,7 @@ def _register_generate(subparsers: Any) -> None:
     gen.add_argument("--seed", type=int, default=0)
     gen.add_argument("--system-prompt", help="a system message sent before every prompt")
     add_model_options(gen)
-    add_executor_options(gen)
+    add_executor_options(gen, ray=True)
     gen.set_defaults(handler=_generate)
 
 
@@ -223,6 +223,9 @@ def _generate(args: argparse.Namespace) -> int:
         seed=args.seed,
         system_prompt=args.system_prompt,
         concurrency=args.concurrency,
+        executor=args.executor,
+        ray_batch_size=args.ray_batch_size,
+        model_options=model_options(args) if args.executor == "ray" else None,
     )
 
     async def go() -> Any:
