@@ -232,3 +232,33 @@ def test_an_unreadable_shard_line_is_quarantined_and_the_rest_kept(tmp_path: Pat
     moved = Archive.open(archive.run_dir, state).quarantine_unreadable()
     assert len(moved) == 1 and moved[0].read_text() == "[1, 2]\n"
     assert [item.record is not None for item in iter_archive(archive.run_dir)] == [True]
+
+
+def test_a_shard_line_keeps_its_time_and_version(tmp_path: Path) -> None:
+    state = protocol_state(Protocol(), DecodingSettings(), layout="shards")
+    archive = Archive.open(tmp_path / "run", state)
+    record = make_record(archive.state.fingerprint, dumps(valid_body()))  # made now
+    shard = archive.add(record)
+    archive.close()
+    [line] = stored_lines(shard)  # stored, not made again (differently) when read later
+    assert line["created_at"] == record.created_at and line["schema_version"] == 1
+    assert [item.record for item in iter_archive(archive.run_dir)] == [record]
+
+
+def test_the_summary_read_gives_the_statistics_the_full_read_gives(tmp_path: Path) -> None:
+    from assay.judge.evaluations import Evaluation
+
+    state = protocol_state(Protocol(), DecodingSettings(), layout="shards")
+    archive = Archive.open(tmp_path / "run", state)
+    fp = archive.state.fingerprint
+    archive.add(make_record(fp, dumps(valid_body())))
+    archive.add(make_record(fp, dumps(with_question("Q2")), question_id="Q2"))
+    archive.add(make_record(fp, "no json", question_id="Q3"))
+    archive.close()
+    full = [Evaluation.of(i.record) for i in iter_archive(archive.run_dir) if i.record]
+    summary = [
+        Evaluation.of(i.record)
+        for i in iter_archive(archive.run_dir, summary_only=True)
+        if i.record
+    ]
+    assert summary == full and len(full) == 3 and full[0].scores is not None

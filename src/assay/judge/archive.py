@@ -340,7 +340,13 @@ class Archive:
 def _shard_line(record: EvaluationRecord, blobs: BlobStore) -> tuple[str, str | None]:
     """The record as a shard line, and why it would not read back (None: it does)."""
     try:
-        line = encode_record(record.model_dump(), blobs)  # python mode keeps surrogate keys
+        # python mode keeps surrogate keys; defaults are filled in again on reading
+        data = record.model_dump(exclude_defaults=True)
+        # explicit whatever the defaults: the format's version, and the time (a default made
+        # by a factory would be made again, differently, on reading)
+        data["schema_version"] = record.schema_version
+        data["created_at"] = record.created_at
+        line = encode_record(data, blobs)
         again = _record_from_line(line, blobs)
     except (
         PydanticSerializationError,

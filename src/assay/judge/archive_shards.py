@@ -38,6 +38,8 @@ OUTPUT_REF = "@"  # the record's evaluated output
 BLOB_MARK = "#"
 TEXT_MARK = "="
 _PARAGRAPH_END = re.compile(r"(?<=\n\n)")
+_LINE_END = re.compile(r"(?<=\n)")
+META_REF = "^"  # json.dumps of the parsed reply's "meta" (the identifiers the prompt gave)
 # Paragraphs that name one sample (its identifiers, its fence code) gain nothing from a blob.
 # (the fence line is the judge prompt's, see prompts.USER_TEMPLATE)
 _UNIQUE_TO_SAMPLE = re.compile(r'"output_id"|<<<(?:BEGIN|END) OUTPUT ')
@@ -121,47 +123,51 @@ class BlobStore:
 
 
 def encode_record(data: dict[str, Any], blobs: BlobStore) -> str:
-    """A record's JSON-mode dict as one shard line (``data`` is changed in place).
+    """A record's dict as one shard line (``data`` is changed in place); fields at their
+    defaults may be left out of ``data``, and are filled in again on reading.
 
     What was moved out is said under ``_stored``: ``checks`` (the blob of the check list),
     ``raw_reply: "parsed"`` (the reply is ``json.dumps`` of the parsed object) or
     ``parsed: "raw_reply"`` (the parsed object is ``json.loads`` of the reply).
     """
-    output = data.get("evaluated_output") or ""
+    classification = data["classification"]
+    known = _known_texts(data)
     data["messages"] = [
-        {"role": m["role"], "parts": _encode_text(m["content"], output, blobs)}
+        {"role": m["role"], "parts": _encode_text(m["content"], known, blobs)}
         for m in data["messages"]
     ]
-    stored: dict[str, str] = {}
-    classification = data["classification"]
+    stored: dict[str, Any] = {}  # (scores stay inline: statistics read them without texts)
     checks = _json_line(classification["checks"])
     # The checks of an invalid reply say why it failed: kept inline, where people read them.
     if classification["valid"] and len(checks) >= MIN_BLOB_CHARS:
         stored["checks"] = blobs.put(checks)
-        classification["checks"] = None
+        del classification["checks"]
+    _store_evidence(classification, stored)  # before "parsed" may go: it reads it
     parsed, raw = classification.get("parsed"), data.get("raw_reply")
     if parsed is not None and isinstance(raw, str):
         if raw == json.dumps(parsed):
-            stored["raw_reply"], data["raw_reply"] = "parsed", None
+            stored["raw_reply"] = "parsed"
+            del data["raw_reply"]
         elif parsed == _strict_json(raw):
-            stored["parsed"], classification["parsed"] = "raw_reply", None
-    _store_evidence(classification, stored)
+            stored["parsed"] = "raw_reply"
+            del classification["parsed"]
     data["_stored"] = stored
     return _json_line(data)
 
 
 def _store_evidence(classification: dict[str, Any], stored: dict[str, Any]) -> None:
     """Evidence items that are the parsed reply's items plus ``located`` keep only that."""
-    if _reply_evidence(classification, stored) == [
-        {k: v for k, v in item.items() if k != "located"} for item in classification["evidence"]
+    evidence = classification.get("evidence")
+    if evidence and _reply_evidence(classification) == [
+        {k: v for k, v in item.items() if k != "located"} for item in evidence
     ]:
-        stored["evidence_located"] = [item["located"] for item in classification["evidence"]]
-        classification["evidence"] = None
+        stored["evidence_located"] = [item["located"] for item in evidence]
+        del classification["evidence"]
 
 
-def _reply_evidence(classification: dict[str, Any], stored: dict[str, Any]) -> Any:
+def _reply_evidence(classification: dict[str, Any]) -> Any:
     parsed = classification.get("parsed")
-    if not isinstance(parsed, dict) or not classification.get("evidence"):
+    if not isinstance(parsed, dict):
         return None
     items = parsed.get("evidence")
     if not isinstance(items, list):
@@ -187,11 +193,6 @@ def decode_record(line: str, blobs: BlobStore) -> dict[str, Any]:
     data = json.loads(line)
     if not isinstance(data, dict):
         raise ValueError("a shard line is not a JSON object")
-    output = data.get("evaluated_output") or ""
-    data["messages"] = [
-        {"role": m["role"], "content": _decode_text(m["parts"], output, blobs)}
-        for m in data["messages"]
-    ]
     stored = data.pop("_stored", {})
     classification = data["classification"]
     if "checks" in stored:
@@ -206,7 +207,21 @@ def decode_record(line: str, blobs: BlobStore) -> dict[str, Any]:
             {"dimension": i["dimension"], "quote": i["quote"], "reason": i["reason"], "located": f}
             for i, f in zip(items, stored["evidence_located"], strict=True)
         ]
+    known = _known_texts(data)
+    data["messages"] = [
+        {"role": m["role"], "content": _decode_text(m["parts"], known, blobs)}
+        for m in data["messages"]
+    ]
     return data
+
+
+def _known_texts(data: dict[str, Any]) -> dict[str, str]:
+    """Texts a stored record holds anyway, which its messages reference instead of repeating."""
+    known = {OUTPUT_REF: data.get("evaluated_output") or ""}
+    parsed = data["classification"].get("parsed")
+    if isinstance(parsed, dict) and isinstance(parsed.get("meta"), dict):
+        known[META_REF] = json.dumps(parsed["meta"])
+    return known
 
 
 def _strict_json(text: object) -> Any:
@@ -218,18 +233,29 @@ def _strict_json(text: object) -> Any:
         return None
 
 
-def _encode_text(text: str, output: str, blobs: BlobStore) -> list[str]:
-    """Parts whose concatenation is ``text``: inline pieces, blob references, the output.
+def _encode_text(text: str, known: dict[str, str], blobs: BlobStore) -> list[str]:
+    """Parts whose concatenation is ``text``: inline pieces (``=``), blob references (``#``),
+    and references to texts the record holds anyway (``known``: ``@`` the evaluated output,
+    ``^`` the identifiers the reply copied).
 
     A message without the output (the system prompt) is one blob. A message with it is cut
     at paragraphs, so the parts shared with other samples (the task, the template's fixed
-    paragraphs) become blobs and the per-sample ones (identifiers, fence lines) stay inline.
+    paragraphs and lines) become blobs and the per-sample ones (identifiers, fence lines)
+    stay inline.
     """
+    output = known.get(OUTPUT_REF, "")
     if not output or output not in text:
         return _encode_pieces([text], blobs, per_sample=False)
-    before, after = text.split(output, 1)
-    before_parts = _encode_pieces(_PARAGRAPH_END.split(before), blobs)
-    return [*before_parts, OUTPUT_REF, *_encode_pieces(_PARAGRAPH_END.split(after), blobs)]
+    return _encode_known(text, list(known.items()), blobs)
+
+
+def _encode_known(text: str, known: list[tuple[str, str]], blobs: BlobStore) -> list[str]:
+    for index, (mark, value) in enumerate(known):
+        if value and value in text:
+            before, after = text.split(value, 1)
+            rest = known[index + 1 :]
+            return [*_encode_known(before, rest, blobs), mark, *_encode_known(after, rest, blobs)]
+    return _encode_pieces(_PARAGRAPH_END.split(text), blobs)
 
 
 def _encode_pieces(pieces: list[str], blobs: BlobStore, *, per_sample: bool = True) -> list[str]:
@@ -237,23 +263,28 @@ def _encode_pieces(pieces: list[str], blobs: BlobStore, *, per_sample: bool = Tr
     inline = ""
     for piece in pieces:
         unique = per_sample and _UNIQUE_TO_SAMPLE.search(piece) is not None
+        if unique and "\n" in piece.rstrip("\n"):  # a per-sample paragraph: its lines
+            lines = _LINE_END.split(piece)
+            parts, inline = _flush(parts, inline)
+            parts += _encode_pieces(lines, blobs)
+            continue
         if len(piece) < MIN_BLOB_CHARS or unique:
             inline += piece
             continue
-        if inline:
-            parts.append(TEXT_MARK + inline)
-            inline = ""
+        parts, inline = _flush(parts, inline)
         parts.append(BLOB_MARK + blobs.put(piece))
-    if inline:
-        parts.append(TEXT_MARK + inline)
-    return parts
+    return _flush(parts, inline)[0]
 
 
-def _decode_text(parts: list[str], output: str, blobs: BlobStore) -> str:
+def _flush(parts: list[str], inline: str) -> tuple[list[str], str]:
+    return ([*parts, TEXT_MARK + inline] if inline else parts), ""
+
+
+def _decode_text(parts: list[str], known: dict[str, str], blobs: BlobStore) -> str:
     pieces = []
     for part in parts:
-        if part == OUTPUT_REF:
-            pieces.append(output)
+        if part in known:
+            pieces.append(known[part])
         elif part.startswith(BLOB_MARK):
             pieces.append(blobs.get(part[1:]))
         elif part.startswith(TEXT_MARK):
