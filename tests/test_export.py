@@ -15,6 +15,7 @@ from sklearn.metrics import roc_auc_score
 
 import assay
 from assay.cli import main
+from assay.judge.archive import iter_archive
 from tests.judge.helpers import write_manifest, write_questions
 from tests.verify.bench_fixtures import verify_only_records, write_jsonl
 
@@ -106,8 +107,7 @@ def test_judge_rows_one_per_evaluation(tmp_path: Path) -> None:
     loaded = assay.load_run(run)
     assert loaded.kind == "judge"
     frame = loaded.to_pandas()
-    files = [p for p in run.rglob("*.json") if "_evaluations" in str(p)]
-    assert len(frame) == len(files) == 8
+    assert len(frame) == len(list(iter_archive(run))) == 8
     counts = json.loads((run / "summary.json").read_text())["counts"]
     finals = frame[frame["final"]]
     assert len(finals) == counts["work_items"] and int(finals["valid"].sum()) == counts["valid"]
@@ -143,3 +143,16 @@ def test_a_missing_extra_is_one_clear_error(tmp_path: Path) -> None:
     )
     assert done.returncode == 2 and "assay[export]" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_sharded_judge_archive_exports_to_the_per_file_layout(tmp_path: Path) -> None:
+    run = _judge_run(tmp_path)
+    assert not list(run.rglob("*.json*")) or list(run.rglob("part-*.jsonl"))
+    out = tmp_path / "files"
+    assert main(["export", str(run), "--format", "files", "--out", str(out)]) == 0
+    files = sorted(p for p in out.rglob("*.json") if "_evaluations" in str(p))
+    assert len(files) == 8
+    assert [i.record for i in iter_archive(out)] == [i.record for i in iter_archive(run)]
+    assert main(["judge", "validate", str(out)]) == 0
+    assert json.loads((out / "protocol.json").read_text())["layout"] == "files"
+    assert main(["export", str(run), "--format", "files", "--out", str(out)]) == 2  # not empty

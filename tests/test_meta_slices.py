@@ -12,6 +12,7 @@ import pytest
 from assay.cli import main
 from assay.data.meta import MISSING, meta_value, parse_by
 from assay.errors import ConfigError
+from assay.judge.archive import iter_archive
 from tests.judge.helpers import write_questions
 from tests.verify.bench_fixtures import verify_only_records, write_jsonl
 
@@ -125,7 +126,7 @@ def test_judge_archives_sample_meta_and_analyze_slices_add_up(
     command = ["judge", "run", "--questions", str(qfile), "--outputs", str(manifest)]
     command += ["--judge", "stub/j", "--mode", "cross", "--out", str(run)]
     assert main(command) == 0
-    records = [json.loads(p.read_text()) for p in run.rglob("*.json") if "evaluations" in str(p)]
+    records = [i.record.model_dump() for i in iter_archive(run) if i.record is not None]
     q1 = next(r for r in records if r["question_id"] == "Q1")
     assert q1["sample_meta"] == {
         "domain": "cs",

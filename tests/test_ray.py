@@ -138,3 +138,81 @@ def test_an_interrupted_ray_run_resumes(tmp_path: Path, cluster: dict[str, str])
     assert f"{first} already done" in out or first == 2000
     ids = [json.loads(x)["id"] for x in results.read_text().splitlines()]
     assert len(ids) == len(set(ids)) == 2000
+
+
+def _judge(tmp_path: Path, out: Path, *extra: str, address: dict[str, str] | None = None) -> str:
+    from tests.judge.helpers import write_manifest, write_questions
+
+    questions = write_questions(tmp_path / "questions.jsonl")
+    manifest = write_manifest(tmp_path / "manifest.jsonl", [f"stub/t{i}" for i in range(6)])
+    env = {**os.environ, "ASSAY_CACHE_DIR": str(tmp_path / f"cache-{out.name}"), **(address or {})}
+    command = [sys.executable, "-m", "assay", "judge", "run", "--questions", str(questions)]
+    command += ["--outputs", str(manifest), "--judge", "stub/judge", "--judge", "stub/t0"]
+    command += ["--mode", "both", "--judge-attempts", "2", "--out", str(out), *extra]
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def _archived(run: Path) -> list[dict[str, object]]:
+    from assay.judge.archive import iter_archive
+
+    rows = []
+    for item in iter_archive(run):
+        assert item.record is not None
+        row = item.record.model_dump(mode="json", exclude={"created_at", "call"})
+        rows.append({**row, "finish_reason": item.record.call and item.record.call.finish_reason})
+    return sorted(rows, key=lambda r: json.dumps(r, sort_keys=True))
+
+
+def test_a_judge_run_on_ray_archives_what_an_in_process_run_archives(
+    tmp_path: Path, cluster: dict[str, str]
+) -> None:
+    _judge(tmp_path, tmp_path / "local")
+    out = _judge(
+        tmp_path, tmp_path / "ray", "--executor", "ray", "--ray-batch-size", "5", address=cluster
+    )
+    assert "judged" in out
+    assert json.loads((tmp_path / "ray" / "run.json").read_text())["config"]["executor"] == "ray"
+    local, remote = _archived(tmp_path / "local"), _archived(tmp_path / "ray")
+    assert len(remote) > 2 * 4 * 6  # every pair, and re-asks of the invalid ones
+    assert any(r["attempt"] == 2 for r in remote)
+    assert remote == local
+    again = _judge(tmp_path, tmp_path / "ray", "--executor", "ray", address=cluster)
+    assert "0 attempts now, 0 model calls" in again
+
+
+def _generate(tmp_path: Path, out: Path, *extra: str, address: dict[str, str] | None = None) -> str:
+    from tests.judge.helpers import write_questions
+
+    questions = write_questions(tmp_path / "questions.jsonl")
+    env = {**os.environ, "ASSAY_CACHE_DIR": str(tmp_path / f"cache-{out.name}"), **(address or {})}
+    command = [sys.executable, "-m", "assay", "generate", "--questions", str(questions)]
+    command += ["--model", "stub/a", "--model", "stub/b", "--out", str(out), *extra]
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def _outputs(out: Path) -> dict[str, object]:
+    entries = [json.loads(x) for x in (out / "manifest.jsonl").read_text().splitlines()]
+    return {
+        e["output_id"]: (
+            {k: v for k, v in e.items() if k != "generated_at"},
+            (out / e["path"]).read_text(),
+        )
+        for e in entries
+    }
+
+
+def test_generate_on_ray_writes_what_an_in_process_run_writes(
+    tmp_path: Path, cluster: dict[str, str]
+) -> None:
+    _generate(tmp_path, tmp_path / "local")
+    _generate(
+        tmp_path, tmp_path / "ray", "--executor", "ray", "--ray-batch-size", "3", address=cluster
+    )
+    remote = _outputs(tmp_path / "ray")
+    assert len(remote) == 2 * 4 and remote == _outputs(tmp_path / "local")
+    again = _generate(tmp_path, tmp_path / "ray", "--executor", "ray", address=cluster)
+    assert "generated 0 outputs (8 already there" in again

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from assay.judge.archive import iter_archive
 from tests.helpers.fault_server import OK, fault_server
 from tests.test_failed_calls import (  # noqa: F401 (judge_outputs is a fixture)
     ROOT,
@@ -48,10 +49,11 @@ def test_a_judge_run_archives_hostile_replies_and_resumes(
     assert validate.returncode == 0, validate.stdout + validate.stderr
     analyze = assay(tmp_path, "judge", "analyze", out, "--no-report")
     assert analyze.returncode == 0, analyze.stderr
-    records = [json.loads(p.read_text()) for p in (out / "invalid_evaluations").rglob("*.json")]
-    assert records and all(not r["valid"] for r in records)
-    assert all(r["raw_reply"] == reply for r in records)  # the raw reply, exactly
-    assert not list((out / "valid_evaluations").rglob("*.json"))
+    stored = list(iter_archive(out))
+    assert stored and all(not i.in_valid_archive for i in stored)
+    records = [i.record for i in stored if i.record is not None]
+    assert len(records) == len(stored) and all(not r.valid for r in records)
+    assert all(r.raw_reply == reply for r in records)  # the raw reply, exactly
 
 
 @pytest.mark.parametrize("reply", HOSTILE.values(), ids=HOSTILE.keys())
@@ -75,25 +77,29 @@ def test_a_bench_run_survives_hostile_checker_replies(tmp_path: Path, reply: str
     assert len(lines) == 3
 
 
+@pytest.mark.parametrize("layout", ["shards", "files"])
 def test_an_unreadable_record_is_reported_then_quarantined_and_redone(
     tmp_path: Path,
     judge_outputs: Path,  # noqa: F811
+    layout: str,
 ) -> None:
     out = tmp_path / "judge"
     command = [
         *("judge", "run", "--questions", QUESTIONS, "--outputs", judge_outputs),
-        *("--judge", "stub/judge", "--out", out),
+        *("--judge", "stub/judge", "--out", out, "--archive-layout", layout),
     ]
     assert assay(tmp_path, *command).returncode == 0
-    files = sorted((out / "valid_evaluations").rglob("*.json")) + sorted(
-        (out / "invalid_evaluations").rglob("*.json")
-    )
-    victim = files[0]
-    victim.write_text('{"schema_version": 1, "torn', encoding="utf-8")
+    victim = next(iter_archive(out)).path
+    if layout == "files":
+        victim.write_text('{"schema_version": 1, "torn', encoding="utf-8")
+    else:  # the first line of a shard, damaged in place (a complete line that does not parse)
+        _first, *rest = victim.read_text(encoding="utf-8").splitlines(keepends=True)
+        victim.write_text('{"schema_version": 1, "torn\n' + "".join(rest), encoding="utf-8")
+    finished = len([i for i in iter_archive(out) if i.record is not None])
 
     analyze = assay(tmp_path, "judge", "analyze", out, "--no-report")
     assert analyze.returncode == 0, analyze.stderr
-    assert "skipped 1 unreadable record file(s)" in analyze.stderr and victim.name in analyze.stderr
+    assert "skipped 1 unreadable record(s)" in analyze.stderr and victim.name in analyze.stderr
     summary = json.loads((out / "summary.json").read_text())
     assert len(summary["skipped_unreadable"]) == 1
 
@@ -102,4 +108,5 @@ def test_an_unreadable_record_is_reported_then_quarantined_and_redone(
     assert "unreadable record moved to" in again.stderr
     assert (out / "quarantine" / victim.relative_to(out)).exists()
     assert victim.exists()  # judged again
+    assert len([i for i in iter_archive(out) if i.record is not None]) == finished + 1
     assert assay(tmp_path, "judge", "validate", out).returncode == 0

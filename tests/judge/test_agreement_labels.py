@@ -15,7 +15,8 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from assay.cli import main
-from assay.judge.analyze import final_evaluations, score_of
+from assay.judge.analyze import final_evaluations
+from assay.judge.archive import EvaluationRecord
 
 from .helpers import write_manifest, write_questions
 
@@ -36,10 +37,15 @@ def _judge_scores(run: Path) -> dict[tuple[str, str, str], int]:
 
     records = [item.record for item in iter_archive(run) if item.record is not None]
     return {
-        (r.question_id, r.prompt_variant, r.target_model): score_of(r, DIMENSION)
+        (r.question_id, r.prompt_variant, r.target_model): _stored_score(r)
         for r in final_evaluations(records)
         if r.valid
     }
+
+
+def _stored_score(record: EvaluationRecord) -> int:
+    assert record.classification.scores is not None
+    return record.classification.scores[DIMENSION]
 
 
 def _ordinal_alpha(table: list[list[float]]) -> float:

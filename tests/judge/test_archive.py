@@ -20,7 +20,7 @@ from assay.judge.archive import (
 from assay.judge.protocol import DecodingSettings, Protocol, Thresholds
 from assay.judge.run import protocol_state
 from assay.judge.validate import classify
-from assay.model import user
+from assay.model import system, user
 
 from .helpers import META, OUTPUT_TEXT, dumps, valid_body
 
@@ -47,9 +47,23 @@ def make_record(fingerprint: str, reply: str, **ids: str) -> EvaluationRecord:
     )
 
 
-@pytest.fixture
-def archive(tmp_path: Path) -> Archive:
-    return Archive.open(tmp_path / "run", protocol_state(Protocol(), DecodingSettings()))
+@pytest.fixture(params=["shards", "files"])
+def archive(tmp_path: Path, request: pytest.FixtureRequest) -> Archive:
+    state = protocol_state(Protocol(), DecodingSettings(), layout=request.param)
+    return Archive.open(tmp_path / "run", state)
+
+
+def with_question(question_id: str) -> dict[str, object]:
+    body = valid_body()
+    body["meta"] = {**body["meta"], "question_id": question_id}
+    return body
+
+
+def stored_lines(path: Path) -> list[dict[str, object]]:
+    """The raw stored JSON: one object per file, or one per line of a shard."""
+    if path.suffix == ".jsonl":
+        return [json.loads(line) for line in path.read_text().splitlines()]
+    return [json.loads(path.read_text())]
 
 
 def test_valid_and_invalid_land_in_their_archive(archive: Archive) -> None:
@@ -61,7 +75,7 @@ def test_valid_and_invalid_land_in_their_archive(archive: Archive) -> None:
     assert bad.relative_to(archive.run_dir).parts[0] == INVALID_DIR
     readme = (archive.run_dir / INVALID_DIR / "README.md").read_text()
     assert "Invalid is not FAIL" in readme and "JUDGE_CALL_FAILED" in readme
-    stored = json.loads(bad.read_text())
+    [stored] = stored_lines(bad)  # what a person reading invalid_evaluations/ sees
     assert stored["raw_reply"] == "no json" and stored["flags"] == [
         "UNPARSABLE_OUTPUT",
         "JUDGE_REFUSAL_OR_EVASION",
@@ -118,7 +132,9 @@ def test_an_attempt_is_archived_once(archive: Archive) -> None:
         archive.add(record)
 
 
-def test_recheck_finds_misfiled_tampered_and_duplicates(archive: Archive) -> None:
+def test_recheck_finds_misfiled_tampered_and_duplicates(tmp_path: Path) -> None:
+    state = protocol_state(Protocol(), DecodingSettings(), layout="files")
+    archive = Archive.open(tmp_path / "run", state)
     fp = archive.state.fingerprint
     good = archive.add(make_record(fp, dumps(valid_body())))
     archive.add(make_record(fp, "```nope```", question_id="Q2"))
@@ -146,3 +162,103 @@ def test_recheck_finds_misfiled_tampered_and_duplicates(archive: Archive) -> Non
 def test_recheck_needs_a_run_dir(tmp_path: Path) -> None:
     with pytest.raises(RunError, match=r"protocol\.json"):
         recheck_archive(tmp_path)
+
+
+def test_recheck_finds_tampered_and_unreadable_shard_lines(tmp_path: Path) -> None:
+    state = protocol_state(Protocol(), DecodingSettings(), layout="shards")
+    archive = Archive.open(tmp_path / "run", state)
+    fp = archive.state.fingerprint
+    shard = archive.add(make_record(fp, dumps(valid_body())))
+    archive.add(make_record(fp, dumps(with_question("Q2")), question_id="Q2"))
+    archive.close()
+    assert recheck_archive(archive.run_dir).consistent
+    first, second = shard.read_text().splitlines()
+    data = json.loads(first)
+    data["_stored"].pop("raw_reply", None)
+    data["raw_reply"] = "Sure! " + json.dumps(data["classification"]["parsed"])
+    shard.write_text(json.dumps(data) + "\n" + "{not json\n" + second + "\n")
+    report = recheck_archive(archive.run_dir)
+    assert report.reclassified == (f"{shard}:1",)
+    assert len(report.unreadable) == 1 and report.unreadable[0].startswith(f"{shard}:2: ")
+    assert (report.valid, report.files) == (2, 3)
+
+
+def test_shards_store_repeated_text_once_and_read_back_exactly(tmp_path: Path) -> None:
+    state = protocol_state(Protocol(), DecodingSettings(), layout="shards")
+    archive = Archive.open(tmp_path / "run", state)
+    fp = archive.state.fingerprint
+    long_prompt = "The same system prompt, long enough to be stored once by hash.\n" * 20
+    records = []
+    for index in range(30):
+        qid = f"Q{index}"
+        record = make_record(fp, dumps(with_question(qid)), question_id=qid)
+        record = record.model_copy(
+            update={"messages": (system(long_prompt), user(f"task\n\n{OUTPUT_TEXT}\n\nend"))}
+        )
+        archive.add(record)
+        records.append(record)
+    archive.close()
+    assert [item.record for item in iter_archive(archive.run_dir)] == records
+    blobs = (archive.run_dir / "archive_blobs.jsonl").read_text().splitlines()
+    assert [json.loads(line)["t"] for line in blobs].count(long_prompt) == 1
+    shards = list((archive.run_dir / VALID_DIR).rglob("part-*.jsonl"))
+    assert len(shards) == 1 and len(shards[0].read_text().splitlines()) == 30
+    assert long_prompt[:60] not in shards[0].read_text()
+
+
+def test_a_line_cut_by_a_crash_is_never_read_and_is_cut_on_open(tmp_path: Path) -> None:
+    state = protocol_state(Protocol(), DecodingSettings(), layout="shards")
+    archive = Archive.open(tmp_path / "run", state)
+    fp = archive.state.fingerprint
+    shard = archive.add(make_record(fp, dumps(valid_body())))
+    archive.close()
+    whole = shard.read_bytes()
+    shard.write_bytes(whole + whole[: len(whole) // 2])  # a second line, cut mid-write
+    assert len(list(iter_archive(archive.run_dir))) == 1
+    reopened = Archive.open(archive.run_dir, state)
+    assert shard.read_bytes() == whole
+    reopened.add(make_record(fp, dumps(with_question("Q2")), question_id="Q2"))
+    reopened.close()
+    assert recheck_archive(archive.run_dir).consistent
+
+
+def test_an_unreadable_shard_line_is_quarantined_and_the_rest_kept(tmp_path: Path) -> None:
+    state = protocol_state(Protocol(), DecodingSettings(), layout="shards")
+    archive = Archive.open(tmp_path / "run", state)
+    fp = archive.state.fingerprint
+    shard = archive.add(make_record(fp, dumps(valid_body())))
+    archive.close()
+    shard.write_text("[1, 2]\n" + shard.read_text())
+    moved = Archive.open(archive.run_dir, state).quarantine_unreadable()
+    assert len(moved) == 1 and moved[0].read_text() == "[1, 2]\n"
+    assert [item.record is not None for item in iter_archive(archive.run_dir)] == [True]
+
+
+def test_a_shard_line_keeps_its_time_and_version(tmp_path: Path) -> None:
+    state = protocol_state(Protocol(), DecodingSettings(), layout="shards")
+    archive = Archive.open(tmp_path / "run", state)
+    record = make_record(archive.state.fingerprint, dumps(valid_body()))  # made now
+    shard = archive.add(record)
+    archive.close()
+    [line] = stored_lines(shard)  # stored, not made again (differently) when read later
+    assert line["created_at"] == record.created_at and line["schema_version"] == 1
+    assert [item.record for item in iter_archive(archive.run_dir)] == [record]
+
+
+def test_the_summary_read_gives_the_statistics_the_full_read_gives(tmp_path: Path) -> None:
+    from assay.judge.evaluations import Evaluation
+
+    state = protocol_state(Protocol(), DecodingSettings(), layout="shards")
+    archive = Archive.open(tmp_path / "run", state)
+    fp = archive.state.fingerprint
+    archive.add(make_record(fp, dumps(valid_body())))
+    archive.add(make_record(fp, dumps(with_question("Q2")), question_id="Q2"))
+    archive.add(make_record(fp, "no json", question_id="Q3"))
+    archive.close()
+    full = [Evaluation.of(i.record) for i in iter_archive(archive.run_dir) if i.record]
+    summary = [
+        Evaluation.of(i.record)
+        for i in iter_archive(archive.run_dir, summary_only=True)
+        if i.record
+    ]
+    assert summary == full and len(full) == 3 and full[0].scores is not None

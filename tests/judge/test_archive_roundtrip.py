@@ -6,11 +6,18 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from assay.json_safe import load_model, model_json
-from assay.judge.archive import QUARANTINE_DIR, Archive, iter_archive
+from assay.json_safe import model_json
+from assay.judge.archive import (
+    QUARANTINE_DIR,
+    Archive,
+    ArchiveLayout,
+    EvaluationRecord,
+    iter_archive,
+)
 from assay.judge.protocol import DecodingSettings, Protocol
 from assay.judge.run import protocol_state
 
@@ -26,29 +33,44 @@ JSONISH = st.recursive(
 )
 
 
-def _archive(tmp_path: Path) -> Archive:
-    return Archive.open(tmp_path / "run", protocol_state(Protocol(), DecodingSettings()))
+LAYOUTS = pytest.mark.parametrize("layout", ["shards", "files"])
 
 
+def _archive(tmp_path: Path, layout: ArchiveLayout = "files") -> Archive:
+    state = protocol_state(Protocol(), DecodingSettings(), layout=layout)
+    return Archive.open(tmp_path / "run", state)
+
+
+def _read_back(archive: Archive) -> list[EvaluationRecord]:
+    archive.close()
+    return [item.record for item in iter_archive(archive.run_dir) if item.record is not None]
+
+
+@LAYOUTS
 @settings(
     max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(reply=ANY_TEXT | JSONISH.map(lambda v: json.dumps(v, ensure_ascii=False)))
-def test_every_reply_round_trips_through_the_archive(tmp_path_factory, reply: str) -> None:  # type: ignore[no-untyped-def]
-    archive = _archive(tmp_path_factory.mktemp("fuzz"))
+def test_every_reply_round_trips_through_the_archive(
+    tmp_path_factory, reply: str, layout: ArchiveLayout
+) -> None:  # type: ignore[no-untyped-def]
+    archive = _archive(tmp_path_factory.mktemp("fuzz"), layout)
     record = make_record(archive.state.fingerprint, reply)
-    path = archive.add(record)
-    again = load_model(type(record), path.read_text(encoding="utf-8"))
+    archive.add(record)
+    [again] = _read_back(archive)
     assert again == record and again.raw_reply == reply
-    assert [item.record for item in iter_archive(archive.run_dir)] == [record]
 
 
-def test_a_lone_surrogate_in_a_parsed_key_reads_back_exactly(tmp_path: Path) -> None:
+@LAYOUTS
+def test_a_lone_surrogate_in_a_parsed_key_reads_back_exactly(
+    tmp_path: Path, layout: ArchiveLayout
+) -> None:
     # pydantic's JSON dump writes a surrogate key as U+FFFD without raising (found by the fuzz)
-    archive = _archive(tmp_path)
+    archive = _archive(tmp_path, layout)
     record = make_record(archive.state.fingerprint, '{"\ud800": null}')
     assert record.classification.parsed == {"\ud800": None}
-    again = load_model(type(record), archive.add(record).read_text(encoding="utf-8"))
+    archive.add(record)
+    [again] = _read_back(archive)
     assert again == record and again.classification.parsed == {"\ud800": None}
 
 
@@ -60,15 +82,18 @@ def test_model_json_escapes_only_what_utf8_cannot_hold() -> None:
     assert "café" in plain  # readable as ever when nothing needs escaping
 
 
-def test_a_deeply_nested_reply_is_invalid_with_its_raw_text_kept(tmp_path: Path) -> None:
-    archive = _archive(tmp_path)
+@LAYOUTS
+def test_a_deeply_nested_reply_is_invalid_with_its_raw_text_kept(
+    tmp_path: Path, layout: ArchiveLayout
+) -> None:
+    archive = _archive(tmp_path, layout)
     deep = '{"a":' * 300 + "1" + "}" * 300
     record = make_record(archive.state.fingerprint, deep)
     assert not record.valid and record.classification.parsed is None
     failed = {c.name for c in record.classification.failed_checks}
     assert "nesting_depth" in failed
-    path = archive.add(record)
-    assert load_model(type(record), path.read_text()).raw_reply == deep
+    archive.add(record)
+    assert [again.raw_reply for again in _read_back(archive)] == [deep]
 
 
 def test_a_moderately_nested_valid_reply_stays_valid(tmp_path: Path) -> None:

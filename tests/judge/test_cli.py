@@ -118,7 +118,7 @@ def test_stub_pipeline_generate_judge_validate_analyze(
     assert code == 0 and "16 already finished, 0 attempts now, 0 model calls" in out
 
     code, out, _ = run_cli(["judge", "validate", run], capsys)
-    assert code == 0 and "16 evaluation files" in out and out.rstrip().endswith("consistent")
+    assert code == 0 and "16 evaluations" in out and out.rstrip().endswith("consistent")
     code, out, _ = run_cli(["judge", "analyze", run, "--resamples", "200"], capsys)
     assert code == 0
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
@@ -131,7 +131,10 @@ def test_stub_pipeline_generate_judge_validate_analyze(
     assert code == 2 and "fingerprint" in err and "Traceback" not in err
 
 
-def test_validate_reports_inconsistency(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize("layout", ["shards", "files"])
+def test_validate_reports_inconsistency(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], layout: str
+) -> None:
     questions = str(write_questions(tmp_path / "q.jsonl"))
     outputs, run = str(tmp_path / "outputs"), tmp_path / "run"
     run_cli(["generate", "--questions", questions, "--model", "stub/a", "--out", outputs], capsys)
@@ -147,11 +150,21 @@ def test_validate_reports_inconsistency(tmp_path: Path, capsys: pytest.CaptureFi
             "stub/j",
             "--out",
             str(run),
+            "--archive-layout",
+            layout,
         ],
         capsys,
     )
-    victim = next((run / "valid_evaluations").rglob("*.json"))
-    victim.rename(run / "invalid_evaluations" / victim.name)
+    code, out, _ = run_cli(["judge", "validate", str(run)], capsys)
+    assert code == 0 and "consistent" in out
+    if layout == "files":
+        victim = next((run / "valid_evaluations").rglob("*.json"))
+        victim.rename(run / "invalid_evaluations" / victim.name)
+    else:  # move one line of a valid shard into an invalid shard
+        shard = next((run / "valid_evaluations").rglob("part-*.jsonl"))
+        first, *rest = shard.read_text().splitlines(keepends=True)
+        shard.write_text("".join(rest))
+        (run / "invalid_evaluations" / "part-00000.jsonl").write_text(first)
     code, out, _ = run_cli(["judge", "validate", str(run)], capsys)
     assert code == 1 and "in the wrong archive" in out and "NOT consistent" in out
 

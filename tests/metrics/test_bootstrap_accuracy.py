@@ -18,6 +18,7 @@ from assay.metrics import (
     balanced_accuracy_score,
     bootstrap_ci,
     brier_score_loss,
+    cluster_mean_ci,
     expected_calibration_error,
     precision_recall_f1,
     roc_auc_score,
@@ -66,3 +67,18 @@ def test_fast_endpoints_within_001_of_a_plain_bootstrap(
         got = fast["metrics"][name]
         assert got["low"] == pytest.approx(plain.low, abs=TOLERANCE), name
         assert got["high"] == pytest.approx(plain.high, abs=TOLERANCE), name
+
+
+@pytest.mark.parametrize("n_clusters", [150, 30_000], ids=["multinomial", "poisson"])
+def test_cluster_mean_endpoints_within_001_of_a_plain_cluster_bootstrap(n_clusters: int) -> None:
+    rng = np.random.default_rng(5)
+    n = max(1000, n_clusters * 2)
+    clusters = rng.integers(0, n_clusters, n)
+    scores = np.clip(
+        np.round(rng.normal(1.2, 0.6, n_clusters)[clusters] + rng.normal(0, 0.5, n)), 0, 2
+    )
+    plain = bootstrap_ci(np.mean, scores, clusters=clusters, n_resamples=RESAMPLES, seed=1)
+    fast = cluster_mean_ci(scores, clusters, n_resamples=RESAMPLES, seed=2)
+    assert fast.value == pytest.approx(plain.value)
+    assert abs(fast.low - plain.low) <= TOLERANCE and abs(fast.high - plain.high) <= TOLERANCE
+    assert fast.n_clusters == plain.n_clusters and fast.n == n

@@ -16,6 +16,7 @@ EXPECTED = {
     "balanced_accuracy_score",
     "bootstrap_ci",
     "brier_score_loss",
+    "cluster_mean_ci",
     "cohen_kappa_score",
     "confusion_matrix",
     "expected_calibration_error",

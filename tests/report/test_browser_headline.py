@@ -70,3 +70,23 @@ def test_the_filtered_table_downloads_as_csv(
     grounded = [line["id"] for line in lines if line["gold_error"] is False]
     assert len(rows) - 1 == len(grounded) and sorted(r[0] for r in rows[1:]) == sorted(grounded)
     assert rows[0][0] == "id"
+
+
+def test_a_sampled_report_says_so_on_the_first_screen(
+    browser: Any,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    from assay.report._html_common import SampleSettings
+    from assay.report.html import ReportOptions
+
+    data = write_jsonl(tmp_path / "data.jsonl", verify_only_records(12))
+    run = tmp_path / "run"
+    args = ["bench", "run", "--data", str(data), "--pattern", "entailment", "--out_dir", str(run)]
+    flags = ["--verifier", "lexical", "--no-cache", "--no-progress", "--n-resamples", "20"]
+    assert main([*args, *flags, "--no-report"]) == 0
+    options = ReportOptions(sampling=SampleSettings(size=5, seed=7))
+    open_report(browser, write_report(run, options=options))
+    head = wait_for(browser, ".run-head")
+    note = head.find_element("css selector", ".note")
+    assert "of 12 examples shown" in note.text and "seed 7" in note.text
+    assert note.is_displayed() and note.location["y"] < 700

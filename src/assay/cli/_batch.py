@@ -46,7 +46,10 @@ def add_executor_options(parser: argparse.ArgumentParser, *, ray: bool = False) 
     )
     if ray:
         group.add_argument(
-            "--ray-batch-size", type=int, default=256, help="records per Ray task (default 256)"
+            "--ray-batch-size",
+            type=int,
+            default=256,
+            help="records (bench) or sample x judge pairs (judge) per Ray task (default 256)",
         )
 
 

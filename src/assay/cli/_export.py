@@ -1,5 +1,5 @@
 """``assay export RUN``: a run's rows as CSV, Parquet or JSONL (one per example, claim check
-or evaluation)."""
+or evaluation), or a judge archive in the per-file layout."""
 
 from __future__ import annotations
 
@@ -20,8 +20,16 @@ def register(subparsers: Any) -> None:
         "source, cost, and the records' meta as meta.KEY columns.",
     )
     parser.add_argument("run", type=Path, help="a run directory (bench or judge)")
-    parser.add_argument("--format", choices=("csv", "parquet", "jsonl"), default="csv")
-    parser.add_argument("--out", type=Path, help="file to write (default: standard output)")
+    parser.add_argument(
+        "--format",
+        choices=("csv", "parquet", "jsonl", "files"),
+        default="csv",
+        help="files: a judge run's archive in the one-JSON-file-per-evaluation layout, "
+        "written to the directory --out",
+    )
+    parser.add_argument(
+        "--out", type=Path, help="file (directory for --format files) to write; default: stdout"
+    )
     parser.add_argument("--claims", action="store_true", help="bench runs: one row per claim")
     parser.set_defaults(handler=_export)
 
@@ -29,10 +37,25 @@ def register(subparsers: Any) -> None:
 def _export(args: argparse.Namespace) -> int:
     from ..report.export import export_run, load_run
 
+    if args.format == "files":
+        return _export_files(args.run, args.out)
     run = load_run(args.run)
     if args.claims and run.kind != "bench":
         print("note: --claims applies to bench runs; one row per evaluation", file=sys.stderr)
     out, count = export_run(run, args.format, args.out, claims=args.claims)
     if out is not None:
         print(f"wrote {count} rows to {out}", file=sys.stderr)
+    return 0
+
+
+def _export_files(run_dir: Path, out: Path | None) -> int:
+    from ..errors import ConfigError
+    from ..judge.archive import PROTOCOL_FILE, export_per_file
+
+    if out is None:
+        raise ConfigError("--format files needs --out DIR")
+    if not (run_dir / PROTOCOL_FILE).is_file():
+        raise ConfigError(f"{run_dir}: --format files takes a judge run (no {PROTOCOL_FILE})")
+    count = export_per_file(run_dir, out)
+    print(f"wrote {count} evaluation files to {out}", file=sys.stderr)
     return 0

@@ -92,12 +92,13 @@ def _register_agreement(commands: Any) -> None:
 
 def _agreement(args: argparse.Namespace) -> int:
     from ..judge.agreement import label_agreement, load_labels, report_markdown, write_report
-    from ..judge.archive import iter_archive, read_protocol_state
+    from ..judge.archive import read_protocol_state
+    from ..judge.evaluations import load_evaluations
 
     if read_protocol_state(args.run_dir) is None:
         raise ConfigError(f"{args.run_dir} is not a judge run directory (no protocol.json)")
     labels = [label for path in args.labels for label in load_labels(path)]
-    records = [item.record for item in iter_archive(args.run_dir) if item.record is not None]
+    records, _ = load_evaluations(args.run_dir)
     report = label_agreement(
         records,
         labels,
@@ -130,7 +131,7 @@ def _register_generate(subparsers: Any) -> None:
     gen.add_argument("--seed", type=int, default=0)
     gen.add_argument("--system-prompt", help="a system message sent before every prompt")
     add_model_options(gen)
-    add_executor_options(gen)
+    add_executor_options(gen, ray=True)
     gen.set_defaults(handler=_generate)
 
 
@@ -186,8 +187,15 @@ def _register_run(commands: Any) -> None:
         action="store_true",
         help="judge the aligned samples even when outputs are missing, duplicated or unexpected",
     )
+    run.add_argument(
+        "--archive-layout",
+        choices=("shards", "files"),
+        default="shards",
+        help="how a new run stores evaluations: append-only JSONL shards with repeated texts "
+        "stored once (default), or one JSON file per evaluation; a resumed run keeps its own",
+    )
     add_model_options(run)
-    add_executor_options(run)
+    add_executor_options(run, ray=True)
     run.set_defaults(handler=_run)
 
 
@@ -215,6 +223,9 @@ def _generate(args: argparse.Namespace) -> int:
         seed=args.seed,
         system_prompt=args.system_prompt,
         concurrency=args.concurrency,
+        executor=args.executor,
+        ray_batch_size=args.ray_batch_size,
+        model_options=model_options(args) if args.executor == "ray" else None,
     )
 
     async def go() -> Any:
@@ -245,12 +256,17 @@ def _run(args: argparse.Namespace) -> int:
     for path in args.outputs:
         outputs.extend(load_outputs(path, allow_outside_paths=args.allow_outside_paths))
     eval_set = build_eval_set(questions, outputs)
+    del outputs  # the samples hold what the run needs of them
     print(eval_set.coverage.describe())
     config = JudgeRunConfig(
         mode=args.mode,
         max_attempts=args.judge_attempts,
         concurrency=args.concurrency,
         allow_incomplete=args.allow_incomplete,
+        archive_layout=args.archive_layout,
+        executor=args.executor,
+        ray_batch_size=args.ray_batch_size,
+        model_options=model_options(args) if args.executor == "ray" else None,
         protocol=_protocol(args.protocol).model_copy(update={"blind": args.blind}),
         decoding=DecodingSettings(
             temperature=args.temperature,
@@ -305,7 +321,7 @@ def _validate(args: argparse.Namespace) -> int:
 
 def _describe_recheck(report: RecheckReport) -> str:
     lines = [
-        f"{report.run_dir}: {report.files} evaluation files, {report.valid} valid, "
+        f"{report.run_dir}: {report.files} evaluations, {report.valid} valid, "
         f"{report.invalid} invalid (fingerprint {report.fingerprint})",
         *(f"  {flag}: {count}" for flag, count in sorted(report.flag_counts.items())),
     ]
@@ -333,7 +349,7 @@ def _analyze(args: argparse.Namespace) -> int:
     result = analyze_run(args.run_dir, settings)
     skipped = result.summary.skipped_unreadable
     if skipped:
-        print(f"skipped {len(skipped)} unreadable record file(s):", file=sys.stderr)
+        print(f"skipped {len(skipped)} unreadable record(s):", file=sys.stderr)
         for line in skipped:
             print(f"  {line}", file=sys.stderr)
     print(json.dumps(result.headline(), indent=2))

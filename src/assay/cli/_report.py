@@ -30,15 +30,27 @@ def register(subparsers: Any) -> None:
         default=28.0,
         help="size budget of the file in MB; long texts are cut to fit (default: 28)",
     )
+    report.add_argument(
+        "--sample",
+        type=int,
+        default=20_000,
+        help="a run with more items shows every failed or invalid one and a seeded sample of "
+        "this many of the rest; counts and metrics always cover all (default: 20000)",
+    )
+    report.add_argument("--sample-seed", type=int, default=0, help="seed of that sample")
     report.set_defaults(handler=_report)
 
 
 def _report(args: argparse.Namespace) -> int:
+    from ..report._html_common import SampleSettings
     from ..report.html import ReportOptions, write_comparison, write_report
 
     if args.max_mb <= 0:
         raise ConfigError("--max-mb must be positive")
-    options = ReportOptions(max_bytes=int(args.max_mb * 1_000_000))
+    if args.sample < 1:
+        raise ConfigError("--sample must be at least 1")
+    sampling = SampleSettings(size=args.sample, seed=args.sample_seed)
+    options = ReportOptions(max_bytes=int(args.max_mb * 1_000_000), sampling=sampling)
     runs: list[Path] = args.runs
     if len(runs) > 1 and args.out is None:
         raise ConfigError("several run directories need --out FILE for the comparison report")

@@ -34,8 +34,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from .. import metrics
 from ..errors import InputError
 from ..tables import Cell, Table
-from .analyze import final_evaluations, score_of
 from .archive import EvaluationRecord
+from .evaluations import Evaluation, as_evaluations, final_evaluations
 from .protocol import DIMENSION_KEYS
 
 VERDICT_CODES = {"FAIL": 0, "PARTIAL": 1, "PASS": 2}
@@ -170,14 +170,14 @@ def _csv_rows(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
 
 
 def label_agreement(
-    records: Iterable[EvaluationRecord],
+    records: Iterable[EvaluationRecord | Evaluation],
     labels: Sequence[Label],
     *,
     n_resamples: int = 1000,
     seed: int = 0,
     files: Sequence[str] = (),
 ) -> AgreementReport:
-    finals = final_evaluations(records)
+    finals = final_evaluations(as_evaluations(records))
     evaluated = {_record_key(r) for r in finals}
     by_dimension: dict[str, dict[SampleKey, dict[str, int]]] = defaultdict(dict)
     for label in labels:
@@ -200,7 +200,7 @@ def _dimension(
     judge: str,
     dimension: str,
     units: dict[SampleKey, dict[str, int]],
-    finals: dict[SampleKey, EvaluationRecord],
+    finals: dict[SampleKey, Evaluation],
     n_resamples: int,
     seed: int,
 ) -> DimensionAgreement:
@@ -352,15 +352,15 @@ def _scale(dimension: str) -> list[int]:
     return [0, 1, 2]  # a rubric dimension, or a verdict as FAIL < PARTIAL < PASS
 
 
-def _judge_score(record: EvaluationRecord, dimension: str) -> int:
+def _judge_score(record: Evaluation, dimension: str) -> int:
     if dimension == "verdict":
-        verdict = record.classification.verdict
+        verdict = record.verdict
         assert verdict is not None  # valid evaluations have one
         return VERDICT_CODES[verdict]
-    return score_of(record, dimension)
+    return record.score(dimension)
 
 
-def _record_key(record: EvaluationRecord) -> SampleKey:
+def _record_key(record: Evaluation) -> SampleKey:
     return (record.question_id, record.prompt_variant, record.target_model)
 
 

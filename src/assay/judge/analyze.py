@@ -36,8 +36,9 @@ from .analysis_types import (
     VariantEffectRow,
     VerdictRow,
 )
-from .archive import EvaluationRecord, iter_archive, read_protocol_state
+from .archive import EvaluationRecord, read_protocol_state
 from .evalset import CoverageReport
+from .evaluations import Evaluation, as_evaluations, final_evaluations, load_evaluations
 from .protocol import DIMENSION_KEYS, MAX_OVERALL, SCORE_VALUES, VERDICTS
 from .run import COVERAGE_FILE
 
@@ -59,12 +60,7 @@ def analyze_run(run_dir: Path, settings: AnalysisSettings | None = None) -> Anal
     state = read_protocol_state(run_dir)
     if state is None:
         raise RunError(f"{run_dir} is not a judge run directory (no protocol.json)")
-    records, unreadable = [], []
-    for item in iter_archive(run_dir):
-        if item.record is None:
-            unreadable.append(f"{item.path}: {item.error}"[:300])
-        else:
-            records.append(item.record)
+    records, unreadable = load_evaluations(run_dir)
     summary = summarize(records, settings, run_dir=str(run_dir), fingerprint=state.fingerprint)
     summary = summary.model_copy(
         update={
@@ -105,25 +101,14 @@ def _coverage(run_dir: Path) -> CoverageReport | None:
     return CoverageReport.model_validate_json(path.read_text(encoding="utf-8"))
 
 
-def final_evaluations(records: Iterable[EvaluationRecord]) -> list[EvaluationRecord]:
-    """Per sample x judge: the valid attempt if any, else the last attempt."""
-    by_work: dict[tuple[str, ...], list[EvaluationRecord]] = defaultdict(list)
-    for record in records:
-        by_work[record.work_key].append(record)
-    finals = []
-    for attempts in by_work.values():
-        attempts.sort(key=lambda r: r.attempt)
-        finals.append(next((r for r in attempts if r.valid), attempts[-1]))
-    return finals
-
-
 def summarize(
-    records: Sequence[EvaluationRecord],
+    evaluations: Iterable[EvaluationRecord | Evaluation],
     settings: AnalysisSettings,
     *,
     run_dir: str = "",
     fingerprint: str = "",
 ) -> JudgeSummary:
+    records = as_evaluations(evaluations)
     finals = final_evaluations(records)
     valid = [r for r in finals if r.valid]
     stats = _Stats(settings)
@@ -158,10 +143,9 @@ class _Stats:
     def mean_ci(
         self, values: Sequence[float], clusters: Sequence[str]
     ) -> tuple[float, float, float]:
-        estimate = metrics.bootstrap_ci(
-            _mean,
+        estimate = metrics.cluster_mean_ci(
             np.asarray(values, dtype=float),
-            clusters=np.asarray(clusters),
+            np.asarray(clusters),
             n_resamples=self.settings.n_resamples,
             confidence=self.settings.confidence,
             seed=self.settings.seed,
@@ -169,29 +153,20 @@ class _Stats:
         return estimate.value, estimate.low, estimate.high
 
 
-def _mean(values: np.ndarray[Any, Any]) -> float:
-    return float(np.mean(values))
-
-
-def score_of(record: EvaluationRecord, field: str) -> int:
-    classification = record.classification
-    if field == "overall_score":
-        assert classification.overall_score is not None
-        return classification.overall_score
-    assert classification.scores is not None
-    return classification.scores[field]
+def score_of(record: Evaluation, field: str) -> int:
+    return record.score(field)
 
 
 def _group(
-    records: Iterable[EvaluationRecord], key: Callable[[EvaluationRecord], tuple[str, ...]]
-) -> dict[tuple[str, ...], list[EvaluationRecord]]:
-    groups: dict[tuple[str, ...], list[EvaluationRecord]] = defaultdict(list)
+    records: Iterable[Evaluation], key: Callable[[Evaluation], tuple[str, ...]]
+) -> dict[tuple[str, ...], list[Evaluation]]:
+    groups: dict[tuple[str, ...], list[Evaluation]] = defaultdict(list)
     for record in records:
         groups[key(record)].append(record)
     return dict(sorted(groups.items()))
 
 
-def _cell(r: EvaluationRecord) -> tuple[str, ...]:
+def _cell(r: Evaluation) -> tuple[str, ...]:
     return (r.method, r.judge_model, r.target_model, r.prompt_variant)
 
 
@@ -202,7 +177,7 @@ def _rate(part: int, whole: int) -> float:
 # ---------------------------------------------------------------- tables
 
 
-def _counts(records: Sequence[EvaluationRecord], finals: Sequence[EvaluationRecord]) -> Counts:
+def _counts(records: Sequence[Evaluation], finals: Sequence[Evaluation]) -> Counts:
     firsts = [r for r in records if r.attempt == 1]
     valid = sum(r.valid for r in finals)
     first_valid = sum(r.valid for r in firsts)
@@ -223,7 +198,7 @@ def _counts(records: Sequence[EvaluationRecord], finals: Sequence[EvaluationReco
     )
 
 
-def score_rows(valid: Sequence[EvaluationRecord], stats: _Stats) -> Iterable[ScoreRow]:
+def score_rows(valid: Sequence[Evaluation], stats: _Stats) -> Iterable[ScoreRow]:
     for (method, judge, target, variant), group in _group(valid, _cell).items():
         for field in SCORE_FIELDS:
             values = [score_of(r, field) for r in group]
@@ -241,9 +216,9 @@ def score_rows(valid: Sequence[EvaluationRecord], stats: _Stats) -> Iterable[Sco
             )
 
 
-def verdict_rows(valid: Sequence[EvaluationRecord]) -> Iterable[VerdictRow]:
+def verdict_rows(valid: Sequence[Evaluation]) -> Iterable[VerdictRow]:
     for (method, judge, target, variant), group in _group(valid, _cell).items():
-        counted = Counter(r.classification.verdict for r in group)
+        counted = Counter(r.verdict for r in group)
         yield VerdictRow(
             method=method,
             judge_model=judge,
@@ -254,9 +229,7 @@ def verdict_rows(valid: Sequence[EvaluationRecord]) -> Iterable[VerdictRow]:
         )
 
 
-def variant_effect_rows(
-    valid: Sequence[EvaluationRecord], stats: _Stats
-) -> Iterable[VariantEffectRow]:
+def variant_effect_rows(valid: Sequence[Evaluation], stats: _Stats) -> Iterable[VariantEffectRow]:
     """Each variant against the first variant (sorted labels), paired by question."""
     by_setting = _group(valid, lambda r: (r.method, r.judge_model, r.target_model))
     for (method, judge, target), group in by_setting.items():
@@ -287,7 +260,7 @@ def variant_effect_rows(
 
 
 def invalid_rows(
-    records: Sequence[EvaluationRecord], finals: Sequence[EvaluationRecord]
+    records: Sequence[Evaluation], finals: Sequence[Evaluation]
 ) -> Iterable[InvalidRow]:
     firsts = _group((r for r in records if r.attempt == 1), _cell)
     for cell, group in _group(finals, _cell).items():
@@ -310,13 +283,11 @@ def invalid_rows(
         )
 
 
-def _sample_key(r: EvaluationRecord) -> tuple[str, str, str, str]:
+def _sample_key(r: Evaluation) -> tuple[str, str, str, str]:
     return (r.question_id, r.prompt_variant, r.target_model, r.output_id)
 
 
-def self_preference_rows(
-    valid: Sequence[EvaluationRecord], stats: _Stats
-) -> Iterable[SelfPreferenceRow]:
+def self_preference_rows(valid: Sequence[Evaluation], stats: _Stats) -> Iterable[SelfPreferenceRow]:
     """Self-judge minus mean cross-judge score on the same outputs, per model."""
     for model in sorted({r.target_model for r in valid if r.method == "self_judge"}):
         own = {
@@ -353,15 +324,15 @@ def self_preference_rows(
             )
 
 
-def blind_mode(records: Sequence[EvaluationRecord]) -> str:
+def blind_mode(records: Sequence[Evaluation]) -> str:
     """ "blind", "not blind" or "mixed": whether the judges saw aliases or the real names."""
-    modes = {"blind" if r.aliases else "not blind" for r in records}
+    modes = {"blind" if r.blind else "not blind" for r in records}
     return modes.pop() if len(modes) == 1 else "mixed"
 
 
-def agreement_rows(valid: Sequence[EvaluationRecord]) -> Iterable[AgreementRow]:
+def agreement_rows(valid: Sequence[Evaluation]) -> Iterable[AgreementRow]:
     """Weighted kappa per judge pair and Krippendorff's alpha over all judges, per dimension."""
-    scopes: dict[Literal["cross_only", "all_methods"], list[EvaluationRecord]] = {
+    scopes: dict[Literal["cross_only", "all_methods"], list[Evaluation]] = {
         "cross_only": [r for r in valid if r.method == "cross_judge"],
         "all_methods": list(valid),
     }
@@ -378,7 +349,7 @@ def agreement_rows(valid: Sequence[EvaluationRecord]) -> Iterable[AgreementRow]:
                 yield alpha
 
 
-_Ratings = dict[tuple[str, tuple[str, str, str, str]], EvaluationRecord]
+_Ratings = dict[tuple[str, tuple[str, str, str, str]], Evaluation]
 
 
 def _labels(field: str) -> list[int]:

@@ -1,27 +1,47 @@
 """The evaluation archive of a run directory.
 
-Every judge reply (and every failed judge call) becomes one JSON file in exactly one of
-``valid_evaluations/`` and ``invalid_evaluations/``, written atomically, never rewritten:
-``<archive>/<method>/<judge>/<target>/<question>__<variant>.a<attempt>.<hash>.json``.
-Every path part is sanitised, so ids from user data cannot leave the run directory.
-``protocol.json`` holds the protocol and its fingerprint; an archive refuses records made
-under another fingerprint.
+Every judge reply (and every failed judge call) is stored once, never rewritten, in exactly
+one of ``valid_evaluations/`` and ``invalid_evaluations/``, in one of two layouts:
+
+- ``shards`` (new runs): one line per attempt in append-only JSONL shards,
+  ``<archive>/<method>/<judge>/<target>/part-NNNNN.jsonl``, with repeated texts stored once
+  in ``archive_blobs.jsonl`` (see :mod:`.archive_shards`);
+- ``files`` (runs made before the shards, or ``--archive-layout files``): one JSON file per
+  attempt, ``<archive>/<method>/<judge>/<target>/<question>__<variant>.a<attempt>.<hash>.json``,
+  written atomically.
+
+Readers take both. Every path part is sanitised, so ids from user data cannot leave the run
+directory. ``protocol.json`` holds the protocol, its fingerprint and the layout; an archive
+refuses records made under another fingerprint.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic_core import PydanticSerializationError
 
 from ..data.questions import model_dir_name
 from ..errors import RunError
 from ..json_safe import load_model, model_json
 from ..model import ChatMessage
 from ..runs import fingerprint, inside, safe_filename, utc_now, write_atomic
+from .archive_shards import (
+    BlobStore,
+    ShardStore,
+    decode_record,
+    decode_summary,
+    encode_record,
+    remove_line,
+    repair_shards,
+    shard_dir,
+    shard_files,
+    shard_lines,
+)
 from .findings import Check
 from .protocol import UNPARSABLE_OUTPUT, DecodingMode, DecodingSettings, Method, Protocol
 from .validate import Classification, classify
@@ -29,16 +49,26 @@ from .validate import Classification, classify
 VALID_DIR = "valid_evaluations"
 INVALID_DIR = "invalid_evaluations"
 PROTOCOL_FILE = "protocol.json"
-QUARANTINE_DIR = "quarantine"  # unreadable record files, moved out of the archives
+QUARANTINE_DIR = "quarantine"  # unreadable records (files or shard lines), moved out
 RECORD_SCHEMA_VERSION = 1
+ArchiveLayout = Literal["files", "shards"]
 
 INVALID_README = """\
 # invalid_evaluations/
 
 This directory holds every judge reply that failed validation under the judge protocol, and
-every judge call that failed (no reply at all). One JSON file per attempt, laid out as
-`<method>/<judge model>/<target model>/<question>__<variant>.a<attempt>.<hash>.json`
-(`/` in model names becomes `--`; the hash covers every identifier, output_id included).
+every judge call that failed (no reply at all), one record per attempt, in the layout named
+in `../protocol.json` (`layout`):
+
+- `shards`: one JSON line per attempt in `<method>/<judge model>/<target model>/part-NNNNN.jsonl`;
+  texts that repeat (prompt lines, the list of checks) are stored once in
+  `../archive_blobs.jsonl` and referenced by hash (`assay export RUN --format files` writes
+  the per-file layout);
+- `files`: one JSON file per attempt,
+  `<method>/<judge model>/<target model>/<question>__<variant>.a<attempt>.<hash>.json`
+  (the hash covers every identifier, output_id included).
+
+`/` in model names becomes `--`.
 
 **Invalid is not FAIL.** An invalid evaluation says nothing about the quality of the evaluated
 output: the *judge* did not produce a usable judgment. Invalid evaluations never enter score
@@ -153,9 +183,13 @@ class ProtocolState(BaseModel):
     prompt_templates: dict[str, str]
     output_schema: dict[str, Any]
     created_at: str = Field(default_factory=utc_now)
+    # how records are stored; not part of the fingerprint (protocol.json files written
+    # before the sharded layout have no field: they are per-file)
+    layout: ArchiveLayout = "files"
 
 
 def record_path(run_dir: Path, record: EvaluationRecord) -> Path:
+    """Where the per-file layout keeps a record."""
     archive = run_dir / (VALID_DIR if record.valid else INVALID_DIR)
     readable = safe_filename(f"{record.question_id}__{record.prompt_variant}", max_length=40)
     digest = fingerprint(list(record.work_key), length=10)  # tells outputs and ids apart
@@ -164,16 +198,39 @@ def record_path(run_dir: Path, record: EvaluationRecord) -> Path:
     return inside(archive, record.method, judge, target, name)
 
 
+def record_shard_dir(run_dir: Path, record: EvaluationRecord) -> Path:
+    """Where the sharded layout keeps a record: the shard directory of its method x judge x
+    target, in the archive its validity puts it in."""
+    archive = run_dir / (VALID_DIR if record.valid else INVALID_DIR)
+    judge, target = model_dir_name(record.judge_model), model_dir_name(record.target_model)
+    return shard_dir(archive, record.method, judge, target)
+
+
+def _identity(record: EvaluationRecord) -> int:
+    """64 bits of the attempt's ids: a set of millions of them stays small."""
+    return int(fingerprint([*record.work_key, record.attempt], length=16), 16)
+
+
 class Archive:
     """The valid/invalid archives of one run directory, under one fingerprint."""
 
     def __init__(self, run_dir: Path, state: ProtocolState) -> None:
         self.run_dir = run_dir
         self.state = state
+        self._blobs: BlobStore | None = None
+        self._shards = ShardStore()
+        self._seen: set[int] | None = None  # identities archived (sharded layout)
+
+    @property
+    def sharded(self) -> bool:
+        return self.state.layout == "shards"
 
     @classmethod
     def open(cls, run_dir: Path, state: ProtocolState) -> Archive:
-        """Open or create; refuses a directory whose records used another fingerprint."""
+        """Open or create; refuses a directory whose records used another fingerprint.
+
+        An existing archive keeps its layout; a new one takes ``state.layout``.
+        """
         existing = read_protocol_state(run_dir)
         if existing is not None and existing.fingerprint != state.fingerprint:
             raise RunError(
@@ -188,14 +245,29 @@ class Archive:
         (run_dir / VALID_DIR).mkdir(exist_ok=True)
         (run_dir / INVALID_DIR).mkdir(exist_ok=True)
         write_atomic(run_dir / INVALID_DIR / "README.md", INVALID_README)
-        return cls(run_dir, existing or state)
+        archive = cls(run_dir, existing or state)
+        if archive.sharded:
+            repair_shards(run_dir, (VALID_DIR, INVALID_DIR))  # lines a crash cut short
+        return archive
+
+    def existing_records(self) -> Iterator[EvaluationRecord]:
+        """The readable records already archived (and, sharded, noted as archived)."""
+        seen: set[int] = set()
+        for item in iter_archive(self.run_dir):
+            if item.record is not None:
+                seen.add(_identity(item.record))
+                yield item.record
+        self._seen = seen
 
     def add(self, record: EvaluationRecord) -> Path:
+        """Archive one record; returns the file that holds it."""
         if record.fingerprint != self.state.fingerprint:
             raise RunError(
                 f"refusing a record made under fingerprint {record.fingerprint} in an archive "
                 f"of fingerprint {self.state.fingerprint}"
             )
+        if self.sharded:
+            return self._add_to_shard(record)
         path = record_path(self.run_dir, record)
         if path.exists() or _other_archive(self.run_dir, path).exists():
             raise RunError(f"an evaluation for this attempt is already archived: {path}")
@@ -213,23 +285,83 @@ class Archive:
         write_atomic(path, model_json(fallback, indent=2))
         return path
 
+    def _add_to_shard(self, record: EvaluationRecord) -> Path:
+        if self._seen is None:
+            for _ in self.existing_records():
+                pass
+        assert self._seen is not None
+        identity = _identity(record)
+        if identity in self._seen:
+            raise RunError(
+                "an evaluation for this attempt is already archived: "
+                f"{record.work_key} attempt {record.attempt}"
+            )
+        blobs = self._blob_store()
+        line, problem = _shard_line(record, blobs)
+        if problem is not None:  # as in the per-file layout: keep an invalid, escaped record
+            line, _ = _shard_line(_unarchivable(record, problem), blobs)
+            record = _unarchivable(record, problem)
+        blobs.forget_recent()
+        path = self._shards.append(record_shard_dir(self.run_dir, record), line)
+        self._seen.add(identity)
+        return path
+
+    def _blob_store(self) -> BlobStore:
+        if self._blobs is None:
+            self._blobs = BlobStore(self.run_dir, keep_texts=False)
+        return self._blobs
+
+    def close(self) -> None:
+        self._shards.close()
+        if self._blobs is not None:
+            self._blobs.close()
+
     def quarantine_unreadable(self) -> list[Path]:
-        """Move record files that cannot be read out of the archives, so the run redoes them.
+        """Move records that cannot be read out of the archives, so the run redoes them.
 
         A file a crash or a bug left unreadable would otherwise stop every later run ("already
         archived") and be skipped by analyze. Returns where each one went.
         """
         moved = []
-        for item in iter_archive(self.run_dir):
-            if item.record is not None:
-                continue
-            target = inside(
-                self.run_dir, QUARANTINE_DIR, *item.path.relative_to(self.run_dir).parts
-            )
+        unreadable = [item for item in iter_archive(self.run_dir) if item.record is None]
+        for item in reversed(unreadable):  # later lines first: line numbers stay right
+            relative = item.path.relative_to(self.run_dir).parts
+            target = inside(self.run_dir, QUARANTINE_DIR, *relative)
             target.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(item.path, target)
+            if item.line is None:
+                os.replace(item.path, target)
+            else:
+                remove_line(item.path, item.line, target)
             moved.append(target)
+        self._seen = None
         return moved
+
+
+def _shard_line(record: EvaluationRecord, blobs: BlobStore) -> tuple[str, str | None]:
+    """The record as a shard line, and why it would not read back (None: it does)."""
+    try:
+        # python mode keeps surrogate keys; defaults are filled in again on reading
+        data = record.model_dump(exclude_defaults=True)
+        # explicit whatever the defaults: the format's version, and the time (a default made
+        # by a factory would be made again, differently, on reading)
+        data["schema_version"] = record.schema_version
+        data["created_at"] = record.created_at
+        line = encode_record(data, blobs)
+        again = _record_from_line(line, blobs)
+    except (
+        PydanticSerializationError,
+        ValidationError,
+        ValueError,
+        KeyError,
+        TypeError,
+        RecursionError,
+    ) as error:
+        return "", f"the archived record does not read back: {type(error).__name__}: {error}"[:500]
+    return line, None if again == record else "the archived record reads back different"
+
+
+def _record_from_line(line: str, blobs: BlobStore) -> EvaluationRecord:
+    return EvaluationRecord.model_validate(decode_record(line, blobs))
 
 
 def _read_back_problem(path: Path, record: EvaluationRecord) -> str | None:
@@ -273,7 +405,10 @@ def read_protocol_state(run_dir: Path) -> ProtocolState | None:
 
 
 class ArchivedFile(BaseModel):
-    """A record file and the archive it sits in (``record`` is None when unreadable)."""
+    """A stored record and where it sits (``record`` is None when unreadable).
+
+    ``line`` is the line of a shard (sharded layout); None for a per-file record.
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -281,13 +416,51 @@ class ArchivedFile(BaseModel):
     in_valid_archive: bool
     record: EvaluationRecord | None
     error: str | None = None
+    line: int | None = None
+
+    @property
+    def where(self) -> str:
+        return str(self.path) if self.line is None else f"{self.path}:{self.line}"
 
 
-def iter_archive(run_dir: Path) -> Iterator[ArchivedFile]:
-    """Every record file of both archives, in a stable order."""
+def iter_archive(run_dir: Path, *, summary_only: bool = False) -> Iterator[ArchivedFile]:
+    """Every stored record of both archives, in a stable order; reads both layouts.
+
+    ``summary_only``: records of the sharded layout come without their texts (prompt,
+    evaluated output, raw reply, checks, parsed reply, evidence); ids, validity, flags,
+    scores, verdict, call and meta are all there. Statistics over millions of evaluations
+    read this way several times faster.
+    """
+    blobs: BlobStore | None = None
     for directory, is_valid in ((VALID_DIR, True), (INVALID_DIR, False)):
-        for path in sorted((run_dir / directory).rglob("*.json")):
+        archive = run_dir / directory
+        for path in sorted(archive.rglob("*.json")):
             yield _read_record(path, is_valid)
+        for shard in shard_files(archive):
+            if not summary_only:
+                blobs = blobs or BlobStore(run_dir)
+            source = blobs or decode_summary
+            for number, line in shard_lines(shard):
+                yield _read_shard_line(shard, number, line, is_valid, source)
+
+
+def _read_shard_line(
+    path: Path,
+    number: int,
+    line: str,
+    in_valid: bool,
+    source: BlobStore | Callable[[str], dict[str, Any]],
+) -> ArchivedFile:
+    try:
+        if isinstance(source, BlobStore):
+            record = _record_from_line(line, source)
+        else:
+            record = EvaluationRecord.model_validate(source(line))
+    except (ValidationError, ValueError, KeyError, TypeError, RecursionError) as error:
+        return ArchivedFile(
+            path=path, line=number, in_valid_archive=in_valid, record=None, error=str(error)
+        )
+    return ArchivedFile(path=path, line=number, in_valid_archive=in_valid, record=record)
 
 
 def _read_record(path: Path, in_valid: bool) -> ArchivedFile:
@@ -301,6 +474,26 @@ def _read_record(path: Path, in_valid: bool) -> ArchivedFile:
 def load_records(run_dir: Path) -> list[EvaluationRecord]:
     """The readable records of both archives."""
     return [item.record for item in iter_archive(run_dir) if item.record is not None]
+
+
+def export_per_file(run_dir: Path, out_dir: Path) -> int:
+    """Write every record of ``run_dir`` (either layout) to ``out_dir`` in the per-file
+    layout, with protocol.json and the README; returns the number of records written."""
+    state = read_protocol_state(run_dir)
+    if state is None:
+        raise RunError(f"{run_dir} is not a judge run directory (no {PROTOCOL_FILE})")
+    if out_dir.exists() and any(out_dir.iterdir()):
+        raise RunError(f"{out_dir} is not empty", hint="give a new or empty directory")
+    archive = Archive.open(out_dir, state.model_copy(update={"layout": "files"}))
+    count = 0
+    for item in iter_archive(run_dir):
+        if item.record is None:
+            raise RunError(f"unreadable record {item.where}: {(item.error or '')[:200]}")
+        path = record_path(archive.run_dir, item.record)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, model_json(item.record, indent=2))
+        count += 1
+    return count
 
 
 # ---------------------------------------------------------------- offline re-check
@@ -345,19 +538,19 @@ def recheck_archive(run_dir: Path) -> RecheckReport:
         key: [] for key in ("unreadable", "misfiled", "reclassified", "other_fingerprint", "dup")
     }
     flag_counts: dict[str, int] = {}
-    seen: set[tuple[Any, ...]] = set()
+    seen: set[int] = set()
     counts = {"files": 0, "valid": 0, "invalid": 0}
     for item in iter_archive(run_dir):
         counts["files"] += 1
         record = item.record
         if record is None:
-            found["unreadable"].append(f"{item.path}: {(item.error or '')[:200]}")
+            found["unreadable"].append(f"{item.where}: {(item.error or '')[:200]}")
             continue
         counts["valid" if record.valid else "invalid"] += 1
         for flag in record.flags:
             flag_counts[flag] = flag_counts.get(flag, 0) + 1
         for problem in _record_problems(item, record, state, seen):
-            found[problem].append(str(item.path))
+            found[problem].append(item.where)
     return RecheckReport(
         run_dir=str(run_dir),
         fingerprint=state.fingerprint,
@@ -376,14 +569,14 @@ def _record_problems(
     item: ArchivedFile,
     record: EvaluationRecord,
     state: ProtocolState,
-    seen: set[tuple[Any, ...]],
+    seen: set[int],
 ) -> list[str]:
     problems = []
     if record.valid != item.in_valid_archive:
         problems.append("misfiled")
     if record.fingerprint != state.fingerprint:
         problems.append("other_fingerprint")
-    identity = (*record.work_key, record.attempt)
+    identity = _identity(record)
     if identity in seen:
         problems.append("dup")
     seen.add(identity)

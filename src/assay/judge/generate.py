@@ -11,8 +11,9 @@ nothing is written for it here (``deferred``) until its answer is imported.
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -25,10 +26,12 @@ from ..data.questions import (
     model_dir_name,
 )
 from ..model import (
+    CallFailure,
     ChatMessage,
     Completion,
     GenerateConfig,
     Model,
+    ModelOptions,
     ModelResult,
     is_deferred,
     system,
@@ -60,6 +63,10 @@ class GenerateSettings(BaseModel):
     seed: int = 0
     system_prompt: str | None = None
     concurrency: int = Field(default=4, ge=1)
+    # ray: jobs go to Ray workers in batches, which rebuild the models from model_options
+    executor: Literal["live", "batch", "ray"] = "live"
+    ray_batch_size: int = Field(default=64, ge=1)
+    model_options: ModelOptions | None = None
 
     def config(self) -> GenerateConfig:
         return GenerateConfig(
@@ -117,6 +124,7 @@ async def _generate_locked(
     expected = len(models) * len(questions.cells())
     logger = RunLogger(out_dir, _run_log(models, settings, expected))
     counts = {"written": 0, "failed": 0, "deferred": 0}
+    usage_on_ray: dict[str, dict[str, Any]] = {}
     manifest = JsonlWriter(out_dir / MANIFEST_NAME)
     failures = JsonlWriter(out_dir / FAILURES_NAME)
 
@@ -138,7 +146,12 @@ async def _generate_locked(
             counts["failed"] += 1
 
     try:
-        await run_all(jobs, work, keep, concurrency=settings.concurrency, description="generate")
+        if settings.executor == "ray":
+            usage_on_ray = generate_on_ray(jobs, [m.name for m in models], settings, keep)
+        else:
+            await run_all(
+                jobs, work, keep, concurrency=settings.concurrency, description="generate"
+            )
     except BaseException:
         logger.finish("cancelled", finished_count=len(done) + counts["written"])
         raise
@@ -146,6 +159,8 @@ async def _generate_locked(
         manifest.close()
         failures.close()
     usage = {model.name: model.usage.summary() for model in models}
+    if settings.executor == "ray":  # the workers made the calls (counts summed)
+        usage = usage_on_ray
     logger.finish("success", finished_count=len(done) + counts["written"], usage=usage)
     return GenerateSummary(
         out_dir=str(out_dir), expected=expected, already_done=len(done), **counts
@@ -201,3 +216,78 @@ def _run_log(models: Sequence[Model], settings: GenerateSettings, expected: int)
         sample_count=expected,
         config=settings.model_dump(mode="json"),
     )
+
+
+# ---------------------------------------------------------------- on a Ray cluster
+
+# the settings, the model names, and the jobs as JSON
+_RayBatch = tuple[str, list[str], list[str]]
+
+
+def generate_on_ray(
+    jobs: Sequence[_Job],
+    names: list[str],
+    settings: GenerateSettings,
+    keep: Callable[[tuple[_Job, ModelResult]], None],
+) -> dict[str, dict[str, Any]]:
+    """Send ``jobs`` to Ray workers in batches; ``keep`` gets each (job, result) on the
+    driver, which alone writes the output directory. Returns the workers' summed usage."""
+    from ..json_safe import load_model
+    from ..runs import Progress
+    from ..runs._ray import add_usage, ray_map
+
+    usage: dict[str, dict[str, Any]] = {}
+    head = settings.model_dump_json()
+    size = settings.ray_batch_size
+    chunks = (
+        (head, names, [job.model_dump_json() for job in jobs[i : i + size]])
+        for i in range(0, len(jobs), size)
+    )
+    with Progress(len(jobs), "generate (ray)") as bar:
+
+        def arrived(done: dict[str, Any]) -> None:
+            for job_json, kind, result_json in done["results"]:
+                result: ModelResult = (
+                    load_model(Completion, result_json)
+                    if kind == "completion"
+                    else load_model(CallFailure, result_json)
+                )
+                keep((load_model(_Job, job_json), result))
+                bar.update(1)
+            add_usage(usage, done["usage"])
+
+        ray_map(_generate_batch, chunks, arrived)
+    return usage
+
+
+def _generate_batch(batch: _RayBatch) -> dict[str, Any]:
+    import asyncio
+
+    return asyncio.run(_generate_batch_async(batch))
+
+
+async def _generate_batch_async(batch: _RayBatch) -> dict[str, Any]:
+    from ..json_safe import load_model, model_json
+    from ..model import get_model, open_cache
+
+    settings = GenerateSettings.model_validate_json(batch[0])
+    options = settings.model_options or ModelOptions()
+    cache = open_cache(options)
+    models = [get_model(name, options, cache=cache) for name in batch[1]]
+    jobs = [load_model(_Job, line) for line in batch[2]]
+    results: list[tuple[str, str, str]] = []
+
+    async def one(job: _Job) -> tuple[_Job, ModelResult]:
+        model = models[job.model_index]
+        return job, await model.generate(_messages(job.variant, settings), settings.config())
+
+    def note(done: tuple[_Job, ModelResult]) -> None:
+        kind = "completion" if isinstance(done[1], Completion) else "failure"
+        results.append((model_json(done[0]), kind, model_json(done[1])))
+
+    try:
+        await run_all(jobs, one, note, concurrency=settings.concurrency, progress=False)
+    finally:
+        for model in models:
+            await model.aclose()
+    return {"results": results, "usage": {m.name: m.usage.summary() for m in models}}

@@ -20,8 +20,8 @@ from pydantic import BaseModel, ConfigDict
 from ..data.importers.ifeval_labels import Dimension, IFEvalLabel, Mode
 from . import agreement
 from .agreement import ScoreAgreement
-from .analyze import final_evaluations, score_of
 from .archive import EvaluationRecord
+from .evaluations import Evaluation, as_evaluations, final_evaluations
 from .protocol import SCORE_VALUES
 
 COMPARED_DIMENSIONS: tuple[Dimension, ...] = ("INSTRUCTION_COMPLIANCE", "FORMAT_COMPLIANCE")
@@ -54,18 +54,21 @@ def score_agreement(
 
 
 def judge_label_agreement(
-    records: Iterable[EvaluationRecord], labels: Iterable[IFEvalLabel], *, mode: Mode = "strict"
+    records: Iterable[EvaluationRecord | Evaluation],
+    labels: Iterable[IFEvalLabel],
+    *,
+    mode: Mode = "strict",
 ) -> list[JudgeLabelAgreement]:
     """Per judge model: validity of its final evaluations and agreement with the labels."""
     by_key = {_label_key(label): label for label in labels}
-    finals = final_evaluations(records)
+    finals = final_evaluations(as_evaluations(records))
     judges = sorted({record.judge_model for record in finals})
     return [_one_judge(judge, finals, by_key, mode) for judge in judges]
 
 
 def _one_judge(
     judge: str,
-    finals: Sequence[EvaluationRecord],
+    finals: Sequence[Evaluation],
     by_key: dict[SampleKey, IFEvalLabel],
     mode: Mode,
 ) -> JudgeLabelAgreement:
@@ -89,7 +92,7 @@ def _one_judge(
 
 def _dimension(
     dimension: Dimension,
-    valid: Sequence[EvaluationRecord],
+    valid: Sequence[Evaluation],
     by_key: dict[SampleKey, IFEvalLabel],
     mode: Mode,
 ) -> ScoreAgreement:
@@ -102,7 +105,7 @@ def _dimension(
             no_truth += 1  # e.g. a prompt without a format instruction: nothing to compare
             continue
         truth.append(label_truth.score)
-        predicted.append(score_of(record, dimension))
+        predicted.append(record.score(dimension))
     return score_agreement(dimension, truth, predicted, no_truth=no_truth)
 
 
@@ -110,5 +113,5 @@ def _label_key(label: IFEvalLabel) -> SampleKey:
     return (label.question_id, label.prompt_variant, label.target_model, label.output_id)
 
 
-def _record_key(record: EvaluationRecord) -> SampleKey:
+def _record_key(record: Evaluation) -> SampleKey:
     return (record.question_id, record.prompt_variant, record.target_model, record.output_id)

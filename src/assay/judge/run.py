@@ -17,9 +17,9 @@ from __future__ import annotations
 import datetime as dt
 import sys
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -31,17 +31,18 @@ from ..model import (
     GenerateConfig,
     JsonSchema,
     Model,
+    ModelOptions,
     ModelResult,
     is_deferred,
 )
 from ..runs import RunDirLock, RunLog, RunLogger, RunStatus, run_all, write_atomic
 from .archive import (
     Archive,
+    ArchiveLayout,
     CallInfo,
     EvaluationRecord,
     FailureInfo,
     ProtocolState,
-    load_records,
 )
 from .evalset import EvalSet, Sample
 from .exact_schema import exact_schema
@@ -73,6 +74,12 @@ class JudgeRunConfig(BaseModel):
     protocol: Protocol = Protocol()
     decoding: DecodingSettings = DecodingSettings()
     timestamp: str | None = None  # YYYY-MM-DD written into meta; default: today (UTC)
+    archive_layout: ArchiveLayout = "shards"  # a new archive's layout; an old one keeps its own
+    # ray: sample x judge pairs go to Ray workers in batches, which rebuild the judges from
+    # model_options (a llamacpp/ judge is loaded by each worker); the driver archives
+    executor: Literal["live", "batch", "ray"] = "live"
+    ray_batch_size: int = Field(default=64, ge=1)
+    model_options: ModelOptions | None = None
 
 
 class JudgeRunSummary(BaseModel):
@@ -104,21 +111,24 @@ class DecodingPlan(BaseModel):
     note: str | None = None
 
 
-class _Work(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+class _Work(NamedTuple):
+    """One sample x judge pair (a tuple: a run holds one per pair)."""
 
     sample: Sample
     judge_index: int
     method: Method
 
 
-def protocol_state(protocol: Protocol, decoding: DecodingSettings) -> ProtocolState:
+def protocol_state(
+    protocol: Protocol, decoding: DecodingSettings, layout: ArchiveLayout = "shards"
+) -> ProtocolState:
     return ProtocolState(
         fingerprint=protocol_fingerprint(protocol, decoding, PROMPT_TEMPLATES),
         protocol=protocol,
         decoding=decoding,
         prompt_templates=PROMPT_TEMPLATES,
         output_schema=output_schema(protocol),
+        layout=layout,
     )
 
 
@@ -142,29 +152,62 @@ def plan_work(eval_set: EvalSet, judge_names: Sequence[str], mode: Mode) -> list
     return work
 
 
+class _Attempt(NamedTuple):
+    """What a run needs of an archived attempt: small, so a resumed run over millions of
+    samples does not hold their records (the reply is kept only where a re-ask needs it)."""
+
+    number: int
+    valid: bool
+    call_failed: bool
+    raw_reply: str | None
+    problems: tuple[str, ...]
+
+    @classmethod
+    def of(cls, record: EvaluationRecord) -> _Attempt:
+        keep = not record.valid and record.call_failure is None
+        return cls(
+            number=record.attempt,
+            valid=record.valid,
+            call_failed=record.call_failure is not None,
+            raw_reply=record.raw_reply if keep else None,
+            problems=tuple(record.classification.problems()) if keep else (),
+        )
+
+
 class _JudgeSession:
-    """State shared by the workers of one run session."""
+    """State shared by the workers of one run session.
+
+    ``sink`` receives every finished attempt: the archive in the process that owns the run
+    directory, a list on a Ray worker (whose records the driver archives).
+    """
 
     def __init__(
-        self, judges: Sequence[Model], archive: Archive, config: JudgeRunConfig, today: str
+        self,
+        judges: Sequence[Model],
+        state: ProtocolState,
+        config: JudgeRunConfig,
+        today: str,
+        sink: Callable[[EvaluationRecord], object],
     ) -> None:
         self.judges = judges
-        self.archive = archive
+        self.state = state
+        self.sink = sink
         self.config = config
         self.today = today
-        self.previous: dict[tuple[str, ...], list[EvaluationRecord]] = defaultdict(list)
+        self.previous: dict[tuple[str, ...], list[_Attempt]] = defaultdict(list)
         self.attempts_made = 0
         self.reported_models: dict[str, set[str]] = defaultdict(set)
         self.failed_now: set[tuple[str, ...]] = set()
         self.exact_refused: dict[str, str] = {}  # judge -> why its backend refused the schema
         self.deferred = 0
+        self.remote_usage: dict[str, dict[str, Any]] = {}  # per judge, summed over Ray workers
 
-    def attempts_of(self, work: _Work) -> list[EvaluationRecord]:
+    def attempts_of(self, work: _Work) -> list[_Attempt]:
         return self.previous[_work_key(work, self.judges[work.judge_index].name)]
 
-    def replies_of(self, work: _Work) -> list[EvaluationRecord]:
+    def replies_of(self, work: _Work) -> list[_Attempt]:
         """The attempts that got a reply (a failed call is not a judgment)."""
-        return [r for r in self.attempts_of(work) if r.call_failure is None]
+        return [a for a in self.attempts_of(work) if not a.call_failed]
 
     def finished(self, work: _Work) -> bool:
         """Valid, or out of asks, or its call failed in this session (a rerun retries it)."""
@@ -179,11 +222,15 @@ class _JudgeSession:
             if record is None:  # the call waits in a batch file: nothing to archive yet
                 self.deferred += 1
                 return
-            self.archive.add(record)
-            self.attempts_of(work).append(record)
-            self.attempts_made += 1
-            if record.call_failure is not None:
-                self.failed_now.add(_work_key(work, record.judge_model))
+            self.keep(record)
+
+    def keep(self, record: EvaluationRecord) -> None:
+        """Hand a finished attempt to the sink and count it."""
+        self.sink(record)
+        self.previous[record.work_key].append(_Attempt.of(record))
+        self.attempts_made += 1
+        if record.call_failure is not None:
+            self.failed_now.add(record.work_key)
 
     async def _attempt(self, work: _Work, attempt: int) -> EvaluationRecord | None:
         model = self.judges[work.judge_index]
@@ -224,7 +271,7 @@ class _JudgeSession:
             if isinstance(exact, DecodingPlan):
                 return exact
             note = exact
-        schema = self.archive.state.output_schema
+        schema = self.state.output_schema
         return DecodingPlan(
             mode="schema", schema_=schema, max_tokens=decoding.max_tokens, note=note
         )
@@ -245,14 +292,12 @@ class _JudgeSession:
 
     def messages_for(self, work: _Work, request: JudgeRequest, ask: int) -> list[ChatMessage]:
         """The first prompt, or for a re-ask the prompt, the last reply and its problems."""
-        first = judge_messages(
-            work.sample, request, self.config.protocol, self.archive.state.fingerprint
-        )
+        first = judge_messages(work.sample, request, self.config.protocol, self.state.fingerprint)
         replies = self.replies_of(work)
         last = replies[-1] if replies else None
         if ask == 0 or last is None or last.raw_reply is None:
             return first
-        return reask_messages(first, last.raw_reply, last.classification.problems())
+        return reask_messages(first, last.raw_reply, list(last.problems))
 
     def _config(self, plan: DecodingPlan) -> GenerateConfig:
         decoding = self.config.decoding
@@ -295,7 +340,7 @@ class _JudgeSession:
                 reported_model=result.model,
             )
         return EvaluationRecord(
-            fingerprint=self.archive.state.fingerprint,
+            fingerprint=self.state.fingerprint,
             question_id=sample.question_id,
             prompt_variant=sample.prompt_variant,
             target_model=sample.target_model,
@@ -360,29 +405,49 @@ async def _run_judges_locked(
             "also a target model, cross-judging a judge that is not",
             hint=f"targets: {', '.join(eval_set.coverage.target_models)}",
         )
-    archive = Archive.open(run_dir, protocol_state(config.protocol, config.decoding))
+    state = protocol_state(config.protocol, config.decoding, config.archive_layout)
+    archive = Archive.open(run_dir, state)
+    try:
+        return await _run_session(eval_set, judges, run_dir, config, archive, work)
+    finally:
+        archive.close()
+
+
+async def _run_session(
+    eval_set: EvalSet,
+    judges: Sequence[Model],
+    run_dir: Path,
+    config: JudgeRunConfig,
+    archive: Archive,
+    work: list[_Work],
+) -> JudgeRunSummary:
     for moved in archive.quarantine_unreadable():  # never let an unreadable file brick the run
         print(
             f"note: unreadable record moved to {moved}; its sample is judged again", file=sys.stderr
         )
     write_atomic(run_dir / COVERAGE_FILE, eval_set.coverage.model_dump_json(indent=2))
     today = config.timestamp or dt.datetime.now(dt.UTC).date().isoformat()
-    session = _JudgeSession(judges, archive, config, today)
-    for record in load_records(run_dir):
-        session.previous[record.work_key].append(record)
+    session = _JudgeSession(judges, archive.state, config, today, archive.add)
+    for record in archive.existing_records():
+        session.previous[record.work_key].append(_Attempt.of(record))
     for attempts in session.previous.values():
-        attempts.sort(key=lambda r: r.attempt)
+        attempts.sort(key=lambda a: a.number)
     pending = [item for item in work if not session.finished(item)]
     write_prompt_manifest(run_dir, work, judges, session)
     logger = RunLogger(run_dir, _run_log(archive, judges, config, len(work)))
     try:
-        await run_all(
-            pending,
-            session.judge,
-            lambda _: None,
-            concurrency=config.concurrency,
-            description="judge",
-        )
+        if config.executor == "ray":
+            from .ray_batches import judge_on_ray
+
+            judge_on_ray(session, pending)
+        else:
+            await run_all(
+                pending,
+                session.judge,
+                lambda _: None,
+                concurrency=config.concurrency,
+                description="judge",
+            )
     except BaseException as error:
         status: RunStatus = "error" if isinstance(error, Exception) else "cancelled"
         logger.finish(status, error=repr(error)[:500], **_end_fields(session, work))
@@ -406,6 +471,8 @@ def _require_coverage(eval_set: EvalSet, config: JudgeRunConfig) -> None:
 def _end_fields(session: _JudgeSession, work: list[_Work]) -> dict[str, Any]:
     finished = sum(1 for item in work if session.finished(item))
     usage = {j.name: j.usage.summary() for j in session.judges}
+    if session.remote_usage:  # Ray: the workers made the calls (counts summed, no latencies)
+        usage = dict(session.remote_usage)
     models = {
         j.name: {
             **j.backend.version_info(),
@@ -432,6 +499,7 @@ def _run_log(
         sample_count=count,
         config={
             "mode": config.mode,
+            "executor": config.executor,
             "max_attempts": config.max_attempts,
             "allow_incomplete": config.allow_incomplete,
             "decoding_mode_by_judge": constrained,
@@ -458,7 +526,8 @@ def _summary(
         attempts_made=session.attempts_made,
         valid=valid,
         invalid=len(work) - valid - session.deferred,
-        model_calls=sum(j.usage.calls for j in session.judges),
+        model_calls=sum(j.usage.calls for j in session.judges)
+        + sum(u.get("calls", 0) for u in session.remote_usage.values()),
         call_failed=len(session.failed_now),
         deferred=session.deferred,
     )
@@ -470,7 +539,7 @@ def write_prompt_manifest(
     """used_prompt_manifest.md: the templates and, verbatim, one prompt per method."""
     parts = [
         "# Judge prompts used\n",
-        f"Protocol fingerprint: `{session.archive.state.fingerprint}`. Every prompt of this run is "
+        f"Protocol fingerprint: `{session.state.fingerprint}`. Every prompt of this run is "
         "rendered from the templates below; each archived record also keeps its exact prompt "
         "(`messages`). The fence code in the user prompt differs per output.\n",
     ]

@@ -17,7 +17,7 @@ from ..runs import write_atomic
 from ..tables import Cell, Table
 from .analysis_types import AnalysisSettings, JudgeSummary
 from .analyze import summarize
-from .archive import EvaluationRecord, iter_archive
+from .evaluations import Evaluation, load_evaluations
 
 SLICES_DIR = "slices"
 
@@ -26,13 +26,13 @@ def sliced_summaries(
     run_dir: Path, option: str, settings: AnalysisSettings
 ) -> dict[str, JudgeSummary]:
     path = parse_by(option)
-    records = [item.record for item in iter_archive(run_dir) if item.record is not None]
+    records, _ = load_evaluations(run_dir)
     groups = slices(records, lambda r: r.sample_meta, path)
     return {value: _summary(items, settings, run_dir) for value, items in groups.items()}
 
 
 def _summary(
-    records: Sequence[EvaluationRecord], settings: AnalysisSettings, run_dir: Path
+    records: Sequence[Evaluation], settings: AnalysisSettings, run_dir: Path
 ) -> JudgeSummary:
     return summarize(records, settings, run_dir=str(run_dir))
 

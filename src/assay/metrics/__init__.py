@@ -7,7 +7,7 @@ length mismatch, NaN, probabilities outside [0, 1], one class where two are need
 """
 
 from assay.metrics._agreement import cohen_kappa_score, krippendorff_alpha
-from assay.metrics._bootstrap import Estimate, bootstrap_ci
+from assay.metrics._bootstrap import Estimate, bootstrap_ci, cluster_mean_ci
 from assay.metrics._calibration import (
     ReliabilityCurve,
     brier_score_loss,
@@ -47,6 +47,7 @@ __all__ = [
     "balanced_accuracy_score",
     "bootstrap_ci",
     "brier_score_loss",
+    "cluster_mean_ci",
     "cohen_kappa_score",
     "confusion_matrix",
     "expected_calibration_error",

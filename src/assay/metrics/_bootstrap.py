@@ -147,3 +147,44 @@ def bootstrap_ci(
         n_resamples_requested=n_resamples,
         n_clusters=index.n_clusters if index else None,
     )
+
+
+def cluster_mean_ci(
+    values: Any,
+    clusters: Any,
+    *,
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> Estimate:
+    """Percentile interval of a mean under the cluster bootstrap, from per-cluster sums.
+
+    The same resampling as ``bootstrap_ci(mean, values, clusters=clusters)`` (clusters drawn
+    with replacement; Poisson(1) cluster weights from many clusters on), computed in time
+    that grows with the number of clusters, not rows. A resample that draws no rows (all
+    weights zero) is skipped.
+    """
+    from assay.metrics._sufficient import cluster_mean_replicates
+
+    check_confidence(confidence, n_resamples)
+    column = as_1d(values, "values").astype(np.float64)
+    codes, n_clusters = group_codes(clusters, "clusters")
+    if len(codes) != len(column):
+        raise ValueError(f"clusters has {len(codes)} labels but the data has {len(column)} rows")
+    if len(column) == 0:
+        raise ValueError("cluster_mean_ci needs at least one value")
+    replicates = cluster_mean_replicates(
+        column, np.asarray(codes, dtype=np.intp), n_resamples, seed
+    )
+    low, high = percentile_interval(replicates, confidence)
+    return Estimate(
+        value=float(column.mean()),
+        low=low,
+        high=high,
+        n=len(column),
+        n_resamples=int(np.isfinite(replicates).sum()),
+        confidence=confidence,
+        method="cluster percentile bootstrap (per-cluster sums)",
+        n_resamples_requested=n_resamples,
+        n_clusters=n_clusters,
+    )

@@ -9,7 +9,15 @@ from typing import Any
 
 from ..verify.results import RESULTS_FILE, ResultRecord, iter_results
 from ._html_bench_detail import detail
-from ._html_common import ExampleSource, RunContent, clip, compact, metric
+from ._html_common import (
+    ExampleSource,
+    ItemSample,
+    RunContent,
+    SampleSettings,
+    clip,
+    compact,
+    metric,
+)
 from ._html_generic import base_section
 from ._html_model import Cell, Column, Metric, Table
 
@@ -74,7 +82,9 @@ BUCKET_FIELDS = ("examples", "scored", "flagged", "passed", "unscored", "mean_p_
 _QUESTION_PREVIEW = 120
 
 
-def bench_content(run_dir: Path, run: dict[str, Any]) -> RunContent:
+def bench_content(
+    run_dir: Path, run: dict[str, Any], sampling: SampleSettings | None = None
+) -> RunContent:
     section = base_section(run_dir, run, PLOT_TITLES)
     section.metrics = headline_metrics(section.summary)
     section.headline = [m for m in section.metrics if m.label in FIRST_SCREEN]
@@ -92,9 +102,14 @@ def bench_content(run_dir: Path, run: dict[str, Any]) -> RunContent:
     path = run_dir / RESULTS_FILE
     if not path.exists():
         section.notes.append(f"{RESULTS_FILE} is missing: no example has finished.")
-    records = list(iter_results(path))
+    sample: ItemSample[ResultRecord] = ItemSample(sampling or SampleSettings())
+    for record in iter_results(path):
+        sample.add(record, failed=record.failure is not None or not record.complete)
+    records = sample.kept()
+    if (note := sample.note("examples", "examples with a failed or unscored check")) is not None:
+        section.notes.insert(0, note)
     source = ExampleSource(
-        title="Examples",
+        title="Examples" if note is None else "Examples (sampled, see the note above)",
         source=RESULTS_FILE,
         columns=COLUMNS,
         rows=[row(r) for r in records],

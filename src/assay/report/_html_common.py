@@ -10,13 +10,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from ..errors import InputError
 from ..verify.results import ResultRecord
 from ._html_model import Cell, Column, Detail, Fact, Mark, MarkClass, Metric, Plot, RunSection
 from ._html_page import png_data_uri
 
+T = TypeVar("T")
 TRUNCATION_MARK = "… [cut: {n} more characters]"
 
 
@@ -275,3 +276,73 @@ def marks_for(
         start, end = utf16_index(text, span[0]), utf16_index(text, span[1])
         marks.append(Mark(start=start, end=end, cls=cls, label=label, ref=ref))
     return marks, found
+
+
+# ---------------------------------------------------------------- sampling huge runs
+
+
+@dataclass(frozen=True)
+class SampleSettings:
+    """How many items a report shows. Runs up to ``size`` + their failures are shown whole;
+    a larger one shows every failed or invalid item (up to ``failed_cap``) and a seeded
+    sample of ``size`` of the rest, while counts and metrics still cover every item."""
+
+    size: int = 20_000
+    failed_cap: int = 20_000
+    seed: int = 0
+
+
+class ItemSample(Generic[T]):
+    """Every failed item (up to a cap) and a seeded uniform sample of the rest, streaming.
+
+    The rest is a reservoir (Algorithm R) drawn with ``random.Random(seed)``: the same run
+    and settings give the same sample. Kept items come back in the order they were read.
+    """
+
+    def __init__(self, settings: SampleSettings) -> None:
+        import random
+
+        self.settings = settings
+        self._rng = random.Random(settings.seed)
+        self.failed: list[tuple[int, T]] = []
+        self.rest: list[tuple[int, T]] = []
+        self.failed_seen = 0
+        self.rest_seen = 0
+
+    def add(self, item: T, *, failed: bool) -> None:
+        index = self.failed_seen + self.rest_seen
+        if failed:
+            self.failed_seen += 1
+            if len(self.failed) < self.settings.failed_cap:
+                self.failed.append((index, item))
+            return
+        self.rest_seen += 1
+        if len(self.rest) < self.settings.size:
+            self.rest.append((index, item))
+            return
+        slot = self._rng.randrange(self.rest_seen)
+        if slot < self.settings.size:
+            self.rest[slot] = (index, item)
+
+    def kept(self) -> list[T]:
+        return [item for _, item in sorted(self.failed + self.rest, key=lambda pair: pair[0])]
+
+    @property
+    def sampled(self) -> bool:
+        return len(self.failed) < self.failed_seen or len(self.rest) < self.rest_seen
+
+    def note(self, noun: str, failed_noun: str) -> str | None:
+        """What the report shows, when it is not everything (None when it is)."""
+        if not self.sampled:
+            return None
+        total = self.failed_seen + self.rest_seen
+        failed = (
+            f"all {self.failed_seen:,} {failed_noun}"
+            if len(self.failed) == self.failed_seen
+            else f"the first {len(self.failed):,} of {self.failed_seen:,} {failed_noun}"
+        )
+        return (
+            f"{len(self.failed) + len(self.rest):,} of {total:,} {noun} shown: {failed}, and a "
+            f"seeded sample (seed {self.settings.seed}) of {len(self.rest):,} of the other "
+            f"{self.rest_seen:,}. Counts and metrics cover all {total:,}."
+        )

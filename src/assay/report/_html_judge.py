@@ -15,7 +15,9 @@ from ..judge.archive import EvaluationRecord, iter_archive
 from ..judge.evidence import quote_spans
 from ._html_common import (
     ExampleSource,
+    ItemSample,
     RunContent,
+    SampleSettings,
     clip,
     compact,
     format_number,
@@ -53,7 +55,7 @@ COLUMNS = [
     Column(key="output_id", label="output_id", type="text"),
 ]
 _COUNTS = (
-    ("evaluation files (all attempts)", "records"),
+    ("evaluations (all attempts)", "records"),
     ("samples x judges", "work_items"),
     ("valid", "valid"),
     ("invalid", "invalid"),
@@ -62,7 +64,9 @@ _COUNTS = (
 )
 
 
-def judge_content(run_dir: Path, run: dict[str, Any]) -> RunContent:
+def judge_content(
+    run_dir: Path, run: dict[str, Any], sampling: SampleSettings | None = None
+) -> RunContent:
     section = base_section(run_dir, run, PLOT_TITLES)
     summary = _typed_summary(section.summary, section.notes)
     if summary is None:
@@ -80,10 +84,16 @@ def judge_content(run_dir: Path, run: dict[str, Any]) -> RunContent:
         section.notes.append(f"money: unknown ({money.get('note', '')})")
     section.headline = [m for m in section.metrics if m.label in FIRST_SCREEN]
     section.description = describe_judge(run)
-    valid, invalid = _records(run_dir, section.notes)
+    sample = _records(run_dir, section.notes, sampling or SampleSettings())
+    kept = sample.kept()
+    if (note := sample.note("evaluations", "invalid evaluations")) is not None:
+        section.notes.insert(0, note)
+    marker = "" if note is None else " (sampled, see the note above)"
     sources = [
-        _source("Valid evaluations", "valid_evaluations/", valid),
-        _source("Invalid evaluations", "invalid_evaluations/", invalid),
+        _source(f"Valid evaluations{marker}", "valid_evaluations/", [r for r in kept if r[2]]),
+        _source(
+            f"Invalid evaluations{marker}", "invalid_evaluations/", [r for r in kept if not r[2]]
+        ),
     ]
     return RunContent(section=section, sources=sources)
 
@@ -139,25 +149,32 @@ def _typed_summary(raw: dict[str, Any], notes: list[str]) -> JudgeSummary | None
         return None
 
 
-def _records(run_dir: Path, notes: list[str]) -> tuple[list[Any], list[Any]]:
-    valid: list[tuple[EvaluationRecord, str]] = []
-    invalid: list[tuple[EvaluationRecord, str]] = []
+def _records(
+    run_dir: Path, notes: list[str], sampling: SampleSettings
+) -> ItemSample[tuple[EvaluationRecord, str, bool]]:
+    """Every invalid record and a seeded sample of the valid ones (all of a small run):
+    (record, where it is stored, whether it is in the valid archive)."""
+    sample: ItemSample[tuple[EvaluationRecord, str, bool]] = ItemSample(sampling)
     for item in iter_archive(run_dir):
         if item.record is None:
-            notes.append(f"unreadable evaluation file {item.path}: {(item.error or '')[:200]}")
+            notes.append(f"unreadable evaluation {item.where}: {(item.error or '')[:200]}")
             continue
         where = str(item.path.relative_to(run_dir))
-        (valid if item.in_valid_archive else invalid).append((item.record, where))
-    return valid, invalid
+        where += "" if item.line is None else f":{item.line}"
+        entry = (item.record, where, item.in_valid_archive)
+        sample.add(entry, failed=not item.in_valid_archive)
+    return sample
 
 
-def _source(title: str, folder: str, records: list[tuple[EvaluationRecord, str]]) -> ExampleSource:
+def _source(
+    title: str, folder: str, records: list[tuple[EvaluationRecord, str, bool]]
+) -> ExampleSource:
     return ExampleSource(
         title=title,
         source=folder,
         columns=COLUMNS,
-        rows=[row(r) for r, _ in records],
-        detail=lambda i, cap: compact(detail(*records[i], cap)),
+        rows=[row(r) for r, _, _ in records],
+        detail=lambda i, cap: compact(detail(records[i][0], records[i][1], cap)),
     )
 
 

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..errors import ConfigError
-from ..judge.analyze import final_evaluations
 from ..judge.archive import PROTOCOL_FILE, EvaluationRecord, iter_archive
+from ..judge.evaluations import final_evaluations
 from ..verify.results import RESULTS_FILE, ResultRecord, iter_results
 from ..verify.types import ClaimCheck
 

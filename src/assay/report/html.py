@@ -16,14 +16,14 @@ from __future__ import annotations
 import contextlib
 import gc
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .. import __version__
 from ..errors import InputError
 from ..runs import utc_now, write_atomic
-from ._html_common import ExampleSource, RunContent, read_json_file
+from ._html_common import ExampleSource, RunContent, SampleSettings, read_json_file
 from ._html_model import ExampleSet, ReportPayload
 from ._html_page import DataBlock, embed_json, gzip_base64, render_page
 from ._html_texts import TextStore, share_texts
@@ -41,6 +41,8 @@ class ReportOptions:
     """How the file is encoded. The defaults keep 50,000 examples under ~30 MB."""
 
     max_bytes: int = 28_000_000
+    # a huge run shows its failures and a seeded sample of the rest (_html_common.ItemSample)
+    sampling: SampleSettings = field(default_factory=SampleSettings)
     gzip_above_bytes: int = 3_000_000  # smaller reports keep readable JSON in the file
     chunk_rows_json: int = 500
     chunk_rows_gzip: int = 250
@@ -90,7 +92,7 @@ def build_report(
         raise InputError("no run directory given")
     from ._html_compare import across_runs_source
 
-    contents = [load_run(p) for p in run_dirs]
+    contents = [load_run(p, options.sampling) for p in run_dirs]
     _distinct_names(contents)
     _note_identical_runs(run_dirs, contents)
     across = across_runs_source(contents) if len(contents) > 1 else None
@@ -148,7 +150,7 @@ def _identical(other: str, detail: str) -> str:
     return f"identical by construction: the same p_error as {other} {detail}"
 
 
-def load_run(run_dir: Path) -> RunContent:
+def load_run(run_dir: Path, sampling: SampleSettings | None = None) -> RunContent:
     """The report content of one run directory, by the kind its run.json names."""
     from ._html_bench import bench_content
     from ._html_generic import generic_content
@@ -166,9 +168,9 @@ def load_run(run_dir: Path) -> RunContent:
     run = read_json_file(run_file)
     kind = str(run.get("kind", ""))
     if kind == "bench":
-        return bench_content(run_dir, run)
+        return bench_content(run_dir, run, sampling)
     if kind == "judge":
-        return judge_content(run_dir, run)
+        return judge_content(run_dir, run, sampling)
     return generic_content(run_dir, run)
 
 

@@ -2,8 +2,8 @@
 
 from ._execute import run_all
 from ._fingerprint import canonical_json, fingerprint
-from ._lock import LOCK_FILE, RunDirLock
 from ._jsonl import JsonlWriter, read_jsonl, repair_partial_tail
+from ._lock import LOCK_FILE, RunDirLock
 from ._paths import inside, safe_filename
 from ._progress import Progress
 from ._runlog import RunLog, RunLogger, RunStatus, utc_now, write_atomic
@@ -12,8 +12,8 @@ __all__ = [
     "LOCK_FILE",
     "JsonlWriter",
     "Progress",
-    "RunLog",
     "RunDirLock",
+    "RunLog",
     "RunLogger",
     "RunStatus",
     "canonical_json",

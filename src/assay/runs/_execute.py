@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sized
 from typing import TypeVar
 
 from ._progress import Progress
@@ -13,7 +13,7 @@ R = TypeVar("R")
 
 
 async def run_all(
-    items: Sequence[T],
+    items: Iterable[T],
     worker: Callable[[T], Awaitable[R]],
     on_result: Callable[[R], None],
     *,
@@ -21,34 +21,39 @@ async def run_all(
     description: str = "working",
     progress: bool | None = None,
     is_failure: Callable[[R], bool] | None = None,
+    total: int | None = None,
 ) -> int:
     """Run ``worker`` over ``items``, at most ``concurrency`` at once.
 
-    ``on_result`` is called in completion order as soon as each job ends, which is where
-    callers append to their results file: a Ctrl-C then loses only jobs still in flight.
-    ``is_failure`` tells which results count as failed in the progress display.
+    ``concurrency`` pullers take the next item from one shared iterator, so memory does not
+    grow with the number of items (no task per item) and ``items`` may be a generator
+    (``total`` then sizes the progress display). ``on_result`` is called in completion order
+    as soon as each job ends, which is where callers append to their results file: a Ctrl-C
+    then loses only jobs still in flight. ``is_failure`` tells which results count as failed
+    in the progress display. The first exception stops every puller and propagates.
     Returns the number of finished jobs.
     """
-    if not items:
+    size = len(items) if isinstance(items, Sized) else total
+    if size == 0:
         return 0
-    bar = Progress(len(items), description, show=progress)
-    semaphore = asyncio.Semaphore(concurrency)
-
-    async def bounded(item: T) -> R:
-        async with semaphore:
-            return await worker(item)
-
-    tasks = [asyncio.ensure_future(bounded(item)) for item in items]
+    bar = Progress(size or 0, description, show=progress)
+    pending = iter(items)
     finished = 0
-    try:
-        for next_done in asyncio.as_completed(tasks):
-            result = await next_done
+
+    async def pull() -> None:
+        nonlocal finished
+        for item in pending:  # one step of one puller takes one item: no item twice
+            result = await worker(item)
             on_result(result)
             finished += 1
             bar.update(1, failed=int(is_failure is not None and is_failure(result)))
+
+    pullers = [asyncio.ensure_future(pull()) for _ in range(max(1, concurrency))]
+    try:
+        await asyncio.gather(*pullers)
     finally:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        for puller in pullers:
+            puller.cancel()
+        await asyncio.gather(*pullers, return_exceptions=True)
         bar.close()
     return finished

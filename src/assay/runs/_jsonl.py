@@ -14,6 +14,7 @@ from pydantic import BaseModel
 
 from ..json_safe import model_json
 
+
 def repair_partial_tail(path: Path) -> int:
     """Cut a last line that a crash left unfinished (no trailing newline). Returns bytes cut."""
     if not path.exists():

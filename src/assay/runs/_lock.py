@@ -76,7 +76,7 @@ class RunDirLock:
     def stale_note(self) -> str | None:
         if self.stale_holder is None:
             return None
-        return f"took over the lock of a process that ended without releasing it: " + _describe(
+        return "took over the lock of a process that ended without releasing it: " + _describe(
             self.stale_holder
         )
 

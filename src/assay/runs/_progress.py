@@ -42,7 +42,10 @@ class Progress:
         from tqdm import tqdm
 
         return tqdm(
-            total=self.total, desc=self.description, unit=self._unit, file=self._stream,
+            total=self.total,
+            desc=self.description,
+            unit=self._unit,
+            file=self._stream,
             smoothing=0.1,
         )
 
@@ -87,7 +90,7 @@ class Progress:
 
 
 def _duration(seconds: float) -> str:
-    seconds = int(round(seconds))
+    seconds = round(seconds)
     hours, rest = divmod(seconds, 3600)
     minutes, secs = divmod(rest, 60)
     return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s"

@@ -27,7 +27,9 @@ def ray_module() -> Any:
     try:
         import ray
     except ImportError:
-        raise ConfigError("--executor ray needs Ray, which is not installed", hint=EXTRA_HINT) from None
+        raise ConfigError(
+            "--executor ray needs Ray, which is not installed", hint=EXTRA_HINT
+        ) from None
     return ray
 
 
@@ -70,3 +72,13 @@ def ray_map(
     finally:
         for ref in in_flight:  # an interrupt or error: stop what is still running
             ray.cancel(ref, force=True)
+
+
+def add_usage(total: dict[str, dict[str, Any]], part: dict[str, dict[str, Any]]) -> None:
+    """Sum one worker's per-model usage counts into ``total`` (latency percentiles do not
+    add up and are left out)."""
+    for name, usage in part.items():
+        into = total.setdefault(name, {})
+        for key, value in usage.items():
+            if isinstance(value, int) and not isinstance(value, bool):
+                into[key] = into.get(key, 0) + value

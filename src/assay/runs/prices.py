@@ -184,7 +184,9 @@ def money(
 def _model_cost(price: ModelPrice | None, usage: Mapping[str, int], batch: bool) -> ModelCost:
     prompt, completion = usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0)
     if price is None:
-        return ModelCost(prompt_tokens=prompt, completion_tokens=completion, usd=None, billed_usd=None)
+        return ModelCost(
+            prompt_tokens=prompt, completion_tokens=completion, usd=None, billed_usd=None
+        )
     factor = 1.0 - price.batch_discount if batch else 1.0
     listed = (prompt * price.input + completion * price.output) / PER * factor
     cached = usage.get("billed_cached_prompt_tokens", 0)

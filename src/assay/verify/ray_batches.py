@@ -18,7 +18,7 @@ from typing import Any
 from ..data.records import GroundedQARecord
 from ..json_safe import load_model, model_json
 from ..runs import JsonlWriter, Progress, run_all
-from ..runs._ray import ray_map
+from ..runs._ray import add_usage, ray_map
 from .results import RESULTS_FILE, ResultRecord
 
 Batch = tuple[str, list[str]]  # the config as JSON, the records as JSON lines
@@ -43,7 +43,7 @@ def run_on_ray(
                 bar.update(1, failed=int(result.failure is not None or not result.complete))
                 if on_result is not None:
                     on_result(result)
-            _add_usage(usage, done["usage"])
+            add_usage(usage, done["usage"])
 
         ray_map(run_batch, _batches(config, pending), keep)
     return usage
@@ -85,12 +85,3 @@ async def _run_batch(config: Any, records: list[GroundedQARecord]) -> dict[str, 
         "results": [model_json(r) for r in results],
         "usage": {name: model.usage.summary() for name, model in models.items()},
     }
-
-
-def _add_usage(total: dict[str, dict[str, Any]], part: dict[str, dict[str, Any]]) -> None:
-    """Sum the counts (latency percentiles do not add up and are left out)."""
-    for name, usage in part.items():
-        into = total.setdefault(name, {})
-        for key, value in usage.items():
-            if isinstance(value, int) and not isinstance(value, bool):
-                into[key] = into.get(key, 0) + value

@@ -1,0 +1,120 @@
+"""What statistics need of an archived evaluation, small enough to hold millions of them.
+
+An :class:`~.archive.EvaluationRecord` keeps the prompt, the output, the reply and every check:
+kilobytes in memory. :class:`Evaluation` keeps the ids, validity, flags, scores and verdict,
+with the repeated strings (model names, method, variant) shared, so `assay judge analyze`,
+`agreement` and the slices over a million evaluations stay within a few hundred megabytes.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
+
+from .archive import EvaluationRecord, iter_archive
+from .protocol import DIMENSION_KEYS
+
+
+@dataclass(frozen=True, slots=True)
+class Evaluation:
+    """One archived attempt, as the statistics see it (``scores`` in rubric order)."""
+
+    question_id: str
+    prompt_variant: str
+    target_model: str
+    output_id: str
+    judge_model: str
+    method: str
+    attempt: int
+    valid: bool
+    flags: tuple[str, ...]
+    scores: tuple[int, ...] | None
+    overall_score: int | None
+    verdict: str | None
+    blind: bool
+    sample_meta: dict[str, Any] | None
+
+    @classmethod
+    def of(cls, record: EvaluationRecord) -> Evaluation:
+        c = record.classification
+        scores = None if c.scores is None else tuple(c.scores[key] for key in DIMENSION_KEYS)
+        shared = sys.intern
+        return cls(
+            question_id=record.question_id,
+            prompt_variant=shared(record.prompt_variant),
+            target_model=shared(record.target_model),
+            output_id=record.output_id,
+            judge_model=shared(record.judge_model),
+            method=shared(record.method),
+            attempt=record.attempt,
+            valid=record.valid,
+            flags=tuple(shared(flag) for flag in record.flags),
+            scores=scores,
+            overall_score=c.overall_score,
+            verdict=c.verdict,
+            blind=bool(record.aliases),
+            sample_meta=record.sample_meta,
+        )
+
+    @property
+    def work_key(self) -> tuple[str, str, str, str, str]:
+        return (
+            self.question_id,
+            self.prompt_variant,
+            self.target_model,
+            self.output_id,
+            self.judge_model,
+        )
+
+    def score(self, field: str) -> int:
+        """A dimension's score or ``overall_score`` (valid evaluations only)."""
+        if field == "overall_score":
+            assert self.overall_score is not None
+            return self.overall_score
+        assert self.scores is not None
+        return self.scores[DIMENSION_KEYS.index(field)]
+
+
+def as_evaluations(records: Iterable[EvaluationRecord | Evaluation]) -> list[Evaluation]:
+    return [r if isinstance(r, Evaluation) else Evaluation.of(r) for r in records]
+
+
+def load_evaluations(run_dir: Path) -> tuple[list[Evaluation], list[str]]:
+    """Every readable evaluation of a run (either layout), and where each unreadable one is."""
+    evaluations, unreadable = [], []
+    for item in iter_archive(run_dir, summary_only=True):
+        if item.record is None:
+            unreadable.append(f"{item.where}: {item.error}"[:300])
+        else:
+            evaluations.append(Evaluation.of(item.record))
+    return evaluations, unreadable
+
+
+class _Attempt(Protocol):
+    @property
+    def work_key(self) -> tuple[str, str, str, str, str]: ...
+    @property
+    def attempt(self) -> int: ...
+    @property
+    def valid(self) -> bool: ...
+
+
+A = TypeVar("A", bound=_Attempt)
+
+
+def final_evaluations(records: Iterable[A]) -> list[A]:
+    """Per sample x judge: the valid attempt if any, else the last attempt."""
+    by_work: dict[tuple[str, ...], list[A]] = defaultdict(list)
+    for record in records:
+        by_work[record.work_key].append(record)
+    return list(_finals(by_work.values()))
+
+
+def _finals(groups: Iterable[list[A]]) -> Iterator[A]:
+    for attempts in groups:
+        attempts.sort(key=lambda r: r.attempt)
+        yield next((r for r in attempts if r.valid), attempts[-1])
