@@ -198,7 +198,7 @@ INSPECT_TASK = textwrap.dedent(
         temperature=0.0, seed=0, log_dir=log_dir, display="none",
     )
     assert logs[0].status == "success", logs[0].status
-    print(logs[0].results.scores[0].metrics)
+    print("accuracy", logs[0].results.scores[0].metrics["accuracy"].value)
     """
 )
 
@@ -337,7 +337,7 @@ def inspect_row(
     ]  # fmt: skip
     wall, cpu = child_cpu(command, env, scratch / "inspect.log")
     scored = (scratch / "inspect.log").read_text().strip().splitlines()[-1][:60]
-    return ("inspect_ai eval()", wall, cpu, idle, f"scorer: {scored}")
+    return ("inspect_ai eval()", wall, cpu, idle, f"scorer {scored}")
 
 
 def print_table(rows: list[tuple[str, float, float, float, str]], samples: int) -> None:
