@@ -220,6 +220,7 @@ def assay_command(
 DECODING = {
     "this tree": (["--constrained", "exact"], ["--constrained", "off"]),
     "starting commit": ([], ["--no-constrained"]),
+    "before": (["--constrained", "exact"], ["--constrained", "off"]),
 }
 
 
@@ -234,6 +235,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--samples", type=int, default=2000)
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--base", type=Path, help="the starting commit's src/ (row 'today')")
+    parser.add_argument("--before", type=Path, help="src/ of an earlier commit with this CLI")
     parser.add_argument("--inspect-python", type=Path, help="python of a venv with inspect_ai")
     parser.add_argument("--startup-repeats", type=int, default=3)
     parser.add_argument("--keep", type=Path, help="keep the scratch files in this directory")
@@ -278,6 +280,8 @@ def measure_all(
     trees: list[tuple[str, dict[str, str]]] = [("assay (this tree)", env)]
     if args.base is not None:
         trees.insert(0, ("assay (starting commit)", {**env, "PYTHONPATH": str(args.base)}))
+    if args.before is not None:
+        trees.insert(-1, ("assay (before)", {**env, "PYTHONPATH": str(args.before)}))
     first = True
     for mode in (0, 1):
         for name, tree_env in trees:
