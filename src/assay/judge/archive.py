@@ -30,6 +30,7 @@ from ..errors import RunError
 from ..json_safe import load_model, model_json
 from ..model import ChatMessage
 from ..runs import fingerprint, inside, safe_filename, utc_now, write_atomic
+from ..runs.id_set import IdentitySet
 from .archive_shards import (
     BlobStore,
     ShardStore,
@@ -219,7 +220,7 @@ class Archive:
         self.state = state
         self._blobs: BlobStore | None = None
         self._shards = ShardStore()
-        self._seen: set[int] | None = None  # identities archived (sharded layout)
+        self._seen: IdentitySet | None = None  # identities archived (sharded layout)
 
     @property
     def sharded(self) -> bool:
@@ -252,7 +253,7 @@ class Archive:
 
     def existing_records(self) -> Iterator[EvaluationRecord]:
         """The readable records already archived (and, sharded, noted as archived)."""
-        seen: set[int] = set()
+        seen = IdentitySet()
         for item in iter_archive(self.run_dir):
             if item.record is not None:
                 seen.add(_identity(item.record))
