@@ -3,32 +3,10 @@
 from __future__ import annotations
 
 import random
-import unicodedata
 
 import pytest
 
 from assay.judge import evidence
-
-
-def _one_char_at_a_time(text: str, casefold: bool) -> tuple[str, tuple[int, ...]]:
-    # The general path, run on ASCII text by hiding the text's ASCII-ness from the dispatcher.
-    pieces, origins, in_space = [], [], True
-    for index, char in enumerate(text):
-        plain = unicodedata.normalize("NFKD", char).translate(evidence._TYPOGRAPHIC)
-        plain = plain.casefold() if casefold else plain
-        for piece in plain:
-            if piece.isspace():
-                if in_space:
-                    continue
-                piece, in_space = " ", True
-            else:
-                in_space = False
-            pieces.append(piece)
-            origins.append(index)
-    if pieces and pieces[-1] == " ":
-        pieces.pop()
-        origins.pop()
-    return "".join(pieces), tuple(origins)
 
 
 @pytest.mark.parametrize("casefold", [True, False])
@@ -38,7 +16,7 @@ def test_ascii_fast_path_matches_the_general_one(casefold: bool) -> None:
     for _ in range(2000):
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
         fast = evidence._ascii_normalised(text, casefold=casefold)
-        assert fast == _one_char_at_a_time(text, casefold), repr(text)
+        assert fast == evidence._general_normalised(text, casefold=casefold), repr(text)
 
 
 def test_spans_found_on_ascii_and_unicode_outputs_point_at_the_original() -> None:

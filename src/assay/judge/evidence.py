@@ -47,6 +47,10 @@ def _normalised_with_origins(text: str, *, casefold: bool) -> tuple[str, tuple[i
     """
     if text.isascii():
         return _ascii_normalised(text, casefold=casefold)
+    return _general_normalised(text, casefold=casefold)
+
+
+def _general_normalised(text: str, *, casefold: bool) -> tuple[str, tuple[int, ...]]:
     pieces: list[str] = []
     origins: list[int] = []
     in_space = True  # drops leading whitespace
