@@ -45,7 +45,7 @@ def wait(driver: Any, script: str, timeout: float = 60.0) -> Any:
 
 
 def browser_timings(
-    driver: Any, report: Path, sort_key: str = "p_error", word: str = "museum"
+    driver: Any, report: Path, sort_key: str, word: str, id_key: str
 ) -> dict[str, float]:
     """Milliseconds: ready (from navigation start, as the page measures it), and the page's own
     timings of a filter, a sort, and opening an example in the first and in the last chunk."""
@@ -65,8 +65,8 @@ def browser_timings(
     sort = card.find_element("css selector", f"th[data-key={sort_key}] button")
     timings[f"sort ({sort_key}, all rows)"] = _update(driver, sort.click)
     timings["open an example"] = _open_row(driver, card)
-    card.find_element("css selector", "th[data-key=id] button").click()
-    card.find_element("css selector", "th[data-key=id] button").click()  # descending: last chunk
+    card.find_element("css selector", f"th[data-key={id_key}] button").click()
+    card.find_element("css selector", f"th[data-key={id_key}] button").click()  # last chunk
     timings["open an example (last chunk)"] = _open_row(driver, card)
     return timings
 
@@ -107,13 +107,15 @@ def write_in_child(run_dir: Path, source: Path | None = None) -> tuple[float, fl
     return seconds, int(done.stdout.split()[-1]) / 1024, out
 
 
-def measure(report: Path, repeat: int, sort_key: str, word: str) -> dict[str, list[float]]:
+def measure(
+    report: Path, repeat: int, sort_key: str, word: str, id_key: str
+) -> dict[str, list[float]]:
     samples: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory() as profile:
         driver = start_chromium(profile)
         try:
             for _ in range(repeat):
-                for key, value in browser_timings(driver, report, sort_key, word).items():
+                for key, value in browser_timings(driver, report, sort_key, word, id_key).items():
                     samples.setdefault(key, []).append(value)
         finally:
             driver.quit()
@@ -147,7 +149,7 @@ def run(n: int, repeat: int, variants: int, before: Path | None) -> None:
             print(f"before ({before}): write_report {before_s:.1f} s, peak RSS {before_mb:.0f} MB")
         write_s, peak_mb, report = write_in_child(run_dir)
         results_mb = (run_dir / "results.jsonl").stat().st_size / 1e6
-        samples = measure(report, repeat, "p_error", "museum")
+        samples = measure(report, repeat, "p_error", "museum", "id")
         shared = f", {variants} answers per record" if variants > 1 else ", every example unique"
         made = f"results.jsonl {results_mb:.1f} MB (made in {make_s:.1f} s)"
         print(f"examples: {n:,}{shared}; {made}")
@@ -156,7 +158,7 @@ def run(n: int, repeat: int, variants: int, before: Path | None) -> None:
 
 def run_judge(run_dir: Path, repeat: int) -> None:
     write_s, peak_mb, report = write_in_child(run_dir)
-    samples = measure(report, repeat, "overall_score", "PASS")
+    samples = measure(report, repeat, "overall_score", "PASS", "output_id")
     print(f"judge run: {run_dir}")
     print_report(report, write_s, peak_mb, samples, repeat)
 

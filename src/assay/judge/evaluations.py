@@ -18,6 +18,8 @@ from typing import Any, Protocol, TypeVar
 from .archive import EvaluationRecord, iter_archive
 from .protocol import DIMENSION_KEYS
 
+_SCORE_TUPLES: dict[tuple[int, ...], tuple[int, ...]] = {}
+
 
 @dataclass(frozen=True, slots=True)
 class Evaluation:
@@ -42,9 +44,11 @@ class Evaluation:
     def of(cls, record: EvaluationRecord) -> Evaluation:
         c = record.classification
         scores = None if c.scores is None else tuple(c.scores[key] for key in DIMENSION_KEYS)
-        shared = sys.intern
+        if scores is not None:  # 81 combinations of four 0-2 scores: one tuple each
+            scores = _SCORE_TUPLES.setdefault(scores, scores)
+        shared = sys.intern  # a question has many evaluations, a verdict millions
         return cls(
-            question_id=record.question_id,
+            question_id=shared(record.question_id),
             prompt_variant=shared(record.prompt_variant),
             target_model=shared(record.target_model),
             output_id=record.output_id,
@@ -55,7 +59,7 @@ class Evaluation:
             flags=tuple(shared(flag) for flag in record.flags),
             scores=scores,
             overall_score=c.overall_score,
-            verdict=c.verdict,
+            verdict=None if c.verdict is None else shared(c.verdict),
             blind=bool(record.aliases),
             sample_meta=record.sample_meta,
         )
