@@ -16,7 +16,7 @@ from assay.runs import JsonlWriter, RunLog, RunLogger
 from assay.verify.patterns.base import AnswerScore, Candidate
 from assay.verify.results import BUCKETS, ResultRecord, failure_bucket
 from assay.verify.summary import write_summary
-from assay.verify.types import Claim, ClaimCheck, Evidence, Usage
+from assay.verify.types import Claim, ClaimCheck, Evidence, ExampleCost
 
 # a vocabulary of ~250 words: about the entropy of real prose under gzip
 WORDS = (  # noqa: SIM905
@@ -110,7 +110,7 @@ def bench_record(
         label_source="injected",
         error_type=error_type,
         failure_bucket=failure_bucket(error, error_type),
-        usage=Usage(calls=4, prompt_tokens=900, completion_tokens=120, latency_ms=850.0),
+        usage=ExampleCost(calls=4, prompt_tokens=900, completion_tokens=120, latency_ms=850.0),
     )
 
 

@@ -4,17 +4,22 @@ opens it, filters, sorts and opens an example.
     .venv/bin/python benchmarks/bench_report.py              # 50,000 examples
     .venv/bin/python benchmarks/bench_report.py --n 5000 --repeat 1
     .venv/bin/python benchmarks/bench_report.py --variants 6    # like assay perturb output
+    .venv/bin/python benchmarks/bench_report.py --judge-run DIR  # an existing judge run, e.g.
+        # one of 1,000,000 evaluations from bench_archive.py --write DIR 1000000 shards
 
-Targets (issue 6): 50,000 examples open in under 3 s; the file stays under ~30 MB.
+Targets (issue 6): 50,000 examples open in under 3 s; the file stays under ~30 MB. Issue 12: the
+report of a 1M-evaluation run is written in <= 500 MB and opens in <= 3 s. The report is
+written by a child process (`assay report`), whose peak RSS is the write's memory.
 Needs /usr/bin/chromium and /usr/bin/chromedriver (apt-get install chromium chromium-driver).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import re
-import resource
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -26,7 +31,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from _synthetic_runs import make_bench_run
 
-from assay.report.html import write_report
 from tests.helpers.browser import start_chromium
 
 
@@ -40,7 +44,9 @@ def wait(driver: Any, script: str, timeout: float = 60.0) -> Any:
     raise TimeoutError(script)
 
 
-def browser_timings(driver: Any, report: Path) -> dict[str, float]:
+def browser_timings(
+    driver: Any, report: Path, sort_key: str = "p_error", word: str = "museum"
+) -> dict[str, float]:
     """Milliseconds: ready (from navigation start, as the page measures it), and the page's own
     timings of a filter, a sort, and opening an example in the first and in the last chunk."""
     started = time.perf_counter()
@@ -53,11 +59,11 @@ def browser_timings(driver: Any, report: Path) -> dict[str, float]:
     from selenium.webdriver.common.keys import Keys
 
     search = card.find_element("css selector", "input.filter")
-    timings["filter (text, all rows)"] = _update(driver, lambda: search.send_keys("museum"))
+    timings["filter (text, all rows)"] = _update(driver, lambda: search.send_keys(word))
     erase = lambda: search.send_keys(Keys.CONTROL, "a", Keys.BACKSPACE)  # noqa: E731
     timings["clear the filter"] = _update(driver, erase)
-    sort = card.find_element("css selector", "th[data-key=p_error] button")
-    timings["sort (p_error, all rows)"] = _update(driver, sort.click)
+    sort = card.find_element("css selector", f"th[data-key={sort_key}] button")
+    timings[f"sort ({sort_key}, all rows)"] = _update(driver, sort.click)
     timings["open an example"] = _open_row(driver, card)
     card.find_element("css selector", "th[data-key=id] button").click()
     card.find_element("css selector", "th[data-key=id] button").click()  # descending: last chunk
@@ -81,38 +87,78 @@ def _open_row(driver: Any, card: Any) -> float:
     return float(wait(driver, script))
 
 
-def run(n: int, repeat: int, variants: int) -> None:
+def write_in_child(run_dir: Path, source: Path | None = None) -> tuple[float, float, Path]:
+    """``assay report RUN`` in a fresh child process: seconds, the child's peak RSS in MB, and
+    the report. ``source``: run that checkout's ``src`` instead (the code before a change)."""
+    env = dict(os.environ)
+    if source is not None:
+        env["PYTHONPATH"] = str(source)
+    out = run_dir / ("report-before.html" if source is not None else "report.html")
+    code = (
+        "import resource, sys; from pathlib import Path; "
+        "from assay.report.html import write_report; "
+        "write_report(Path(sys.argv[1]), out=Path(sys.argv[2])); "
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+    )
+    started = time.perf_counter()
+    command = [sys.executable, "-c", code, str(run_dir), str(out)]
+    done = subprocess.run(command, check=True, capture_output=True, text=True, env=env)
+    seconds = time.perf_counter() - started
+    return seconds, int(done.stdout.split()[-1]) / 1024, out
+
+
+def measure(report: Path, repeat: int, sort_key: str, word: str) -> dict[str, list[float]]:
+    samples: dict[str, list[float]] = {}
+    with tempfile.TemporaryDirectory() as profile:
+        driver = start_chromium(profile)
+        try:
+            for _ in range(repeat):
+                for key, value in browser_timings(driver, report, sort_key, word).items():
+                    samples.setdefault(key, []).append(value)
+        finally:
+            driver.quit()
+    return samples
+
+
+def print_report(
+    report: Path, write_s: float, peak_mb: float, samples: dict[str, list[float]], repeat: int
+) -> None:
+    text = report.read_text(encoding="utf-8")
+    cap = re.search(r'"truncated_to":(null|\d+)', text)
+    sampled = re.search(r"[\d,]+ of [\d,]+ [\w ]+ shown: [^.]*\.", text)
+    print(f"write_report: {write_s:.1f} s, child process peak RSS {peak_mb:.0f} MB")
+    cut = cap.group(1) if cap else "?"
+    print(f"report.html: {report.stat().st_size / 1e6:.1f} MB; long texts cut at {cut} characters")
+    print(f"sampling: {sampled.group(0) if sampled else 'none (every item shown)'}\n")
+    print(f"| step (median of {repeat}) | ms |")
+    print("|---|---:|")
+    for key, values in samples.items():
+        print(f"| {key} | {statistics.median(values):.0f} |")
+
+
+def run(n: int, repeat: int, variants: int, before: Path | None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         run_dir = Path(tmp) / "run"
         started = time.perf_counter()
         make_bench_run(run_dir, n, variants=variants)
         make_s = time.perf_counter() - started
-        started = time.perf_counter()
-        report = write_report(run_dir)
-        write_s = time.perf_counter() - started
-        peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        size_mb = report.stat().st_size / 1e6
-        cap = re.search(r'"truncated_to":(null|\d+)', report.read_text(encoding="utf-8"))
+        if before is not None:
+            before_s, before_mb, _ = write_in_child(run_dir, before)
+            print(f"before ({before}): write_report {before_s:.1f} s, peak RSS {before_mb:.0f} MB")
+        write_s, peak_mb, report = write_in_child(run_dir)
         results_mb = (run_dir / "results.jsonl").stat().st_size / 1e6
-        samples: dict[str, list[float]] = {}
-        with tempfile.TemporaryDirectory() as profile:
-            driver = start_chromium(profile)
-            try:
-                for _ in range(repeat):
-                    for key, value in browser_timings(driver, report).items():
-                        samples.setdefault(key, []).append(value)
-            finally:
-                driver.quit()
-    shared = f", {variants} answers per record" if variants > 1 else ", every example unique"
-    print(f"examples: {n:,}{shared}; results.jsonl {results_mb:.1f} MB (made in {make_s:.1f} s)")
-    print(f"write_report: {write_s:.1f} s, process peak RSS {peak_mb:.0f} MB")
-    cut = cap.group(1) if cap else "?"
-    print(f"report.html: {size_mb:.1f} MB; long texts cut at {cut} characters", end="")
-    print(" (3x that for question, answer, claims)\n" if cut.isdigit() else "\n")
-    print(f"| step (median of {repeat}) | ms |")
-    print("|---|---:|")
-    for key, values in samples.items():
-        print(f"| {key} | {statistics.median(values):.0f} |")
+        samples = measure(report, repeat, "p_error", "museum")
+        shared = f", {variants} answers per record" if variants > 1 else ", every example unique"
+        made = f"results.jsonl {results_mb:.1f} MB (made in {make_s:.1f} s)"
+        print(f"examples: {n:,}{shared}; {made}")
+        print_report(report, write_s, peak_mb, samples, repeat)
+
+
+def run_judge(run_dir: Path, repeat: int) -> None:
+    write_s, peak_mb, report = write_in_child(run_dir)
+    samples = measure(report, repeat, "overall_score", "PASS")
+    print(f"judge run: {run_dir}")
+    print_report(report, write_s, peak_mb, samples, repeat)
 
 
 def main() -> None:
@@ -125,8 +171,15 @@ def main() -> None:
         default=1,
         help="answers per source record sharing its texts, as assay perturb makes 6 (default 1)",
     )
+    parser.add_argument("--judge-run", type=Path, help="report on this judge run instead")
+    parser.add_argument(
+        "--before", type=Path, help="also write the report with this src (e.g. /work/base/src)"
+    )
     args = parser.parse_args()
-    run(args.n, args.repeat, args.variants)
+    if args.judge_run is not None:
+        run_judge(args.judge_run, args.repeat)
+    else:
+        run(args.n, args.repeat, args.variants, args.before)
 
 
 if __name__ == "__main__":

@@ -111,14 +111,23 @@ def parse_json_line(line: str, path: Path | str, number: int) -> Any:
         raise InputError(
             _value_problem(error), path=path, line=number, field=_unreadable_field(line)
         ) from None
-    check_parsed(data, path, number, surrogates=bool(_ESCAPED_SURROGATE.search(line)))
+    check_parsed(
+        data,
+        path,
+        number,
+        surrogates=bool(_ESCAPED_SURROGATE.search(line)),
+        # nesting never exceeds the count of opening brackets: most lines need no walk
+        depth=line.count("{") + line.count("[") > MAX_DEPTH,
+    )
     return data
 
 
-def check_parsed(data: Any, path: Path | str, number: int, *, surrogates: bool = True) -> None:
+def check_parsed(
+    data: Any, path: Path | str, number: int, *, surrogates: bool = True, depth: bool = True
+) -> None:
     """Refuse parsed data nested deeper than MAX_DEPTH or holding a lone surrogate (from JSON
-    or YAML alike); ``surrogates=False`` skips that walk when the text had no such escape."""
-    if (deep := too_deep(data)) is not None:
+    or YAML alike); ``surrogates=False`` and ``depth=False`` skip a walk the text rules out."""
+    if depth and (deep := too_deep(data)) is not None:
         raise InputError(
             f"nested too deeply (more than {MAX_DEPTH} levels)",
             path=path,
