@@ -60,6 +60,7 @@ _SUFFIXES = (
 _TOKEN = re.compile(r"\d[\d,]*(?:\.\d+)?|[^\W\d_](?:[\w'-]*\w)?")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])|\n+|(?<=[a-z0-9)][.!?])(?=[A-Z])")
 _STEM_LENGTH = 6
+_SCALE_WORD = re.compile(r"hundred|thousand|million|billion|trillion", re.IGNORECASE)  # fast path
 
 
 @dataclass(frozen=True)
@@ -112,7 +113,8 @@ def _number(text: str) -> str:
 
 
 def _raw_tokens(text: str) -> list[str]:
-    return _merge_scales(_TOKEN.findall(unicodedata.normalize("NFKC", text).replace("’", "'")))
+    tokens = _TOKEN.findall(unicodedata.normalize("NFKC", text).replace("’", "'"))
+    return _merge_scales(tokens) if _SCALE_WORD.search(text) else tokens
 
 
 def _merge_scales(tokens: list[str]) -> list[str]:
