@@ -421,6 +421,19 @@ def train_cross_fitted(examples: Sequence[Any], config: Any) -> Any:
     return replace(full, platt_a=round(float(coef[0]), 8), platt_b=round(bias, 8))
 
 
+_LEARNED_2_SUFFIXES = _learned_text._SUFFIXES
+
+
+def stem_learned_2(word: str) -> str:
+    """``learned-2``'s stemmer: one suffix dropped, nothing restored, cut to six letters."""
+    word = word.lower().replace("’", "'").removesuffix("'s").strip("'-")
+    for suffix in _LEARNED_2_SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)]
+            break
+    return word[:6]
+
+
 def fixed_l2(value: float) -> Any:
     return patched(tl, select_l2=lambda corpus, config: (value, {}))
 
@@ -481,6 +494,14 @@ def _keys_numbers(c: TextStats, i: EvidenceIndex, w: dict[str, float]) -> float:
 
 VARIANTS: dict[str, Callable[[], Any]] = {
     "shipped": nothing,
+    # ablations of learned-3's text statistics
+    "learned-2_stemmer": lambda: patched(_learned_text, stem=stem_learned_2),
+    "no_scale_merge": lambda: patched(_learned_text, _SCALE_ITEMS=frozenset()),
+    "learned-2_text": lambda: both(
+        lambda: patched(_learned_text, stem=stem_learned_2),
+        lambda: patched(_learned_text, _SCALE_ITEMS=frozenset()),
+    ),
+    **{f"stem_length_{n}": (lambda n=n: patched(_learned_text, _STEM_LENGTH=n)) for n in (5, 7, 8)},
     "strong_stemmer": lambda: patched(_learned_text, stem=stem_strong),
     "british_to_american": lambda: patched(_learned_text, stem=stem_british),
     "accents_folded": lambda: patched(_learned_text, _raw_tokens=raw_folded),

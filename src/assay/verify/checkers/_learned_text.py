@@ -60,7 +60,7 @@ _SUFFIXES = (
 _TOKEN = re.compile(r"\d[\d,]*(?:\.\d+)?|[^\W\d_](?:[\w'-]*\w)?")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])|\n+|(?<=[a-z0-9)][.!?])(?=[A-Z])")
 _STEM_LENGTH = 6
-_SCALE_WORD = re.compile(r"hundred|thousand|million|billion|trillion", re.IGNORECASE)  # fast path
+_SCALE_ITEMS = frozenset(f"#{value}" for value in _SCALES.values())
 
 
 @dataclass(frozen=True)
@@ -113,26 +113,15 @@ def _number(text: str) -> str:
 
 
 def _raw_tokens(text: str) -> list[str]:
-    tokens = _TOKEN.findall(unicodedata.normalize("NFKC", text).replace("’", "'"))
-    return _merge_scales(tokens) if _SCALE_WORD.search(text) else tokens
+    return _TOKEN.findall(unicodedata.normalize("NFKC", text).replace("’", "'"))
 
 
-def _merge_scales(tokens: list[str]) -> list[str]:
-    """A cardinal followed by a scale word is one number: "two thousand" -> 2000, "1.2
-    million" -> 1200000, as "1,200,000" already is."""
-    out: list[str] = []
-    position = 0
-    while position < len(tokens):
-        token = tokens[position]
-        following = tokens[position + 1].lower() if position + 1 < len(tokens) else ""
-        value = _cardinal(token) if following in _SCALES else None
-        if value is None:
-            out.append(token)
-            position += 1
-        else:
-            out.append(f"{value * _SCALES[following]:f}".rstrip("0").rstrip("."))
-            position += 2
-    return out
+def _scaled(previous: str, token: str) -> str | None:
+    """The one number of a cardinal followed by a scale word ("two thousand" -> ``#2000``, "1.2
+    million" -> ``#1200000``, as "1,200,000" already is), or None."""
+    scale = _SCALES.get(token.lower())
+    value = _cardinal(previous) if scale else None
+    return None if value is None or scale is None else _number(f"{value * scale:f}")
 
 
 def _cardinal(token: str) -> float | None:
@@ -171,10 +160,16 @@ def text_stats(text: str) -> TextStats:
     for index, token in enumerate(raw):
         item, negation, name = _token_info(token)
         negations += negation
-        if item is not None:
-            sequence.append(item)
-            if name and (index > 0 or len(raw) == 1):
-                names.add(item)
+        if item is None:
+            continue
+        # a scale word after a cardinal joins it (the cardinal's item is the last one added)
+        scaled = _scaled(raw[index - 1], token) if item in _SCALE_ITEMS and index else None
+        if scaled is not None:
+            sequence[-1] = scaled
+            continue
+        sequence.append(item)
+        if name and (index > 0 or len(raw) == 1):
+            names.add(item)
     return TextStats(
         sequence=tuple(sequence),
         items=frozenset(sequence),
