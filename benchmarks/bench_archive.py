@@ -87,9 +87,13 @@ def write_archive(run_dir: Path, count: int, layout: str) -> dict[str, Any]:
     from assay.judge.protocol import DecodingSettings, Protocol
     from assay.judge.run import protocol_state
     from assay.judge.validate import classify
+    from assay.runs import RunLog, RunLogger
 
     protocol = Protocol()
     archive = Archive.open(run_dir, protocol_state(protocol, DecodingSettings(), layout))  # type: ignore[arg-type]
+    # run.json as `assay judge run` writes it, so that `assay report` reads the directory too
+    log = RunLog(kind="judge", fingerprint=archive.state.fingerprint, sample_count=count)
+    logger = RunLogger(run_dir, log)
     request = JudgeRequest(judge_model="stub/judge", method="cross_judge", timestamp="2026-11-23")
     rng = random.Random(0)
     started, output_chars = time.perf_counter(), 0
@@ -133,6 +137,7 @@ def write_archive(run_dir: Path, count: int, layout: str) -> dict[str, Any]:
         )
         archive.add(record)
     archive.close()
+    logger.finish("success", finished_count=count)
     return {"seconds": time.perf_counter() - started, "output_bytes": output_chars}
 
 

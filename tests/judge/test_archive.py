@@ -262,31 +262,3 @@ def test_the_summary_read_gives_the_statistics_the_full_read_gives(tmp_path: Pat
         if i.record
     ]
     assert summary == full and len(full) == 3 and full[0].scores is not None
-
-
-def test_worker_processes_read_the_same_evaluations_in_the_same_order(tmp_path: Path) -> None:
-    from assay.judge.evaluations import Evaluation, load_evaluations
-
-    state = protocol_state(Protocol(), DecodingSettings(), layout="shards")
-    archive = Archive.open(tmp_path / "run", state)
-    fp = archive.state.fingerprint
-    shards = set()
-    for target in ("t1", "t2", "t3"):
-        body = valid_body()
-        body["meta"] = {**body["meta"], "target_model": target}
-        shards.add(archive.add(make_record(fp, dumps(body), target_model=target)))
-        shards.add(archive.add(make_record(fp, "no json", target_model=target, output_id="o2")))
-    archive.close()
-    first = sorted(shards)[0]
-    first.write_text(first.read_text() + "[1, 2]\n")  # an unreadable line, kept in place
-    assert len(shards) == 6  # valid and invalid shards of three targets
-
-    in_parent = load_evaluations(archive.run_dir, workers=1)
-    in_workers = load_evaluations(archive.run_dir, workers=2)
-    expected = [
-        Evaluation.of(i.record)
-        for i in iter_archive(archive.run_dir, summary_only=True)
-        if i.record is not None
-    ]
-    assert in_workers == in_parent and in_parent[0] == expected and len(expected) == 6
-    assert len(in_parent[1]) == 1 and in_parent[1][0].startswith(f"{first}:")

@@ -221,3 +221,39 @@ def test_every_dimension_gets_evidence_in_rubric_order() -> None:
     assert [item["properties"]["dimension"]["const"] for item in items] == list(DIMENSION_KEYS)
     reason = exact.schema_["$defs"]["reason"]["pattern"]
     assert reason.endswith(f"{{1,{REASON_MAX_CHARS}}}$")
+
+
+def _expected_structural(value: object) -> int:
+    """Structural characters of a value's compact JSON, counted from the value itself."""
+    if isinstance(value, dict):
+        inner = sum(_expected_structural(v) for v in value.values())
+        return 2 + len(value) + max(len(value) - 1, 0) + inner  # braces, colons, commas
+    if isinstance(value, list):
+        return 2 + max(len(value) - 1, 0) + sum(_expected_structural(v) for v in value)
+    return 0
+
+
+def test_structural_characters_skip_everything_inside_strings() -> None:
+    import random
+
+    from assay.judge.exact_schema import _structural_characters, compact_json
+
+    rng = random.Random(3)
+    alphabet = 'ab{}[]:,"\\\n é\u2028'
+
+    def text() -> str:
+        return "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+
+    def value(depth: int) -> object:
+        kind = rng.randint(0, 4 if depth < 4 else 1)
+        if kind == 0:
+            return text()
+        if kind == 1:
+            return rng.choice([0, -1.5, True, None])
+        if kind in (2, 3):
+            return {text(): value(depth + 1) for _ in range(rng.randint(0, 4))}
+        return [value(depth + 1) for _ in range(rng.randint(0, 4))]
+
+    for _ in range(500):
+        item = value(0)
+        assert _structural_characters(compact_json(item)) == _expected_structural(item)

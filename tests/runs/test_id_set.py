@@ -14,6 +14,7 @@ from assay.runs.id_set import IdentitySet
 def small_buffer(monkeypatch: pytest.MonkeyPatch) -> None:
     # Merge after a few additions, so a short test crosses many merges.
     monkeypatch.setattr(id_set, "_BUFFER_LIMIT", 7)
+    monkeypatch.setattr(id_set, "_MAX_RUNS", 5)
 
 
 @pytest.mark.usefixtures("small_buffer")

@@ -12,6 +12,7 @@ Target outputs come from a manifest JSONL (one output per line: identifiers plus
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from functools import cached_property
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -84,12 +85,16 @@ class QuestionSet(BaseModel):
     questions: tuple[Question, ...]
 
     def variant(self, question_id: str, variant: str) -> tuple[Question, PromptVariant] | None:
+        return self._variants.get((question_id, variant))
+
+    @cached_property
+    def _variants(self) -> dict[tuple[str, str], tuple[Question, PromptVariant]]:
+        # built once: an evaluation set looks up one variant per output
+        index: dict[tuple[str, str], tuple[Question, PromptVariant]] = {}
         for question in self.questions:
-            if question.question_id == question_id:
-                for item in question.variants:
-                    if item.variant == variant:
-                        return question, item
-        return None
+            for item in question.variants:
+                index.setdefault((question.question_id, item.variant), (question, item))
+        return index
 
     def cells(self) -> list[tuple[str, str]]:
         return [(q.question_id, v.variant) for q in self.questions for v in q.variants]

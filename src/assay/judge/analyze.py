@@ -67,7 +67,7 @@ def analyze_run(run_dir: Path, settings: AnalysisSettings | None = None) -> Anal
             "thresholds": state.protocol.thresholds.model_dump(),
             "coverage": _coverage(run_dir),
             "skipped_unreadable": tuple(unreadable),
-            "money": _money(run_dir, summary.counts.work_items),
+            "money": _money(run_dir, len(final_evaluations(records))),
         }
     )
     plots: list[str] = []

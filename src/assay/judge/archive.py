@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic_core import PydanticSerializationError
@@ -433,41 +433,16 @@ def iter_archive(run_dir: Path, *, summary_only: bool = False) -> Iterator[Archi
     read this way several times faster.
     """
     blobs: BlobStore | None = None
-    for part in archive_parts(run_dir):
-        if part.shard and not summary_only:
-            blobs = blobs or BlobStore(run_dir)
-        yield from iter_part(part, blobs)
-
-
-class ArchivePart(NamedTuple):
-    """One unit of an archive to read: a shard, or the per-file records of one archive
-    directory. Parts are independent, so they can be read in parallel."""
-
-    path: Path
-    in_valid_archive: bool
-    shard: bool
-
-
-def archive_parts(run_dir: Path) -> list[ArchivePart]:
-    """The parts of both archives, in :func:`iter_archive`'s order."""
-    parts = []
     for directory, is_valid in ((VALID_DIR, True), (INVALID_DIR, False)):
         archive = run_dir / directory
-        parts.append(ArchivePart(archive, is_valid, shard=False))
-        parts.extend(ArchivePart(shard, is_valid, shard=True) for shard in shard_files(archive))
-    return parts
-
-
-def iter_part(part: ArchivePart, blobs: BlobStore | None = None) -> Iterator[ArchivedFile]:
-    """The records of one part; a shard's come whole with ``blobs``, else as summaries."""
-    if not part.shard:
-        if part.path.is_dir():
-            for path in sorted(part.path.rglob("*.json")):
-                yield _read_record(path, part.in_valid_archive)
-        return
-    source = blobs or decode_summary
-    for number, line in shard_lines(part.path):
-        yield _read_shard_line(part.path, number, line, part.in_valid_archive, source)
+        for path in sorted(archive.rglob("*.json")):
+            yield _read_record(path, is_valid)
+        for shard in shard_files(archive):
+            if not summary_only:
+                blobs = blobs or BlobStore(run_dir)
+            source = blobs or decode_summary
+            for number, line in shard_lines(shard):
+                yield _read_shard_line(shard, number, line, is_valid, source)
 
 
 def _read_shard_line(

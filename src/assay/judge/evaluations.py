@@ -8,7 +8,6 @@ with the repeated strings (model names, method, variant) shared, so `assay judge
 
 from __future__ import annotations
 
-import os
 import sys
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
@@ -16,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from .archive import ArchivePart, EvaluationRecord, archive_parts, iter_part
+from .archive import EvaluationRecord, iter_archive
 from .protocol import DIMENSION_KEYS
 
 
@@ -84,62 +83,10 @@ def as_evaluations(records: Iterable[EvaluationRecord | Evaluation]) -> list[Eva
     return [r if isinstance(r, Evaluation) else Evaluation.of(r) for r in records]
 
 
-# Below this many bytes of shards, starting worker processes costs more than it saves.
-_PARALLEL_MIN_BYTES = 64 * 1024 * 1024
-
-
-def load_evaluations(
-    run_dir: Path, *, workers: int | None = None
-) -> tuple[list[Evaluation], list[str]]:
-    """Every readable evaluation of a run (either layout), and where each unreadable one is.
-
-    A large sharded archive is read by up to ``workers`` processes, a shard each (default:
-    the cores this process may use); the result is the same, in the same order.
-    """
-    parts = archive_parts(run_dir)
-    workers = _worker_count(parts, workers)
-    evaluations: list[Evaluation] = []
-    unreadable: list[str] = []
-    read = _read_in_workers(parts, workers) if workers > 1 else None
-    if read is None:
-        read = [_part_evaluations(part) for part in parts]
-    for part_evaluations, part_unreadable in read:
-        evaluations.extend(part_evaluations)
-        unreadable.extend(part_unreadable)
-    return evaluations, unreadable
-
-
-def _read_in_workers(
-    parts: list[ArchivePart], workers: int
-) -> list[tuple[list[Evaluation], list[str]]] | None:
-    """The parts read by forked worker processes, or None where that cannot run (a fork
-    copies the parent as it is: no re-import of ``__main__``, which a notebook or a script
-    read from stdin does not have)."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-    from concurrent.futures.process import BrokenProcessPool
-
-    try:
-        context = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(workers, mp_context=context) as pool:
-            return list(pool.map(_part_evaluations, parts))
-    except (ValueError, OSError, BrokenProcessPool):
-        return None
-
-
-def _worker_count(parts: list[ArchivePart], workers: int | None) -> int:
-    shards = [part for part in parts if part.shard]
-    if sys.platform != "linux":  # forking is the cheap and safe way to start workers there
-        return 1
-    if workers is None:
-        size = sum(part.path.stat().st_size for part in shards)
-        workers = len(os.sched_getaffinity(0)) if size >= _PARALLEL_MIN_BYTES else 1
-    return max(1, min(workers, len(shards)))
-
-
-def _part_evaluations(part: ArchivePart) -> tuple[list[Evaluation], list[str]]:
+def load_evaluations(run_dir: Path) -> tuple[list[Evaluation], list[str]]:
+    """Every readable evaluation of a run (either layout), and where each unreadable one is."""
     evaluations, unreadable = [], []
-    for item in iter_part(part):
+    for item in iter_archive(run_dir, summary_only=True):
         if item.record is None:
             unreadable.append(f"{item.where}: {item.error}"[:300])
         else:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 _TYPOGRAPHIC = str.maketrans(
     {
@@ -24,6 +25,7 @@ _TYPOGRAPHIC = str.maketrans(
     }
 )
 _SPACE = re.compile(r"\s+")
+_WORD = re.compile(r"\S+")
 _SURROUNDING_QUOTES = ('"', "'", "`")
 
 
@@ -32,7 +34,10 @@ def normalise(text: str, *, casefold: bool = True) -> str:
     return _normalised_with_origins(text, casefold=casefold)[0]
 
 
-def _normalised_with_origins(text: str, *, casefold: bool) -> tuple[str, list[int]]:
+# A sample's output is normalised once for all its quotes (and for every candidate span of an
+# exact schema), not once per quote.
+@lru_cache(maxsize=32)
+def _normalised_with_origins(text: str, *, casefold: bool) -> tuple[str, tuple[int, ...]]:
     """The normalised text and, for each of its characters, the index of the original one.
 
     Normalising one character at a time keeps the way back to the original text, so that a
@@ -40,6 +45,12 @@ def _normalised_with_origins(text: str, *, casefold: bool) -> tuple[str, list[in
     exactly what the validator found). NFKD decomposes character by character, which NFKC's
     recomposition would not allow.
     """
+    if text.isascii():
+        return _ascii_normalised(text, casefold=casefold)
+    return _general_normalised(text, casefold=casefold)
+
+
+def _general_normalised(text: str, *, casefold: bool) -> tuple[str, tuple[int, ...]]:
     pieces: list[str] = []
     origins: list[int] = []
     in_space = True  # drops leading whitespace
@@ -59,7 +70,24 @@ def _normalised_with_origins(text: str, *, casefold: bool) -> tuple[str, list[in
     if pieces and pieces[-1] == " ":
         pieces.pop()
         origins.pop()
-    return "".join(pieces), origins
+    return "".join(pieces), tuple(origins)
+
+
+def _ascii_normalised(text: str, *, casefold: bool) -> tuple[str, tuple[int, ...]]:
+    """The same for ASCII text, a word at a time: NFKD and the typographic map change no
+    ASCII character and casefolding is lowering, so only whitespace runs collapse."""
+    words: list[str] = []
+    origins: list[int] = []
+    previous_end = 0
+    for match in _WORD.finditer(text):
+        start, end = match.span()
+        if words:
+            origins.append(previous_end)  # a collapsed run stands at its first character
+        words.append(match.group())
+        origins.extend(range(start, end))
+        previous_end = end
+    joined = " ".join(words)
+    return (joined.lower() if casefold else joined), tuple(origins)
 
 
 def quote_located(quote: str, output_text: str, *, casefold: bool = True) -> bool:

@@ -265,20 +265,13 @@ def max_reply_bytes(
     return len(compact.encode()) + 2 * structural
 
 
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+
+
 def _structural_characters(text: str) -> int:
     """How many of ``{}[]:,`` occur outside strings in compact JSON ``text``."""
-    count, in_string, escaped = 0, False, False
-    for char in text:
-        if escaped:
-            escaped = False
-        elif in_string:
-            escaped = char == "\\"
-            in_string = char != '"'
-        elif char == '"':
-            in_string = True
-        elif char in "{}[]:,":
-            count += 1
-    return count
+    bare = _JSON_STRING.sub("", text)
+    return sum(bare.count(char) for char in "{}[]:,")
 
 
 def compact_json(value: Any) -> str:

@@ -48,6 +48,8 @@ def parse_reply(reply: str, findings: Findings) -> tuple[list[dict[str, Any]], s
     it is dropped, with a failed ``nesting_depth`` check. The raw reply is kept as it came.
     """
     objects, outside = _parse_reply(reply, findings)
+    if reply.count("{") + reply.count("[") <= MAX_DEPTH:  # cannot nest deeper: no walk
+        return objects, outside
     shallow = [item for item in objects if too_deep(item) is None]
     if len(shallow) < len(objects):
         findings.fail(

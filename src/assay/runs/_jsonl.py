@@ -60,6 +60,10 @@ class JsonlWriter:
                 line.encode("utf-8")
             except UnicodeEncodeError:  # a lone surrogate: escape, so the line can be read back
                 line = json.dumps(record, ensure_ascii=True, sort_keys=True)
+        self.append_line(line)
+
+    def append_line(self, line: str) -> None:
+        """Append one line that is already a record's JSON (made by :meth:`append`'s rules)."""
         self._handle.write(line + "\n")
         self._handle.flush()
 

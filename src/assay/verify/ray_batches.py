@@ -37,12 +37,13 @@ def run_on_ray(
     with JsonlWriter(config.out_dir / RESULTS_FILE) as writer, bar:
 
         def keep(done: dict[str, Any]) -> None:
-            for line in done["results"]:
-                result = load_model(ResultRecord, line)
-                writer.append(result)
-                bar.update(1, failed=int(result.failure is not None or not result.complete))
+            # The worker's lines are written as they are: the driver, which shares the
+            # cluster's cores, parses a result only for a caller that asked to see it.
+            for line, failed in zip(done["results"], done["failed"], strict=True):
+                writer.append_line(line)
+                bar.update(1, failed=int(failed))
                 if on_result is not None:
-                    on_result(result)
+                    on_result(load_model(ResultRecord, line))
             add_usage(usage, done["usage"])
 
         ray_map(run_batch, _batches(config, pending), keep)
@@ -83,5 +84,6 @@ async def _run_batch(config: Any, records: list[GroundedQARecord]) -> dict[str, 
             await model.aclose()
     return {
         "results": [model_json(r) for r in results],
+        "failed": [r.failure is not None or not r.complete for r in results],
         "usage": {name: model.usage.summary() for name, model in models.items()},
     }
