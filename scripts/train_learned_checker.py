@@ -16,13 +16,14 @@ supported from unsupported claims, not each dataset's base rate. Nothing is rand
 only salts the grouped fold assignment (a hash of the record's ``group``, so no question or
 article is in two folds).
 
-Shipped weights: trained on ExpertQA + HaluEval only, so WiCE dev, the split with published
-comparison numbers, is never seen in training. The report prints, per dataset, balanced
-accuracy (threshold 0.5 on p_error) and AUROC of the lexical baseline and of the learned
-checker, both scored at the answer level the way the benchmark does it (claims split by
+Shipped weights: trained on all three files (``SHIPPED_TRAIN_SETS``); held-out numbers come
+from the report only. The report prints, per dataset, balanced accuracy (threshold 0.5 on
+p_error), AUROC and ECE of the lexical baseline and of the learned checker, both scored at the
+answer level the way the benchmark does it (claims split by
 :func:`assay.verify.claims.split_claims`, p_error = 1 - the weakest claim's probability, a
 claim whose cited snippets do not support it re-checked against them alone), on held-out data:
 leave-one-dataset-out, and grouped k-fold (train on the other datasets plus the other folds).
+Directions measured and not shipped: ``scripts/learned_checker_experiments.py``.
 """
 
 from __future__ import annotations

@@ -222,3 +222,59 @@ def test_a_learned_run_records_the_checker_version(tmp_path: Path) -> None:
     assert config.protocol()["checker_version"] == CHECKER_VERSION
     lexical = BenchmarkConfig(data=data, pattern="entailment", out_dir=tmp_path, verifier="lexical")
     assert "checker_version" not in lexical.protocol()
+
+
+def test_a_run_made_by_an_earlier_checker_version_is_not_resumed(tmp_path: Path) -> None:
+    """A run directory of ``learned-2`` (same settings, only the checker version differs) is
+    refused rather than continued with ``learned-3``'s verdicts."""
+    from assay.errors import RunError
+    from assay.runs import fingerprint
+    from assay.verify.benchmark import BenchmarkConfig, run_benchmark
+
+    from .bench_fixtures import verify_only_records, write_jsonl
+
+    data = write_jsonl(tmp_path / "data.jsonl", verify_only_records(3))
+    out = tmp_path / "run"
+    config = BenchmarkConfig(data=data, pattern="entailment", out_dir=out, verifier="learned")
+    run_benchmark(config)
+    run_json = out / "run.json"
+    log = json.loads(run_json.read_text(encoding="utf-8"))
+    assert log["models"]["verifier"]["checker_version"] == CHECKER_VERSION == "learned-3"
+    earlier = {**config.protocol(), "checker_version": "learned-2"}
+    log["fingerprint"] = fingerprint(earlier)  # what the learned-2 code wrote for these settings
+    log["models"]["verifier"]["checker_version"] = "learned-2"
+    run_json.write_text(json.dumps(log), encoding="utf-8")
+    with pytest.raises(RunError, match="other settings"):
+        run_benchmark(config)
+
+
+@pytest.mark.parametrize(
+    ("forms", "same"),
+    [
+        (("line", "lines"), True),
+        (("take", "taking", "takes"), True),
+        (("fire", "fired", "fires"), True),
+        (("city", "cities"), True),
+        (("stop", "stopped", "stopping"), True),
+        (("study", "studied", "studies"), True),
+        (("release", "released", "releases"), True),
+        (("fill", "filled"), True),  # a doubled l stays
+        (("bridge", "bride"), False),
+    ],
+)
+def test_inflections_of_one_word_share_a_stem(forms: tuple[str, ...], same: bool) -> None:
+    from assay.verify.checkers._learned_text import stem
+
+    assert (len({stem(f) for f in forms}) == 1) is same
+
+
+def test_number_words_and_scales_are_one_number() -> None:
+    from assay.verify.checkers._learned_text import text_stats
+
+    assert text_stats("It raised $1.2 million.").numbers == {"#1200000"}
+    assert text_stats("It raised 1,200,000 dollars.").numbers == {"#1200000"}
+    assert text_stats("two thousand people, sixty of them").numbers == {"#2000", "#60"}
+    assert text_stats("a thousand ships").numbers == {"#1000"}  # "a" is not a cardinal
+    _, right, _ = _check("The Harbour Bridge main span is 503 metres long.")
+    _, wrong, _ = _check("The Harbour Bridge main span is six hundred metres long.")
+    assert wrong < 0.5 < right  # "six hundred" is the number 600, which the evidence lacks

@@ -35,12 +35,20 @@ NEGATIONS = _words(
     "not no never none nobody nothing neither nor without cannot unable fail fails failed "
     "lack lacks lacked"
 )
+_CARDINALS = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13,
+    "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18,
+    "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60,
+    "seventy": 70, "eighty": 80, "ninety": 90,
+}  # fmt: skip
+_SCALES = {
+    "hundred": 100, "thousand": 1000, "million": 10**6, "billion": 10**9, "trillion": 10**12,
+}  # fmt: skip
 _NUMBER_WORDS = {
-    "zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
-    "seven": "7", "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12",
-    "twenty": "20", "thirty": "30", "forty": "40", "fifty": "50", "hundred": "100",
-    "thousand": "1000", "million": "1000000", "billion": "1000000000", "first": "1",
-    "second": "2", "third": "3", "fourth": "4", "fifth": "5", "twice": "2", "half": "0.5",
+    **{word: str(value) for word, value in (_CARDINALS | _SCALES).items()},
+    "first": "1", "second": "2", "third": "3", "fourth": "4", "fifth": "5", "twice": "2",
+    "half": "0.5",
 }  # fmt: skip
 _MONTHS = _words(
     "january february march april may june july august september october november december"
@@ -52,6 +60,7 @@ _SUFFIXES = (
 _TOKEN = re.compile(r"\d[\d,]*(?:\.\d+)?|[^\W\d_](?:[\w'-]*\w)?")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])|\n+|(?<=[a-z0-9)][.!?])(?=[A-Z])")
 _STEM_LENGTH = 6
+_SCALE_ITEMS = frozenset(f"#{value}" for value in _SCALES.values())
 
 
 @dataclass(frozen=True)
@@ -66,8 +75,15 @@ class TextStats:
     negations: int
 
 
+_Y_SUFFIXES = frozenset(("ies", "ied"))  # cities -> city, studied -> study
+_DOUBLING_SUFFIXES = frozenset(("ing", "ings", "ed", "er", "ers"))  # stopped -> stop
+
+
 def stem(word: str) -> str:
-    """Lower case, possessive and one common suffix dropped, cut to six letters."""
+    """Lower case, possessive and one common suffix dropped, a final ``e`` dropped, cut to six
+    letters. The inflections of one word meet on one stem: line/lines, take/taking/taken,
+    fire/fired, city/cities, stop/stopped (the ``e`` and the doubled consonant are what a
+    stripped suffix leaves behind or takes away)."""
     word = word.lower().replace("’", "'")
     if word.endswith("'s"):
         word = word[:-2]
@@ -75,8 +91,18 @@ def stem(word: str) -> str:
     for suffix in _SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             word = word[: -len(suffix)]
+            if suffix in _Y_SUFFIXES:
+                word += "y"
+            elif suffix in _DOUBLING_SUFFIXES and _doubled(word):
+                word = word[:-1]
             break
+    if word.endswith("e") and len(word) > 3:
+        word = word[:-1]
     return word[:_STEM_LENGTH]
+
+
+def _doubled(word: str) -> bool:
+    return len(word) > 3 and word[-1] == word[-2] and word[-1] not in "lsz"
 
 
 def _number(text: str) -> str:
@@ -88,6 +114,23 @@ def _number(text: str) -> str:
 
 def _raw_tokens(text: str) -> list[str]:
     return _TOKEN.findall(unicodedata.normalize("NFKC", text).replace("’", "'"))
+
+
+def _scaled(previous: str, token: str) -> str | None:
+    """The one number of a cardinal followed by a scale word ("two thousand" -> ``#2000``, "1.2
+    million" -> ``#1200000``, as "1,200,000" already is), or None."""
+    scale = _SCALES.get(token.lower())
+    value = _cardinal(previous) if scale else None
+    return None if value is None or scale is None else _number(f"{value * scale:f}")
+
+
+def _cardinal(token: str) -> float | None:
+    if not token[0].isdigit():
+        return _CARDINALS.get(token.lower())
+    try:
+        return float(token.replace(",", ""))
+    except ValueError:  # "1,2,3"
+        return None
 
 
 @lru_cache(maxsize=1 << 16)
@@ -117,10 +160,16 @@ def text_stats(text: str) -> TextStats:
     for index, token in enumerate(raw):
         item, negation, name = _token_info(token)
         negations += negation
-        if item is not None:
-            sequence.append(item)
-            if name and (index > 0 or len(raw) == 1):
-                names.add(item)
+        if item is None:
+            continue
+        # a scale word after a cardinal joins it (the cardinal's item is the last one added)
+        scaled = _scaled(raw[index - 1], token) if item in _SCALE_ITEMS and index else None
+        if scaled is not None:
+            sequence[-1] = scaled
+            continue
+        sequence.append(item)
+        if name and (index > 0 or len(raw) == 1):
+            names.add(item)
     return TextStats(
         sequence=tuple(sequence),
         items=frozenset(sequence),

@@ -41,7 +41,10 @@ from ..types import Claim, ClaimCheck, ClaimLabel, Evidence
 from ._align import EMPTY_WINDOW, EvidenceIndex, Window, evidence_index
 from ._learned_text import CAP, TextStats, split_claim_sentences, text_stats
 
-CHECKER_VERSION = "learned-2"  # learned-1: whole-page greedy cover, no IDF, no calibration
+# learned-1: whole-page greedy cover, no IDF, no calibration; learned-2: the features below
+# with the first stemmer; learned-3: stems that meet across inflections (line/lines,
+# take/taking), teens and tens as numbers, "two thousand" / "1.2 million" as one number.
+CHECKER_VERSION = "learned-3"
 WEIGHTS_FILE = "learned_weights.json"
 FEATURE_NAMES: tuple[str, ...] = (
     "idf_recall_all",

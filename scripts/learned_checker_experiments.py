@@ -1,0 +1,576 @@
+"""Held-out measurements of directions tried for the ``learned`` checker: those that did not
+ship, and ablations of what did.
+
+    python scripts/learned_checker_experiments.py                 # every variant (~3 minutes)
+    python scripts/learned_checker_experiments.py --only number_merge keys_out_of_context
+    python scripts/learned_checker_experiments.py --only shipped --seeds 0 1 2 3
+
+Each variant changes one thing in the shipped recipe (a text normalisation, an extra feature,
+the calibration, the L2 choice) by patching the checker's modules in this process only, then
+prints the LODO and grouped 5-fold table of ``scripts/train_learned_checker.py`` (the same
+functions, the same data, held out exactly as there). The shipped checker is untouched; the
+numbers are quoted in docs/learned-checker.md ("What was tried and did not win", "What won").
+"Shipped" is the checker of the checkout: ``learned-3`` here (the second-round table of the
+docs was measured at commit c691ab5, where it was ``learned-2``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import math
+import re
+import sys
+import unicodedata
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from assay.verify.checkers import _align, _learned_text, learned
+from assay.verify.checkers._align import EvidenceIndex
+from assay.verify.checkers._learned_text import TextStats
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _load_training_script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "train_learned_checker", REPO / "scripts" / "train_learned_checker.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["train_learned_checker"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+tl = _load_training_script()
+Feature = Callable[[TextStats, EvidenceIndex, dict[str, float]], float]
+BASE_NAMES = tuple(learned.FEATURE_NAMES)
+BASE_SIGNS = dict(tl.FEATURE_SIGNS)
+
+
+# ------------------------------------------------------------------ patching, undone after use
+
+
+@contextmanager
+def patched(module: Any, **values: Any) -> Iterator[None]:
+    old = {name: getattr(module, name) for name in values}
+    for name, value in values.items():
+        setattr(module, name, value)
+    try:
+        yield
+    finally:
+        for name, value in old.items():
+            setattr(module, name, value)
+
+
+def clear_caches() -> None:
+    _learned_text._token_info.cache_clear()
+    _learned_text.text_stats.cache_clear()
+    _align._index.cache_clear()
+
+
+@contextmanager
+def extra_features(features: dict[str, tuple[int, Feature]]) -> Iterator[None]:
+    """The shipped features plus ``features`` (name -> (sign, function of claim, index,
+    weights)), appended to every vector, sign-constrained like the others."""
+    original = learned._vector
+
+    def vector(claim: TextStats, index: EvidenceIndex) -> learned.FeatureVector:
+        base = original(claim, index)
+        weights = index.weights(claim)
+        more = tuple(f(claim, index, weights) for _, f in features.values())
+        return learned.FeatureVector(values=base.values + more, windows=base.windows)
+
+    names = BASE_NAMES + tuple(features)
+    signs = {**BASE_SIGNS, **{n: s for n, (s, _) in features.items()}}
+    with (
+        patched(learned, _vector=vector, FEATURE_NAMES=names),
+        patched(tl, FEATURE_NAMES=names, FEATURE_SIGNS=signs),
+    ):
+        yield
+
+
+# ------------------------------------------------------------------ text normalisation variants
+
+_BRITISH = (("isation", "ization"), ("ise", "ize"), ("ised", "ized"), ("ising", "izing"),
+            ("yse", "yze"), ("our", "or"), ("ours", "ors"), ("tre", "ter"), ("tres", "ters"),
+            ("logue", "log"), ("ence", "ense"))  # fmt: skip
+_STRONG_SUFFIXES = (
+    "isations", "izations", "isation", "ization", "ational", "fulness", "ousness", "iveness",
+    "ations", "ation", "ments", "ment", "ness", "ings", "ing", "ions", "ion", "ities", "ity",
+    "ives", "ive", "ously", "ous", "ically", "ical", "ally", "als", "al", "ies", "ied", "ers",
+    "er", "ed", "es", "ly", "s",
+)  # fmt: skip
+_ORIGINAL_STEM = _learned_text.stem
+_ORIGINAL_RAW = _learned_text._raw_tokens
+
+
+def _american(word: str) -> str:
+    for british, american in _BRITISH:
+        if word.lower().endswith(british) and len(word) - len(british) >= 3:
+            return word[: -len(british)] + american
+    return word
+
+
+def stem_strong(word: str) -> str:
+    """British spellings to American, a longer suffix list, y -> i, doubled l/t undone."""
+    word = _american(word.lower().replace("’", "'").removesuffix("'s").strip("'-"))
+    for suffix in _STRONG_SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)]
+            break
+    if word.endswith("y") and len(word) > 3:
+        word = word[:-1] + "i"
+    if len(word) > 4 and word[-1] == word[-2] and word[-1] in "lt":
+        word = word[:-1]
+    return word[:6]
+
+
+def stem_british(word: str) -> str:
+    return _ORIGINAL_STEM(_american(word))
+
+
+def raw_folded(text: str) -> list[str]:
+    """Accents folded (é -> e) before tokenising."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    return _ORIGINAL_RAW("".join(c for c in decomposed if not unicodedata.combining(c)))
+
+
+_SCALES = {"hundred": 100, "thousand": 1000, "million": 10**6, "billion": 10**9,
+           "trillion": 10**12}  # fmt: skip
+_SMALL = {w: float(n) for w, n in _learned_text._NUMBER_WORDS.items() if n.isdigit()}
+
+
+def merge_numbers(tokens: list[str]) -> list[str]:
+    """Number words and scales merged: "two thousand" -> 2000, "1.2 million" -> 1200000."""
+    out: list[str] = []
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        base = _as_number(token) if token[0].isdigit() else _SMALL.get(token.lower())
+        following = tokens[i + 1].lower() if i + 1 < len(tokens) else ""
+        if base is not None and following in _SCALES:
+            out.append(f"{base * _SCALES[following]:f}".rstrip("0").rstrip("."))
+            i += 2
+        else:
+            out.append(token)
+            i += 1
+    return out
+
+
+def _as_number(token: str) -> float | None:
+    try:
+        return float(token.replace(",", ""))
+    except ValueError:
+        return None
+
+
+def raw_merged(text: str) -> list[str]:
+    return merge_numbers(_ORIGINAL_RAW(text))
+
+
+_NO_HYPHEN_TOKEN = re.compile(r"\d[\d,]*(?:\.\d+)?|[^\W\d_](?:[\w']*\w)?")
+
+
+def raw_hyphen_split(text: str) -> list[str]:
+    return _NO_HYPHEN_TOKEN.findall(unicodedata.normalize("NFKC", text).replace("’", "'"))
+
+
+# ------------------------------------------------------------------ extra features
+
+
+def _recall(weights: dict[str, float], found: Callable[[str], bool]) -> float:
+    total = sum(weights.values())
+    return sum(w for t, w in weights.items() if found(t)) / total if total else 1.0
+
+
+def in_context(claim: TextStats, index: EvidenceIndex, span: int = 2) -> dict[str, bool]:
+    """Claim item -> found in one evidence sentence together with a claim neighbour (within
+    ``span`` items of it in the claim)."""
+    sequence = claim.sequence
+    postings = {t: set(index.postings.get(t, ())) for t in sequence}
+    out: dict[str, bool] = {}
+    for i, token in enumerate(sequence):
+        near = {sequence[j] for j in range(max(0, i - span), min(len(sequence), i + span + 1))}
+        near.discard(token)
+        here = bool(postings[token]) and (
+            not near or any(postings[token] & postings[n] for n in near)
+        )
+        out[token] = out.get(token, False) or here
+    return out
+
+
+def context_recall(claim: TextStats, index: EvidenceIndex, weights: dict[str, float]) -> float:
+    found = in_context(claim, index)
+    return _recall(weights, lambda t: found.get(t, False))
+
+
+def keys_out_of_context(
+    claim: TextStats, index: EvidenceIndex, weights: dict[str, float], numbers_only: bool = False
+) -> float:
+    found = in_context(claim, index)
+    keys = [t for t in weights if t.startswith("#") or (not numbers_only and t in claim.names)]
+    return sum(not found.get(t, False) for t in keys) / len(keys) if keys else 0.0
+
+
+def top_sentences_recall(k: int) -> Feature:
+    """IDF recall against the union of the ``k`` sentences that share most claim weight."""
+
+    def feature(claim: TextStats, index: EvidenceIndex, weights: dict[str, float]) -> float:
+        scores: dict[int, float] = {}
+        for token, weight in weights.items():
+            for position in index.postings.get(token, ()):
+                scores[position] = scores.get(position, 0.0) + weight
+        top = sorted(scores, key=lambda p: (-scores[p], p))[:k]
+        items = frozenset().union(*(index.sentences[p].stats.items for p in top))
+        return _recall(weights, lambda t: t in items)
+
+    return feature
+
+
+_SHIPPED_VECTOR = learned._vector
+
+
+def shipped_values(claim: TextStats, index: EvidenceIndex) -> tuple[float, ...]:
+    return _SHIPPED_VECTOR(claim, index).values
+
+
+_CLAUSE = re.compile(r"[,;:()]|\s(?:and|but|while|which|who|where|when|including)\s|\s[-–—]\s")
+
+
+def clause_minimum(kind: str, texts: dict[TextStats, str]) -> Feature:
+    """The weakest clause's recall (a claim cut at commas, "and", "which", ...): against its best
+    window, in context, or against all the evidence."""
+
+    def feature(claim: TextStats, index: EvidenceIndex, weights: dict[str, float]) -> float:
+        text = texts.get(claim)
+        parts = [_learned_text.text_stats(p) for p in _CLAUSE.split(text)] if text else []
+        values = []
+        for part in [p for p in parts if len(p.items) >= 2] or [claim]:
+            w = index.weights(part)
+            if kind == "window":
+                items = index.best_window(w).items
+                values.append(_recall(w, lambda t, items=items: t in items))
+            elif kind == "context":
+                found = in_context(part, index)
+                values.append(_recall(w, lambda t, found=found: found.get(t, False)))
+            else:
+                values.append(_recall(w, lambda t: t in index.items))
+        return min(values, default=1.0)
+
+    return feature
+
+
+@contextmanager
+def remembering_texts() -> Iterator[dict[TextStats, str]]:
+    """Map each claim's stats back to its text (the clause features split the text)."""
+    texts: dict[TextStats, str] = {}
+    original = learned.text_stats
+
+    def text_stats(text: str) -> TextStats:
+        stats = original(text)
+        texts[stats] = text
+        return stats
+
+    with patched(learned, text_stats=text_stats):
+        yield texts
+
+
+def frequency_prior(datasets: Sequence[str], top: int = 1000) -> dict[str, float]:
+    """Prior weight in [0, 1] of the ``top`` most frequent items over the distinct evidence
+    sets of ``datasets``: log(docs / df) / log(docs); items not in the table weigh 1."""
+    df: dict[str, int] = {}
+    seen: set[tuple[str, ...]] = set()
+    for name in datasets:
+        relative, importer = tl.DATASET_FILES[name]
+        for record in importer(tl.DEFAULT_DATA_DIR / relative).records:
+            key = tuple(e.text for e in record.evidence)
+            if key in seen:
+                continue
+            seen.add(key)
+            items = frozenset().union(*(_learned_text.text_stats(t).items for t in key))
+            for item in items:
+                df[item] = df.get(item, 0) + 1
+    docs = len(seen)
+    ranked = sorted(df, key=lambda t: (-df[t], t))[:top]
+    return {t: max(0.0, math.log(docs / df[t]) / math.log(docs)) for t in ranked}
+
+
+def prior_features(prior: dict[str, float]) -> dict[str, tuple[int, Feature]]:
+    def pw(weights: dict[str, float], times_idf: bool) -> dict[str, float]:
+        return {t: (w if times_idf else 1.0) * prior.get(t, 1.0) for t, w in weights.items()}
+
+    def missing_frac(c: TextStats, i: EvidenceIndex, w: dict[str, float]) -> float:
+        return 1.0 - _recall(pw(w, False), lambda t: t in i.items)
+
+    def idf_recall(c: TextStats, i: EvidenceIndex, w: dict[str, float]) -> float:
+        return _recall(pw(w, True), lambda t: t in i.items)
+
+    def rare_missing(c: TextStats, i: EvidenceIndex, w: dict[str, float]) -> float:
+        return min(3.0, float(sum(t not in i.items and t not in prior for t in w)))
+
+    def missing_max(c: TextStats, i: EvidenceIndex, w: dict[str, float]) -> float:
+        total = sum(w.values())
+        heaviest = max((x for t, x in pw(w, True).items() if t not in i.items), default=0.0)
+        return heaviest / total if total else 0.0
+
+    return {
+        "prior_missing_frac": (-1, missing_frac),
+        "prior_idf_recall": (1, idf_recall),
+        "rare_missing": (-1, rare_missing),
+        "prior_missing_max": (-1, missing_max),
+    }
+
+
+def simple_features() -> dict[str, tuple[int, Feature]]:
+    def product(c: TextStats, i: EvidenceIndex, w: dict[str, float]) -> float:
+        values = shipped_values(c, i)
+        return values[0] * values[1]
+
+    def all_found(c: TextStats, i: EvidenceIndex, w: dict[str, float]) -> float:
+        return float(all(t in i.items for t in w))
+
+    def unfound_squared(c: TextStats, i: EvidenceIndex, w: dict[str, float]) -> float:
+        return (1.0 - shipped_values(c, i)[0]) ** 2
+
+    def bigrams_missing(c: TextStats, i: EvidenceIndex, w: dict[str, float]) -> float:
+        return min(3.0, float(len(c.bigrams - i.bigrams)))
+
+    return {
+        "recall_product": (1, product),
+        "all_found": (1, all_found),
+        "unfound_squared": (-1, unfound_squared),
+        "bigrams_missing": (-1, bigrams_missing),
+    }
+
+
+# ------------------------------------------------------------------ other recipe variants
+
+
+@contextmanager
+def names_by_prefix(length: int) -> Iterator[None]:
+    """A claim name counts as found when an evidence item shares its first ``length`` letters
+    (surname forms, inflected or truncated names)."""
+    original = learned._vector
+
+    def vector(claim: TextStats, index: EvidenceIndex) -> learned.FeatureVector:
+        base = original(claim, index)
+        prefixes = {t[:length] for t in index.items}
+        missing = sum(t not in index.items and t[:length] not in prefixes for t in claim.names)
+        values = list(base.values)
+        values[4] = missing / len(claim.names) if claim.names else 0.0
+        values[5] = min(_learned_text.CAP, float(missing))
+        return learned.FeatureVector(values=tuple(values), windows=base.windows)
+
+    with patched(learned, _vector=vector):
+        yield
+
+
+@contextmanager
+def recall_by_claim_type() -> Iterator[None]:
+    """``idf_recall_all`` split in two monotone features: claims with numbers, claims without."""
+    original = learned._vector
+
+    def vector(claim: TextStats, index: EvidenceIndex) -> learned.FeatureVector:
+        base = original(claim, index)
+        values = list(base.values)
+        numeric = values[3] > 0
+        with_numbers = values[0] if numeric else 0.0
+        values[0] = 0.0 if numeric else values[0]
+        return learned.FeatureVector(values=(*values, with_numbers), windows=base.windows)
+
+    names = (*BASE_NAMES, "idf_recall_numeric_claims")
+    signs = {**BASE_SIGNS, "idf_recall_numeric_claims": 1}
+    with (
+        patched(learned, _vector=vector, FEATURE_NAMES=names),
+        patched(tl, FEATURE_NAMES=names, FEATURE_SIGNS=signs),
+    ):
+        yield
+
+
+_SHIPPED_TRAIN = tl.train_weights
+
+
+def train_cross_fitted(examples: Sequence[Any], config: Any) -> Any:
+    """The Platt map fitted on cross-fitted logits: each training dataset scored by the
+    regression trained on the other training datasets (transfer, not in-sample, sharpness)."""
+    full = _SHIPPED_TRAIN(examples, config)
+    datasets = sorted({e.dataset for e in examples})
+    if len(datasets) < 2:
+        return full
+    logits, labels, kept = [], [], []
+    for held in datasets:
+        train = [e for e in examples if e.dataset != held]
+        test = [e for e in examples if e.dataset == held]
+        raw = replace(_SHIPPED_TRAIN(train, config), platt_a=1.0, platt_b=0.0)
+        for example, p_error in zip(test, tl.learned_scores(test, raw), strict=True):
+            if p_error is not None:
+                q = min(max(1.0 - p_error, 1e-9), 1.0 - 1e-9)
+                logits.append(math.log(q / (1.0 - q)))
+                labels.append(1.0 if example.supported else 0.0)
+                kept.append(example)
+    coef, bias = tl.fit_logistic(
+        np.array(logits)[:, None],
+        np.array(labels),
+        tl.sample_weights(kept),
+        replace(config, l2=1e-3),
+    )
+    return replace(full, platt_a=round(float(coef[0]), 8), platt_b=round(bias, 8))
+
+
+_LEARNED_2_SUFFIXES = _learned_text._SUFFIXES
+
+
+def stem_learned_2(word: str) -> str:
+    """``learned-2``'s stemmer: one suffix dropped, nothing restored, cut to six letters."""
+    word = word.lower().replace("’", "'").removesuffix("'s").strip("'-")
+    for suffix in _LEARNED_2_SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)]
+            break
+    return word[:6]
+
+
+def fixed_l2(value: float) -> Any:
+    return patched(tl, select_l2=lambda corpus, config: (value, {}))
+
+
+# ------------------------------------------------------------------ the variants and the table
+
+
+@contextmanager
+def nothing() -> Iterator[None]:
+    yield
+
+
+@contextmanager
+def with_texts(kind: str) -> Iterator[None]:
+    with remembering_texts() as texts:
+        feature = clause_minimum(kind, texts)
+        with extra_features({f"clause_{kind}_min": (1, feature)}):
+            yield
+
+
+@contextmanager
+def with_prior(name: str) -> Iterator[None]:
+    with extra_features({name: prior_features(frequency_prior(tuple(tl.DATASET_FILES)))[name]}):
+        yield
+
+
+@contextmanager
+def prior_max_instead() -> Iterator[None]:
+    """``prior_missing_max`` in place of ``missing_weight_max``."""
+    feature = prior_features(frequency_prior(tuple(tl.DATASET_FILES)))["prior_missing_max"][1]
+    original = learned._vector
+
+    def vector(claim: TextStats, index: EvidenceIndex) -> learned.FeatureVector:
+        base = original(claim, index)
+        values = (*base.values[:7], feature(claim, index, index.weights(claim)))
+        return learned.FeatureVector(values=values, windows=base.windows)
+
+    with patched(learned, _vector=vector):
+        yield
+
+
+@contextmanager
+def both(*managers: Callable[[], Any]) -> Iterator[None]:
+    if not managers:
+        yield
+        return
+    with managers[0](), both(*managers[1:]):
+        yield
+
+
+def _feature(name: str, sign: int, f: Feature) -> Callable[[], Any]:
+    return lambda: extra_features({name: (sign, f)})
+
+
+def _keys_numbers(c: TextStats, i: EvidenceIndex, w: dict[str, float]) -> float:
+    return keys_out_of_context(c, i, w, numbers_only=True)
+
+
+VARIANTS: dict[str, Callable[[], Any]] = {
+    "shipped": nothing,
+    # ablations of learned-3's text statistics
+    "learned-2_stemmer": lambda: patched(_learned_text, stem=stem_learned_2),
+    "no_scale_merge": lambda: patched(_learned_text, _SCALE_ITEMS=frozenset()),
+    "learned-2_text": lambda: both(
+        lambda: patched(_learned_text, stem=stem_learned_2),
+        lambda: patched(_learned_text, _SCALE_ITEMS=frozenset()),
+    ),
+    **{f"stem_length_{n}": (lambda n=n: patched(_learned_text, _STEM_LENGTH=n)) for n in (5, 7, 8)},
+    "strong_stemmer": lambda: patched(_learned_text, stem=stem_strong),
+    "british_to_american": lambda: patched(_learned_text, stem=stem_british),
+    "accents_folded": lambda: patched(_learned_text, _raw_tokens=raw_folded),
+    "number_merge": lambda: patched(_learned_text, _raw_tokens=raw_merged),
+    "hyphen_split": lambda: patched(_learned_text, _raw_tokens=raw_hyphen_split),
+    "context_recall": _feature("context_recall", 1, context_recall),
+    "keys_out_of_context": _feature("keys_out_of_context", -1, keys_out_of_context),
+    "numbers_out_of_context": _feature("numbers_out_of_context", -1, _keys_numbers),
+    "number_merge+keys_out_of_context": lambda: both(
+        lambda: patched(_learned_text, _raw_tokens=raw_merged),
+        _feature("keys_out_of_context", -1, keys_out_of_context),
+    ),
+    **{
+        f"top{k}_sentences_recall": _feature(f"top{k}_recall", 1, top_sentences_recall(k))
+        for k in (5, 10, 20)
+    },
+    **{name: _feature(name, s, f) for name, (s, f) in simple_features().items()},
+    **{
+        f"clause_{kind}_min": (lambda kind=kind: with_texts(kind))
+        for kind in ("window", "context", "all")
+    },
+    **{
+        f"{name} (table from all evidence)": (lambda name=name: with_prior(name))
+        for name in ("prior_missing_frac", "prior_idf_recall", "rare_missing", "prior_missing_max")
+    },
+    "prior_missing_max instead of missing_weight_max": prior_max_instead,
+    "names_by_prefix4": lambda: names_by_prefix(4),
+    "names_by_prefix5": lambda: names_by_prefix(5),
+    "idf_recall_by_claim_type": recall_by_claim_type,
+    "cross_fitted_platt": lambda: patched(tl, train_weights=train_cross_fitted),
+    **{f"fixed_l2_{int(v)}": (lambda v=v: fixed_l2(v)) for v in (1e3, 3e3, 1e4, 1e5)},
+    "l2_grid_to_1e5": lambda: patched(tl, L2_GRID=(1.0, 10.0, 100.0, 1e3, 1e4, 1e5)),
+    "fixed_l2_1000+number_merge": lambda: both(
+        lambda: fixed_l2(1000.0), lambda: patched(_learned_text, _raw_tokens=raw_merged)
+    ),
+}
+
+
+def table(name: str, seeds: Sequence[int]) -> list[str]:
+    """LODO and grouped 5-fold of one variant, the training script's recipe and scoring."""
+    clear_caches()
+    with VARIANTS[name]():
+        corpus = tl.load_corpus(tl.DEFAULT_DATA_DIR)
+        config = tl.TrainConfig()
+        lodo = tl.leave_one_dataset_out(corpus, config)
+        l2, _ = tl.select_l2(corpus, config)
+        config = tl._with(config, config.train_on, l2)
+        folds = {s: tl.grouped_cross_validation(corpus, config, 5, s) for s in seeds}
+    lines = [f"## {name}"]
+    for dataset, examples in corpus.examples.items():
+        cells = [f"LODO {tl._triple(tl.score(examples, lodo[dataset]))}"]
+        cells += [f"5f/s{s} {tl._triple(tl.score(examples, f[dataset]))}" for s, f in folds.items()]
+        lines.append(f"{dataset:9s} " + " | ".join(cells))
+    return lines
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--only", nargs="*", choices=sorted(VARIANTS), default=None)
+    parser.add_argument("--seeds", type=int, nargs="*", default=[0], help="fold salts")
+    args = parser.parse_args(argv)
+    for name in args.only or VARIANTS:
+        print("\n".join(table(name, args.seeds)), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
