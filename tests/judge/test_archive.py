@@ -262,3 +262,24 @@ def test_the_summary_read_gives_the_statistics_the_full_read_gives(tmp_path: Pat
         if i.record
     ]
     assert summary == full and len(full) == 3 and full[0].scores is not None
+
+
+def test_items_chosen_from_a_summary_read_are_read_again_whole(tmp_path: Path) -> None:
+    from assay.judge.archive import read_archived
+
+    state = protocol_state(Protocol(), DecodingSettings(), layout="shards")
+    archive = Archive.open(tmp_path / "run", state)
+    fp = archive.state.fingerprint
+    records = [
+        make_record(fp, dumps(with_question(f"Q{i}")), question_id=f"Q{i}") for i in range(4)
+    ]
+    for record in records:
+        archive.add(record)
+    archive.close()
+    summaries = list(iter_archive(archive.run_dir, summary_only=True))
+    assert all(s.record is not None and s.record.raw_reply is None for s in summaries)
+    chosen = [summaries[3], summaries[1]]
+    gone = summaries[0].model_copy(update={"line": 99})
+    whole = read_archived(archive.run_dir, [*chosen, gone])
+    assert [w.record for w in whole[:2]] == [records[3], records[1]]  # texts and order back
+    assert whole[2].record is None and whole[2].error == "no longer in the archive"

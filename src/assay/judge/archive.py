@@ -18,7 +18,7 @@ refuses records made under another fingerprint.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -470,6 +470,33 @@ def _read_record(path: Path, in_valid: bool) -> ArchivedFile:
     except (ValidationError, OSError, ValueError, RecursionError) as error:
         return ArchivedFile(path=path, in_valid_archive=in_valid, record=None, error=str(error))
     return ArchivedFile(path=path, in_valid_archive=in_valid, record=record)
+
+
+def read_archived(run_dir: Path, items: Sequence[ArchivedFile]) -> list[ArchivedFile]:
+    """The given items read again whole (texts included), in the given order.
+
+    For a reader that chose a few items from a summary read (``iter_archive(summary_only=
+    True)``): each shard holding one of them is read once, front to back.
+    """
+    wanted: dict[Path, dict[int, bool]] = {}
+    for item in items:
+        if item.line is not None:
+            wanted.setdefault(item.path, {})[item.line] = item.in_valid_archive
+    blobs = BlobStore(run_dir) if wanted else None
+    found: dict[tuple[Path, int], ArchivedFile] = {}
+    for path, numbers in wanted.items():
+        assert blobs is not None
+        for number, line in shard_lines(path):
+            if number in numbers:
+                found[(path, number)] = _read_shard_line(path, number, line, numbers[number], blobs)
+    result = []
+    for item in items:
+        if item.line is None:
+            result.append(_read_record(item.path, item.in_valid_archive))
+        else:
+            gone = item.model_copy(update={"record": None, "error": "no longer in the archive"})
+            result.append(found.get((item.path, item.line), gone))
+    return result
 
 
 def load_records(run_dir: Path) -> list[EvaluationRecord]:

@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..judge.analysis_types import JudgeSummary
-from ..judge.archive import EvaluationRecord, iter_archive
+from ..judge.archive import ArchivedFile, EvaluationRecord, iter_archive, read_archived
 from ..judge.evidence import quote_spans
 from ._html_common import (
     ExampleSource,
@@ -85,7 +85,7 @@ def judge_content(
     section.headline = [m for m in section.metrics if m.label in FIRST_SCREEN]
     section.description = describe_judge(run)
     sample = _records(run_dir, section.notes, sampling or SampleSettings())
-    kept = sample.kept()
+    kept = kept_records(run_dir, sample.kept(), section.notes)
     if (note := sample.note("evaluations", "invalid evaluations")) is not None:
         section.notes.insert(0, note)
     marker = "" if note is None else " (sampled, see the note above)"
@@ -149,21 +149,35 @@ def _typed_summary(raw: dict[str, Any], notes: list[str]) -> JudgeSummary | None
         return None
 
 
-def _records(
-    run_dir: Path, notes: list[str], sampling: SampleSettings
-) -> ItemSample[tuple[EvaluationRecord, str, bool]]:
-    """Every invalid record and a seeded sample of the valid ones (all of a small run):
-    (record, where it is stored, whether it is in the valid archive)."""
-    sample: ItemSample[tuple[EvaluationRecord, str, bool]] = ItemSample(sampling)
-    for item in iter_archive(run_dir):
+def _records(run_dir: Path, notes: list[str], sampling: SampleSettings) -> ItemSample[ArchivedFile]:
+    """Every invalid record and a seeded sample of the valid ones (all of a small run).
+
+    The archive is read once without texts, which is all the sampling needs; only what is
+    kept is read again whole (see :func:`kept_records`), so memory holds the sample's
+    locations, not a million prompts."""
+    sample: ItemSample[ArchivedFile] = ItemSample(sampling)
+    for item in iter_archive(run_dir, summary_only=True):
+        if item.record is None:
+            notes.append(f"unreadable evaluation {item.where}: {(item.error or '')[:200]}")
+            continue
+        located = item.model_copy(update={"record": None})
+        sample.add(located, failed=not item.in_valid_archive)
+    return sample
+
+
+def kept_records(
+    run_dir: Path, kept: list[ArchivedFile], notes: list[str]
+) -> list[tuple[EvaluationRecord, str, bool]]:
+    """(record, where it is stored, whether it is in the valid archive) of the kept items."""
+    entries = []
+    for item in read_archived(run_dir, kept):
         if item.record is None:
             notes.append(f"unreadable evaluation {item.where}: {(item.error or '')[:200]}")
             continue
         where = str(item.path.relative_to(run_dir))
         where += "" if item.line is None else f":{item.line}"
-        entry = (item.record, where, item.in_valid_archive)
-        sample.add(entry, failed=not item.in_valid_archive)
-    return sample
+        entries.append((item.record, where, item.in_valid_archive))
+    return entries
 
 
 def _source(
