@@ -156,7 +156,10 @@ def run(n: int, repeat: int, variants: int, before: Path | None) -> None:
         print_report(report, write_s, peak_mb, samples, repeat)
 
 
-def run_judge(run_dir: Path, repeat: int) -> None:
+def run_judge(run_dir: Path, repeat: int, before: Path | None) -> None:
+    if before is not None:
+        before_s, before_mb, _ = write_in_child(run_dir, before)
+        print(f"before ({before}): write_report {before_s:.1f} s, peak RSS {before_mb:.0f} MB")
     write_s, peak_mb, report = write_in_child(run_dir)
     samples = measure(report, repeat, "overall_score", "PASS", "output_id")
     print(f"judge run: {run_dir}")
@@ -179,7 +182,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     if args.judge_run is not None:
-        run_judge(args.judge_run, args.repeat)
+        run_judge(args.judge_run, args.repeat, args.before)
     else:
         run(args.n, args.repeat, args.variants, args.before)
 

@@ -280,6 +280,12 @@ def test_items_chosen_from_a_summary_read_are_read_again_whole(tmp_path: Path) -
     assert all(s.record is not None and s.record.raw_reply is None for s in summaries)
     chosen = [summaries[3], summaries[1]]
     gone = summaries[0].model_copy(update={"line": 99})
-    whole = read_archived(archive.run_dir, [*chosen, gone])
+    whole = list(read_archived(archive.run_dir, [*chosen, gone]))
     assert [w.record for w in whole[:2]] == [records[3], records[1]]  # texts and order back
     assert whole[2].record is None and whole[2].error == "no longer in the archive"
+    # in line order (nothing held back), with a line gone in the middle
+    shard = summaries[1].path
+    lines = shard.read_text().splitlines(keepends=True)
+    shard.write_text("".join([lines[0], "\n", *lines[2:]]))
+    ordered = list(read_archived(archive.run_dir, summaries[:3]))
+    assert [o.record for o in ordered] == [records[0], None, records[2]]

@@ -17,6 +17,7 @@ refuses records made under another fingerprint.
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -472,31 +473,54 @@ def _read_record(path: Path, in_valid: bool) -> ArchivedFile:
     return ArchivedFile(path=path, in_valid_archive=in_valid, record=record)
 
 
-def read_archived(run_dir: Path, items: Sequence[ArchivedFile]) -> list[ArchivedFile]:
-    """The given items read again whole (texts included), in the given order.
+def read_archived(run_dir: Path, items: Sequence[ArchivedFile]) -> Iterator[ArchivedFile]:
+    """The given items read again whole (texts included), in the given order, one at a time.
 
-    For a reader that chose a few items from a summary read (``iter_archive(summary_only=
-    True)``): each shard holding one of them is read once, front to back.
+    For a reader that chose some items from a summary read (``iter_archive(summary_only=
+    True)``): a run of consecutive items from one shard costs one pass over that shard.
     """
-    wanted: dict[Path, dict[int, bool]] = {}
-    for item in items:
-        if item.line is not None:
-            wanted.setdefault(item.path, {})[item.line] = item.in_valid_archive
-    blobs = BlobStore(run_dir) if wanted else None
-    found: dict[tuple[Path, int], ArchivedFile] = {}
-    for path, numbers in wanted.items():
-        assert blobs is not None
-        for number, line in shard_lines(path):
-            if number in numbers:
-                found[(path, number)] = _read_shard_line(path, number, line, numbers[number], blobs)
-    result = []
-    for item in items:
-        if item.line is None:
-            result.append(_read_record(item.path, item.in_valid_archive))
-        else:
-            gone = item.model_copy(update={"record": None, "error": "no longer in the archive"})
-            result.append(found.get((item.path, item.line), gone))
-    return result
+    blobs: BlobStore | None = None
+    for path, group in itertools.groupby(items, key=lambda item: item.path):
+        run = list(group)
+        if run[0].line is None:  # the per-file layout: the file is the item
+            yield from (_read_record(item.path, item.in_valid_archive) for item in run)
+            continue
+        blobs = blobs or BlobStore(run_dir)
+        yield from _reread_lines(path, run, blobs)
+
+
+def _reread_lines(path: Path, run: list[ArchivedFile], blobs: BlobStore) -> Iterator[ArchivedFile]:
+    """Items of one shard, read in one pass. Items in line order are handed on as they are
+    found (nothing is held); others wait for the end of the pass."""
+    lines = [item.line or 0 for item in run]
+    valid = run[0].in_valid_archive  # a shard lies in one of the two archives
+    if any(a >= b for a, b in itertools.pairwise(lines)):
+        wanted = set(lines)
+        found = {
+            number: _read_shard_line(path, number, text, valid, blobs)
+            for number, text in shard_lines(path)
+            if number in wanted
+        }
+        yield from (found.get(item.line or 0) or _gone(item) for item in run)
+        return
+    pending = iter(run)
+    item: ArchivedFile | None = next(pending, None)
+    for number, text in shard_lines(path):
+        while item is not None and (item.line or 0) < number:  # its line is gone
+            yield _gone(item)
+            item = next(pending, None)
+        if item is None:
+            return
+        if item.line == number:
+            yield _read_shard_line(path, number, text, valid, blobs)
+            item = next(pending, None)
+    if item is not None:
+        yield _gone(item)
+    yield from (_gone(rest) for rest in pending)
+
+
+def _gone(item: ArchivedFile) -> ArchivedFile:
+    return item.model_copy(update={"record": None, "error": "no longer in the archive"})
 
 
 def load_records(run_dir: Path) -> list[EvaluationRecord]:

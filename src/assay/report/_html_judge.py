@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import itertools
 import json
+import zlib
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
+from ..json_safe import load_model, model_json
 from ..judge.analysis_types import JudgeSummary
 from ..judge.archive import ArchivedFile, EvaluationRecord, iter_archive, read_archived
 from ..judge.evidence import quote_spans
@@ -90,9 +92,9 @@ def judge_content(
         section.notes.insert(0, note)
     marker = "" if note is None else " (sampled, see the note above)"
     sources = [
-        _source(f"Valid evaluations{marker}", "valid_evaluations/", [r for r in kept if r[2]]),
+        _source(f"Valid evaluations{marker}", "valid_evaluations/", [k for k in kept if k.valid]),
         _source(
-            f"Invalid evaluations{marker}", "invalid_evaluations/", [r for r in kept if not r[2]]
+            f"Invalid evaluations{marker}", "invalid_evaluations/", [k for k in kept if not k.valid]
         ),
     ]
     return RunContent(section=section, sources=sources)
@@ -165,10 +167,23 @@ def _records(run_dir: Path, notes: list[str], sampling: SampleSettings) -> ItemS
     return sample
 
 
-def kept_records(
-    run_dir: Path, kept: list[ArchivedFile], notes: list[str]
-) -> list[tuple[EvaluationRecord, str, bool]]:
-    """(record, where it is stored, whether it is in the valid archive) of the kept items."""
+class _Kept(NamedTuple):
+    """A kept evaluation as the page needs it: its row now, its detail later.
+
+    The whole record is held compressed (a few KB instead of tens of KB of objects) and read
+    back when its detail is drawn, so 20,000 kept evaluations stay small."""
+
+    row: list[Cell]
+    packed: bytes
+    where: str
+    valid: bool
+
+    def record(self) -> EvaluationRecord:
+        return load_model(EvaluationRecord, zlib.decompress(self.packed).decode("utf-8"))
+
+
+def kept_records(run_dir: Path, kept: list[ArchivedFile], notes: list[str]) -> list[_Kept]:
+    """The kept items read again whole, in their order."""
     entries = []
     for item in read_archived(run_dir, kept):
         if item.record is None:
@@ -176,19 +191,18 @@ def kept_records(
             continue
         where = str(item.path.relative_to(run_dir))
         where += "" if item.line is None else f":{item.line}"
-        entries.append((item.record, where, item.in_valid_archive))
+        packed = zlib.compress(model_json(item.record).encode("utf-8"), 1)
+        entries.append(_Kept(row(item.record), packed, where, item.in_valid_archive))
     return entries
 
 
-def _source(
-    title: str, folder: str, records: list[tuple[EvaluationRecord, str, bool]]
-) -> ExampleSource:
+def _source(title: str, folder: str, kept: list[_Kept]) -> ExampleSource:
     return ExampleSource(
         title=title,
         source=folder,
         columns=COLUMNS,
-        rows=[row(r) for r, _, _ in records],
-        detail=lambda i, cap: compact(detail(records[i][0], records[i][1], cap)),
+        rows=[k.row for k in kept],
+        detail=lambda i, cap: compact(detail(kept[i].record(), kept[i].where, cap)),
     )
 
 
