@@ -60,11 +60,15 @@ def bench(data: Path, out: Path, env: dict[str, str], *extra: str) -> float:
     return time.perf_counter() - started
 
 
-def with_cluster(cpus: int, scratch: Path, run: Callable[[dict[str, str]], float]) -> float:
+def with_cluster(
+    cpus: int, scratch: Path, run: Callable[[dict[str, str]], float], base: dict[str, str]
+) -> float:
+    """A local cluster of ``cpus`` workers started with ``base``'s environment (its workers
+    import the same code as the driver), then ``run`` with its address."""
     port = free_port()
     joined = {"RAY_TMPDIR": str(scratch / f"ray{cpus}"), "RAY_AUTH_MODE": "disabled"}
     Path(joined["RAY_TMPDIR"]).mkdir()
-    env = {**os.environ, **joined}
+    env = {**base, **joined}
     start = [str(RAY), "start", "--head", "--num-cpus", str(cpus), "--port", str(port)]
     start += ["--include-dashboard", "false", "--disable-usage-stats"]
     subprocess.run(start, check=True, capture_output=True, env=env)
@@ -74,28 +78,44 @@ def with_cluster(cpus: int, scratch: Path, run: Callable[[dict[str, str]], float
         subprocess.run([str(RAY), "stop", "--force"], capture_output=True, env=env)
 
 
+def measure_tree(data: Path, scratch: Path, env: dict[str, str], batch: int) -> list[float]:
+    """In-process, Ray with 1 worker, Ray with 2 workers: wall seconds of each."""
+    ray_args = ("--executor", "ray", "--ray-batch-size", str(batch))
+    runs = scratch / f"runs{len(list(scratch.glob('runs*')))}"
+    runs.mkdir()
+    local = bench(data, runs / "local", env)
+    one = with_cluster(1, runs, lambda e: bench(data, runs / "ray1", e, *ray_args), env)
+    two = with_cluster(2, runs, lambda e: bench(data, runs / "ray2", e, *ray_args), env)
+    return [local, one, two]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=100_000)
     parser.add_argument("--batch", type=int, default=2000, help="records per Ray task")
+    parser.add_argument("--before", type=Path, help="also run this src/ (e.g. an earlier commit)")
     args = parser.parse_args(argv)
+    trees = [("", None)] + ([(" (before)", args.before)] if args.before else [])
+    rows: list[tuple[str, list[float]]] = []
     with tempfile.TemporaryDirectory() as temp:
         scratch = Path(temp)
         data = scratch / "records.jsonl"
         write_records(data, args.records)
-        env = {**os.environ, "ASSAY_CACHE_DIR": str(scratch / "cache")}
-        ray_args = ("--executor", "ray", "--ray-batch-size", str(args.batch))
-        local = bench(data, scratch / "local", env)
-        one = with_cluster(1, scratch, lambda e: bench(data, scratch / "ray1", e, *ray_args))
-        two = with_cluster(2, scratch, lambda e: bench(data, scratch / "ray2", e, *ray_args))
+        for label, source in trees:
+            env = {**os.environ, "ASSAY_CACHE_DIR": str(scratch / f"cache{label.strip()}")}
+            if source is not None:
+                env["PYTHONPATH"] = str(source)
+            rows.append((label, measure_tree(data, scratch, env, args.batch)))
     print(f"{args.records} records, learned checker, {args.batch} records per Ray task")
     print("| executor | wall s | records/s | vs in-process | vs Ray 1 worker |")
     print("|---|---|---|---|---|")
-    for name, seconds in (("in-process", local), ("Ray, 1 worker", one), ("Ray, 2 workers", two)):
-        print(
-            f"| {name} | {seconds:.1f} | {args.records / seconds:.0f} | {local / seconds:.2f}x "
-            f"| {one / seconds:.2f}x |"
-        )
+    names = ("in-process", "Ray, 1 worker", "Ray, 2 workers")
+    for label, (local, one, two) in rows:
+        for name, seconds in zip(names, (local, one, two), strict=True):
+            print(
+                f"| {name}{label} | {seconds:.1f} | {args.records / seconds:.0f} "
+                f"| {local / seconds:.2f}x | {one / seconds:.2f}x |"
+            )
     return 0
 
 
