@@ -78,3 +78,17 @@ def test_a_judge_report_keeps_every_invalid_evaluation(judge_run: Path) -> None:
     total = valid_all.row_count + invalid_all.row_count
     assert sampled.runs[0].notes[0].startswith(f"{4 + invalid.row_count} of {total} evaluations")
     assert sampled.runs[0].metrics == whole.runs[0].metrics
+
+
+def test_packed_records_give_back_each_record_by_key_and_position() -> None:
+    from assay.json_safe import model_json
+    from assay.report._html_common import PackedRecords
+    from assay.verify.types import Evidence
+
+    items = [Evidence(evidence_id=f"e{i}", text="caf\u00e9 \U0001f600 " * i) for i in range(5)]
+    packed: PackedRecords[Evidence] = PackedRecords(Evidence)
+    for item in items:
+        packed.add(item.evidence_id, model_json(item))
+    assert len(packed) == 5 and list(packed) == [f"e{i}" for i in range(5)]
+    assert packed["e3"] == items[3] and packed.at(4) == items[4]
+    assert packed.get("missing") is None

@@ -7,11 +7,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..verify.results import RESULTS_FILE, ResultRecord, iter_results
+from ..json_safe import load_model
+from ..verify.results import RESULTS_FILE, ResultRecord, iter_numbered_results, result_lines
 from ._html_bench_detail import detail
 from ._html_common import (
     ExampleSource,
     ItemSample,
+    PackedRecords,
     RunContent,
     SampleSettings,
     clip,
@@ -102,20 +104,27 @@ def bench_content(
     path = run_dir / RESULTS_FILE
     if not path.exists():
         section.notes.append(f"{RESULTS_FILE} is missing: no example has finished.")
-    sample: ItemSample[ResultRecord] = ItemSample(sampling or SampleSettings())
-    for record in iter_results(path):
-        sample.add(record, failed=record.failure is not None or not record.complete)
-    records = sample.kept()
+    # The results are read once to sample (keeping line numbers), then the kept lines again
+    # as text, held compressed: memory follows the sample, not the run.
+    sample: ItemSample[int] = ItemSample(sampling or SampleSettings())
+    for number, record in iter_numbered_results(path):
+        sample.add(number, failed=record.failure is not None or not record.complete)
     if (note := sample.note("examples", "examples with a failed or unscored check")) is not None:
         section.notes.insert(0, note)
+    kept: PackedRecords[ResultRecord] = PackedRecords(ResultRecord)
+    rows = []
+    for _, line in result_lines(path, set(sample.kept())):
+        record = load_model(ResultRecord, line)
+        rows.append(row(record))
+        kept.add(record.id, line)
     source = ExampleSource(
         title="Examples" if note is None else "Examples (sampled, see the note above)",
         source=RESULTS_FILE,
         columns=COLUMNS,
-        rows=[row(r) for r in records],
-        detail=lambda i, cap: compact(detail(records[i], i + 1, cap)),
+        rows=rows,
+        detail=lambda i, cap: compact(detail(kept.at(i), i + 1, cap)),
     )
-    return RunContent(section=section, sources=[source], bench_results=records)
+    return RunContent(section=section, sources=[source], bench_results=kept)
 
 
 # the numbers on the first screen, before any configuration

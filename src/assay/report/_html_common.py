@@ -6,13 +6,17 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Sequence
+import zlib
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
+from pydantic import BaseModel
+
 from ..errors import InputError
+from ..json_safe import load_model
 from ..verify.results import ResultRecord
 from ._html_model import Cell, Column, Detail, Fact, Mark, MarkClass, Metric, Plot, RunSection
 from ._html_page import png_data_uri
@@ -33,11 +37,45 @@ class ExampleSource:
     detail: Callable[[int, int | None], dict[str, Any]]
 
 
+M = TypeVar("M", bound=BaseModel)
+
+
+class PackedRecords(Mapping[str, M]):
+    """Records a report keeps, held as compressed JSON lines and read back one at a time.
+
+    A page of a huge run keeps thousands of examples; as objects each costs tens of KB, as a
+    compressed line one or two. Details are drawn one example after another, so only the
+    one being drawn is ever whole."""
+
+    def __init__(self, model: type[M]) -> None:
+        self._model = model
+        self._index: dict[str, int] = {}
+        self._lines: list[bytes] = []
+
+    def add(self, key: str, line: str) -> None:
+        """Keep ``line`` (what :func:`~assay.json_safe.model_json` wrote) under ``key``."""
+        self._index[key] = len(self._lines)
+        self._lines.append(zlib.compress(line.encode("utf-8"), 1))
+
+    def at(self, index: int) -> M:
+        return load_model(self._model, zlib.decompress(self._lines[index]).decode("utf-8"))
+
+    def __getitem__(self, key: str) -> M:
+        return self.at(self._index[key])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._index)
+
+    def __len__(self) -> int:
+        return len(self._lines)
+
+
 @dataclass
 class RunContent:
     section: RunSection
     sources: list[ExampleSource] = field(default_factory=list)
-    bench_results: list[ResultRecord] = field(default_factory=list)  # for cross-run views
+    # the shown results by id, for cross-run views
+    bench_results: PackedRecords[ResultRecord] | None = None
 
 
 def compact(detail: Detail) -> dict[str, Any]:

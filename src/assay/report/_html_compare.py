@@ -4,6 +4,7 @@ another misses)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from ..verify.results import ResultRecord
@@ -20,7 +21,7 @@ def across_runs_source(contents: list[RunContent]) -> ExampleSource | None:
     runs = [c for c in contents if c.bench_results]
     if len(runs) < 2:
         return None
-    by_id: list[dict[str, ResultRecord]] = [{r.id: r for r in c.bench_results} for c in runs]
+    by_id: list[Mapping[str, ResultRecord]] = [c.bench_results for c in runs if c.bench_results]
     ids = list(dict.fromkeys(i for table in by_id for i in table))
     if not any(all(i in table for table in by_id) for i in ids):
         return None
@@ -46,7 +47,7 @@ def across_runs_source(contents: list[RunContent]) -> ExampleSource | None:
     )
 
 
-def _first(example_id: str, by_id: list[dict[str, ResultRecord]]) -> ResultRecord:
+def _first(example_id: str, by_id: list[Mapping[str, ResultRecord]]) -> ResultRecord:
     return next(table[example_id] for table in by_id if example_id in table)
 
 
@@ -59,7 +60,7 @@ def agreement(verdicts: list[str]) -> str:
     return f"all {scored.pop()}" if scored else "unscored"
 
 
-def _row(example_id: str, by_id: list[dict[str, ResultRecord]]) -> list[Cell]:
+def _row(example_id: str, by_id: list[Mapping[str, ResultRecord]]) -> list[Cell]:
     first = _first(example_id, by_id)
     records = [table.get(example_id) for table in by_id]
     verdicts = [verdict(r) if r is not None else "missing" for r in records]
@@ -76,7 +77,7 @@ def _row(example_id: str, by_id: list[dict[str, ResultRecord]]) -> list[Cell]:
 
 
 def _detail(
-    example_id: str, by_id: list[dict[str, ResultRecord]], names: list[str], cap: int | None
+    example_id: str, by_id: list[Mapping[str, ResultRecord]], names: list[str], cap: int | None
 ) -> Detail:
     first = _first(example_id, by_id)
     sections: list[Any] = [TextSection(title="Question", text=clip(first.question, main_cap(cap)))]

@@ -5,19 +5,19 @@ from __future__ import annotations
 
 import itertools
 import json
-import zlib
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
-from ..json_safe import load_model, model_json
+from ..json_safe import model_json
 from ..judge.analysis_types import JudgeSummary
 from ..judge.archive import ArchivedFile, EvaluationRecord, iter_archive, read_archived
 from ..judge.evidence import quote_spans
 from ._html_common import (
     ExampleSource,
     ItemSample,
+    PackedRecords,
     RunContent,
     SampleSettings,
     clip,
@@ -92,10 +92,8 @@ def judge_content(
         section.notes.insert(0, note)
     marker = "" if note is None else " (sampled, see the note above)"
     sources = [
-        _source(f"Valid evaluations{marker}", "valid_evaluations/", [k for k in kept if k.valid]),
-        _source(
-            f"Invalid evaluations{marker}", "invalid_evaluations/", [k for k in kept if not k.valid]
-        ),
+        _source(f"Valid evaluations{marker}", "valid_evaluations/", kept, valid=True),
+        _source(f"Invalid evaluations{marker}", "invalid_evaluations/", kept, valid=False),
     ]
     return RunContent(section=section, sources=sources)
 
@@ -168,41 +166,42 @@ def _records(run_dir: Path, notes: list[str], sampling: SampleSettings) -> ItemS
 
 
 class _Kept(NamedTuple):
-    """A kept evaluation as the page needs it: its row now, its detail later.
+    """What the page shows of the kept evaluations: rows now, records on demand."""
 
-    The whole record is held compressed (a few KB instead of tens of KB of objects) and read
-    back when its detail is drawn, so 20,000 kept evaluations stay small."""
-
-    row: list[Cell]
-    packed: bytes
-    where: str
-    valid: bool
-
-    def record(self) -> EvaluationRecord:
-        return load_model(EvaluationRecord, zlib.decompress(self.packed).decode("utf-8"))
+    rows: list[list[Cell]]
+    records: PackedRecords[EvaluationRecord]  # by where each one is stored
+    valid: list[bool]
 
 
-def kept_records(run_dir: Path, kept: list[ArchivedFile], notes: list[str]) -> list[_Kept]:
-    """The kept items read again whole, in their order."""
-    entries = []
+def kept_records(run_dir: Path, kept: list[ArchivedFile], notes: list[str]) -> _Kept:
+    """The kept items read again whole, in their order, and held compressed."""
+    shown = _Kept([], PackedRecords(EvaluationRecord), [])
     for item in read_archived(run_dir, kept):
         if item.record is None:
             notes.append(f"unreadable evaluation {item.where}: {(item.error or '')[:200]}")
             continue
         where = str(item.path.relative_to(run_dir))
         where += "" if item.line is None else f":{item.line}"
-        packed = zlib.compress(model_json(item.record).encode("utf-8"), 1)
-        entries.append(_Kept(row(item.record), packed, where, item.in_valid_archive))
-    return entries
+        shown.rows.append(row(item.record))
+        shown.records.add(where, model_json(item.record))
+        shown.valid.append(item.in_valid_archive)
+    return shown
 
 
-def _source(title: str, folder: str, kept: list[_Kept]) -> ExampleSource:
+def _source(title: str, folder: str, kept: _Kept, valid: bool) -> ExampleSource:
+    chosen = [i for i, in_valid in enumerate(kept.valid) if in_valid == valid]
+    wheres = list(kept.records)
+
+    def detail_of(index: int, cap: int | None) -> dict[str, Any]:
+        at = chosen[index]
+        return compact(detail(kept.records.at(at), wheres[at], cap))
+
     return ExampleSource(
         title=title,
         source=folder,
         columns=COLUMNS,
-        rows=[k.row for k in kept],
-        detail=lambda i, cap: compact(detail(kept[i].record(), kept[i].where, cap)),
+        rows=[kept.rows[i] for i in chosen],
+        detail=detail_of,
     )
 
 

@@ -2,7 +2,7 @@
 
 from ._execute import run_all
 from ._fingerprint import canonical_json, fingerprint
-from ._jsonl import JsonlWriter, read_jsonl, repair_partial_tail
+from ._jsonl import JsonlWriter, read_jsonl, read_jsonl_lines, repair_partial_tail
 from ._lock import LOCK_FILE, RunDirLock
 from ._paths import inside, safe_filename
 from ._progress import Progress
@@ -20,6 +20,7 @@ __all__ = [
     "fingerprint",
     "inside",
     "read_jsonl",
+    "read_jsonl_lines",
     "repair_partial_tail",
     "run_all",
     "safe_filename",

@@ -34,12 +34,18 @@ def repair_partial_tail(path: Path) -> int:
 
 def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
     """The complete records of an append-only file (a partial last line is ignored)."""
+    for line in read_jsonl_lines(path):
+        yield json.loads(line)
+
+
+def read_jsonl_lines(path: Path) -> Iterator[str]:
+    """The lines :func:`read_jsonl` parses, as text (without the newline)."""
     if not path.exists():
         return
     with path.open("r", encoding="utf-8") as handle:
         for line in handle:
             if line.endswith("\n") and line.strip():
-                yield json.loads(line)
+                yield line[:-1]
 
 
 class JsonlWriter:

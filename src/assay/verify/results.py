@@ -20,7 +20,7 @@ from typing import Any, get_args
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import InputError
-from ..runs import read_jsonl
+from ..runs import read_jsonl, read_jsonl_lines
 from .patterns.base import (
     Candidate,
     Critique,
@@ -214,12 +214,25 @@ def make_result(
 def iter_results(path: Path) -> Iterator[ResultRecord]:
     """The current result of each id (its last line), in file order; a line that is not a
     result is an InputError."""
+    for _, record in iter_numbered_results(path):
+        yield record
+
+
+def result_lines(path: Path, numbers: set[int]) -> Iterator[tuple[int, str]]:
+    """The lines of the given numbers (as :func:`iter_numbered_results` counts), as text."""
+    for number, line in enumerate(read_jsonl_lines(path), start=1):
+        if number in numbers:
+            yield number, line
+
+
+def iter_numbered_results(path: Path) -> Iterator[tuple[int, ResultRecord]]:
+    """:func:`iter_results` with each result's line number."""
     current = _last_line_of_each_id(path)
     for number, data in enumerate(read_jsonl(path), start=1):
         if current.get(_id_of(data)) not in (None, number):
             continue  # superseded by a later line of the same id (a retried example)
         try:
-            yield ResultRecord.model_validate(data)
+            yield number, ResultRecord.model_validate(data)
         except ValidationError as error:
             first = error.errors()[0]
             field = ".".join(str(p) for p in first["loc"]) or None
