@@ -252,3 +252,30 @@ def test_null_verdict_or_flags_is_invalid_and_every_evaluation_is_counted(field:
     for row in summary.verdicts:
         assert sum(row.counts.values()) == row.n
     assert sum(row.n for row in summary.verdicts) == summary.counts.valid
+
+
+def test_the_final_attempt_is_the_first_valid_else_the_last() -> None:
+    from typing import NamedTuple
+
+    class Attempt(NamedTuple):
+        work_key: tuple[str, str, str, str, str]
+        attempt: int
+        valid: bool
+        tag: str
+
+    def key(q: str) -> tuple[str, str, str, str, str]:
+        return (q, "v", "t", "o", "j")
+
+    attempts = [
+        Attempt(key("a"), 2, True, "a2"),
+        Attempt(key("b"), 1, False, "b1"),
+        Attempt(key("a"), 1, False, "a1"),
+        Attempt(key("a"), 3, True, "a3"),
+        Attempt(key("b"), 2, False, "b2"),
+        Attempt(key("c"), 1, False, "c1"),
+        Attempt(key("c"), 1, False, "c1-again"),  # a duplicate attempt: the later line counts
+        Attempt(key("d"), 2, True, "d2"),
+        Attempt(key("d"), 1, True, "d1"),
+    ]
+    finals = final_evaluations(attempts)
+    assert [f.tag for f in finals] == ["a2", "b2", "c1-again", "d1"]  # first-seen order

@@ -9,8 +9,7 @@ with the repeated strings (model names, method, variant) shared, so `assay judge
 from __future__ import annotations
 
 import sys
-from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -111,14 +110,19 @@ A = TypeVar("A", bound=_Attempt)
 
 
 def final_evaluations(records: Iterable[A]) -> list[A]:
-    """Per sample x judge: the valid attempt if any, else the last attempt."""
-    by_work: dict[tuple[str, ...], list[A]] = defaultdict(list)
+    """Per sample x judge: the valid attempt if any (the first, by attempt number), else the
+    last attempt; in the order each sample x judge first appears."""
+    best: dict[tuple[str, ...], A] = {}
     for record in records:
-        by_work[record.work_key].append(record)
-    return list(_finals(by_work.values()))
+        key = record.work_key
+        held = best.get(key)
+        if held is None or _preferred(record, held):
+            best[key] = record
+    return list(best.values())
 
 
-def _finals(groups: Iterable[list[A]]) -> Iterator[A]:
-    for attempts in groups:
-        attempts.sort(key=lambda r: r.attempt)
-        yield next((r for r in attempts if r.valid), attempts[-1])
+def _preferred(new: _Attempt, held: _Attempt) -> bool:
+    if new.valid != held.valid:
+        return new.valid
+    # among valid attempts the earliest counts; among invalid ones the latest (a tie: the later)
+    return new.attempt < held.attempt if new.valid else new.attempt >= held.attempt
