@@ -220,13 +220,34 @@ def test_a_learned_run_records_the_checker_version(tmp_path: Path) -> None:
     data = tmp_path / "d.jsonl"
     config = BenchmarkConfig(data=data, pattern="entailment", out_dir=tmp_path, verifier="learned")
     assert config.protocol()["checker_version"] == CHECKER_VERSION
+    combined = config.model_copy(update={"verifier": "learned+llamacpp/smollm2"})
+    assert combined.protocol()["checker_version"] == CHECKER_VERSION
+
+
+def test_a_lexical_run_records_the_checker_version(tmp_path: Path) -> None:
+    """The lexical checker alone or as the primary of ``lexical+MODEL``; a model has none."""
+    from assay.verify.benchmark import BenchmarkConfig
+    from assay.verify.checkers.baseline import LEXICAL_VERSION
+
+    data = tmp_path / "d.jsonl"
     lexical = BenchmarkConfig(data=data, pattern="entailment", out_dir=tmp_path, verifier="lexical")
-    assert "checker_version" not in lexical.protocol()
+    assert lexical.protocol()["checker_version"] == LEXICAL_VERSION == "lexical-2"
+    combined = lexical.model_copy(update={"verifier": "lexical+llamacpp/smollm2"})
+    assert combined.protocol()["checker_version"] == LEXICAL_VERSION
+    model = lexical.model_copy(update={"verifier": "llamacpp/smollm2"})
+    assert "checker_version" not in model.protocol()
 
 
-def test_a_run_made_by_an_earlier_checker_version_is_not_resumed(tmp_path: Path) -> None:
-    """A run directory of ``learned-2`` (same settings, only the checker version differs) is
-    refused rather than continued with ``learned-3``'s verdicts."""
+@pytest.mark.parametrize(
+    ("verifier", "current", "earlier"),
+    [("learned", CHECKER_VERSION, "learned-2"), ("lexical", "lexical-2", "lexical-1")],
+)
+def test_a_run_made_by_an_earlier_checker_version_is_not_resumed(
+    tmp_path: Path, verifier: str, current: str, earlier: str
+) -> None:
+    """A run directory of an earlier version (same settings, only the checker version differs:
+    ``learned-2``, or ``lexical-1`` with its own evidence splitter) is refused rather than
+    continued with the current version's verdicts."""
     from assay.errors import RunError
     from assay.runs import fingerprint
     from assay.verify.benchmark import BenchmarkConfig, run_benchmark
@@ -235,17 +256,35 @@ def test_a_run_made_by_an_earlier_checker_version_is_not_resumed(tmp_path: Path)
 
     data = write_jsonl(tmp_path / "data.jsonl", verify_only_records(3))
     out = tmp_path / "run"
-    config = BenchmarkConfig(data=data, pattern="entailment", out_dir=out, verifier="learned")
+    config = BenchmarkConfig(data=data, pattern="entailment", out_dir=out, verifier=verifier)
     run_benchmark(config)
     run_json = out / "run.json"
     log = json.loads(run_json.read_text(encoding="utf-8"))
-    assert log["models"]["verifier"]["checker_version"] == CHECKER_VERSION == "learned-3"
-    earlier = {**config.protocol(), "checker_version": "learned-2"}
-    log["fingerprint"] = fingerprint(earlier)  # what the learned-2 code wrote for these settings
-    log["models"]["verifier"]["checker_version"] = "learned-2"
+    assert log["models"]["verifier"]["checker_version"] == current
+    protocol, verifier_log = config.protocol(), log["models"]["verifier"]
+    if earlier == "lexical-1":  # lexical-1 recorded no version at all
+        del protocol["checker_version"], verifier_log["checker_version"]
+    else:
+        protocol["checker_version"] = verifier_log["checker_version"] = earlier
+    log["fingerprint"] = fingerprint(protocol)  # what the earlier code wrote for these settings
     run_json.write_text(json.dumps(log), encoding="utf-8")
     with pytest.raises(RunError, match="other settings"):
         run_benchmark(config)
+
+
+def test_the_model_free_checkers_split_evidence_alike() -> None:
+    """``lexical`` and ``learned`` cut evidence with one function (the learned checker's, which
+    its shipped weights depend on), so the two match claims against the same sentences."""
+    from assay.verify.checkers import _align, _sentences, baseline
+
+    assert baseline.split_evidence is _sentences.split_evidence is _align.split_evidence
+    text = 'It opened in 1932.\n"Bradfield" designed it. It is long (503 m).Tolls apply. (a) no'
+    expected = ['It opened in 1932.', '"Bradfield" designed it.', "It is long (503 m).",
+                "Tolls apply. (a) no"]  # fmt: skip
+    learned = [s.text for s in _align.EvidenceIndex([("e1", None, text)]).sentences]
+    assert learned == expected
+    lexical = [s.features for s in baseline._sentences([Evidence(evidence_id="e1", text=text)])]
+    assert lexical == [baseline.features(sentence) for sentence in expected]
 
 
 @pytest.mark.parametrize(

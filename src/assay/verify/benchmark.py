@@ -209,12 +209,18 @@ def _check_splitter(config: BenchmarkConfig) -> None:
 
 
 def _checker_version(verifier: str) -> dict[str, str]:
-    """The model-free checker's version, so that a run never mixes two versions of it."""
-    if verifier.partition("+")[0] != "learned":
-        return {}
-    from .checkers.learned import CHECKER_VERSION
+    """The model-free checker's version (alone or as the ``checker+model`` primary), so that a
+    run never mixes two versions of it."""
+    checker = verifier.partition("+")[0]
+    if checker == "learned":
+        from .checkers.learned import CHECKER_VERSION
 
-    return {"checker_version": CHECKER_VERSION}
+        return {"checker_version": CHECKER_VERSION}
+    if checker == "lexical":
+        from .checkers.baseline import LEXICAL_VERSION
+
+        return {"checker_version": LEXICAL_VERSION}
+    return {}
 
 
 class BenchRunReport(BaseModel):

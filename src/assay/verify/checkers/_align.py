@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..types import Evidence
-from ._learned_text import KEY_WEIGHT, TextStats, split_sentences, text_stats
+from ._learned_text import KEY_WEIGHT, TextStats, text_stats
+from ._sentences import split_evidence
 
 EvidenceKey = tuple[str, str | None, str]  # evidence id, title, text
 MAX_CLAIM_ITEMS = 64  # a "claim" longer than this is a paragraph; its tail adds little
@@ -65,7 +66,7 @@ class EvidenceIndex:
         self.item_of: list[int] = []  # evidence item number of each sentence
         for number, (evidence_id, title, body) in enumerate(evidence):
             text = f"{title}. {body}" if title else body
-            for part in split_sentences(text) or [text]:
+            for part in split_evidence(text) or [text]:
                 self.sentences.append(Sentence(evidence_id, part, text_stats(part)))
                 self.item_of.append(number)
         self.postings: dict[str, list[int]] = {}

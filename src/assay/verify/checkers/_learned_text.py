@@ -1,5 +1,5 @@
 """Text statistics of the ``learned`` checker: content items (crude stems, numbers), names,
-bigrams, negations, and a light sentence splitter.
+bigrams, negations, and the claim splitter (evidence is split by :mod:`._sentences`).
 
 Shipped weights belong to one exact definition of these statistics: a change here is a new
 checker version (:data:`assay.verify.checkers.learned.CHECKER_VERSION`) and a retraining.
@@ -58,7 +58,6 @@ _SUFFIXES = (
     "ers", "er", "ed", "es", "ly", "s",
 )  # fmt: skip
 _TOKEN = re.compile(r"\d[\d,]*(?:\.\d+)?|[^\W\d_](?:[\w'-]*\w)?")
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])|\n+|(?<=[a-z0-9)][.!?])(?=[A-Z])")
 _STEM_LENGTH = 6
 _SCALE_ITEMS = frozenset(f"#{value}" for value in _SCALES.values())
 
@@ -178,11 +177,6 @@ def text_stats(text: str) -> TextStats:
         bigrams=frozenset(itertools.pairwise(sequence)),
         negations=negations,
     )
-
-
-def split_sentences(text: str) -> list[str]:
-    """Sentences of an evidence text (light: evidence only needs spans to match against)."""
-    return [p.strip() for p in _SENTENCE.split(text) if p and p.strip()]
 
 
 # A claim's sentences: any sentence-final mark followed by space ends one, whatever comes next

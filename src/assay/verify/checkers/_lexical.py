@@ -107,9 +107,3 @@ def features(text: str) -> TextFeatures:
         names=frozenset(names),
         negations=negations,
     )
-
-
-def split_sentences(text: str) -> list[str]:
-    """Evidence sentences (a light splitter: evidence only needs windows, not exact claims)."""
-    parts = re.split(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])|\n+|(?<=[a-z0-9)][.!?])(?=[A-Z])", text)
-    return [p.strip() for p in parts if p and p.strip()]
