@@ -60,6 +60,17 @@ def iter_records(
     Raises :class:`InputError` on the first bad line, unless ``skip_invalid``: then bad lines
     are appended to ``skipped`` (when given) and reading goes on.
     """
+    for _, record in iter_numbered_records(path, skip_invalid=skip_invalid, skipped=skipped):
+        yield record
+
+
+def iter_numbered_records(
+    path: Path | str,
+    *,
+    skip_invalid: bool = False,
+    skipped: list[SkippedRecord] | None = None,
+) -> Iterator[tuple[int, GroundedQARecord]]:
+    """:func:`iter_records` with each record's 1-based line number."""
     file = Path(path)
     check_input_file(file, hint="--data names a grounded-QA JSONL file (or a .jsonl.gz)")
     seen: set[str] = set()
@@ -79,9 +90,23 @@ def iter_records(
                 skipped.append(_skipped(error, raw.decode("utf-8", "replace")))
             continue
         seen.add(record.id)
-        yield record
+        yield number, record
     if lines == 0:
         raise InputError("the file is empty (no record in it)", path=file)
+
+
+def record_lines(path: Path | str, numbers: Iterable[int]) -> Iterator[str]:
+    """The text of the lines ``numbers`` (increasing, as :func:`iter_numbered_records` counts
+    them), so that checked records can be handed on without parsing them again."""
+    wanted = iter(numbers)
+    target = next(wanted, None)
+    file = Path(path)
+    for number, raw in iter_lines(file):
+        if target is None:
+            return
+        if number == target:
+            yield decode_line(raw, file, number)
+            target = next(wanted, None)
 
 
 def parse_record_line(

@@ -73,6 +73,13 @@ class JsonlWriter:
         self._handle.write(line + "\n")
         self._handle.flush()
 
+    def append_lines(self, lines: list[str]) -> None:
+        """Append lines made by :meth:`append`'s rules and flush once: for a batch finished as
+        a whole (a Ray batch), where a crash mid-way loses only that batch, which reruns."""
+        if lines:
+            self._handle.write("\n".join(lines) + "\n")
+            self._handle.flush()
+
     def close(self) -> None:
         self._handle.close()
 

@@ -25,14 +25,15 @@ import asyncio
 import difflib
 import itertools
 import sys
+from array import array
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..data.grounded import SkippedRecord, iter_records
+from ..data.grounded import SkippedRecord, iter_numbered_records, iter_records, record_lines
 from ..errors import ConfigError, RunError
 from ..model import (
     DEFAULT_MODEL,
@@ -246,6 +247,8 @@ class _Plan:
     skipped: tuple[SkippedRecord, ...]
     left_out: int
     generates: bool = False  # some record still to run has no answer: the generator is needed
+    # Ray: the line numbers of the records to run, so their lines go to the workers unparsed
+    todo_lines: array[int] = field(default_factory=lambda: array("L"))
 
 
 def run_benchmark(
@@ -286,7 +289,7 @@ def _run_locked(
     _write_skipped(config.out_dir, plan.skipped)
     try:
         deferred: list[str] = []
-        usage = asyncio.run(_run_pending(config, done, todo, on_result, models, progress, deferred))
+        usage = asyncio.run(_run_pending(config, done, plan, on_result, models, progress, deferred))
         summary = write_summary(config.out_dir, config=config.public_dump())
     except BaseException as error:
         status: RunStatus = "cancelled" if isinstance(error, KeyboardInterrupt) else "error"
@@ -427,20 +430,25 @@ def _plan(config: BenchmarkConfig, done: set[str]) -> _Plan:
     selected = already = 0
     generates = False
     left_out = 0
-    records = iter_records(config.data, skip_invalid=config.skip_invalid, skipped=skipped)
-    for index, record in enumerate(records):  # the whole file is validated, selected or not
+    todo_lines: array[int] = array("L")
+    keep_lines = config.executor == "ray"
+    records = iter_numbered_records(config.data, skip_invalid=config.skip_invalid, skipped=skipped)
+    for index, (number, record) in enumerate(records):  # the whole file is validated
         if config.max_examples is not None and index >= config.max_examples:
             left_out += 1
             continue
         selected += 1
         already += record.id in done
         generates = generates or (record.answer is None and record.id not in done)
+        if keep_lines and record.id not in done:
+            todo_lines.append(number)
     return _Plan(
         selected=selected,
         already_done=already,
         skipped=tuple(skipped),
         generates=generates,
         left_out=left_out,
+        todo_lines=todo_lines,
     )
 
 
@@ -464,7 +472,7 @@ def _write_skipped(run_dir: Path, skipped: tuple[SkippedRecord, ...]) -> None:
 async def _run_pending(
     config: BenchmarkConfig,
     done: set[str],
-    todo: int,
+    plan: _Plan,
     on_result: Callable[[ResultRecord], None] | None,
     models: dict[str, MeteredModel],
     progress: bool | None,
@@ -472,15 +480,18 @@ async def _run_pending(
 ) -> dict[str, dict[str, Any]]:
     """Run every selected record not in ``done``; returns each model's usage in this session.
     The ids of records left waiting on batch files are added to ``deferred``."""
+    todo = plan.selected - plan.already_done
     if todo == 0:
         return {}  # finished work: no model is even opened
-    pending = (r for r in _selected_records(config) if r.id not in done)
     if config.executor == "ray":
         from .ray_batches import run_on_ray
 
         for model in models.values():  # the workers open their own
             await model.aclose()
-        return run_on_ray(config, pending, todo, on_result, progress)
+        # checked lines go to the workers as they are: the driver does not parse them again
+        lines = record_lines(config.data, plan.todo_lines)
+        return run_on_ray(config, lines, todo, on_result, progress)
+    pending = (r for r in _selected_records(config) if r.id not in done)
     try:
         worker = _pattern_worker(config, models)
         bar = Progress(todo, f"bench {config.pattern}", show=progress, unit="ex")

@@ -15,23 +15,25 @@ import itertools
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from ..data.grounded import parse_record_line
 from ..data.records import GroundedQARecord
 from ..json_safe import load_model, model_json
 from ..runs import JsonlWriter, Progress, run_all
 from ..runs._ray import add_usage, ray_map
 from .results import RESULTS_FILE, ResultRecord
 
-Batch = tuple[str, list[str]]  # the config as JSON, the records as JSON lines
+Batch = tuple[str, list[str]]  # the config as JSON, the records' lines as in the data file
 
 
 def run_on_ray(
     config: Any,
-    pending: Iterable[GroundedQARecord],
+    pending: Iterable[str],
     todo: int,
     on_result: Callable[[ResultRecord], None] | None,
     progress: bool | None,
 ) -> dict[str, dict[str, Any]]:
-    """Run ``pending`` on the cluster; returns each model's summed token counts."""
+    """Run ``pending`` (checked record lines, as the data file has them) on the cluster;
+    returns each model's summed token counts."""
     usage: dict[str, dict[str, Any]] = {}
     bar = Progress(todo, f"bench {config.pattern} (ray)", show=progress, unit="ex")
     with JsonlWriter(config.out_dir / RESULTS_FILE) as writer, bar:
@@ -39,10 +41,10 @@ def run_on_ray(
         def keep(done: dict[str, Any]) -> None:
             # The worker's lines are written as they are: the driver, which shares the
             # cluster's cores, parses a result only for a caller that asked to see it.
-            for line, failed in zip(done["results"], done["failed"], strict=True):
-                writer.append_line(line)
-                bar.update(1, failed=int(failed))
-                if on_result is not None:
+            writer.append_lines(done["results"])  # one flush per batch
+            bar.update(len(done["results"]), failed=sum(done["failed"]))
+            if on_result is not None:
+                for line in done["results"]:
                     on_result(load_model(ResultRecord, line))
             add_usage(usage, done["usage"])
 
@@ -50,11 +52,11 @@ def run_on_ray(
     return usage
 
 
-def _batches(config: Any, records: Iterable[GroundedQARecord]) -> Iterator[Batch]:
+def _batches(config: Any, lines: Iterable[str]) -> Iterator[Batch]:
     settings = config.model_dump_json()
-    iterator = iter(records)
+    iterator = iter(lines)
     while chunk := list(itertools.islice(iterator, config.ray_batch_size)):
-        yield settings, [model_json(record) for record in chunk]
+        yield settings, chunk
 
 
 def run_batch(batch: Batch) -> dict[str, Any]:
@@ -62,7 +64,7 @@ def run_batch(batch: Batch) -> dict[str, Any]:
     from .benchmark import BenchmarkConfig
 
     config = BenchmarkConfig.model_validate_json(batch[0])
-    records = [load_model(GroundedQARecord, line) for line in batch[1]]
+    records = [parse_record_line(line) for line in batch[1]]  # as the driver read them
     return asyncio.run(_run_batch(config, records))
 
 

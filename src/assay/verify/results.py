@@ -13,6 +13,8 @@ ones; :func:`iter_results` reads only those, so every reader sees one result per
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, get_args
@@ -244,10 +246,17 @@ def _id_of(data: dict[str, Any]) -> str | None:
     return None if value is None else str(value)
 
 
+# How assay writes a result line's start; the id is read from it without parsing the line
+# (a plain string id only: anything else is parsed).
+_LEADING_ID = re.compile(r'\{"schema_version":\d+,"id":"([^"\\]*)",')
+
+
 def _last_line_of_each_id(path: Path) -> dict[str | None, int]:
     last: dict[str | None, int] = {}
-    for number, data in enumerate(read_jsonl(path), start=1):
-        if (key := _id_of(data)) is not None:
+    for number, line in enumerate(read_jsonl_lines(path), start=1):
+        leading = _LEADING_ID.match(line)
+        key = leading.group(1) if leading else _id_of(json.loads(line))
+        if key is not None:
             last[key] = number
     return last
 

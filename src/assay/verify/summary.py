@@ -158,7 +158,17 @@ class _Tally:
         self.revision.add(result)
         self.selection.add(result)
         bucket = result.failure_bucket or "unlabelled"
-        self.buckets.setdefault(bucket, BucketStats()).add(result)
+        if (stats := self.buckets.get(bucket)) is None:
+            stats = self.buckets[bucket] = BucketStats()
+        stats.add(result)
+
+    def finish(self) -> None:
+        """The rates, once every result is in."""
+        self.grounding.finish()
+        self.selection.finish()
+        self.cost.finish()
+        for bucket in self.buckets.values():
+            bucket.finish()
 
     def _count_outcome(self, result: ResultRecord) -> None:
         if result.verifier_score is None:
@@ -218,6 +228,7 @@ def build_summary(
     tally = _Tally()
     for result in iter_results(run_dir / RESULTS_FILE) if results is None else results:
         tally.add(result)
+    tally.finish()
     run = _read_json(run_dir / "run.json")
     config = config if config is not None else dict(run.get("config") or {})
     resamples = n_resamples if n_resamples is not None else int(config.get("n_resamples", 1000))
