@@ -32,6 +32,7 @@ from ..runs.prices import Money, read_run_prices, run_money
 from .results import RESULTS_FILE, ResultRecord, iter_results
 from .summary_parts import (
     BucketStats,
+    BucketTally,
     CostStats,
     GroundingStats,
     RevisionStats,
@@ -128,7 +129,7 @@ class _Tally:
         self.revision = RevisionStats()
         self.selection = SelectionStats()
         self.cost = CostStats()
-        self.buckets: dict[str, BucketStats] = {}
+        self.buckets: dict[str, BucketTally] = {}
         self.counter: Counter[str] = Counter()
         self.failure_reasons: Counter[str] = Counter()
         self.sources: Counter[str] = Counter()
@@ -159,7 +160,7 @@ class _Tally:
         self.selection.add(result)
         bucket = result.failure_bucket or "unlabelled"
         if (stats := self.buckets.get(bucket)) is None:
-            stats = self.buckets[bucket] = BucketStats()
+            stats = self.buckets[bucket] = BucketTally()
         stats.add(result)
 
     def finish(self) -> None:
@@ -167,8 +168,6 @@ class _Tally:
         self.grounding.finish()
         self.selection.finish()
         self.cost.finish()
-        for bucket in self.buckets.values():
-            bucket.finish()
 
     def _count_outcome(self, result: ResultRecord) -> None:
         if result.verifier_score is None:
@@ -246,7 +245,7 @@ def build_summary(
         revision=tally.revision,
         selection=tally.selection if tally.selection.records else None,
         cost=tally.cost,
-        buckets=dict(sorted(tally.buckets.items())),
+        buckets={name: tally.buckets[name].stats() for name in sorted(tally.buckets)},
         config=config,
         run={k: v for k, v in run.items() if k != "config"},
         calibration=applied,

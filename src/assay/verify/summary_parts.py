@@ -7,6 +7,8 @@ results are in (not per result: a pydantic attribute set costs about a microseco
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from ..metrics.grounding import GroundingCounts
@@ -155,7 +157,18 @@ class BucketStats(BaseModel):
     unscored: int = 0
     mean_p_error: float | None = None
     flag_rate: float | None = None
-    _p_sum: float = 0.0
+
+
+@dataclass
+class BucketTally:
+    """:class:`BucketStats` counted one result at a time (plain fields: cheap to update)."""
+
+    examples: int = 0
+    scored: int = 0
+    flagged: int = 0
+    passed: int = 0
+    unscored: int = 0
+    p_sum: float = 0.0
 
     def add(self, result: ResultRecord) -> None:
         self.examples += 1
@@ -165,12 +178,19 @@ class BucketStats(BaseModel):
         self.scored += 1
         self.flagged += result.verifier_pass is False
         self.passed += result.verifier_pass is True
-        self._p_sum += result.verifier_score
+        self.p_sum += result.verifier_score
 
-    def finish(self) -> None:
-        if self.scored:
-            self.mean_p_error = self._p_sum / self.scored
-            self.flag_rate = self.flagged / self.scored
+    def stats(self) -> BucketStats:
+        scored = self.scored
+        return BucketStats(
+            examples=self.examples,
+            scored=scored,
+            flagged=self.flagged,
+            passed=self.passed,
+            unscored=self.unscored,
+            mean_p_error=self.p_sum / scored if scored else None,
+            flag_rate=self.flagged / scored if scored else None,
+        )
 
 
 class SelectionStats(BaseModel):
