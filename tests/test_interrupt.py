@@ -47,6 +47,17 @@ def _finished_ids(results: Path) -> list[str]:
     return [json.loads(line)["id"] for line in lines]  # every line must be whole JSON
 
 
+def _signal_state(process: subprocess.Popen[str]) -> str:
+    """The child's state and signal masks (from /proc), for a failure message."""
+    if process.poll() is not None:
+        return f"the child had already exited ({process.returncode})"
+    try:
+        status = Path(f"/proc/{process.pid}/status").read_text()
+    except OSError as error:
+        return f"no /proc status: {error}"
+    return " ".join(line for line in status.splitlines() if line.startswith(("State", "Sig")))
+
+
 def test_sigint_stops_cleanly_and_the_rerun_resumes(tmp_path: Path) -> None:
     out_dir = tmp_path / "run"
     results = out_dir / "results.jsonl"
@@ -60,12 +71,16 @@ def test_sigint_stops_cleanly_and_the_rerun_resumes(tmp_path: Path) -> None:
             text=True,
             env=env,
         )
-        deadline = time.monotonic() + 120
-        while len(_finished_ids(results)) < 3 and time.monotonic() < deadline:
+        started = time.monotonic()
+        while len(_finished_ids(results)) < 3 and time.monotonic() < started + 120:
             time.sleep(0.2)
+        seen = _signal_state(process)  # what the child does with SIGINT as it is sent
         process.send_signal(signal.SIGINT)
-        _, stderr = process.communicate(timeout=60)
-        assert process.returncode == 130, stderr
+        stdout, stderr = process.communicate(timeout=60)
+        assert process.returncode == 130, (
+            f"exit {process.returncode} after {time.monotonic() - started:.1f} s; {seen}\n"
+            f"stdout: {stdout[-800:]}\nstderr: {stderr[-800:]}"
+        )
         assert "interrupted" in stderr and "Traceback" not in stderr
         kept = _finished_ids(results)
         assert 3 <= len(kept) < 71
