@@ -12,6 +12,7 @@ from pathlib import Path
 
 from tests.conftest import REPO_ROOT
 from tests.helpers.fault_server import HANG, fault_server
+from tests.helpers.signals import default_sigint
 
 DATA = REPO_ROOT / "examples" / "grounded_qa_labelled.jsonl"
 
@@ -70,6 +71,7 @@ def test_sigint_stops_cleanly_and_the_rerun_resumes(tmp_path: Path) -> None:
             stderr=subprocess.PIPE,
             text=True,
             env=env,
+            preexec_fn=default_sigint,
         )
         started = time.monotonic()
         while len(_finished_ids(results)) < 3 and time.monotonic() < started + 120:

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.servers import free_port
+from tests.helpers.signals import default_sigint
 from tests.verify.bench_fixtures import verify_only_records, write_jsonl
 
 ray = pytest.importorskip("ray")
@@ -51,7 +52,12 @@ def _bench(
     command += ["--pattern", "entailment", "--verifier", "learned", "--out_dir", str(out)]
     command += ["--no-report", "--no-progress", "--n-resamples", "20", *extra]
     return subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        preexec_fn=default_sigint,
     )
 
 
