@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import multiprocessing
 import random
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from assay.model import (
     BackendError,
@@ -212,7 +214,6 @@ def test_a_reply_a_backend_cannot_type_is_a_retried_failure_not_a_crash() -> Non
     """Issue 14 #5, for every backend: a reply that does not validate as a Completion (a
     backend handing a number on as the text) is a malformed_response call failure, retried,
     never cached, never an "invalid setting" that stops the run."""
-    from typing import Any
 
     from assay.model import Backend
 
@@ -230,3 +231,30 @@ def test_a_reply_a_backend_cannot_type_is_a_retried_failure_not_a_crash() -> Non
     assert isinstance(result, CallFailure)
     assert result.kind is ErrorKind.MALFORMED_RESPONSE and result.attempts == 3
     assert "text" in result.message
+
+
+def _open_cache_after(barrier: Any, path: str, outcomes: Any) -> None:
+    barrier.wait()  # every process opens the new file at the same moment
+    try:
+        ResponseCache(Path(path))
+        outcomes.put("ok")
+    except Exception as error:  # the outcome is what the test asserts on
+        outcomes.put(repr(error))
+
+
+def test_processes_opening_one_new_cache_together_all_open_it(tmp_path: Path) -> None:
+    # Ray workers starting together open the same new cache file: switching it to WAL used to
+    # fail at once with "database is locked" in about a third of such starts.
+    context = multiprocessing.get_context("fork")
+    for trial in range(15):
+        path = str(tmp_path / f"cache-{trial}.sqlite")
+        barrier, outcomes = context.Barrier(8), context.Queue()
+        processes = [
+            context.Process(target=_open_cache_after, args=(barrier, path, outcomes))
+            for _ in range(8)
+        ]
+        for process in processes:
+            process.start()
+        for process in processes:
+            process.join(timeout=60)
+        assert [outcomes.get(timeout=5) for _ in processes] == ["ok"] * 8

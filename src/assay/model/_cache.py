@@ -17,7 +17,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -80,19 +80,9 @@ class ResponseCache:
         self._commit_interval_s = commit_interval_s
         self._last_commit = time.monotonic()
         self._db: sqlite3.Connection | None = sqlite3.connect(
-            str(path), check_same_thread=False, timeout=30.0
+            str(path), check_same_thread=False, timeout=_BUSY_TIMEOUT_S
         )
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        with self._db:
-            self._db.execute(
-                "CREATE TABLE IF NOT EXISTS responses "
-                "(key TEXT PRIMARY KEY, completion TEXT NOT NULL)"
-            )
-            self._db.execute(
-                "CREATE TABLE IF NOT EXISTS batch_failures "
-                "(key TEXT PRIMARY KEY, failure TEXT NOT NULL)"
-            )
+        _when_unlocked(lambda: _prepare(self._db))
 
     @classmethod
     def shared(cls, path: Path) -> ResponseCache:
@@ -184,3 +174,37 @@ class ResponseCache:
                 self._commit_locked()
                 self._db.close()
                 self._db = None
+
+
+_BUSY_TIMEOUT_S = 30.0
+
+
+def _prepare(db: sqlite3.Connection | None) -> None:
+    assert db is not None
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=NORMAL")
+    with db:
+        db.execute(
+            "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, completion TEXT NOT NULL)"
+        )
+        db.execute(
+            "CREATE TABLE IF NOT EXISTS batch_failures "
+            "(key TEXT PRIMARY KEY, failure TEXT NOT NULL)"
+        )
+
+
+def _when_unlocked(step: Callable[[], None]) -> None:
+    """Run ``step``, again while the file is locked. Switching a new file to WAL needs it alone,
+    and SQLite answers "database is locked" at once, without waiting out its busy timeout,
+    when several processes (Ray workers starting together) open the same new cache."""
+    deadline = time.monotonic() + _BUSY_TIMEOUT_S
+    delay = 0.01
+    while True:
+        try:
+            step()
+            return
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) or time.monotonic() > deadline:
+                raise
+        time.sleep(delay)
+        delay = min(delay * 2, 0.2)
