@@ -72,6 +72,17 @@ def _results(run: Path) -> dict[str, dict[str, object]]:
     return {line["id"]: _without_timings(line) for line in lines}
 
 
+def _assert_summary_is_the_files(run: Path) -> None:
+    """The summary a Ray run fed as results arrived equals one rebuilt from results.jsonl."""
+    from assay.verify.summary import build_summary
+
+    written = json.loads((run / "summary.json").read_text())
+    rebuilt = build_summary(run, plots=False).model_dump(mode="json")
+    for key in ("pattern", "threshold", "counts", "labels", "detection", "grounding", "cost"):
+        assert written[key] == rebuilt[key], key
+    assert written["buckets"] == rebuilt["buckets"]
+
+
 def _without_timings(value: object) -> object:
     if isinstance(value, dict):
         return {k: _without_timings(v) for k, v in value.items() if k not in TIMING_FIELDS}
@@ -92,6 +103,7 @@ def test_results_equal_the_in_process_run(tmp_path: Path, cluster: dict[str, str
     lines = (ray_run / "results.jsonl").read_text().splitlines()
     assert len(lines) == 60  # every record once
     assert _results(ray_run) == _results(tmp_path / "local")
+    _assert_summary_is_the_files(ray_run)
     summary = json.loads((ray_run / "summary.json").read_text())
     local = json.loads((tmp_path / "local" / "summary.json").read_text())
     for name, metric in local["detection"]["metrics"].items():  # results arrive in another
@@ -144,6 +156,7 @@ def test_an_interrupted_ray_run_resumes(tmp_path: Path, cluster: dict[str, str])
     assert f"{first} already done" in out or first == 2000
     ids = [json.loads(x)["id"] for x in results.read_text().splitlines()]
     assert len(ids) == len(set(ids)) == 2000
+    _assert_summary_is_the_files(run)  # earlier sessions' results and this one's
 
 
 def _judge(tmp_path: Path, out: Path, *extra: str, address: dict[str, str] | None = None) -> str:

@@ -29,7 +29,7 @@ from array import array
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -67,9 +67,13 @@ from .results import (
     ResultRecord,
     dataset_label,
     finished_ids,
+    iter_results,
     make_result,
 )
 from .types import AnswerVerifier, ClaimChecker, GroundedQARecord
+
+if TYPE_CHECKING:
+    from .summary import SummaryTally
 
 # claim checkers that need no model, by the name --verifier takes
 MODEL_FREE_CHECKERS = ("lexical", "learned")
@@ -247,8 +251,10 @@ class _Plan:
     skipped: tuple[SkippedRecord, ...]
     left_out: int
     generates: bool = False  # some record still to run has no answer: the generator is needed
-    # Ray: the line numbers of the records to run, so their lines go to the workers unparsed
+    # Ray: the line numbers of the records to run, so their lines go to the workers unparsed,
+    # and their ids (their earlier lines, failed ones, are superseded by this run's)
     todo_lines: array[int] = field(default_factory=lambda: array("L"))
+    todo_ids: frozenset[str] = frozenset()
 
 
 def run_benchmark(
@@ -289,8 +295,10 @@ def _run_locked(
     _write_skipped(config.out_dir, plan.skipped)
     try:
         deferred: list[str] = []
-        usage = asyncio.run(_run_pending(config, done, plan, on_result, models, progress, deferred))
-        summary = write_summary(config.out_dir, config=config.public_dump())
+        tally = _streamed_tally(config, plan) if config.executor == "ray" and todo else None
+        feed = on_result if tally is None else _feeding(tally, on_result)
+        usage = asyncio.run(_run_pending(config, done, plan, feed, models, progress, deferred))
+        summary = write_summary(config.out_dir, config=config.public_dump(), tally=tally)
     except BaseException as error:
         status: RunStatus = "cancelled" if isinstance(error, KeyboardInterrupt) else "error"
         logger.finish(status, error=f"{type(error).__name__}: {error}")
@@ -431,6 +439,7 @@ def _plan(config: BenchmarkConfig, done: set[str]) -> _Plan:
     generates = False
     left_out = 0
     todo_lines: array[int] = array("L")
+    todo_ids: set[str] = set()
     keep_lines = config.executor == "ray"
     records = iter_numbered_records(config.data, skip_invalid=config.skip_invalid, skipped=skipped)
     for index, (number, record) in enumerate(records):  # the whole file is validated
@@ -442,6 +451,7 @@ def _plan(config: BenchmarkConfig, done: set[str]) -> _Plan:
         generates = generates or (record.answer is None and record.id not in done)
         if keep_lines and record.id not in done:
             todo_lines.append(number)
+            todo_ids.add(record.id)
     return _Plan(
         selected=selected,
         already_done=already,
@@ -449,7 +459,32 @@ def _plan(config: BenchmarkConfig, done: set[str]) -> _Plan:
         generates=generates,
         left_out=left_out,
         todo_lines=todo_lines,
+        todo_ids=frozenset(todo_ids),
     )
+
+
+def _streamed_tally(config: BenchmarkConfig, plan: _Plan) -> SummaryTally:
+    """A Ray run's summary tally, fed as results arrive: the driver mostly waits on the workers
+    then, while reading every result back after them would be serial time. It starts with the
+    results of earlier sessions that this run does not redo, in file order."""
+    from .summary import SummaryTally
+
+    tally = SummaryTally()
+    for result in iter_results(config.out_dir / RESULTS_FILE):
+        if result.id not in plan.todo_ids:
+            tally.add(result)
+    return tally
+
+
+def _feeding(
+    tally: SummaryTally, on_result: Callable[[ResultRecord], None] | None
+) -> Callable[[ResultRecord], None]:
+    def feed(result: ResultRecord) -> None:
+        tally.add(result)
+        if on_result is not None:
+            on_result(result)
+
+    return feed
 
 
 def _selected_records(

@@ -117,8 +117,9 @@ class BenchSummary(BaseModel):
 FAILED_CALLS = "examples_with_failed_calls"
 
 
-class _Tally:
-    """Everything summary.json counts, fed one result at a time."""
+class SummaryTally:
+    """Everything summary.json counts, fed one result at a time (in results.jsonl's order of
+    current lines, which :func:`build_summary` reads; a Ray run feeds it as results arrive)."""
 
     def __init__(self) -> None:
         self.detection = DetectionInputs()
@@ -221,12 +222,15 @@ def build_summary(
     seed: int = 0,
     plots: bool = True,
     results: Iterable[ResultRecord] | None = None,
+    tally: SummaryTally | None = None,
 ) -> BenchSummary:
     """Recompute the summary of ``run_dir`` from its results.jsonl (and plots, unless told not);
-    ``results`` summarises those instead (a slice of the run)."""
-    tally = _Tally()
-    for result in iter_results(run_dir / RESULTS_FILE) if results is None else results:
-        tally.add(result)
+    ``results`` summarises those instead (a slice of the run); ``tally`` is one already fed
+    with the run's current results, in file order (not yet finished)."""
+    if tally is None:
+        tally = SummaryTally()
+        for result in iter_results(run_dir / RESULTS_FILE) if results is None else results:
+            tally.add(result)
     tally.finish()
     run = _read_json(run_dir / "run.json")
     config = config if config is not None else dict(run.get("config") or {})
@@ -256,13 +260,13 @@ def build_summary(
     return _with_detection(summary, tally, run_dir, threshold, resamples, seed, plots)
 
 
-def _money(run_dir: Path, config: dict[str, Any], tally: _Tally) -> Money:
+def _money(run_dir: Path, config: dict[str, Any], tally: SummaryTally) -> Money:
     """The whole run's cost (slices have none: sessions' tokens are not split by record)."""
     batch = config.get("executor") == "batch"
     return run_money(run_dir, read_run_prices(run_dir), tally.cost.examples, batch=batch)
 
 
-def _apply_calibration(run_dir: Path, tally: _Tally) -> dict[str, Any] | None:
+def _apply_calibration(run_dir: Path, tally: SummaryTally) -> dict[str, Any] | None:
     """Map the detection scores through the run's calibration file, if it has one."""
     from .calibration import CALIBRATION_FILE, calibration_record, run_calibration
 
@@ -277,7 +281,7 @@ def _apply_calibration(run_dir: Path, tally: _Tally) -> dict[str, Any] | None:
 
 def _with_detection(
     summary: BenchSummary,
-    tally: _Tally,
+    tally: SummaryTally,
     run_dir: Path,
     threshold: float,
     n_resamples: int,
@@ -362,7 +366,7 @@ def _gate(
     }
 
 
-def _counts(tally: _Tally) -> dict[str, Any]:
+def _counts(tally: SummaryTally) -> dict[str, Any]:
     counts: dict[str, Any] = {
         key: tally.counter.get(key, 0)
         for key in (
@@ -381,7 +385,7 @@ def _counts(tally: _Tally) -> dict[str, Any]:
     return counts
 
 
-def _labels(tally: _Tally) -> dict[str, Any]:
+def _labels(tally: SummaryTally) -> dict[str, Any]:
     return {
         "by_source": dict(tally.sources),
         "used_for_detection": dict(tally.sources_used),
