@@ -116,8 +116,7 @@ def parse_json_line(line: str, path: Path | str, number: int) -> Any:
         path,
         number,
         surrogates=bool(_ESCAPED_SURROGATE.search(line)),
-        # nesting never exceeds the count of opening brackets: most lines need no walk
-        depth=line.count("{") + line.count("[") > MAX_DEPTH,
+        depth=may_nest_too_deep(line),
     )
     return data
 
@@ -175,6 +174,12 @@ def _children(node: Any, path: str) -> Iterator[tuple[str, Any]]:
     elif isinstance(node, list):
         for index, value in enumerate(node):
             yield f"{path}[{index}]", value
+
+
+def may_nest_too_deep(text: str) -> bool:
+    """Whether JSON ``text`` could hold anything deeper than MAX_DEPTH: nesting never exceeds
+    the count of opening brackets, so most texts need no :func:`too_deep` walk."""
+    return text.count("{") + text.count("[") > MAX_DEPTH
 
 
 def too_deep(data: Any) -> str | None:

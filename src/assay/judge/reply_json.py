@@ -12,7 +12,7 @@ import json
 import re
 from typing import Any
 
-from ..data.jsonl import MAX_DEPTH, too_deep
+from ..data.jsonl import MAX_DEPTH, may_nest_too_deep, too_deep
 from .findings import Findings
 from .protocol import JUDGE_REFUSAL_OR_EVASION, PROTOCOL_VIOLATION, UNPARSABLE_OUTPUT
 
@@ -48,7 +48,7 @@ def parse_reply(reply: str, findings: Findings) -> tuple[list[dict[str, Any]], s
     it is dropped, with a failed ``nesting_depth`` check. The raw reply is kept as it came.
     """
     objects, outside = _parse_reply(reply, findings)
-    if reply.count("{") + reply.count("[") <= MAX_DEPTH:  # cannot nest deeper: no walk
+    if not may_nest_too_deep(reply):
         return objects, outside
     shallow = [item for item in objects if too_deep(item) is None]
     if len(shallow) < len(objects):

@@ -79,10 +79,9 @@ class ResponseCache:
         self._commit_every = commit_every
         self._commit_interval_s = commit_interval_s
         self._last_commit = time.monotonic()
-        self._db: sqlite3.Connection | None = sqlite3.connect(
-            str(path), check_same_thread=False, timeout=_BUSY_TIMEOUT_S
-        )
-        _when_unlocked(lambda: _prepare(self._db))
+        db = sqlite3.connect(str(path), check_same_thread=False, timeout=_BUSY_TIMEOUT_S)
+        _when_unlocked(lambda: _prepare(db))
+        self._db: sqlite3.Connection | None = db
 
     @classmethod
     def shared(cls, path: Path) -> ResponseCache:
@@ -179,8 +178,7 @@ class ResponseCache:
 _BUSY_TIMEOUT_S = 30.0
 
 
-def _prepare(db: sqlite3.Connection | None) -> None:
-    assert db is not None
+def _prepare(db: sqlite3.Connection) -> None:
     db.execute("PRAGMA journal_mode=WAL")
     db.execute("PRAGMA synchronous=NORMAL")
     with db:

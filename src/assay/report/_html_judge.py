@@ -158,11 +158,15 @@ def _records(run_dir: Path, notes: list[str], sampling: SampleSettings) -> ItemS
     sample: ItemSample[ArchivedFile] = ItemSample(sampling)
     for item in iter_archive(run_dir, summary_only=True):
         if item.record is None:
-            notes.append(f"unreadable evaluation {item.where}: {(item.error or '')[:200]}")
+            _note_unreadable(item, notes)
             continue
         located = item.model_copy(update={"record": None})
         sample.add(located, failed=not item.in_valid_archive)
     return sample
+
+
+def _note_unreadable(item: ArchivedFile, notes: list[str]) -> None:
+    notes.append(f"unreadable evaluation {item.where}: {(item.error or '')[:200]}")
 
 
 class _Kept(NamedTuple):
@@ -178,7 +182,7 @@ def kept_records(run_dir: Path, kept: list[ArchivedFile], notes: list[str]) -> _
     shown = _Kept([], PackedRecords(EvaluationRecord), [])
     for item in read_archived(run_dir, kept):
         if item.record is None:
-            notes.append(f"unreadable evaluation {item.where}: {(item.error or '')[:200]}")
+            _note_unreadable(item, notes)
             continue
         where = str(item.path.relative_to(run_dir))
         where += "" if item.line is None else f":{item.line}"

@@ -39,13 +39,14 @@ def run_on_ray(
     with JsonlWriter(config.out_dir / RESULTS_FILE) as writer, bar:
 
         def keep(done: dict[str, Any]) -> None:
-            # The worker's lines are written as they are: the driver, which shares the
-            # cluster's cores, parses a result only for a caller that asked to see it.
-            writer.append_lines(done["results"])  # one flush per batch
-            bar.update(len(done["results"]), failed=sum(done["failed"]))
-            if on_result is not None:
-                for line in done["results"]:
-                    on_result(load_model(ResultRecord, line))
+            # The worker's lines are written as they are (one flush per batch), not encoded
+            # again; each is parsed once, for the progress count and the caller (the summary).
+            writer.append_lines(done["results"])
+            for line in done["results"]:
+                result = load_model(ResultRecord, line)
+                bar.update(1, failed=int(result.failure is not None or not result.complete))
+                if on_result is not None:
+                    on_result(result)
             add_usage(usage, done["usage"])
 
         ray_map(run_batch, _batches(config, pending), keep)
@@ -86,6 +87,5 @@ async def _run_batch(config: Any, records: list[GroundedQARecord]) -> dict[str, 
             await model.aclose()
     return {
         "results": [model_json(r) for r in results],
-        "failed": [r.failure is not None or not r.complete for r in results],
         "usage": {name: model.usage.summary() for name, model in models.items()},
     }

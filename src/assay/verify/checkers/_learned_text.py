@@ -119,8 +119,10 @@ def _scaled(previous: str, token: str) -> str | None:
     """The one number of a cardinal followed by a scale word ("two thousand" -> ``#2000``, "1.2
     million" -> ``#1200000``, as "1,200,000" already is), or None."""
     scale = _SCALES.get(token.lower())
-    value = _cardinal(previous) if scale else None
-    return None if value is None or scale is None else _number(f"{value * scale:f}")
+    if scale is None:
+        return None
+    value = _cardinal(previous)
+    return None if value is None else _number(f"{value * scale:f}")
 
 
 def _cardinal(token: str) -> float | None:
