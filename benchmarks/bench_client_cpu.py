@@ -77,7 +77,7 @@ def _http_response(content: str) -> bytes:
     return head.encode() + b"\r\n\r\n" + body
 
 
-async def _serve(port: int, record: Path) -> None:
+async def _serve(port: int, record: Path | None) -> None:
     rng = random.Random(0)
     models = _http_response("")  # any 200 JSON does for a GET /models probe
 
@@ -94,8 +94,9 @@ async def _serve(port: int, record: Path) -> None:
                     writer.write(models)
                 else:
                     request = json.loads(body)
-                    with record.open("a") as log:
-                        log.write(json.dumps(request["messages"]) + "\n")
+                    if record is not None:
+                        with record.open("a") as log:
+                            log.write(json.dumps(request["messages"]) + "\n")
                     writer.write(_http_response(_judgment_text(request, rng)))
                 await writer.drain()
         except (asyncio.IncompleteReadError, ConnectionError):

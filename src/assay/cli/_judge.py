@@ -6,13 +6,13 @@ import argparse
 import asyncio
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from ..data.questions import TargetOutput, load_outputs, load_questions
+from ..data.questions import TargetOutput, iter_outputs, load_questions
 from ..errors import ConfigError
 from ..judge.archive import RecheckReport, recheck_archive
 from ..judge.evalset import build_eval_set
@@ -252,11 +252,12 @@ def _generate(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     check_run_dir(args.out, "--out")
     questions = load_questions(args.questions)
-    outputs: list[TargetOutput] = []
-    for path in args.outputs:
-        outputs.extend(load_outputs(path, allow_outside_paths=args.allow_outside_paths))
+
+    def outputs() -> Iterator[TargetOutput]:  # read afresh on each pass, never held
+        for path in args.outputs:
+            yield from iter_outputs(path, allow_outside_paths=args.allow_outside_paths)
+
     eval_set = build_eval_set(questions, outputs)
-    del outputs  # the samples hold what the run needs of them
     print(eval_set.coverage.describe())
     config = JudgeRunConfig(
         mode=args.mode,

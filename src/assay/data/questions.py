@@ -211,13 +211,18 @@ def load_outputs(path: Path, *, allow_outside_paths: bool = False) -> list[Targe
     ``..`` and symbolic links), unless ``allow_outside_paths``: a manifest from elsewhere must
     not send ``/etc/passwd`` or ``~/.ssh/id_rsa`` to a judge and into the archive.
     """
+    return list(iter_outputs(path, allow_outside_paths=allow_outside_paths))
+
+
+def iter_outputs(path: Path, *, allow_outside_paths: bool = False) -> Iterator[TargetOutput]:
+    """:func:`load_outputs` one output at a time (a manifest is read line by line)."""
     if path.is_file():
-        return list(_outputs_from_manifest(path, allow_outside_paths))
+        return _outputs_from_manifest(path, allow_outside_paths)
     if not path.is_dir():
         raise InputError("outputs not found (expected a manifest .jsonl or a directory)", path=path)
     if (path / MANIFEST_NAME).is_file():
-        return list(_outputs_from_manifest(path / MANIFEST_NAME, allow_outside_paths))
-    return list(_outputs_from_tree(path))
+        return _outputs_from_manifest(path / MANIFEST_NAME, allow_outside_paths)
+    return _outputs_from_tree(path)
 
 
 def _outputs_from_manifest(path: Path, allow_outside_paths: bool) -> Iterator[TargetOutput]:

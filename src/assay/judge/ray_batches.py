@@ -29,9 +29,9 @@ from .evalset import Sample
 Batch = tuple[str, str, list[str], str, list[str]]
 
 
-def judge_on_ray(session: Any, pending: list[Any]) -> None:
-    """Judge ``pending`` (a run session's unfinished pairs) on the cluster."""
-    bar = Progress(len(pending), "judge (ray)", unit="pairs")
+def judge_on_ray(session: Any, pending: Iterable[Any], count: int) -> None:
+    """Judge ``pending`` (a run session's ``count`` unfinished pairs) on the cluster."""
+    bar = Progress(count, "judge (ray)", unit="pairs")
     with bar:
 
         def keep(done: dict[str, Any]) -> None:
@@ -76,7 +76,7 @@ def run_batch(batch: Batch) -> dict[str, Any]:
 
 
 async def _run_batch(batch: Batch) -> dict[str, Any]:
-    from .run import JudgeRunConfig, _Attempt, _JudgeSession, _Work, _work_key
+    from .run import JudgeRunConfig, _Attempt, _JudgeSession, _Work
     from .stub_replies import RESPONDERS
 
     config = JudgeRunConfig.model_validate_json(batch[0])
@@ -92,7 +92,8 @@ async def _run_batch(batch: Batch) -> dict[str, Any]:
         work = _Work(load_model(Sample, json.dumps(pair["sample"])), *_index_method(pair))
         works.append(work)
         attempts = [_Attempt(n, v, f, raw, tuple(p)) for n, v, f, raw, p in pair["attempts"]]
-        session.previous[_work_key(work, judges[work.judge_index].name)] = attempts
+        if attempts:
+            session.previous[session.key_of(work)] = attempts
     try:
         await run_all(
             works, session.judge, lambda _: None, concurrency=config.concurrency, progress=False

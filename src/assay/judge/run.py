@@ -15,9 +15,10 @@ is imported and the command is run again. Re-asks come one per round.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import sys
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
@@ -36,6 +37,7 @@ from ..model import (
     is_deferred,
 )
 from ..runs import RunDirLock, RunLog, RunLogger, RunStatus, run_all, write_atomic
+from ..runs.id_set import IdentitySet
 from .archive import (
     Archive,
     ArchiveLayout,
@@ -136,20 +138,32 @@ def method_for(judge_name: str, sample: Sample) -> Method:
     return "self_judge" if judge_name == sample.target_model else "cross_judge"
 
 
-def plan_work(eval_set: EvalSet, judge_names: Sequence[str], mode: Mode) -> list[_Work]:
-    """Sample x judge pairs the mode asks for."""
-    wanted = {
-        "cross": {"cross_judge"},
-        "self": {"self_judge"},
-        "both": {"cross_judge", "self_judge"},
-    }
-    work = []
-    for index, name in enumerate(judge_names):
-        for sample in eval_set.samples:
+_WANTED: dict[Mode, frozenset[Method]] = {
+    "cross": frozenset({"cross_judge"}),
+    "self": frozenset({"self_judge"}),
+    "both": frozenset({"cross_judge", "self_judge"}),
+}
+
+
+def iter_work(eval_set: EvalSet, judge_names: Sequence[str], mode: Mode) -> Iterator[_Work]:
+    """Sample x judge pairs the mode asks for, sample by sample: one pass over the outputs,
+    nothing held (a run over a million samples never lists its pairs)."""
+    for sample in eval_set:
+        for index, name in enumerate(judge_names):
             method = method_for(name, sample)
-            if method in wanted[mode]:
-                work.append(_Work(sample=sample, judge_index=index, method=method))
-    return work
+            if method in _WANTED[mode]:
+                yield _Work(sample=sample, judge_index=index, method=method)
+
+
+def count_work(eval_set: EvalSet, judge_names: Sequence[str], mode: Mode) -> dict[Method, int]:
+    """How many pairs :func:`iter_work` yields, per method, from the coverage counts alone."""
+    counts: dict[Method, int] = {"cross_judge": 0, "self_judge": 0}
+    for name in judge_names:
+        for target, aligned in eval_set.aligned_by_target.items():
+            method: Method = "self_judge" if name == target else "cross_judge"
+            if method in _WANTED[mode]:
+                counts[method] += aligned
+    return counts
 
 
 class _Attempt(NamedTuple):
@@ -179,6 +193,10 @@ class _JudgeSession:
 
     ``sink`` receives every finished attempt: the archive in the process that owns the run
     directory, a list on a Ray worker (whose records the driver archives).
+
+    A pair's attempts are held only while it is open (no valid reply yet, asks left); once it
+    is finished only its 8-byte identity is kept, in ``done_valid`` or ``done_invalid``, so
+    the session stays small however many pairs a run has.
     """
 
     def __init__(
@@ -194,16 +212,24 @@ class _JudgeSession:
         self.sink = sink
         self.config = config
         self.today = today
-        self.previous: dict[tuple[str, ...], list[_Attempt]] = defaultdict(list)
+        self.previous: dict[tuple[str, ...], list[_Attempt]] = {}  # open pairs only
+        self.done_valid = IdentitySet()
+        self.done_invalid = IdentitySet()  # out of asks; a later valid attempt still counts
+        self.failed_now = IdentitySet()  # the call failed in this session: retried next run
         self.attempts_made = 0
+        self.finished_now = 0  # pairs this session finished
+        self.valid_now = 0  # ... of which valid
         self.reported_models: dict[str, set[str]] = defaultdict(set)
-        self.failed_now: set[tuple[str, ...]] = set()
         self.exact_refused: dict[str, str] = {}  # judge -> why its backend refused the schema
         self.deferred = 0
         self.remote_usage: dict[str, dict[str, Any]] = {}  # per judge, summed over Ray workers
 
+    def key_of(self, work: _Work) -> tuple[str, ...]:
+        return _work_key(work, self.judges[work.judge_index].name)
+
     def attempts_of(self, work: _Work) -> list[_Attempt]:
-        return self.previous[_work_key(work, self.judges[work.judge_index].name)]
+        """The attempts of an open pair (none for a pair not begun or finished)."""
+        return self.previous.get(self.key_of(work), [])
 
     def replies_of(self, work: _Work) -> list[_Attempt]:
         """The attempts that got a reply (a failed call is not a judgment)."""
@@ -211,10 +237,20 @@ class _JudgeSession:
 
     def finished(self, work: _Work) -> bool:
         """Valid, or out of asks, or its call failed in this session (a rerun retries it)."""
-        if any(r.valid for r in self.attempts_of(work)):
-            return True
-        key = _work_key(work, self.judges[work.judge_index].name)
-        return len(self.replies_of(work)) >= self.config.max_attempts or key in self.failed_now
+        pair = pair_id(self.key_of(work))
+        return pair in self.done_valid or pair in self.done_invalid or pair in self.failed_now
+
+    def is_valid(self, work: _Work) -> bool:
+        return pair_id(self.key_of(work)) in self.done_valid
+
+    def restore(self, record: EvaluationRecord) -> None:
+        """Take in an attempt archived by an earlier session (call :meth:`restored` after)."""
+        self._take(record, now=False)
+
+    def restored(self) -> None:
+        """Put the open pairs' attempts in order (the re-ask answers the last reply)."""
+        for attempts in self.previous.values():
+            attempts.sort(key=lambda a: a.number)
 
     async def judge(self, work: _Work) -> None:
         while not self.finished(work):
@@ -227,10 +263,37 @@ class _JudgeSession:
     def keep(self, record: EvaluationRecord) -> None:
         """Hand a finished attempt to the sink and count it."""
         self.sink(record)
-        self.previous[record.work_key].append(_Attempt.of(record))
         self.attempts_made += 1
-        if record.call_failure is not None:
-            self.failed_now.add(record.work_key)
+        self._take(record, now=True)
+
+    def _take(self, record: EvaluationRecord, *, now: bool) -> None:
+        """Add an attempt to its pair; a pair that this finishes drops its attempts."""
+        key = record.work_key
+        pair = pair_id(key)
+        if pair in self.done_valid:
+            return
+        if record.valid:
+            self.done_valid.add(pair)
+            self.previous.pop(key, None)
+            self._count_finished(now, valid=True)
+            return
+        if pair in self.done_invalid:
+            return
+        attempts = self.previous.setdefault(key, [])
+        attempts.append(_Attempt.of(record))
+        if now and record.call_failure is not None:
+            self.failed_now.add(pair)
+            self.previous.pop(key)
+            self.finished_now += 1
+        elif sum(1 for a in attempts if not a.call_failed) >= self.config.max_attempts:
+            self.done_invalid.add(pair)
+            self.previous.pop(key)
+            self._count_finished(now, valid=False)
+
+    def _count_finished(self, now: bool, *, valid: bool) -> None:
+        if now:  # a session finishes only pairs that were open when it began
+            self.finished_now += 1
+            self.valid_now += int(valid)
 
     async def _attempt(self, work: _Work, attempt: int) -> EvaluationRecord | None:
         model = self.judges[work.judge_index]
@@ -381,6 +444,12 @@ def _work_key(work: _Work, judge_name: str) -> tuple[str, ...]:
     return (s.question_id, s.prompt_variant, s.target_model, s.output_id, judge_name)
 
 
+def pair_id(key: Sequence[str]) -> int:
+    """A sample x judge pair's 8-byte identity (ids hold no control characters)."""
+    joined = "\x1f".join(key).encode("utf-8")
+    return int.from_bytes(hashlib.blake2b(joined, digest_size=8).digest(), "big")
+
+
 async def run_judges(
     eval_set: EvalSet, judges: Sequence[Model], run_dir: Path, config: JudgeRunConfig
 ) -> JudgeRunSummary:
@@ -398,8 +467,8 @@ async def _run_judges_locked(
     eval_set: EvalSet, judges: Sequence[Model], run_dir: Path, config: JudgeRunConfig
 ) -> JudgeRunSummary:
     _require_coverage(eval_set, config)
-    work = plan_work(eval_set, [j.name for j in judges], config.mode)
-    if not work:
+    plan = _Plan(eval_set, [j.name for j in judges], config.mode)
+    if not plan.total:
         raise RunError(
             f"nothing to judge in mode {config.mode!r}: self-judging needs a judge that is "
             "also a target model, cross-judging a judge that is not",
@@ -408,9 +477,36 @@ async def _run_judges_locked(
     state = protocol_state(config.protocol, config.decoding, config.archive_layout)
     archive = Archive.open(run_dir, state)
     try:
-        return await _run_session(eval_set, judges, run_dir, config, archive, work)
+        return await _run_session(eval_set, judges, run_dir, config, archive, plan)
     finally:
         archive.close()
+
+
+class _Plan:
+    """The pairs a run asks for, read afresh from the evaluation set on each pass."""
+
+    def __init__(self, eval_set: EvalSet, judge_names: list[str], mode: Mode) -> None:
+        self.eval_set = eval_set
+        self.judge_names = judge_names
+        self.mode = mode
+        self.counts = count_work(eval_set, judge_names, mode)
+        self.total = sum(self.counts.values())
+        self.already = 0  # finished before this session
+        self.already_valid = 0
+
+    def __iter__(self) -> Iterator[_Work]:
+        return iter_work(self.eval_set, self.judge_names, self.mode)
+
+    def pending(self, session: _JudgeSession) -> Iterator[_Work]:
+        """The pairs not finished yet, counting the finished ones (once, if none is held)."""
+        if session.done_valid or session.done_invalid or session.previous:
+            for item in self:
+                if session.finished(item):
+                    self.already += 1
+                    self.already_valid += int(session.is_valid(item))
+        if not self.already:
+            return iter(self)
+        return (item for item in self if not session.finished(item))
 
 
 async def _run_session(
@@ -419,7 +515,7 @@ async def _run_session(
     run_dir: Path,
     config: JudgeRunConfig,
     archive: Archive,
-    work: list[_Work],
+    plan: _Plan,
 ) -> JudgeRunSummary:
     for moved in archive.quarantine_unreadable():  # never let an unreadable file brick the run
         print(
@@ -429,17 +525,16 @@ async def _run_session(
     today = config.timestamp or dt.datetime.now(dt.UTC).date().isoformat()
     session = _JudgeSession(judges, archive.state, config, today, archive.add)
     for record in archive.existing_records():
-        session.previous[record.work_key].append(_Attempt.of(record))
-    for attempts in session.previous.values():
-        attempts.sort(key=lambda a: a.number)
-    pending = [item for item in work if not session.finished(item)]
-    write_prompt_manifest(run_dir, work, judges, session)
-    logger = RunLogger(run_dir, _run_log(archive, judges, config, len(work)))
+        session.restore(record)
+    session.restored()
+    pending = plan.pending(session)
+    write_prompt_manifest(run_dir, plan, judges, session, [m for m, n in plan.counts.items() if n])
+    logger = RunLogger(run_dir, _run_log(archive, judges, config, plan.total))
     try:
         if config.executor == "ray":
             from .ray_batches import judge_on_ray
 
-            judge_on_ray(session, pending)
+            judge_on_ray(session, pending, plan.total - plan.already)
         else:
             await run_all(
                 pending,
@@ -447,13 +542,14 @@ async def _run_session(
                 lambda _: None,
                 concurrency=config.concurrency,
                 description="judge",
+                total=plan.total - plan.already,
             )
     except BaseException as error:
         status: RunStatus = "error" if isinstance(error, Exception) else "cancelled"
-        logger.finish(status, error=repr(error)[:500], **_end_fields(session, work))
+        logger.finish(status, error=repr(error)[:500], **_end_fields(session, plan))
         raise
-    logger.finish("success", **_end_fields(session, work))
-    return _summary(run_dir, archive, session, work, len(work) - len(pending))
+    logger.finish("success", **_end_fields(session, plan))
+    return _summary(run_dir, archive, session, plan)
 
 
 def _require_coverage(eval_set: EvalSet, config: JudgeRunConfig) -> None:
@@ -464,12 +560,12 @@ def _require_coverage(eval_set: EvalSet, config: JudgeRunConfig) -> None:
             + coverage.describe(),
             hint="fix the outputs, or pass --allow-incomplete to judge what is aligned",
         )
-    if not eval_set.samples:
+    if not len(eval_set):
         raise RunError("the evaluation set has no aligned samples\n" + coverage.describe())
 
 
-def _end_fields(session: _JudgeSession, work: list[_Work]) -> dict[str, Any]:
-    finished = sum(1 for item in work if session.finished(item))
+def _end_fields(session: _JudgeSession, plan: _Plan) -> dict[str, Any]:
+    finished = plan.already + session.finished_now
     usage = {j.name: j.usage.summary() for j in session.judges}
     if session.remote_usage:  # Ray: the workers made the calls (counts summed, no latencies)
         usage = dict(session.remote_usage)
@@ -510,22 +606,17 @@ def _run_log(
 
 
 def _summary(
-    run_dir: Path,
-    archive: Archive,
-    session: _JudgeSession,
-    work: list[_Work],
-    already: int,
+    run_dir: Path, archive: Archive, session: _JudgeSession, plan: _Plan
 ) -> JudgeRunSummary:
-    finals = [session.attempts_of(item) for item in work]
-    valid = sum(1 for attempts in finals if any(r.valid for r in attempts))
+    valid = plan.already_valid + session.valid_now
     return JudgeRunSummary(
         run_dir=str(run_dir),
         fingerprint=archive.state.fingerprint,
-        work_items=len(work),
-        already_finished=already,
+        work_items=plan.total,
+        already_finished=plan.already,
         attempts_made=session.attempts_made,
         valid=valid,
-        invalid=len(work) - valid - session.deferred,
+        invalid=plan.total - valid - session.deferred,
         model_calls=sum(j.usage.calls for j in session.judges)
         + sum(u.get("calls", 0) for u in session.remote_usage.values()),
         call_failed=len(session.failed_now),
@@ -534,7 +625,11 @@ def _summary(
 
 
 def write_prompt_manifest(
-    run_dir: Path, work: list[_Work], judges: Sequence[Model], session: _JudgeSession
+    run_dir: Path,
+    work: Iterable[_Work],
+    judges: Sequence[Model],
+    session: _JudgeSession,
+    methods: Collection[Method],
 ) -> None:
     """used_prompt_manifest.md: the templates and, verbatim, one prompt per method."""
     parts = [
@@ -545,8 +640,9 @@ def write_prompt_manifest(
     ]
     for name, template in PROMPT_TEMPLATES.items():
         parts.append(f"## Template: {name}\n\n````text\n{template}\n````\n")
+    examples = _first_pair_per_method(work, methods)
     for method in ("cross_judge", "self_judge"):
-        example = next((item for item in work if item.method == method), None)
+        example = examples.get(method)
         if example is None:
             parts.append(f"## {method}\n\nNot used in this run.\n")
             continue
@@ -560,3 +656,15 @@ def write_prompt_manifest(
         rendered = "\n\n".join(f"### {m.role}\n\n````text\n{m.content}\n````" for m in messages)
         parts.append(f"## {method} (first prompt of this run, verbatim)\n\n{rendered}\n")
     write_atomic(run_dir / PROMPT_MANIFEST, "\n".join(parts))
+
+
+def _first_pair_per_method(
+    work: Iterable[_Work], methods: Collection[Method]
+) -> dict[Method, _Work]:
+    """The first pair of each method the run uses, reading only as far as needed."""
+    found: dict[Method, _Work] = {}
+    for item in work:
+        found.setdefault(item.method, item)
+        if len(found) >= len(methods):
+            break
+    return found
