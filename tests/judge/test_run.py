@@ -5,17 +5,24 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
 
-from assay.data.questions import load_outputs, load_questions
+from assay.data.questions import TargetOutput, load_outputs, load_questions
 from assay.errors import RunError
 from assay.judge.archive import INVALID_DIR, VALID_DIR, iter_archive, recheck_archive
 from assay.judge.evalset import EvalSet, build_eval_set
 from assay.judge.protocol import JUDGE_CALL_FAILED, DecodingSettings, Protocol
-from assay.judge.run import PROMPT_MANIFEST, JudgeRunConfig, run_judges
+from assay.judge.run import (
+    PROMPT_MANIFEST,
+    JudgeRunConfig,
+    _JudgeSession,
+    iter_work,
+    protocol_state,
+    run_judges,
+)
 from assay.judge.stub_replies import RESPONDERS, clean_reply
 from assay.model import (
     BackendError,
@@ -284,3 +291,70 @@ def test_prompt_manifest_lists_cross_and_self_prompts(eval_set: EvalSet, tmp_pat
     record = next(item.record for item in iter_archive(tmp_path / "run"))
     assert record is not None
     assert record.messages[0].content in text  # the system prompt, verbatim
+
+
+def test_rerun_with_fewer_asks_still_counts_a_late_valid_reply(
+    eval_set: EvalSet, tmp_path: Path
+) -> None:
+    """A pair judged invalid then valid stays valid when rerun with one ask: the finished
+    state kept per pair (an identity, not its attempts) does not depend on the order read."""
+
+    def sloppy_first(
+        messages: Sequence[ChatMessage], config: GenerateConfig, rng: random.Random
+    ) -> str:
+        answer = clean_reply(messages, config, rng)
+        return answer if len(messages) > 2 else "Sure! " + answer
+
+    run_dir = tmp_path / "run"
+    judge(eval_set, [stub("a", sloppy_first)], run_dir, max_attempts=2)
+    rerun = stub("a", sloppy_first)
+    summary = judge(eval_set, [rerun], run_dir, max_attempts=1)
+    assert rerun.usage.calls == 0
+    assert (summary.work_items, summary.already_finished) == (4, 4)  # type: ignore[attr-defined]
+    assert (summary.valid, summary.invalid) == (4, 0)  # type: ignore[attr-defined]
+    # the archive happens to list valid records first; in attempt order the same holds
+    records = sorted(
+        (item.record for item in iter_archive(run_dir) if item.record is not None),
+        key=lambda record: record.attempt,
+    )
+    assert [r.valid for r in records] == [False] * 4 + [True] * 4
+    config = JudgeRunConfig(max_attempts=1)
+    state = protocol_state(config.protocol, config.decoding)
+    session = _JudgeSession([stub("a")], state, config, "2026-01-01", lambda _: None)
+    for record in records:
+        session.restore(record)
+    session.restored()
+    work = list(iter_work(eval_set, ["stub/a"], "cross"))
+    assert len(work) == 4 and all(session.finished(w) and session.is_valid(w) for w in work)
+    assert not session.previous  # finished pairs hold no attempts
+
+
+def test_summary_counts_only_the_pairs_this_run_asks_for(eval_set: EvalSet, tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    judge(eval_set, [stub("a", clean_reply), stub("b", clean_reply)], run_dir, mode="both")
+    summary = judge(eval_set, [stub("a"), stub("b")], run_dir, mode="self")
+    assert (summary.work_items, summary.already_finished) == (8, 8)  # type: ignore[attr-defined]
+    assert (summary.valid, summary.invalid, summary.model_calls) == (8, 0, 0)  # type: ignore[attr-defined]
+    log = json.loads((run_dir / "run.json").read_text())
+    assert log["finished_count"] == 8
+
+
+def test_a_run_reads_its_outputs_as_it_goes(
+    questions_path: Path, manifest_path: Path, tmp_path: Path
+) -> None:
+    """The evaluation set holds no outputs: each pass reads them again from the source."""
+    reads: list[int] = []
+    outputs = load_outputs(manifest_path)
+
+    def source() -> Iterator[TargetOutput]:
+        reads.append(0)
+        for output in outputs:
+            reads[-1] += 1
+            yield output
+
+    eval_set = build_eval_set(load_questions(questions_path), source)
+    assert reads == [8] and len(eval_set) == 8  # one pass checks coverage
+    judge(eval_set, [stub("a", clean_reply)], tmp_path / "run")
+    # the run: the first cross pair for the prompt manifest, then one pass for the pairs
+    assert len(reads) == 3 and reads[2] == 8
+    assert len(files(tmp_path / "run")) == 4

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import hashlib
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from bisect import bisect_left
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -100,7 +101,7 @@ class EvalSet:
     The samples are not held: each iteration reads the outputs again from their source (a
     manifest is read line by line) and builds a sample for every output of an aligned cell,
     in the order the outputs come. What stays in memory is the question set, the coverage
-    report and the identities of the cells left out, so a run over a million outputs holds
+    report and the identities of duplicated cells, so a run over a million outputs holds
     about what one over a thousand does.
     """
 
@@ -109,18 +110,21 @@ class EvalSet:
         questions: QuestionSet,
         outputs: OutputSource,
         coverage: CoverageReport,
-        left_out: frozenset[int],
+        duplicated: frozenset[int],
         aligned_by_target: dict[str, int],
     ) -> None:
         self.questions = questions
         self.coverage = coverage
         self.aligned_by_target = aligned_by_target  # target model -> aligned samples
         self._outputs = outputs
-        self._left_out = left_out
+        self._duplicated = duplicated
 
     def __iter__(self) -> Iterator[Sample]:
+        targets = self.aligned_by_target
         for output in self._outputs():
-            if _cell_id(output.key) not in self._left_out:
+            if _expected(self.questions, targets, output) and (
+                not self._duplicated or _cell_id(output.key) not in self._duplicated
+            ):
                 yield _sample(self.questions, output)
 
     def __len__(self) -> int:
@@ -142,108 +146,109 @@ def build_eval_set(
     ``outputs`` is a collection, or a function that reads them afresh on each call (what
     ``assay judge run`` passes, so that a million outputs are never held at once); a one-shot
     iterator is read into a list first. ``target_models`` fixes which targets are expected
-    (default: every target seen). One pass over the outputs checks coverage and keeps an
-    8-byte identity per output; a second reads again only if some cell is duplicated or
-    unexpected, to name the outputs involved.
+    (default: every target seen). One pass over the outputs checks coverage, keeping an
+    8-byte identity per expected output; a second reads again only if some cell is
+    duplicated, to name the outputs involved.
     """
-    import numpy as np
-
     source = _as_source(outputs)
-    survey = _survey(source())
-    targets = tuple(target_models) if target_models else tuple(survey.targets)
-    expected = _expected_ids(questions, targets)
-    found, counts = np.unique(survey.cell_ids, return_counts=True)
-    repeated = found[counts > 1]
-    unexpected = np.setdiff1d(found, expected, assume_unique=True)
-    missing = _id_set(np.setdiff1d(expected, found, assume_unique=True))
-    left_out = frozenset(_id_set(repeated) | _id_set(unexpected))
-    aligned_by_target = _aligned_by_target(survey, left_out, targets)
-    cells = _CellKinds(missing, _id_set(repeated), _id_set(unexpected))
-    issues = _issues(questions, targets, source, cells)
+    survey = _Survey(questions, target_models)
+    for output in source():
+        survey.take(output)
+    targets = tuple(target_models) if target_models else tuple(survey.per_target)
+    repeated = survey.repeated()
+    found = _sources_of(source(), frozenset(repeated)) if repeated else {}
+    aligned_by_target = {target: survey.per_target.get(target, 0) for target in targets}
+    for (_, _, target), sources in found.values():
+        aligned_by_target[target] -= len(sources)
+    expected = len(questions.cells()) * len(targets)
+    issues = _issues(questions, targets, survey, expected - survey.distinct(), found)
     report = CoverageReport(
         questions=len(questions.questions),
         variants=len(questions.cells()),
         target_models=targets,
-        expected=len(expected),
+        expected=expected,
         aligned=sum(aligned_by_target.values()),
         issues=tuple(issues),
     )
-    return EvalSet(questions, source, report, left_out, aligned_by_target)
+    return EvalSet(questions, source, report, frozenset(repeated), aligned_by_target)
 
 
-class _Survey(NamedTuple):
-    """One pass over the outputs: the targets in order of appearance, and per output its
-    cell's identity and its target's index."""
+class _Survey:
+    """One pass over the outputs: per expected output its cell's 8-byte identity (sorted once
+    the pass is over), outputs per target, and the unexpected outputs with their sources."""
 
-    targets: dict[str, int]
-    cell_ids: npt.NDArray[np.uint64]
-    target_index: npt.NDArray[np.int64]
+    def __init__(self, questions: QuestionSet, targets: Sequence[str] | None) -> None:
+        self.questions = questions
+        self.targets = None if targets is None else dict.fromkeys(targets)
+        self.ids = array("Q")
+        self.per_target: dict[str, int] = {}  # expected outputs per target, in order seen
+        self.unexpected: dict[tuple[str, str, str], list[str]] = {}
+        self._sorted = False
+
+    def take(self, output: TargetOutput) -> None:
+        if not _expected(self.questions, self.targets, output):
+            self.unexpected.setdefault(output.key, []).append(output.source)
+            return
+        self.ids.append(_cell_id(output.key))
+        self.per_target[output.target_model] = self.per_target.get(output.target_model, 0) + 1
+
+    def repeated(self) -> set[int]:
+        """Identities of cells with two or more outputs."""
+        ids = self._sorted_ids()
+        if len(ids) < 2:
+            return set()
+        return {int(cell_id) for cell_id in ids[1:][ids[1:] == ids[:-1]]}
+
+    def distinct(self) -> int:
+        ids = self._sorted_ids()
+        return 0 if not len(ids) else 1 + int((ids[1:] != ids[:-1]).sum())
+
+    def has(self, cell_id: int) -> bool:
+        self._sorted_ids()
+        index = bisect_left(self.ids, cell_id)  # the array is sorted in place
+        return index < len(self.ids) and self.ids[index] == cell_id
+
+    def _sorted_ids(self) -> npt.NDArray[np.uint64]:
+        import numpy as np
+
+        if not self.ids:
+            return np.zeros(0, dtype=np.uint64)
+        view = np.frombuffer(self.ids, dtype=np.uint64)
+        if not self._sorted:
+            view.sort()  # in place: no second copy of a million identities
+            self._sorted = True
+        return view
 
 
-def _survey(outputs: Iterable[TargetOutput]) -> _Survey:
-    import numpy as np
-
-    targets: dict[str, int] = {}
-    ids = array("Q")
-    which = array("q")
-    for output in outputs:
-        ids.append(_cell_id(output.key))
-        which.append(targets.setdefault(output.target_model, len(targets)))
-    return _Survey(
-        targets,
-        np.frombuffer(ids, dtype=np.uint64) if ids else np.zeros(0, dtype=np.uint64),
-        np.frombuffer(which, dtype=np.int64) if which else np.zeros(0, dtype=np.int64),
-    )
-
-
-def _expected_ids(questions: QuestionSet, targets: Sequence[str]) -> npt.NDArray[np.uint64]:
-    import numpy as np
-
-    ids = array("Q", (_cell_id((q, v, t)) for t in targets for q, v in questions.cells()))
-    return np.unique(np.frombuffer(ids, dtype=np.uint64) if ids else np.zeros(0, np.uint64))
-
-
-def _aligned_by_target(
-    survey: _Survey, left_out: frozenset[int], targets: Sequence[str]
-) -> dict[str, int]:
-    import numpy as np
-
-    kept = ~np.isin(survey.cell_ids, np.fromiter(left_out, np.uint64, len(left_out)))
-    per_index = np.bincount(survey.target_index[kept], minlength=len(survey.targets))
-    by_name = {name: int(per_index[index]) for name, index in survey.targets.items()}
-    return {target: by_name.get(target, 0) for target in targets}
-
-
-class _CellKinds(NamedTuple):
-    """Identities of the cells with a coverage issue (usually none)."""
-
-    missing: set[int]
-    repeated: set[int]  # two or more outputs: duplicated if expected, else unexpected
-    unexpected: set[int]
+def _expected(
+    questions: QuestionSet, targets: Mapping[str, object] | None, output: TargetOutput
+) -> bool:
+    """Whether an output's question and variant are in the set and its target is expected."""
+    in_set = questions.variant(output.question_id, output.prompt_variant) is not None
+    return in_set and (targets is None or output.target_model in targets)
 
 
 def _issues(
-    questions: QuestionSet, targets: Sequence[str], source: OutputSource, cells: _CellKinds
+    questions: QuestionSet,
+    targets: Sequence[str],
+    survey: _Survey,
+    missing: int,
+    duplicated: dict[int, tuple[tuple[str, str, str], list[str]]],
 ) -> list[CoverageIssue]:
-    """Missing and duplicated cells in the cross product's order, then unexpected ones in
-    the outputs' order, each with the outputs involved (a second pass, only if needed)."""
-    if not (cells.missing or cells.repeated or cells.unexpected):
-        return []
-    named = frozenset(cells.repeated | cells.unexpected)
-    found = _sources_of(source(), named) if named else {}
+    """Missing and duplicated cells in the cross product's order, then unexpected outputs in
+    the order read, each with the outputs involved."""
     issues: list[CoverageIssue] = []
-    if cells.missing or cells.repeated - cells.unexpected:
+    if missing or duplicated:
         for target in targets:
             for question_id, variant in questions.cells():
                 cell = (question_id, variant, target)
                 cell_id = _cell_id(cell)
-                if cell_id in cells.missing:
+                if cell_id in duplicated:
+                    issues.append(_issue("duplicated", cell, duplicated[cell_id][1]))
+                elif missing and not survey.has(cell_id):
                     issues.append(_issue("missing", cell, ()))
-                elif cell_id in cells.repeated:
-                    issues.append(_issue("duplicated", cell, found[cell_id][1]))
-    for cell_id, (cell, sources) in found.items():
-        if cell_id in cells.unexpected:
-            issues.append(_issue("unexpected", cell, sources))
+    for cell, sources in survey.unexpected.items():
+        issues.append(_issue("unexpected", cell, sources))
     return issues
 
 
@@ -263,10 +268,6 @@ def _cell_id(cell: tuple[str, str, str]) -> int:
     a collision among a million cells has odds of about 1 in 30 million)."""
     joined = "\x1f".join(cell).encode("utf-8")
     return int.from_bytes(hashlib.blake2b(joined, digest_size=8).digest(), "big")
-
-
-def _id_set(ids: npt.NDArray[np.uint64]) -> set[int]:
-    return {int(cell_id) for cell_id in ids}
 
 
 def _as_source(outputs: Iterable[TargetOutput] | OutputSource) -> OutputSource:
