@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from assay.data.questions import load_outputs, load_questions
+from assay.data.questions import TargetOutput, iter_outputs, load_outputs, load_questions
 from assay.errors import InputError
 from assay.judge.evalset import build_eval_set
 
@@ -178,3 +179,42 @@ def test_coverage_reports_missing_duplicated_unexpected(tmp_path: Path) -> None:
     assert not coverage.complete
     assert "missing 1, duplicated 1, unexpected 1" in coverage.describe()
     assert all(s.key[:3] != ("Q2", "B", "t2") for s in eval_set.samples)
+
+
+def test_coverage_from_a_source_read_afresh(tmp_path: Path) -> None:
+    """A source read on demand gives the report a list gives; the second pass that names the
+    outputs of a duplicated cell happens only when a cell is duplicated, and a target not
+    among the expected ones is unexpected."""
+    questions = load_questions(write_questions(tmp_path / "q.jsonl"))
+    manifest = write_manifest(tmp_path / "m.jsonl", ["t1", "t2", "t3"], skip=1)
+    with manifest.open("a") as handle:
+        handle.write(
+            json.dumps(
+                {"question_id": "Q2", "prompt_variant": "A", "target_model": "t2",
+                 "output_id": "again", "text": "x"}
+            ) + "\n"
+        )  # fmt: skip
+    reads: list[str] = []
+
+    def source() -> Iterator[TargetOutput]:
+        reads.append("pass")
+        return iter_outputs(manifest)
+
+    eval_set = build_eval_set(questions, source, target_models=["t1", "t2"])
+    assert len(reads) == 2  # the coverage pass, then one to name the duplicated cell's outputs
+    coverage = eval_set.coverage
+    assert (coverage.expected, coverage.aligned, coverage.target_models) == (8, 6, ("t1", "t2"))
+    issues = [(i.kind, i.question_id, i.prompt_variant, i.target_model) for i in coverage.issues]
+    assert issues[:2] == [("missing", "Q1", "A", "t1"), ("duplicated", "Q2", "A", "t2")]
+    assert sorted(issues[2:]) == [("unexpected", q, v, "t3") for q in ("Q1", "Q2") for v in "AB"]
+    assert coverage.issues[1].sources == (f"{manifest}:6", f"{manifest}:12")
+    assert eval_set.aligned_by_target == {"t1": 3, "t2": 3}
+    keys = [s.key[:3] for s in eval_set]
+    assert len(keys) == 6 and ("Q2", "A", "t2") not in keys
+    assert all(key[2] in ("t1", "t2") for key in keys)
+    assert len(reads) == 3  # iterating reads again; nothing was held
+
+    complete = write_manifest(tmp_path / "c.jsonl", ["t1"])
+    reads.clear()
+    whole = build_eval_set(questions, lambda: (reads.append("pass"), iter_outputs(complete))[1])
+    assert whole.coverage.complete and len(reads) == 1
