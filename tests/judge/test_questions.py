@@ -8,7 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from assay.data.questions import TargetOutput, iter_outputs, load_outputs, load_questions
+from assay.data.questions import (
+    QuestionIndex,
+    QuestionSet,
+    TargetOutput,
+    iter_outputs,
+    load_outputs,
+    load_question_index,
+    load_questions,
+)
 from assay.errors import InputError
 from assay.judge.evalset import build_eval_set
 
@@ -218,3 +226,44 @@ def test_coverage_from_a_source_read_afresh(tmp_path: Path) -> None:
     reads.clear()
     whole = build_eval_set(questions, lambda: (reads.append("pass"), iter_outputs(complete))[1])
     assert whole.coverage.complete and len(reads) == 1
+
+
+def test_question_index_reads_questions_by_offset(tmp_path: Path) -> None:
+    """A JSONL set checked whole but held as offsets gives the samples the held set gives."""
+    path = write_questions(tmp_path / "q.jsonl")
+    held, index = load_questions(path), load_question_index(path)
+    assert isinstance(index, QuestionIndex) and index.question_count == 2
+    assert list(index.cells()) == held.cells()
+    assert index.variant("Q2", "B") == held.variant("Q2", "B")
+    assert index.variant("Q2", "Z") is None and index.variant("Q9", "A") is None
+    assert index.has_variant("Q1", "A") and not index.has_variant("Q1", "Z")
+    manifest = write_manifest(tmp_path / "m.jsonl", ["t1"])
+    from_index = build_eval_set(index, load_outputs(manifest))
+    assert from_index.samples == build_eval_set(held, load_outputs(manifest)).samples
+    yaml_path = tmp_path / "q.yaml"
+    yaml_path.write_text("- question_id: Q1\n  variants: {A: Ask.}\n")
+    assert isinstance(load_question_index(yaml_path), QuestionSet)  # small: held whole
+
+
+def test_question_index_names_the_bad_line(tmp_path: Path) -> None:
+    path = write_questions(tmp_path / "q.jsonl")
+    lines = path.read_text().splitlines()
+    path.write_text(
+        "\n".join([lines[0], "", json.dumps({"question_id": "Q1", "variants": {"A": "x"}})])
+    )
+    with pytest.raises(InputError) as caught:
+        load_question_index(path)
+    assert (caught.value.line, caught.value.field) == (3, "question_id")
+    path.write_text("\n".join([lines[0], '{"question_id": "Q3", "variants": []}']))
+    with pytest.raises(InputError) as caught:
+        load_question_index(path)
+    assert (caught.value.line, caught.value.field) == (2, "variants")
+
+
+def test_question_index_refuses_a_file_changed_under_it(tmp_path: Path) -> None:
+    path = write_questions(tmp_path / "q.jsonl")
+    index = load_question_index(path)
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join(reversed(lines)) + "\n")
+    with pytest.raises(InputError, match="changed"):
+        index.variant("Q1", "A")

@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from ..data.questions import TargetOutput, iter_outputs, load_questions
+from ..data.questions import TargetOutput, iter_outputs, load_question_index, load_questions
 from ..errors import ConfigError
 from ..judge.archive import RecheckReport, recheck_archive
 from ..judge.evalset import build_eval_set
@@ -251,7 +251,7 @@ def _generate(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     check_run_dir(args.out, "--out")
-    questions = load_questions(args.questions)
+    questions = load_question_index(args.questions)  # a large set is read by offset, not held
 
     def outputs() -> Iterator[TargetOutput]:  # read afresh on each pass, never held
         for path in args.outputs:

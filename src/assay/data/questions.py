@@ -11,10 +11,14 @@ Target outputs come from a manifest JSONL (one output per line: identifiers plus
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import json
+import sys
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Set as AbstractSet
 from functools import cached_property
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import yaml
 from pydantic import (
@@ -28,7 +32,14 @@ from pydantic import (
 )
 
 from ..errors import InputError
-from .jsonl import check_input_file, check_parsed, iter_json_objects
+from .jsonl import (
+    check_input_file,
+    check_parsed,
+    decode_line,
+    iter_json_objects,
+    iter_lines,
+    parse_object_line,
+)
 
 ID_PATTERN = r"^\S(.{0,198}\S)?$"  # no surrounding whitespace, at most 200 characters
 OUTPUT_SUFFIXES = (".txt", ".md", ".json")
@@ -99,6 +110,129 @@ class QuestionSet(BaseModel):
     def cells(self) -> list[tuple[str, str]]:
         return [(q.question_id, v.variant) for q in self.questions for v in q.variants]
 
+    @property
+    def question_count(self) -> int:
+        return len(self.questions)
+
+    def has_variant(self, question_id: str, variant: str) -> bool:
+        return (question_id, variant) in self._variants
+
+
+class QuestionLookup(Protocol):
+    """What an evaluation set needs of a question set: a :class:`QuestionSet` held whole, or
+    a :class:`QuestionIndex` that reads each question from its file when asked."""
+
+    @property
+    def source(self) -> str: ...
+
+    @property
+    def question_count(self) -> int: ...
+
+    def variant(self, question_id: str, variant: str) -> tuple[Question, PromptVariant] | None: ...
+
+    def has_variant(self, question_id: str, variant: str) -> bool: ...
+
+    def cells(self) -> Iterable[tuple[str, str]]: ...
+
+
+class QuestionIndex:
+    """A JSONL question set checked whole but held as byte offsets and variant labels.
+
+    A parsed question takes some 1-5 KB; a large judge run with 100,000 questions would hold
+    hundreds of MB of them. Here each question is read again from its line when a sample
+    needs it, and the last few hundred are kept (outputs usually come grouped by question).
+    """
+
+    _CACHED = 512
+
+    def __init__(
+        self, path: Path, offsets: dict[str, int], variants: dict[str, tuple[str, ...]]
+    ) -> None:
+        self.path = path
+        self._offsets = offsets
+        self._variants = variants
+        self._recent: OrderedDict[str, Question] = OrderedDict()
+
+    @property
+    def source(self) -> str:
+        return str(self.path)
+
+    @property
+    def question_count(self) -> int:
+        return len(self._offsets)
+
+    def cells(self) -> Iterator[tuple[str, str]]:
+        for question_id, labels in self._variants.items():
+            for label in labels:
+                yield question_id, label
+
+    def has_variant(self, question_id: str, variant: str) -> bool:
+        return variant in self._variants.get(question_id, ())
+
+    def variant(self, question_id: str, variant: str) -> tuple[Question, PromptVariant] | None:
+        labels = self._variants.get(question_id)
+        if labels is None or variant not in labels:
+            return None
+        question = self._question(question_id)
+        return question, question.variants[labels.index(variant)]
+
+    def _question(self, question_id: str) -> Question:
+        question = self._recent.get(question_id)
+        if question is not None:
+            self._recent.move_to_end(question_id)
+            return question
+        question = self._read(question_id)
+        self._recent[question_id] = question
+        if len(self._recent) > self._CACHED:
+            self._recent.popitem(last=False)
+        return question
+
+    def _read(self, question_id: str) -> Question:
+        with self.path.open("rb") as handle:
+            handle.seek(self._offsets[question_id])
+            raw = handle.readline()
+        question = Question.model_validate(json.loads(raw))
+        if question.question_id != question_id:  # the file changed under the run
+            raise InputError(
+                f"question {question_id!r} is no longer where it was read: the file changed "
+                "during the run",
+                path=self.path,
+            )
+        return question
+
+
+def load_question_index(path: Path) -> QuestionIndex | QuestionSet:
+    """A question set for a large run: a plain JSONL file is checked line by line and held as
+    a :class:`QuestionIndex`; YAML and gzip files are small in practice and held whole."""
+    check_input_file(path, hint="--questions names a .jsonl or .yaml question set")
+    if path.suffix != ".jsonl" or _is_gzip(path):
+        return load_questions(path)
+    offsets: dict[str, int] = {}
+    variants: dict[str, tuple[str, ...]] = {}
+    for number, offset, data in _json_objects_at(path):
+        question = _validated(Question, data, path, number)
+        _refuse_repeat(question.question_id, offsets.keys(), path, number)
+        offsets[question.question_id] = offset
+        variants[question.question_id] = tuple(sys.intern(v.variant) for v in question.variants)
+    if not offsets:
+        raise InputError("the question set holds no questions", path=path)
+    return QuestionIndex(path, offsets, variants)
+
+
+def _json_objects_at(path: Path) -> Iterator[tuple[int, int, dict[str, Any]]]:
+    """``(line number, byte offset, object)`` for each non-blank line of a plain file."""
+    offset = 0
+    for number, raw in iter_lines(path):
+        line = decode_line(raw, path, number)
+        if line.strip():
+            yield number, offset, parse_object_line(line, path, number)  # json reads a BOM
+        offset += len(raw)
+
+
+def _is_gzip(path: Path) -> bool:
+    with path.open("rb") as probe:
+        return probe.read(2) == b"\x1f\x8b"
+
 
 class TargetOutput(BaseModel):
     """One output of a target model, traceable by ``output_id`` to where it came from."""
@@ -166,6 +300,7 @@ def _questions_from_jsonl(path: Path) -> Iterator[Question]:
     for number, data in iter_json_objects(path):
         question = _validated(Question, data, path, number)
         _refuse_repeat(question.question_id, seen, path, number)
+        seen.add(question.question_id)
         yield question
 
 
@@ -190,15 +325,15 @@ def _questions_from_yaml(path: Path) -> Iterator[Question]:
         check_parsed(data, path, node.start_mark.line + 1)
         question = _validated(Question, data, path, node.start_mark.line + 1, node=node)
         _refuse_repeat(question.question_id, seen, path, node.start_mark.line + 1)
+        seen.add(question.question_id)
         yield question
 
 
-def _refuse_repeat(question_id: str, seen: set[str], path: Path, line: int) -> None:
+def _refuse_repeat(question_id: str, seen: AbstractSet[str], path: Path, line: int) -> None:
     if question_id in seen:
         raise InputError(
             f"question_id {question_id!r} appears twice", path=path, line=line, field="question_id"
         )
-    seen.add(question_id)
 
 
 # ---------------------------------------------------------------- target outputs

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from ..data.questions import QuestionSet, TargetOutput
+from ..data.questions import QuestionLookup, TargetOutput
 
 if TYPE_CHECKING:  # numpy is imported where coverage is counted: `assay --help` never loads it
     import numpy as np
@@ -107,7 +107,7 @@ class EvalSet:
 
     def __init__(
         self,
-        questions: QuestionSet,
+        questions: QuestionLookup,
         outputs: OutputSource,
         coverage: CoverageReport,
         duplicated: frozenset[int],
@@ -137,7 +137,7 @@ class EvalSet:
 
 
 def build_eval_set(
-    questions: QuestionSet,
+    questions: QuestionLookup,
     outputs: Iterable[TargetOutput] | OutputSource,
     target_models: Sequence[str] | None = None,
 ) -> EvalSet:
@@ -160,11 +160,12 @@ def build_eval_set(
     aligned_by_target = {target: survey.per_target.get(target, 0) for target in targets}
     for (_, _, target), sources in found.values():
         aligned_by_target[target] -= len(sources)
-    expected = len(questions.cells()) * len(targets)
+    cells = sum(1 for _ in questions.cells())
+    expected = cells * len(targets)
     issues = _issues(questions, targets, survey, expected - survey.distinct(), found)
     report = CoverageReport(
-        questions=len(questions.questions),
-        variants=len(questions.cells()),
+        questions=questions.question_count,
+        variants=cells,
         target_models=targets,
         expected=expected,
         aligned=sum(aligned_by_target.values()),
@@ -177,7 +178,7 @@ class _Survey:
     """One pass over the outputs: per expected output its cell's 8-byte identity (sorted once
     the pass is over), outputs per target, and the unexpected outputs with their sources."""
 
-    def __init__(self, questions: QuestionSet, targets: Sequence[str] | None) -> None:
+    def __init__(self, questions: QuestionLookup, targets: Sequence[str] | None) -> None:
         self.questions = questions
         self.targets = None if targets is None else dict.fromkeys(targets)
         self.ids = array("Q")
@@ -221,15 +222,15 @@ class _Survey:
 
 
 def _expected(
-    questions: QuestionSet, targets: Mapping[str, object] | None, output: TargetOutput
+    questions: QuestionLookup, targets: Mapping[str, object] | None, output: TargetOutput
 ) -> bool:
     """Whether an output's question and variant are in the set and its target is expected."""
-    in_set = questions.variant(output.question_id, output.prompt_variant) is not None
+    in_set = questions.has_variant(output.question_id, output.prompt_variant)
     return in_set and (targets is None or output.target_model in targets)
 
 
 def _issues(
-    questions: QuestionSet,
+    questions: QuestionLookup,
     targets: Sequence[str],
     survey: _Survey,
     missing: int,
@@ -287,7 +288,7 @@ def _issue(kind: CoverageKind, cell: tuple[str, str, str], sources: Sequence[str
     )
 
 
-def _sample(questions: QuestionSet, output: TargetOutput) -> Sample:
+def _sample(questions: QuestionLookup, output: TargetOutput) -> Sample:
     found = questions.variant(output.question_id, output.prompt_variant)
     assert found is not None  # only expected cells reach here
     question, variant = found
