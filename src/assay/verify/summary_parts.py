@@ -3,11 +3,16 @@
 Each is a pydantic model (it is written as is) with an ``add(result)`` method, so the summary
 reads results.jsonl once and keeps counts, not results; ``finish()`` fills in the rates once all
 results are in (not per result: a pydantic attribute set costs about a microsecond).
+
+``merge(other)`` adds a tally of the results that follow (a Ray worker's batch) as if its
+results had been added one by one: counts add up, listed ids keep the first ones, and sums of
+floats are kept exactly (:class:`ExactSum`), so they come out the same in any grouping.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field, fields
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
@@ -16,6 +21,30 @@ from .results import ResultRecord
 from .types import ExampleCost
 
 MAX_LISTED_IDS = 50  # ids listed per revision outcome (the counts are always complete)
+_UNITS = 1074  # 2**-1074, the smallest float step: every finite float is a whole number of it
+
+
+@dataclass
+class ExactSum:
+    """A sum of floats without rounding (a whole number of 2**-1074), rounded once by
+    :meth:`value`: the same total whatever the order or grouping of the terms."""
+
+    units: int = 0
+    special: float = 0.0  # the sum of infinities and NaNs, should any come
+
+    def add(self, value: float) -> None:
+        if not math.isfinite(value):
+            self.special += value
+            return
+        numerator, denominator = value.as_integer_ratio()  # the denominator: a power of 2
+        self.units += numerator << (_UNITS + 1 - denominator.bit_length())
+
+    def merge(self, other: ExactSum) -> None:
+        self.units += other.units
+        self.special += other.special
+
+    def value(self) -> float:
+        return self.units / (1 << _UNITS) + self.special  # int / int is correctly rounded
 
 
 class GroundingStats(BaseModel):
@@ -41,6 +70,14 @@ class GroundingStats(BaseModel):
         if result.claim_checks:
             self.answers_with_claim_checks += 1
             self.counts.add_checks(result.claim_checks)
+
+    def merge(self, other: GroundingStats) -> None:
+        self._results += other._results
+        self.unknown_citations += other.unknown_citations
+        self.answers_with_claim_checks += other.answers_with_claim_checks
+        for item in fields(self.counts):
+            name = item.name
+            setattr(self.counts, name, getattr(self.counts, name) + getattr(other.counts, name))
 
     def finish(self) -> None:
         if self._results:
@@ -80,6 +117,15 @@ class RevisionStats(BaseModel):
             _note(self.lost_support_ids, result.id)
         self._add_labels(result)
 
+    def merge(self, other: RevisionStats) -> None:
+        for name in _REVISION_COUNTS:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        for mine, theirs in (
+            (self.broken_ids, other.broken_ids),
+            (self.lost_support_ids, other.lost_support_ids),
+        ):
+            mine.extend(theirs[: max(0, MAX_LISTED_IDS - len(mine))])
+
     def _add_labels(self, result: ResultRecord) -> None:
         before = result.oracle_before_revision
         if not result.revision_used or before is None or before.has_error is None:
@@ -96,6 +142,11 @@ class RevisionStats(BaseModel):
             self.unchanged_error += 1
         else:
             self.unchanged_grounded += 1
+
+
+_REVISION_COUNTS = tuple(
+    name for name, info in RevisionStats.model_fields.items() if info.annotation in (int, "int")
+)
 
 
 def _supported(checks: tuple[object, ...]) -> int:
@@ -118,20 +169,35 @@ class CostStats(ExampleCost):
     check_ms: float = 0.0
     check_ms_per_claim: float | None = None
 
-    _sums: dict[str, float] = PrivateAttr(default_factory=dict)  # ExampleCost's fields summed
+    _sums: dict[str, int] = PrivateAttr(default_factory=dict)  # ExampleCost's counts summed
+    _latency_ms: ExactSum = PrivateAttr(default_factory=ExactSum)
+    _check_ms: ExactSum = PrivateAttr(default_factory=ExactSum)
 
     def add(self, result: ResultRecord) -> None:
         sums, usage = self._sums, result.usage
-        for name in ExampleCost.model_fields:
+        for name in _COST_COUNTS:
             sums[name] = sums.get(name, 0) + getattr(usage, name)
+        self._latency_ms.add(usage.latency_ms)
+        for check in result.claim_checks:
+            self._check_ms.add(check.check_ms)
         self.claim_checks += len(result.claim_checks)
-        self.check_ms += sum(c.check_ms for c in result.claim_checks)
         self.examples += 1
+
+    def merge(self, other: CostStats) -> None:
+        for name, total in other._sums.items():
+            self._sums[name] = self._sums.get(name, 0) + total
+        self._latency_ms.merge(other._latency_ms)
+        self._check_ms.merge(other._check_ms)
+        self.claim_checks += other.claim_checks
+        self.examples += other.examples
 
     def finish(self) -> None:
         for name, total in self._sums.items():
             setattr(self, name, getattr(self, name) + total)
         self._sums = {}
+        self.latency_ms += self._latency_ms.value()
+        self.check_ms += self._check_ms.value()
+        self._latency_ms, self._check_ms = ExactSum(), ExactSum()
         if self.claim_checks:
             self.check_ms_per_claim = self.check_ms / self.claim_checks
         if not self.examples:
@@ -143,6 +209,9 @@ class CostStats(ExampleCost):
             "tokens": (self.prompt_tokens + self.completion_tokens) / n,
             "latency_ms": self.latency_ms / n,
         }
+
+
+_COST_COUNTS = tuple(name for name in ExampleCost.model_fields if name != "latency_ms")
 
 
 class BucketStats(BaseModel):
@@ -168,7 +237,7 @@ class BucketTally:
     flagged: int = 0
     passed: int = 0
     unscored: int = 0
-    p_sum: float = 0.0
+    p_sum: ExactSum = field(default_factory=ExactSum)
 
     def add(self, result: ResultRecord) -> None:
         self.examples += 1
@@ -178,7 +247,15 @@ class BucketTally:
         self.scored += 1
         self.flagged += result.verifier_pass is False
         self.passed += result.verifier_pass is True
-        self.p_sum += result.verifier_score
+        self.p_sum.add(result.verifier_score)
+
+    def merge(self, other: BucketTally) -> None:
+        self.examples += other.examples
+        self.scored += other.scored
+        self.flagged += other.flagged
+        self.passed += other.passed
+        self.unscored += other.unscored
+        self.p_sum.merge(other.p_sum)
 
     def stats(self) -> BucketStats:
         scored = self.scored
@@ -188,7 +265,7 @@ class BucketTally:
             flagged=self.flagged,
             passed=self.passed,
             unscored=self.unscored,
-            mean_p_error=self.p_sum / scored if scored else None,
+            mean_p_error=self.p_sum.value() / scored if scored else None,
             flag_rate=self.flagged / scored if scored else None,
         )
 
@@ -221,6 +298,16 @@ class SelectionStats(BaseModel):
         if result.mode == "verify_only":
             self.verify_only += 1
             self.given_ranked_first += result.best_index == 0
+
+    def merge(self, other: SelectionStats) -> None:
+        for name in (
+            "records",
+            "candidates_scored",
+            "pass_at_n",
+            "verify_only",
+            "given_ranked_first",
+        ):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
 
     def finish(self) -> None:
         if self.records:
