@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.ray_cluster import stop_cluster
 from tests.helpers.servers import free_port
 from tests.helpers.signals import default_sigint
 from tests.verify.bench_fixtures import verify_only_records, write_jsonl
@@ -41,7 +42,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]
     try:
         yield {"RAY_ADDRESS": f"127.0.0.1:{port}", **joined}
     finally:
-        subprocess.run([str(RAY), "stop", "--force"], capture_output=True, env=env, timeout=120)
+        stop_cluster(str(temp))  # this cluster only (`ray stop` would stop every one)
 
 
 def _bench(
