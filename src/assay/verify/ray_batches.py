@@ -23,13 +23,14 @@ from ..data.grounded import parse_record_line
 from ..data.records import GroundedQARecord
 from ..json_safe import load_model, model_json
 from ..runs import JsonlWriter, Progress, run_all
-from ..runs._ray import add_usage, ray_map
+from ..runs._ray import add_usage, connect, ray_map
 from .results import RESULTS_FILE, ResultRecord
 
 if TYPE_CHECKING:
     from .summary import SummaryTally
 
 Batch = tuple[str, list[str]]  # the config as JSON, the records' lines as in the data file
+TAIL_SPLIT = 8  # the last batches shrink down to ray_batch_size / TAIL_SPLIT
 
 
 def run_on_ray(
@@ -60,14 +61,25 @@ def run_on_ray(
                     on_result(load_model(ResultRecord, line))
             add_usage(usage, done["usage"])
 
-        ray_map(run_batch, _batches(config, pending), keep)
+        workers = max(1, int(connect().cluster_resources().get("CPU", 1)))
+        ray_map(run_batch, _batches(config, pending, todo, workers), keep)
     return usage
 
 
-def _batches(config: Any, lines: Iterable[str]) -> Iterator[Batch]:
+def _batches(config: Any, lines: Iterable[str], todo: int, workers: int) -> Iterator[Batch]:
+    """Batches of ``ray_batch_size`` lines; with several workers, smaller towards the end (a
+    share of what is left per worker, down to an eighth of the size), so that the workers
+    finish at about the same time instead of one running a whole last batch while the others
+    wait."""
     settings = config.model_dump_json()
     iterator = iter(lines)
-    while chunk := list(itertools.islice(iterator, config.ray_batch_size)):
+    left = todo
+    floor = config.ray_batch_size if workers <= 1 else -(-config.ray_batch_size // TAIL_SPLIT)
+    while True:
+        size = min(config.ray_batch_size, max(floor, -(-left // (2 * workers))))
+        if not (chunk := list(itertools.islice(iterator, size))):
+            return
+        left -= len(chunk)
         yield settings, chunk
 
 
