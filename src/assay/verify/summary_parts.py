@@ -60,28 +60,44 @@ class GroundingStats(BaseModel):
     unknown_citations: int = 0
     counts: GroundingCounts = Field(default_factory=GroundingCounts)
     metrics: dict[str, float | None] = Field(default_factory=dict)
-    _results: int = 0
+    _run: _GroundingRun = PrivateAttr(default_factory=lambda: _GroundingRun())
 
     def add(self, result: ResultRecord) -> None:
-        self._results += 1
-        self.unknown_citations += len(result.unknown_citations)
+        run = self._run
+        run.results += 1
+        run.unknown_citations += len(result.unknown_citations)
         if result.gold_citations and result.selected_answer is not None:
             self.counts.add_gold(result.citations, result.gold_citations)
         if result.claim_checks:
-            self.answers_with_claim_checks += 1
+            run.with_claim_checks += 1
             self.counts.add_checks(result.claim_checks)
 
     def merge(self, other: GroundingStats) -> None:
-        self._results += other._results
-        self.unknown_citations += other.unknown_citations
-        self.answers_with_claim_checks += other.answers_with_claim_checks
+        run, theirs = self._run, other._run
+        run.results += theirs.results
+        run.unknown_citations += theirs.unknown_citations
+        run.with_claim_checks += theirs.with_claim_checks
         for item in fields(self.counts):
             name = item.name
             setattr(self.counts, name, getattr(self.counts, name) + getattr(other.counts, name))
 
     def finish(self) -> None:
-        if self._results:
+        run = self._run
+        self.unknown_citations += run.unknown_citations
+        self.answers_with_claim_checks += run.with_claim_checks
+        run.unknown_citations = run.with_claim_checks = 0
+        if run.results:
             self.metrics = self.counts.rates()
+
+
+@dataclass
+class _GroundingRun:
+    """GroundingStats's counts while results come in (plain attributes: a pydantic model's
+    attribute costs about a microsecond to set)."""
+
+    results: int = 0
+    unknown_citations: int = 0
+    with_claim_checks: int = 0
 
 
 class RevisionStats(BaseModel):
@@ -169,35 +185,36 @@ class CostStats(ExampleCost):
     check_ms: float = 0.0
     check_ms_per_claim: float | None = None
 
-    _sums: dict[str, int] = PrivateAttr(default_factory=dict)  # ExampleCost's counts summed
-    _latency_ms: ExactSum = PrivateAttr(default_factory=ExactSum)
-    _check_ms: ExactSum = PrivateAttr(default_factory=ExactSum)
+    _run: _CostRun = PrivateAttr(default_factory=lambda: _CostRun())
 
     def add(self, result: ResultRecord) -> None:
-        sums, usage = self._sums, result.usage
+        run, usage, checks = self._run, result.usage, result.claim_checks
+        sums = run.sums
         for name in _COST_COUNTS:
             sums[name] = sums.get(name, 0) + getattr(usage, name)
-        self._latency_ms.add(usage.latency_ms)
-        for check in result.claim_checks:
-            self._check_ms.add(check.check_ms)
-        self.claim_checks += len(result.claim_checks)
-        self.examples += 1
+        run.latency_ms.add(usage.latency_ms)
+        for check in checks:
+            run.check_ms.add(check.check_ms)
+        run.claim_checks += len(checks)
+        run.examples += 1
 
     def merge(self, other: CostStats) -> None:
-        for name, total in other._sums.items():
-            self._sums[name] = self._sums.get(name, 0) + total
-        self._latency_ms.merge(other._latency_ms)
-        self._check_ms.merge(other._check_ms)
-        self.claim_checks += other.claim_checks
-        self.examples += other.examples
+        run, theirs = self._run, other._run
+        for name, total in theirs.sums.items():
+            run.sums[name] = run.sums.get(name, 0) + total
+        run.latency_ms.merge(theirs.latency_ms)
+        run.check_ms.merge(theirs.check_ms)
+        run.claim_checks += theirs.claim_checks
+        run.examples += theirs.examples
 
     def finish(self) -> None:
-        for name, total in self._sums.items():
+        run, self._run = self._run, _CostRun()
+        for name, total in run.sums.items():
             setattr(self, name, getattr(self, name) + total)
-        self._sums = {}
-        self.latency_ms += self._latency_ms.value()
-        self.check_ms += self._check_ms.value()
-        self._latency_ms, self._check_ms = ExactSum(), ExactSum()
+        self.latency_ms += run.latency_ms.value()
+        self.check_ms += run.check_ms.value()
+        self.claim_checks += run.claim_checks
+        self.examples += run.examples
         if self.claim_checks:
             self.check_ms_per_claim = self.check_ms / self.claim_checks
         if not self.examples:
@@ -212,6 +229,18 @@ class CostStats(ExampleCost):
 
 
 _COST_COUNTS = tuple(name for name in ExampleCost.model_fields if name != "latency_ms")
+
+
+@dataclass
+class _CostRun:
+    """CostStats's sums while results come in (plain attributes, cheap to update); the float
+    ones exact."""
+
+    sums: dict[str, int] = field(default_factory=dict)  # ExampleCost's counts
+    latency_ms: ExactSum = field(default_factory=ExactSum)
+    check_ms: ExactSum = field(default_factory=ExactSum)
+    claim_checks: int = 0
+    examples: int = 0
 
 
 class BucketStats(BaseModel):
