@@ -32,8 +32,11 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
 
 from bench_bench import synthetic_record  # noqa: E402
+
+from tests.helpers.ray_cluster import stop_cluster  # noqa: E402
 
 RAY = Path(sys.executable).with_name("ray")
 
@@ -75,7 +78,7 @@ def with_cluster(
     try:
         return run({**env, "RAY_ADDRESS": f"127.0.0.1:{port}"})
     finally:
-        subprocess.run([str(RAY), "stop", "--force"], capture_output=True, env=env)
+        stop_cluster(joined["RAY_TMPDIR"])  # this cluster only (`ray stop` would stop every one)
 
 
 def measure_tree(data: Path, scratch: Path, env: dict[str, str], batch: int) -> list[float]:

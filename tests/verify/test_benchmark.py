@@ -321,3 +321,51 @@ def test_a_rerun_retries_failed_examples_and_supersedes_their_lines(tmp_path: Pa
     assert summary["counts"]["examples_with_failed_calls"] == 0
     third = run_benchmark(config, backends={"stub/checker": StubBackend("checker")})
     assert third.ran == 0 and third.calls == 0
+
+
+def _varied_results(tmp_path: Path) -> list[ResultRecord]:
+    """Results of several patterns and outcomes: scored, revised, unlabelled, failed calls."""
+    verified = write_jsonl(tmp_path / "verified.jsonl", verify_only_records(30))
+    mixed = mixed_file(tmp_path / "mixed.jsonl", generated=16, verified=4)
+    failing = StubBackend("checker", replies=_refuse)
+    runs: list[tuple[Path, dict[str, Any], dict[str, Any]]] = [
+        (verified, {"pattern": "entailment"}, {}),
+        (mixed, {"pattern": "entailment", "oracle": "stub/oracle"}, {}),
+        (mixed, {"pattern": "entailment", "oracle": "stub/oracle", "seed": 1}, {}),
+        (mixed, {"pattern": "best_of_n", "oracle": "stub/oracle"}, {}),
+        (mixed, {"pattern": "self_consistency"}, {}),
+        (
+            verified,
+            {"pattern": "entailment", "verifier": "stub/checker", "max_examples": 4},
+            {"stub/checker": failing},
+        ),
+    ]
+    results: list[ResultRecord] = []
+    for index, (data, changes, backends) in enumerate(runs):
+        out = tmp_path / f"run{index}"
+        run_benchmark(_config(data, out, **changes), backends=backends)
+        results += iter_results(out / "results.jsonl")
+    return results
+
+
+def test_a_tally_merged_from_batches_equals_one_fed_result_by_result(tmp_path: Path) -> None:
+    """A Ray run merges its workers' tallies of their batches: the summary must be exactly
+    the one of the same results added one by one, however they are grouped."""
+    from assay.verify.summary import SummaryTally
+
+    results = _varied_results(tmp_path)
+    whole = build_summary(tmp_path, results=results, plots=False, n_resamples=20)
+    assert whole.revision.attempted and whole.counts["examples_with_failed_calls"]
+    assert whole.counts["unlabelled"] and whole.selection is not None
+    expected = whole.model_dump(mode="json", exclude={"created_at"})
+    for size in (1, 3, 7, len(results)):
+        merged = SummaryTally()
+        for start in range(0, len(results), size):
+            part = SummaryTally()
+            for result in results[start : start + size]:
+                part.add(result)
+            merged.merge(part)
+        summary = build_summary(tmp_path, plots=False, n_resamples=20, tally=merged)
+        got = summary.model_dump(mode="json", exclude={"created_at", "money"})
+        assert got == {k: v for k, v in expected.items() if k != "money"}, size
+        assert json.dumps(got) == json.dumps({k: v for k, v in expected.items() if k != "money"})

@@ -296,8 +296,9 @@ def _run_locked(
     try:
         deferred: list[str] = []
         tally = _streamed_tally(config, plan) if config.executor == "ray" and todo else None
-        feed = on_result if tally is None else _feeding(tally, on_result)
-        usage = asyncio.run(_run_pending(config, done, plan, feed, models, progress, deferred))
+        usage = asyncio.run(
+            _run_pending(config, done, plan, on_result, models, progress, deferred, tally)
+        )
         summary = write_summary(config.out_dir, config=config.public_dump(), tally=tally)
     except BaseException as error:
         status: RunStatus = "cancelled" if isinstance(error, KeyboardInterrupt) else "error"
@@ -464,8 +465,8 @@ def _plan(config: BenchmarkConfig, done: set[str]) -> _Plan:
 
 
 def _streamed_tally(config: BenchmarkConfig, plan: _Plan) -> SummaryTally:
-    """A Ray run's summary tally, fed as results arrive: the driver mostly waits on the workers
-    then, while reading every result back after them would be serial time. It starts with the
+    """A Ray run's summary tally, fed as batches arrive (each with its worker's tally of it):
+    reading every result back after the workers would be serial time. It starts with the
     results of earlier sessions that this run does not redo, in file order."""
     from .summary import SummaryTally
 
@@ -474,17 +475,6 @@ def _streamed_tally(config: BenchmarkConfig, plan: _Plan) -> SummaryTally:
         if result.id not in plan.todo_ids:
             tally.add(result)
     return tally
-
-
-def _feeding(
-    tally: SummaryTally, on_result: Callable[[ResultRecord], None] | None
-) -> Callable[[ResultRecord], None]:
-    def feed(result: ResultRecord) -> None:
-        tally.add(result)
-        if on_result is not None:
-            on_result(result)
-
-    return feed
 
 
 def _selected_records(
@@ -512,9 +502,11 @@ async def _run_pending(
     models: dict[str, MeteredModel],
     progress: bool | None,
     deferred: list[str],
+    tally: SummaryTally | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Run every selected record not in ``done``; returns each model's usage in this session.
-    The ids of records left waiting on batch files are added to ``deferred``."""
+    The ids of records left waiting on batch files are added to ``deferred``; a Ray run counts
+    its results into ``tally``."""
     todo = plan.selected - plan.already_done
     if todo == 0:
         return {}  # finished work: no model is even opened
@@ -525,7 +517,7 @@ async def _run_pending(
             await model.aclose()
         # checked lines go to the workers as they are: the driver does not parse them again
         lines = record_lines(config.data, plan.todo_lines)
-        return run_on_ray(config, lines, todo, on_result, progress)
+        return run_on_ray(config, lines, todo, on_result, progress, tally)
     pending = (r for r in _selected_records(config) if r.id not in done)
     try:
         worker = _pattern_worker(config, models)

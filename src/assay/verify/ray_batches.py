@@ -6,6 +6,10 @@ same as an in-process run's. Workers use the response cache at the run's cache p
 own node (SQLite in WAL mode: the node's workers, and on the driver's node the driver, share
 it); a cluster of several nodes keeps one cache per node. The driver alone appends the results
 to ``results.jsonl``, batch by batch as they arrive; the run stays append-only and resumable.
+
+Each worker also counts its batch for the summary (a :class:`~.summary.SummaryTally` of its
+results, in the order of its lines), which the driver merges as it writes the batch: the driver
+does no work per result, so it keeps up with many workers and leaves the cores to them.
 """
 
 from __future__ import annotations
@@ -13,16 +17,20 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..data.grounded import parse_record_line
 from ..data.records import GroundedQARecord
 from ..json_safe import load_model, model_json
 from ..runs import JsonlWriter, Progress, run_all
-from ..runs._ray import add_usage, ray_map
+from ..runs._ray import add_usage, connect, ray_map
 from .results import RESULTS_FILE, ResultRecord
 
+if TYPE_CHECKING:
+    from .summary import SummaryTally
+
 Batch = tuple[str, list[str]]  # the config as JSON, the records' lines as in the data file
+TAIL_SPLIT = 8  # the last batches shrink down to ray_batch_size / TAIL_SPLIT
 
 
 def run_on_ray(
@@ -31,37 +39,53 @@ def run_on_ray(
     todo: int,
     on_result: Callable[[ResultRecord], None] | None,
     progress: bool | None,
+    tally: SummaryTally | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Run ``pending`` (checked record lines, as the data file has them) on the cluster;
-    returns each model's summed token counts."""
+    returns each model's summed token counts. The workers' counts of their batches are merged
+    into ``tally``, in the order the batches are written; ``on_result`` (when given) sees each
+    result, read back from its line."""
     usage: dict[str, dict[str, Any]] = {}
     bar = Progress(todo, f"bench {config.pattern} (ray)", show=progress, unit="ex")
     with JsonlWriter(config.out_dir / RESULTS_FILE) as writer, bar:
 
         def keep(done: dict[str, Any]) -> None:
             # The worker's lines are written as they are (one flush per batch), not encoded
-            # again; each is parsed once, for the progress count and the caller (the summary).
+            # again, and its tally is merged: no result is parsed here unless on_result asks.
             writer.append_lines(done["results"])
-            for line in done["results"]:
-                result = load_model(ResultRecord, line)
-                bar.update(1, failed=int(result.failure is not None or not result.complete))
-                if on_result is not None:
-                    on_result(result)
+            bar.update(len(done["results"]), failed=done["failed"])
+            if tally is not None:
+                tally.merge(done["tally"])
+            if on_result is not None:
+                for line in done["results"]:
+                    on_result(load_model(ResultRecord, line))
             add_usage(usage, done["usage"])
 
-        ray_map(run_batch, _batches(config, pending), keep)
+        workers = max(1, int(connect().cluster_resources().get("CPU", 1)))
+        ray_map(run_batch, _batches(config, pending, todo, workers), keep)
     return usage
 
 
-def _batches(config: Any, lines: Iterable[str]) -> Iterator[Batch]:
+def _batches(config: Any, lines: Iterable[str], todo: int, workers: int) -> Iterator[Batch]:
+    """Batches of ``ray_batch_size`` lines; with several workers, smaller towards the end (a
+    share of what is left per worker, down to an eighth of the size), so that the workers
+    finish at about the same time instead of one running a whole last batch while the others
+    wait."""
     settings = config.model_dump_json()
     iterator = iter(lines)
-    while chunk := list(itertools.islice(iterator, config.ray_batch_size)):
+    left = todo
+    floor = config.ray_batch_size if workers <= 1 else -(-config.ray_batch_size // TAIL_SPLIT)
+    while True:
+        size = min(config.ray_batch_size, max(floor, -(-left // (2 * workers))))
+        if not (chunk := list(itertools.islice(iterator, size))):
+            return
+        left -= len(chunk)
         yield settings, chunk
 
 
 def run_batch(batch: Batch) -> dict[str, Any]:
-    """One batch on a worker: the results as JSON lines and the models' usage."""
+    """One batch on a worker: the results as JSON lines, their tally for the summary, how many
+    failed, and the models' usage."""
     from .benchmark import BenchmarkConfig
 
     config = BenchmarkConfig.model_validate_json(batch[0])
@@ -71,6 +95,7 @@ def run_batch(batch: Batch) -> dict[str, Any]:
 
 async def _run_batch(config: Any, records: list[GroundedQARecord]) -> dict[str, Any]:
     from .benchmark import _open_models, _pattern_worker
+    from .summary import SummaryTally
 
     models = _open_models(config, {}, any(r.answer is None for r in records))
     results: list[ResultRecord] = []
@@ -85,7 +110,12 @@ async def _run_batch(config: Any, records: list[GroundedQARecord]) -> dict[str, 
     finally:
         for model in models.values():
             await model.aclose()
+    tally = SummaryTally()
+    for result in results:
+        tally.add(result)
     return {
         "results": [model_json(r) for r in results],
+        "tally": tally,
+        "failed": sum(r.failure is not None or not r.complete for r in results),
         "usage": {name: model.usage.summary() for name, model in models.items()},
     }

@@ -62,6 +62,11 @@ class DetectionInputs:
         self.p_error.append(p_error)
         self.clusters.append(cluster)
 
+    def merge(self, other: DetectionInputs) -> None:
+        self.truth += other.truth
+        self.p_error += other.p_error
+        self.clusters += other.clusters
+
     def arrays(self) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
         return np.asarray(self.truth, dtype=bool), np.asarray(self.p_error, dtype=float)
 
@@ -119,7 +124,9 @@ FAILED_CALLS = "examples_with_failed_calls"
 
 class SummaryTally:
     """Everything summary.json counts, fed one result at a time (in results.jsonl's order of
-    current lines, which :func:`build_summary` reads; a Ray run feeds it as results arrive)."""
+    current lines, which :func:`build_summary` reads), or a tally of the results that follow
+    at a time (:meth:`merge`: a Ray worker counts its batch, the driver merges the batches in
+    the order it writes them)."""
 
     def __init__(self) -> None:
         self.detection = DetectionInputs()
@@ -163,6 +170,24 @@ class SummaryTally:
         if (stats := self.buckets.get(bucket)) is None:
             stats = self.buckets[bucket] = BucketTally()
         stats.add(result)
+
+    def merge(self, other: SummaryTally) -> None:
+        """Add ``other``, a tally of the results after this one's: the same as adding them one
+        by one (nothing of the summary depends on how they were grouped)."""
+        for name in ("detection", "first_pass", "second_opinion"):
+            getattr(self, name).merge(getattr(other, name))
+        self.revised += other.revised
+        self.grounding.merge(other.grounding)
+        self.revision.merge(other.revision)
+        self.selection.merge(other.selection)
+        self.cost.merge(other.cost)
+        for bucket, stats in other.buckets.items():
+            if (mine := self.buckets.get(bucket)) is None:
+                mine = self.buckets[bucket] = BucketTally()
+            mine.merge(stats)
+        for counter in ("counter", "failure_reasons", "sources", "sources_used", "patterns"):
+            getattr(self, counter).update(getattr(other, counter))
+        self.thresholds |= other.thresholds
 
     def finish(self) -> None:
         """The rates, once every result is in."""

@@ -3,11 +3,16 @@
 Each is a pydantic model (it is written as is) with an ``add(result)`` method, so the summary
 reads results.jsonl once and keeps counts, not results; ``finish()`` fills in the rates once all
 results are in (not per result: a pydantic attribute set costs about a microsecond).
+
+``merge(other)`` adds a tally of the results that follow (a Ray worker's batch) as if its
+results had been added one by one: counts add up, listed ids keep the first ones, and sums of
+floats are kept exactly (:class:`ExactSum`), so they come out the same in any grouping.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field, fields
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
@@ -16,6 +21,30 @@ from .results import ResultRecord
 from .types import ExampleCost
 
 MAX_LISTED_IDS = 50  # ids listed per revision outcome (the counts are always complete)
+_UNITS = 1074  # 2**-1074, the smallest float step: every finite float is a whole number of it
+
+
+@dataclass
+class ExactSum:
+    """A sum of floats without rounding (a whole number of 2**-1074), rounded once by
+    :meth:`value`: the same total whatever the order or grouping of the terms."""
+
+    units: int = 0
+    special: float = 0.0  # the sum of infinities and NaNs, should any come
+
+    def add(self, value: float) -> None:
+        if not math.isfinite(value):
+            self.special += value
+            return
+        numerator, denominator = value.as_integer_ratio()  # the denominator: a power of 2
+        self.units += numerator << (_UNITS + 1 - denominator.bit_length())
+
+    def merge(self, other: ExactSum) -> None:
+        self.units += other.units
+        self.special += other.special
+
+    def value(self) -> float:
+        return self.units / (1 << _UNITS) + self.special  # int / int is correctly rounded
 
 
 class GroundingStats(BaseModel):
@@ -31,20 +60,44 @@ class GroundingStats(BaseModel):
     unknown_citations: int = 0
     counts: GroundingCounts = Field(default_factory=GroundingCounts)
     metrics: dict[str, float | None] = Field(default_factory=dict)
-    _results: int = 0
+    _run: _GroundingRun = PrivateAttr(default_factory=lambda: _GroundingRun())
 
     def add(self, result: ResultRecord) -> None:
-        self._results += 1
-        self.unknown_citations += len(result.unknown_citations)
+        run = self._run
+        run.results += 1
+        run.unknown_citations += len(result.unknown_citations)
         if result.gold_citations and result.selected_answer is not None:
             self.counts.add_gold(result.citations, result.gold_citations)
         if result.claim_checks:
-            self.answers_with_claim_checks += 1
+            run.with_claim_checks += 1
             self.counts.add_checks(result.claim_checks)
 
+    def merge(self, other: GroundingStats) -> None:
+        run, theirs = self._run, other._run
+        run.results += theirs.results
+        run.unknown_citations += theirs.unknown_citations
+        run.with_claim_checks += theirs.with_claim_checks
+        for item in fields(self.counts):
+            name = item.name
+            setattr(self.counts, name, getattr(self.counts, name) + getattr(other.counts, name))
+
     def finish(self) -> None:
-        if self._results:
+        run = self._run
+        self.unknown_citations += run.unknown_citations
+        self.answers_with_claim_checks += run.with_claim_checks
+        run.unknown_citations = run.with_claim_checks = 0
+        if run.results:
             self.metrics = self.counts.rates()
+
+
+@dataclass
+class _GroundingRun:
+    """GroundingStats's counts while results come in (plain attributes: a pydantic model's
+    attribute costs about a microsecond to set)."""
+
+    results: int = 0
+    unknown_citations: int = 0
+    with_claim_checks: int = 0
 
 
 class RevisionStats(BaseModel):
@@ -80,6 +133,15 @@ class RevisionStats(BaseModel):
             _note(self.lost_support_ids, result.id)
         self._add_labels(result)
 
+    def merge(self, other: RevisionStats) -> None:
+        for name in _REVISION_COUNTS:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        for mine, theirs in (
+            (self.broken_ids, other.broken_ids),
+            (self.lost_support_ids, other.lost_support_ids),
+        ):
+            mine.extend(theirs[: max(0, MAX_LISTED_IDS - len(mine))])
+
     def _add_labels(self, result: ResultRecord) -> None:
         before = result.oracle_before_revision
         if not result.revision_used or before is None or before.has_error is None:
@@ -96,6 +158,11 @@ class RevisionStats(BaseModel):
             self.unchanged_error += 1
         else:
             self.unchanged_grounded += 1
+
+
+_REVISION_COUNTS = tuple(
+    name for name, info in RevisionStats.model_fields.items() if info.annotation in (int, "int")
+)
 
 
 def _supported(checks: tuple[object, ...]) -> int:
@@ -118,20 +185,36 @@ class CostStats(ExampleCost):
     check_ms: float = 0.0
     check_ms_per_claim: float | None = None
 
-    _sums: dict[str, float] = PrivateAttr(default_factory=dict)  # ExampleCost's fields summed
+    _run: _CostRun = PrivateAttr(default_factory=lambda: _CostRun())
 
     def add(self, result: ResultRecord) -> None:
-        sums, usage = self._sums, result.usage
-        for name in ExampleCost.model_fields:
+        run, usage, checks = self._run, result.usage, result.claim_checks
+        sums = run.sums
+        for name in _COST_COUNTS:
             sums[name] = sums.get(name, 0) + getattr(usage, name)
-        self.claim_checks += len(result.claim_checks)
-        self.check_ms += sum(c.check_ms for c in result.claim_checks)
-        self.examples += 1
+        run.latency_ms.add(usage.latency_ms)
+        for check in checks:
+            run.check_ms.add(check.check_ms)
+        run.claim_checks += len(checks)
+        run.examples += 1
+
+    def merge(self, other: CostStats) -> None:
+        run, theirs = self._run, other._run
+        for name, total in theirs.sums.items():
+            run.sums[name] = run.sums.get(name, 0) + total
+        run.latency_ms.merge(theirs.latency_ms)
+        run.check_ms.merge(theirs.check_ms)
+        run.claim_checks += theirs.claim_checks
+        run.examples += theirs.examples
 
     def finish(self) -> None:
-        for name, total in self._sums.items():
+        run, self._run = self._run, _CostRun()
+        for name, total in run.sums.items():
             setattr(self, name, getattr(self, name) + total)
-        self._sums = {}
+        self.latency_ms += run.latency_ms.value()
+        self.check_ms += run.check_ms.value()
+        self.claim_checks += run.claim_checks
+        self.examples += run.examples
         if self.claim_checks:
             self.check_ms_per_claim = self.check_ms / self.claim_checks
         if not self.examples:
@@ -143,6 +226,21 @@ class CostStats(ExampleCost):
             "tokens": (self.prompt_tokens + self.completion_tokens) / n,
             "latency_ms": self.latency_ms / n,
         }
+
+
+_COST_COUNTS = tuple(name for name in ExampleCost.model_fields if name != "latency_ms")
+
+
+@dataclass
+class _CostRun:
+    """CostStats's sums while results come in (plain attributes, cheap to update); the float
+    ones exact."""
+
+    sums: dict[str, int] = field(default_factory=dict)  # ExampleCost's counts
+    latency_ms: ExactSum = field(default_factory=ExactSum)
+    check_ms: ExactSum = field(default_factory=ExactSum)
+    claim_checks: int = 0
+    examples: int = 0
 
 
 class BucketStats(BaseModel):
@@ -168,7 +266,7 @@ class BucketTally:
     flagged: int = 0
     passed: int = 0
     unscored: int = 0
-    p_sum: float = 0.0
+    p_sum: ExactSum = field(default_factory=ExactSum)
 
     def add(self, result: ResultRecord) -> None:
         self.examples += 1
@@ -178,7 +276,15 @@ class BucketTally:
         self.scored += 1
         self.flagged += result.verifier_pass is False
         self.passed += result.verifier_pass is True
-        self.p_sum += result.verifier_score
+        self.p_sum.add(result.verifier_score)
+
+    def merge(self, other: BucketTally) -> None:
+        self.examples += other.examples
+        self.scored += other.scored
+        self.flagged += other.flagged
+        self.passed += other.passed
+        self.unscored += other.unscored
+        self.p_sum.merge(other.p_sum)
 
     def stats(self) -> BucketStats:
         scored = self.scored
@@ -188,7 +294,7 @@ class BucketTally:
             flagged=self.flagged,
             passed=self.passed,
             unscored=self.unscored,
-            mean_p_error=self.p_sum / scored if scored else None,
+            mean_p_error=self.p_sum.value() / scored if scored else None,
             flag_rate=self.flagged / scored if scored else None,
         )
 
@@ -221,6 +327,16 @@ class SelectionStats(BaseModel):
         if result.mode == "verify_only":
             self.verify_only += 1
             self.given_ranked_first += result.best_index == 0
+
+    def merge(self, other: SelectionStats) -> None:
+        for name in (
+            "records",
+            "candidates_scored",
+            "pass_at_n",
+            "verify_only",
+            "given_ranked_first",
+        ):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
 
     def finish(self) -> None:
         if self.records:

@@ -1,0 +1,56 @@
+"""Stopping one local Ray cluster of the tests and benchmarks (Linux)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import time
+from pathlib import Path
+
+
+def stop_cluster(temp_dir: str, timeout_s: float = 30.0) -> None:
+    """Kill the processes of the cluster started with ``RAY_TMPDIR=temp_dir``: those with that
+    variable in their environment and their descendants (the raylet's agents, whose process
+    titles overwrite their environment). ``ray stop`` would stop every Ray process of the user
+    on the machine, other test runs' and benchmarks' clusters too."""
+    environs, parents = _processes()
+    mine = {pid for pid, env in environs.items() if env.get(b"RAY_TMPDIR") == temp_dir.encode()}
+    grown = True
+    while grown:
+        children = {pid for pid, parent in parents.items() if parent in mine} - mine
+        mine |= children
+        grown = bool(children)
+    mine.discard(os.getpid())
+    for pid in mine:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline and any(_alive(pid) for pid in mine):
+        time.sleep(0.05)
+
+
+def _processes() -> tuple[dict[int, dict[bytes, bytes]], dict[int, int]]:
+    """Every readable process's environment, and every process's parent, but this one's."""
+    environs: dict[int, dict[bytes, bytes]] = {}
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        pid = int(entry.name)
+        try:
+            parents[pid] = int((entry / "stat").read_text().rpartition(")")[2].split()[1])
+            raw = (entry / "environ").read_bytes()
+        except (OSError, ValueError, IndexError):  # gone, or not ours to read
+            continue
+        pairs = (item.partition(b"=") for item in raw.split(b"\0") if item)
+        environs[pid] = {key: value for key, _, value in pairs}
+    return environs, parents
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+    except OSError:
+        return False
+    return state != "Z"  # a zombie has exited; its parent (init) reaps it
