@@ -17,6 +17,7 @@ from assay.judge.archive import (
     recheck_archive,
     record_path,
 )
+from assay.judge.archive_shards import BLOBS_FILE, BlobStore
 from assay.judge.protocol import DecodingSettings, Protocol, Thresholds
 from assay.judge.run import protocol_state
 from assay.judge.validate import classify
@@ -289,3 +290,24 @@ def test_items_chosen_from_a_summary_read_are_read_again_whole(tmp_path: Path) -
     shard.write_text("".join([lines[0], "\n", *lines[2:]]))
     ordered = list(read_archived(archive.run_dir, summaries[:3]))
     assert [o.record for o in ordered] == [records[0], None, records[2]]
+
+
+def test_blob_writer_keeps_hash_identities_across_reopening(tmp_path: Path) -> None:
+    """A writer stores each text once, also after reopening the run (the hashes it knows are
+    8-byte identities read back from the file); a damaged blob line is skipped."""
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    writer = BlobStore(run_dir, keep_texts=False)
+    keys = [writer.put(f"text {i}") for i in range(300)] + [writer.put("text 7")]
+    writer.close()
+    with (run_dir / BLOBS_FILE).open("a") as handle:
+        handle.write('{"h": "not-hex-at-all", "t": "x"}\n{"h": 5, "t": "y"}\n')
+    again = BlobStore(run_dir, keep_texts=False)
+    assert len(again.known) == 300
+    assert again.put("text 3") == keys[3] and again.put("new text")
+    again.close()
+    lines = (run_dir / BLOBS_FILE).read_text().splitlines()
+    texts = [json.loads(line)["t"] for line in lines]
+    assert len(lines) == 303 and texts.count("text 3") == 1 and texts.count("new text") == 1
+    reader = BlobStore(run_dir)
+    assert reader.get(keys[299]) == "text 299"

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..runs import inside, repair_partial_tail
+from ..runs.id_set import IdentitySet
 
 BLOBS_FILE = "archive_blobs.jsonl"
 SHARD_PREFIX = "part-"
@@ -47,6 +48,10 @@ _UNIQUE_TO_SAMPLE = re.compile(r'"output_id"|<<<(?:BEGIN|END) OUTPUT ')
 
 def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:24]
+
+
+def _blob_id(key: str) -> int:
+    return int(key[:16], 16)
 
 
 def _json_line(value: Any) -> str:
@@ -69,36 +74,40 @@ def _append(fd: int, data: bytes) -> None:
 class BlobStore:
     """``archive_blobs.jsonl``: texts by hash, appended once each.
 
-    A reader keeps every text; a writer keeps only the hashes it has seen (memory then does
-    not grow with the texts of millions of samples) and the texts of the record being
-    written, which :meth:`get` needs to read that record back.
+    A reader keeps every text; a writer keeps only the first 64 bits of the hashes it has
+    seen, in an :class:`IdentitySet` (8 bytes each: a set of hex strings took about 100 bytes
+    per text, and every sample's output is a new text), and the texts of the record being
+    written, which :meth:`get` needs to read that record back. Two texts whose hashes agree in
+    those 64 bits would store the second's text under the first's check; among a million texts
+    the odds are about 1 in 30 million, as for the archive's other identities.
     """
 
     def __init__(self, run_dir: Path, *, keep_texts: bool = True) -> None:
         self.path = run_dir / BLOBS_FILE
         self.texts: dict[str, str] = {}
-        self.known: set[str] = set()
+        self.known = IdentitySet()
         self._recent: dict[str, str] = {}
         self._fd: int | None = None
         for line in _complete_lines(self.path):
             try:
                 entry = json.loads(line)
                 key, text = entry["h"], entry["t"]
+                blob_id = _blob_id(key)
             except (ValueError, KeyError, TypeError, RecursionError):
                 continue  # a damaged blob line: records that need it read as unreadable
-            self.known.add(key)
+            self.known.add(blob_id)
             if keep_texts:
                 self.texts[key] = text
 
     def put(self, text: str) -> str:
         key = text_hash(text)
         self._recent[key] = text
-        if key not in self.known:
+        if _blob_id(key) not in self.known:
             if self._fd is None:
                 repair_partial_tail(self.path)
                 self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
             _append(self._fd, (_json_line({"h": key, "t": text}) + "\n").encode("utf-8"))
-            self.known.add(key)
+            self.known.add(_blob_id(key))
         return key
 
     def get(self, key: str) -> str:
