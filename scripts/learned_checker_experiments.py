@@ -22,6 +22,7 @@ import math
 import re
 import sys
 import unicodedata
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
@@ -231,6 +232,44 @@ def top_sentences_recall(k: int) -> Feature:
         top = sorted(scores, key=lambda p: (-scores[p], p))[:k]
         items = frozenset().union(*(index.sentences[p].stats.items for p in top))
         return _recall(weights, lambda t: t in items)
+
+    return feature
+
+
+_PREFIXES: weakref.WeakKeyDictionary[EvidenceIndex, dict[int, frozenset[str]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _evidence_prefixes(index: EvidenceIndex, length: int) -> frozenset[str]:
+    by_length = _PREFIXES.setdefault(index, {})
+    if length not in by_length:
+        by_length[length] = frozenset(t[:length] for t in index.items if not t.startswith("#"))
+    return by_length[length]
+
+
+def _soft_found(index: EvidenceIndex, length: int) -> Callable[[str], bool]:
+    """An item found, or (not a number, at least ``length`` letters) sharing its first
+    ``length`` letters with an evidence item: ``elect`` ~ ``electi``, ``austra`` ~ ``austr``."""
+    prefixes = _evidence_prefixes(index, length)
+    return lambda t: (
+        t in index.items or (not t.startswith("#") and len(t) >= length and t[:length] in prefixes)
+    )
+
+
+def soft_recall(length: int) -> Feature:
+    def feature(claim: TextStats, index: EvidenceIndex, weights: dict[str, float]) -> float:
+        return _recall(weights, _soft_found(index, length))
+
+    return feature
+
+
+def soft_missing_max(length: int) -> Feature:
+    def feature(claim: TextStats, index: EvidenceIndex, weights: dict[str, float]) -> float:
+        found = _soft_found(index, length)
+        total = sum(weights.values())
+        missing = [w for t, w in weights.items() if not found(t)]
+        return max(missing, default=0.0) / total if total else 0.0
 
     return feature
 
@@ -535,6 +574,14 @@ VARIANTS: dict[str, Callable[[], Any]] = {
     "names_by_prefix4": lambda: names_by_prefix(4),
     "names_by_prefix5": lambda: names_by_prefix(5),
     "idf_recall_by_claim_type": recall_by_claim_type,
+    **{
+        f"soft_prefix{n}_recall": _feature(f"soft_prefix{n}_recall", 1, soft_recall(n))
+        for n in (4, 5)
+    },
+    **{
+        f"soft_prefix{n}_missing_max": _feature(f"soft{n}_missing_max", -1, soft_missing_max(n))
+        for n in (4, 5)
+    },
     "cross_fitted_platt": lambda: patched(tl, train_weights=train_cross_fitted),
     **{f"fixed_l2_{int(v)}": (lambda v=v: fixed_l2(v)) for v in (1e3, 3e3, 1e4, 1e5)},
     "l2_grid_to_1e5": lambda: patched(tl, L2_GRID=(1.0, 10.0, 100.0, 1e3, 1e4, 1e5)),
