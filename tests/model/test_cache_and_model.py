@@ -9,6 +9,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from assay.model import (
     BackendError,
     CallFailure,
@@ -21,6 +23,7 @@ from assay.model import (
     ModelOptions,
     ResponseCache,
     RetryPolicy,
+    Usage,
     cache_key,
     get_model,
     user,
@@ -187,6 +190,16 @@ def test_usage_summary_has_latency_percentiles() -> None:
     summary = model.usage.summary()
     assert summary["calls"] == 5
     assert set(summary["latency_ms"]) == {"p50", "p90", "p99"}
+
+
+def test_latency_percentiles_are_linear_interpolations_in_ms() -> None:
+    usage = Usage()
+    usage.latencies_s.extend([0.004, 0.001, 0.003, 0.002, 0.005])
+    summary = usage.summary()["latency_ms"]
+    assert summary["p50"] == pytest.approx(3.0)
+    assert summary["p90"] == pytest.approx(4.6)  # between 4 and 5 ms, 60% of the way
+    assert summary["p99"] == pytest.approx(4.96)
+    assert Usage().summary()["latency_ms"] == {}
 
 
 def test_two_caches_on_one_file_do_not_lock_each_other_out(tmp_path: Path) -> None:
