@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import random
+from array import array
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,7 +20,7 @@ from assay.data.questions import (
     load_questions,
 )
 from assay.errors import InputError
-from assay.judge.evalset import build_eval_set
+from assay.judge.evalset import _sort_in_place, build_eval_set
 
 from .helpers import write_manifest, write_questions
 
@@ -208,7 +210,7 @@ def test_coverage_from_a_source_read_afresh(tmp_path: Path) -> None:
         reads.append("pass")
         return iter_outputs(manifest)
 
-    eval_set = build_eval_set(questions, source, target_models=["t1", "t2"])
+    eval_set = build_eval_set(questions, source, target_models=["t1", "t2"], held_up_to=0)
     assert len(reads) == 2  # the coverage pass, then one to name the duplicated cell's outputs
     coverage = eval_set.coverage
     assert (coverage.expected, coverage.aligned, coverage.target_models) == (8, 6, ("t1", "t2"))
@@ -224,14 +226,33 @@ def test_coverage_from_a_source_read_afresh(tmp_path: Path) -> None:
 
     complete = write_manifest(tmp_path / "c.jsonl", ["t1"])
     reads.clear()
-    whole = build_eval_set(questions, lambda: (reads.append("pass"), iter_outputs(complete))[1])
+    whole = build_eval_set(
+        questions, lambda: (reads.append("pass"), iter_outputs(complete))[1], held_up_to=0
+    )
     assert whole.coverage.complete and len(reads) == 1
+    assert len(list(whole)) == 4 and len(reads) == 2
+
+
+def test_a_small_output_source_is_read_once(tmp_path: Path) -> None:
+    """Up to the limit the coverage pass keeps the outputs and later passes reuse them; one
+    output more and every pass reads the source again."""
+    questions = load_questions(write_questions(tmp_path / "q.jsonl"))
+    manifest = write_manifest(tmp_path / "m.jsonl", ["t1"])
+    for limit, expected_reads in ((4, 1), (3, 3)):
+        reads: list[str] = []
+        eval_set = build_eval_set(
+            questions,
+            lambda reads=reads: (reads.append("pass"), iter_outputs(manifest))[1],
+            held_up_to=limit,
+        )
+        first, second = list(eval_set), list(eval_set)
+        assert first == second and len(first) == 4 and len(reads) == expected_reads
 
 
 def test_question_index_reads_questions_by_offset(tmp_path: Path) -> None:
     """A JSONL set checked whole but held as offsets gives the samples the held set gives."""
     path = write_questions(tmp_path / "q.jsonl")
-    held, index = load_questions(path), load_question_index(path)
+    held, index = load_questions(path), load_question_index(path, held_up_to=1)
     assert isinstance(index, QuestionIndex) and index.question_count == 2
     assert list(index.cells()) == held.cells()
     assert index.variant("Q2", "B") == held.variant("Q2", "B")
@@ -243,6 +264,14 @@ def test_question_index_reads_questions_by_offset(tmp_path: Path) -> None:
     yaml_path = tmp_path / "q.yaml"
     yaml_path.write_text("- question_id: Q1\n  variants: {A: Ask.}\n")
     assert isinstance(load_question_index(yaml_path), QuestionSet)  # small: held whole
+
+
+def test_a_small_jsonl_question_set_is_held_parsed(tmp_path: Path) -> None:
+    """Up to the limit the set is held as load_questions holds it (no second parse per
+    sample); one question more and it is held as offsets."""
+    path = write_questions(tmp_path / "q.jsonl")
+    assert load_question_index(path, held_up_to=2) == load_questions(path)
+    assert isinstance(load_question_index(path, held_up_to=1), QuestionIndex)
 
 
 def test_question_index_names_the_bad_line(tmp_path: Path) -> None:
@@ -262,8 +291,19 @@ def test_question_index_names_the_bad_line(tmp_path: Path) -> None:
 
 def test_question_index_refuses_a_file_changed_under_it(tmp_path: Path) -> None:
     path = write_questions(tmp_path / "q.jsonl")
-    index = load_question_index(path)
+    index = load_question_index(path, held_up_to=0)
     lines = path.read_text().splitlines()
     path.write_text("\n".join(reversed(lines)) + "\n")
     with pytest.raises(InputError, match="changed"):
         index.variant("Q1", "A")
+
+
+def test_identities_sort_the_same_in_numpy_and_in_python() -> None:
+    """Coverage sorts a large run's identities with numpy inside their buffer and a small
+    run's as ints; both give the same order, duplicates and extremes included."""
+    rng = random.Random(7)
+    values = [rng.getrandbits(64) for _ in range(3000)] + [0, 2**64 - 1, 5, 5]
+    by_numpy, by_python = array("Q", values), array("Q", values)
+    _sort_in_place(by_numpy, numpy_from=0)
+    _sort_in_place(by_python, numpy_from=len(values) + 1)
+    assert by_numpy == by_python == array("Q", sorted(values))

@@ -352,7 +352,7 @@ def test_a_run_reads_its_outputs_as_it_goes(
             reads[-1] += 1
             yield output
 
-    eval_set = build_eval_set(load_questions(questions_path), source)
+    eval_set = build_eval_set(load_questions(questions_path), source, held_up_to=0)
     assert reads == [8] and len(eval_set) == 8  # one pass checks coverage
     judge(eval_set, [stub("a", clean_reply)], tmp_path / "run")
     # the run: the first cross pair for the prompt manifest, then one pass for the pairs

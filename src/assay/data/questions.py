@@ -201,21 +201,36 @@ class QuestionIndex:
         return question
 
 
-def load_question_index(path: Path) -> QuestionIndex | QuestionSet:
-    """A question set for a large run: a plain JSONL file is checked line by line and held as
-    a :class:`QuestionIndex`; YAML and gzip files are small in practice and held whole."""
+HELD_WHOLE_UP_TO = 4096
+"""A JSONL set of at most this many questions is held parsed (a few MB at most): reading each
+question again when a sample needs it would cost more CPU than the memory saves."""
+
+
+def load_question_index(
+    path: Path, held_up_to: int = HELD_WHOLE_UP_TO
+) -> QuestionIndex | QuestionSet:
+    """A question set for a large run: a plain JSONL file of more than ``held_up_to``
+    questions is checked line by line and held as a :class:`QuestionIndex`; a smaller one,
+    and YAML and gzip files (small in practice), are held whole."""
     check_input_file(path, hint="--questions names a .jsonl or .yaml question set")
     if path.suffix != ".jsonl" or _is_gzip(path):
         return load_questions(path)
     offsets: dict[str, int] = {}
     variants: dict[str, tuple[str, ...]] = {}
+    held: list[Question] | None = []
     for number, offset, data in _json_objects_at(path):
         question = _validated(Question, data, path, number)
         _refuse_repeat(question.question_id, offsets.keys(), path, number)
         offsets[question.question_id] = offset
         variants[question.question_id] = tuple(sys.intern(v.variant) for v in question.variants)
+        if held is not None:
+            held.append(question)
+            if len(held) > held_up_to:
+                held = None  # a large set: from here on only offsets and labels
     if not offsets:
         raise InputError("the question set holds no questions", path=path)
+    if held is not None:
+        return QuestionSet(source=str(path), questions=tuple(held))
     return QuestionIndex(path, offsets, variants)
 
 

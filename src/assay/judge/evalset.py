@@ -11,15 +11,11 @@ import hashlib
 from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from ..data.questions import QuestionLookup, TargetOutput
-
-if TYPE_CHECKING:  # numpy is imported where coverage is counted: `assay --help` never loads it
-    import numpy as np
-    import numpy.typing as npt
 
 CoverageKind = Literal["missing", "duplicated", "unexpected"]
 OutputSource = Callable[[], Iterable[TargetOutput]]  # reads the outputs afresh on each call
@@ -136,10 +132,15 @@ class EvalSet:
         return tuple(self)
 
 
+HELD_OUTPUTS_UP_TO = 4096
+_HELD_OUTPUT_CHARS = 8_000_000
+
+
 def build_eval_set(
     questions: QuestionLookup,
     outputs: Iterable[TargetOutput] | OutputSource,
     target_models: Sequence[str] | None = None,
+    held_up_to: int = HELD_OUTPUTS_UP_TO,
 ) -> EvalSet:
     """The aligned samples of the cross product and the coverage report.
 
@@ -148,12 +149,23 @@ def build_eval_set(
     iterator is read into a list first. ``target_models`` fixes which targets are expected
     (default: every target seen). One pass over the outputs checks coverage, keeping an
     8-byte identity per expected output; a second reads again only if some cell is
-    duplicated, to name the outputs involved.
+    duplicated, to name the outputs involved. Outputs read from a function are kept from the
+    coverage pass when there are at most ``held_up_to`` of them (and at most 8 million
+    characters of text): reading a small set again would cost more CPU than holding it.
     """
     source = _as_source(outputs)
     survey = _Survey(questions, target_models)
+    held: list[TargetOutput] | None = [] if callable(outputs) else None
+    characters = 0
     for output in source():
         survey.take(output)
+        if held is not None:
+            held.append(output)
+            characters += len(output.text)
+            if len(held) > held_up_to or characters > _HELD_OUTPUT_CHARS:
+                held = None  # a large set: read again on each pass
+    if held is not None:
+        source = _as_source(held)
     targets = tuple(target_models) if target_models else tuple(survey.per_target)
     repeated = survey.repeated()
     found = _sources_of(source(), frozenset(repeated)) if repeated else {}
@@ -196,29 +208,39 @@ class _Survey:
     def repeated(self) -> set[int]:
         """Identities of cells with two or more outputs."""
         ids = self._sorted_ids()
-        if len(ids) < 2:
-            return set()
-        return {int(cell_id) for cell_id in ids[1:][ids[1:] == ids[:-1]]}
+        return {ids[i] for i in range(1, len(ids)) if ids[i] == ids[i - 1]}
 
     def distinct(self) -> int:
         ids = self._sorted_ids()
-        return 0 if not len(ids) else 1 + int((ids[1:] != ids[:-1]).sum())
+        return sum(1 for i in range(len(ids)) if i == 0 or ids[i] != ids[i - 1])
 
     def has(self, cell_id: int) -> bool:
-        self._sorted_ids()
-        index = bisect_left(self.ids, cell_id)  # the array is sorted in place
-        return index < len(self.ids) and self.ids[index] == cell_id
+        ids = self._sorted_ids()
+        index = bisect_left(ids, cell_id)
+        return index < len(ids) and ids[index] == cell_id
 
-    def _sorted_ids(self) -> npt.NDArray[np.uint64]:
-        import numpy as np
-
-        if not self.ids:
-            return np.zeros(0, dtype=np.uint64)
-        view = np.frombuffer(self.ids, dtype=np.uint64)
+    def _sorted_ids(self) -> array[int]:
         if not self._sorted:
-            view.sort()  # in place: no second copy of a million identities
+            _sort_in_place(self.ids)
             self._sorted = True
-        return view
+        return self.ids
+
+
+_NUMPY_SORT_FROM = 1 << 17
+
+
+def _sort_in_place(ids: array[int], numpy_from: int = _NUMPY_SORT_FROM) -> None:
+    """Sort 8-byte identities without a second copy of them as Python ints.
+
+    A large array is sorted by numpy inside its own buffer (a million identities as Python ints
+    would take some 40 MB); a small one is sorted as ints, which costs less than loading numpy
+    (about 0.1 s of CPU, a noticeable share of a run of a few thousand samples)."""
+    if len(ids) < numpy_from:
+        ids[:] = array("Q", sorted(ids))
+        return
+    import numpy as np
+
+    np.frombuffer(ids, dtype=np.uint64).sort()
 
 
 def _expected(
