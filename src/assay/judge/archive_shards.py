@@ -25,6 +25,7 @@ import json
 import os
 import re
 from collections.abc import Iterator
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -306,7 +307,10 @@ def _decode_text(parts: list[str], known: dict[str, str], blobs: BlobStore) -> s
 # ---------------------------------------------------------------- shard files
 
 
+@lru_cache(maxsize=4096)
 def shard_dir(archive: Path, method: str, judge_dir: str, target_dir: str) -> Path:
+    # cached: resolving the path to check it stays inside the archive takes two realpath
+    # calls, and every record of a shard asks for the same directory
     return inside(archive, method, judge_dir, target_dir)
 
 
