@@ -16,6 +16,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "assay"
 
 # Higher number = higher layer. A module may import its own layer or any lower one.
 LAYERS: dict[str, int] = {
+    "arrays": 0,
     "errors": 0,
     "json_safe": 0,
     "redact": 0,

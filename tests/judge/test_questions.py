@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import random
-from array import array
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,7 +18,7 @@ from assay.data.questions import (
     load_questions,
 )
 from assay.errors import InputError
-from assay.judge.evalset import _sort_in_place, build_eval_set
+from assay.judge.evalset import build_eval_set
 
 from .helpers import write_manifest, write_questions
 
@@ -296,14 +294,3 @@ def test_question_index_refuses_a_file_changed_under_it(tmp_path: Path) -> None:
     path.write_text("\n".join(reversed(lines)) + "\n")
     with pytest.raises(InputError, match="changed"):
         index.variant("Q1", "A")
-
-
-def test_identities_sort_the_same_in_numpy_and_in_python() -> None:
-    """Coverage sorts a large run's identities with numpy inside their buffer and a small
-    run's as ints; both give the same order, duplicates and extremes included."""
-    rng = random.Random(7)
-    values = [rng.getrandbits(64) for _ in range(3000)] + [0, 2**64 - 1, 5, 5]
-    by_numpy, by_python = array("Q", values), array("Q", values)
-    _sort_in_place(by_numpy, numpy_from=0)
-    _sort_in_place(by_python, numpy_from=len(values) + 1)
-    assert by_numpy == by_python == array("Q", sorted(values))

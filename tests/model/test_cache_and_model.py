@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import multiprocessing
 import random
-from array import array
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -29,7 +28,6 @@ from assay.model import (
     get_model,
     user,
 )
-from assay.model._usage import _latency_percentiles_ms
 from assay.model.providers.stub import StubBackend
 
 MESSAGES = [user("question")]
@@ -202,16 +200,6 @@ def test_latency_percentiles_are_linear_interpolations_in_ms() -> None:
     assert summary["p90"] == pytest.approx(4.6)  # between 4 and 5 ms, 60% of the way
     assert summary["p99"] == pytest.approx(4.96)
     assert Usage().summary()["latency_ms"] == {}
-
-
-def test_latency_percentiles_agree_in_numpy_and_in_python() -> None:
-    """A long run's percentiles come from numpy, a short run's from sorted floats: the same."""
-    rng = random.Random(3)
-    latencies = array("d", (rng.expovariate(20.0) for _ in range(1001)))
-    by_numpy = _latency_percentiles_ms(latencies, numpy_from=0)
-    by_python = _latency_percentiles_ms(latencies, numpy_from=len(latencies) + 1)
-    assert by_numpy.keys() == by_python.keys() == {"p50", "p90", "p99"}
-    assert all(by_numpy[k] == pytest.approx(by_python[k], rel=1e-12) for k in by_numpy)
 
 
 def test_two_caches_on_one_file_do_not_lock_each_other_out(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from ..arrays import sorted_array
 from ..data.questions import QuestionLookup, TargetOutput
 
 CoverageKind = Literal["missing", "duplicated", "unexpected"]
@@ -221,26 +222,9 @@ class _Survey:
 
     def _sorted_ids(self) -> array[int]:
         if not self._sorted:
-            _sort_in_place(self.ids)
+            self.ids = sorted_array(self.ids)
             self._sorted = True
         return self.ids
-
-
-_NUMPY_SORT_FROM = 1 << 17
-
-
-def _sort_in_place(ids: array[int], numpy_from: int = _NUMPY_SORT_FROM) -> None:
-    """Sort 8-byte identities without a second copy of them as Python ints.
-
-    A large array is sorted by numpy inside its own buffer (a million identities as Python ints
-    would take some 40 MB); a small one is sorted as ints, which costs less than loading numpy
-    (about 0.1 s of CPU, a noticeable share of a run of a few thousand samples)."""
-    if len(ids) < numpy_from:
-        ids[:] = array("Q", sorted(ids))
-        return
-    import numpy as np
-
-    np.frombuffer(ids, dtype=np.uint64).sort()
 
 
 def _expected(

@@ -8,6 +8,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..arrays import percentile, sorted_array
 from ._types import CallFailure, Completion, ModelResult
 
 
@@ -73,32 +74,15 @@ class Usage:
             }
 
 
-_NUMPY_FROM = 1 << 17
 _QUANTILES = (50, 90, 99)
 
 
-def _latency_percentiles_ms(
-    latencies_s: array[float], numpy_from: int = _NUMPY_FROM
-) -> dict[str, float]:
+def _latency_percentiles_ms(latencies_s: array[float]) -> dict[str, float]:
     """p50/p90/p99 (numpy's default, linear) of the latencies, in milliseconds.
 
-    A long run's latencies are read by numpy in place: sorting a million of them as Python
-    floats would take 32 MB, the run's largest allocation. A short run's are sorted as floats,
-    which costs less than loading numpy (about 0.1 s of CPU)."""
+    Sorted as an array of doubles (:func:`assay.arrays.sorted_array`): sorting a million
+    latencies as Python floats would take 32 MB at the end of a run, its largest allocation."""
     if not latencies_s:
         return {}
-    if len(latencies_s) < numpy_from:
-        ordered = sorted(latencies_s)
-        return {f"p{q}": 1000.0 * _percentile(ordered, q) for q in _QUANTILES}
-    import numpy as np
-
-    values = np.percentile(np.frombuffer(latencies_s, dtype=np.float64), _QUANTILES)
-    return {f"p{q}": 1000.0 * float(v) for q, v in zip(_QUANTILES, values, strict=True)}
-
-
-def _percentile(ordered: list[float], q: float) -> float:
-    """numpy's default (linear) percentile of sorted values."""
-    position = q / 100 * (len(ordered) - 1)
-    low = int(position)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+    ordered = sorted_array(latencies_s)
+    return {f"p{q}": 1000.0 * percentile(ordered, q) for q in _QUANTILES}
