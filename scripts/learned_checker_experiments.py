@@ -390,6 +390,87 @@ def simple_features() -> dict[str, tuple[int, Feature]]:
     }
 
 
+def third_round_features() -> dict[str, tuple[int, Feature]]:
+    """Third round (2026-11-23): the page's size, and relations between claim items."""
+
+    def log_sentences(c: TextStats, i: EvidenceIndex, w: dict[str, float]) -> float:
+        return math.log1p(len(i.sentences))
+
+    def recall_by_page(c: TextStats, i: EvidenceIndex, w: dict[str, float]) -> float:
+        # On a long page every word is found somewhere: recall means less there.
+        return shipped_values(c, i)[0] * math.log1p(len(i.sentences))
+
+    return {
+        "log_sentences": (0, log_sentences),
+        "recall_x_log_sentences": (0, recall_by_page),
+        "pairs_together": (1, pairs_together(6, 1)),
+        "pairs_together_sentence": (1, pairs_together(6, 0)),
+        "heavy_pairs_together": (1, pairs_together(3, 1)),
+    }
+
+
+def pairs_together(heaviest: int, reach: int) -> Feature:
+    """Weighted share of pairs among the claim's ``heaviest`` found items that occur within
+    ``reach`` sentences of each other in one evidence item: the words are on the page, but do
+    they stand together?"""
+
+    def feature(claim: TextStats, index: EvidenceIndex, weights: dict[str, float]) -> float:
+        found = [t for t in weights if t in index.items]
+        found = sorted(found, key=lambda t: -weights[t])[:heaviest]
+        if len(found) < 2:
+            return 1.0
+        near: dict[str, set[tuple[int, int]]] = {}
+        for token in found:
+            spots = set()
+            for p in index.postings[token]:
+                for q in range(p - reach, p + reach + 1):
+                    if 0 <= q < len(index.item_of) and index.item_of[q] == index.item_of[p]:
+                        spots.add((index.item_of[p], q))
+            near[token] = spots
+        total = together = 0.0
+        for a_pos, a in enumerate(found):
+            for b in found[a_pos + 1 :]:
+                weight = weights[a] * weights[b]
+                total += weight
+                exact = {(index.item_of[p], p) for p in index.postings[b]}
+                if near[a] & exact:
+                    together += weight
+        return together / total
+
+    return feature
+
+
+_MONTH_ABBREVIATIONS = {
+    "jan": "january", "feb": "february", "mar": "march", "apr": "april", "jun": "june",
+    "jul": "july", "aug": "august", "sep": "september", "sept": "september", "oct": "october",
+    "nov": "november", "dec": "december",
+}  # fmt: skip
+
+
+def stem_months(word: str) -> str:
+    """Month abbreviations read as the month ("Sept." = "September")."""
+    full = _MONTH_ABBREVIATIONS.get(word.lower().rstrip("."))
+    return _ORIGINAL_STEM(full if full else word)
+
+
+def product_feature(i: int, j: int) -> Feature:
+    def feature(claim: TextStats, index: EvidenceIndex, weights: dict[str, float]) -> float:
+        values = shipped_values(claim, index)
+        return float(values[i] * values[j])
+
+    return feature
+
+
+def quadratic() -> Any:
+    """The shipped features plus their pairwise products (unconstrained signs)."""
+    features: dict[str, tuple[int, Feature]] = {
+        f"{a}*{BASE_NAMES[j]}": (0, product_feature(i, j))
+        for i, a in enumerate(BASE_NAMES)
+        for j in range(i, len(BASE_NAMES))
+    }
+    return extra_features(features)
+
+
 # ------------------------------------------------------------------ other recipe variants
 
 
@@ -582,6 +663,13 @@ VARIANTS: dict[str, Callable[[], Any]] = {
         f"soft_prefix{n}_missing_max": _feature(f"soft{n}_missing_max", -1, soft_missing_max(n))
         for n in (4, 5)
     },
+    **{name: _feature(name, s, f) for name, (s, f) in third_round_features().items()},
+    "quadratic": quadratic,
+    "month_abbreviations": lambda: patched(_learned_text, stem=stem_months),
+    "pairs_together_sentence+fixed_l2_1000": lambda: both(
+        lambda: fixed_l2(1000.0),
+        _feature("pairs_together_sentence", 1, pairs_together(6, 0)),
+    ),
     "cross_fitted_platt": lambda: patched(tl, train_weights=train_cross_fitted),
     **{f"fixed_l2_{int(v)}": (lambda v=v: fixed_l2(v)) for v in (1e3, 3e3, 1e4, 1e5)},
     "l2_grid_to_1e5": lambda: patched(tl, L2_GRID=(1.0, 10.0, 100.0, 1e3, 1e4, 1e5)),
