@@ -13,31 +13,50 @@ claims by assay's rule splitter, each asked against all of its answer's evidence
 - assay single-pass: `SinglePassChecker.check` through the model layer (response cache off),
   which reuses the KV cache prefix the claim shares with the previous prompt;
 - assay JSON (the earlier default): `ModelChecker.check`, a grammar-constrained JSON verdict
-  with logprobs (a `logits_all` handle), on the first `--json-claims` claims only (it is slow).
+  with logprobs (a `logits_all` handle), on the first `--json-claims` claims only (it is slow);
+- with `--before-provider FILE` (an earlier `src/assay/model/providers/llamacpp.py`, loaded
+  beside this tree's as a sibling module), assay single-pass through that provider too.
 
-    python benchmarks/bench_embedded.py [--answers 8] [--json-claims 6]
+After the timings, each assay single-pass way answers every claim again *cold* (right after an
+unrelated prompt, so nothing is kept) and the table says how far the p(supported) it gave in
+the run, where it followed the answer's previous claim, is from that: a reply that depends on
+the call before it shows here.
 
-Every way runs in this process with its own llama.cpp handle, threads = usable cores.
+    python benchmarks/bench_embedded.py [--answers 8] [--json-claims 6] [--before-provider F]
+
+Every way runs in this process with its own llama.cpp handle, threads = usable cores, and on
+the one thread assay runs llama.cpp on (`llamacpp.llama_thread()`; an earlier provider's
+`asyncio.to_thread` is pointed at it too): llama.cpp computes with OpenMP, and work started
+from a second thread competes with the first thread's OpenMP team, which would slow whichever
+way ran off that thread by up to 2.7x.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.util
 import statistics
 import time
+import types
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from assay.data.grounded import load_records
 from assay.data.records import GroundedQARecord
-from assay.model import ChatMessage, ModelOptions, get_model
-from assay.model.providers.llamacpp import smollm2_path, usable_cores
+from assay.model import ChatMessage, ModelOptions, get_model, user
+from assay.model._model import Model
+from assay.model.providers.llamacpp import (
+    llama_thread,
+    on_llama_thread,
+    smollm2_path,
+    usable_cores,
+)
 from assay.verify.checkers.model import ModelChecker
 from assay.verify.checkers.single_pass import TEMPLATES, SinglePassChecker, evidence_text
 from assay.verify.claims import split_claims
-from assay.verify.types import Claim
+from assay.verify.types import Claim, ClaimCheck
 
 ROOT = Path(__file__).resolve().parents[1]
 LABELLED = ROOT / "examples" / "grounded_qa_labelled.jsonl"
@@ -113,52 +132,104 @@ def timed(action: Callable[..., object], *args: Any) -> float:
     return time.perf_counter() - started
 
 
-def run(answers: int, json_claims: int) -> dict[str, list[float]]:
+def before_checker(provider: Path) -> SinglePassChecker:
+    """A single-pass checker on an earlier llamacpp provider file, imported as a sibling of
+    this tree's (its relative imports resolve to this tree's model layer)."""
+    name = "assay.model.providers._llamacpp_before"
+    spec = importlib.util.spec_from_file_location(name, provider)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.asyncio = types.SimpleNamespace(to_thread=on_llama_thread)  # the same thread as ours
+    return SinglePassChecker(Model(module.LlamaCppBackend("smollm2")))
+
+
+def on_thread(function: Callable[..., Any], *args: Any) -> Any:
+    return llama_thread().submit(function, *args).result()
+
+
+class Recorder:
+    """Times a single-pass checker's checks and keeps the p(supported) each gave."""
+
+    def __init__(self, checker: SinglePassChecker, loop: asyncio.AbstractEventLoop) -> None:
+        self.checker = checker
+        self.loop = loop
+        self.p_in_run: list[float | None] = []
+
+    def check(self, claim: Claim, record: GroundedQARecord) -> ClaimCheck:
+        return self.loop.run_until_complete(self.checker.check(claim, record.evidence))
+
+    def timed_check(self, claim: Claim, record: GroundedQARecord) -> float:
+        started = time.perf_counter()
+        self.p_in_run.append(self.check(claim, record).p_supported)
+        return time.perf_counter() - started
+
+    def cold_differences(self, pairs: Sequence[tuple[GroundedQARecord, Claim]]) -> list[float]:
+        """|p in the run - p cold| per claim, cold = right after an unrelated prompt."""
+        unrelated = [user("Name three rivers of Europe.")]
+        out = []
+        for (record, claim), p_run in zip(pairs, self.p_in_run, strict=True):
+            self.loop.run_until_complete(
+                self.checker.model.generate(unrelated, self.checker.generate_config())
+            )
+            p_cold = self.check(claim, record).p_supported
+            out.append(abs((p_run or 0.0) - (p_cold or 0.0)))
+        return out
+
+
+def run(
+    answers: int, json_claims: int, before_provider: Path | None
+) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
     records = [r for r in load_records(LABELLED).records if r.answer][:answers]
     pairs = claims_of(records)
     template = TEMPLATES["assay"]
     prompts = [
         template.messages(c, evidence_text(r.evidence, MAX_EVIDENCE_CHARS)) for r, c in pairs
     ]
-    bare = BarePass()
+    bare = on_thread(BarePass)
     prefixes = {}
     for record in records:
         mine = [p for (r, _), p in zip(pairs, prompts, strict=True) if r is record]
         prefixes[record.id] = shared_prefix(bare, mine) if len(mine) > 1 else []
     options = ModelOptions(cache=False)
-    single = SinglePassChecker(get_model("llamacpp/smollm2", options))
-    json_checker = ModelChecker(get_model("llamacpp/smollm2", options))
-    times: dict[str, list[float]] = {way: [] for way in WAYS}
     loop = asyncio.new_event_loop()
+    singles = {"assay single-pass": Recorder(SinglePassChecker(get_model(MODEL, options)), loop)}
+    if before_provider is not None:
+        singles[BEFORE] = Recorder(before_checker(before_provider), loop)
+    json_checker = ModelChecker(get_model(MODEL, options))
+    times: dict[str, list[float]] = {way: [] for way in WAYS}
     try:
         for index, ((record, claim), messages) in enumerate(zip(pairs, prompts, strict=True)):
-            run_check = loop.run_until_complete
-            times["bare pass"].append(timed(bare.full, messages))
+            times["bare pass"].append(timed(on_thread, bare.full, messages))
             times["bare + state restore"].append(
-                timed(bare.restored, messages, prefixes[record.id])
+                timed(on_thread, bare.restored, messages, prefixes[record.id])
             )
-            times["assay single-pass"].append(
-                timed(run_check, single.check(claim, record.evidence))
-            )
+            for way, recorder in singles.items():
+                times[way].append(recorder.timed_check(claim, record))
             if index < json_claims:
                 times["assay JSON"].append(
-                    timed(run_check, json_checker.check(claim, record.evidence))
+                    timed(loop.run_until_complete, json_checker.check(claim, record.evidence))
                 )
+        differences = {way: r.cold_differences(pairs) for way, r in singles.items()}
     finally:
-        loop.run_until_complete(single.model.aclose())
+        for recorder in singles.values():
+            loop.run_until_complete(recorder.checker.model.aclose())
         loop.run_until_complete(json_checker.model.aclose())
         loop.close()
-    return times
+    return times, differences
 
 
-WAYS = ("bare pass", "bare + state restore", "assay single-pass", "assay JSON")
+MODEL = "llamacpp/smollm2"
+BEFORE = "assay single-pass (before)"
+WAYS = ("bare pass", "bare + state restore", "assay single-pass", BEFORE, "assay JSON")
 
 
-def table(times: dict[str, list[float]]) -> str:
+def table(times: dict[str, list[float]], differences: dict[str, list[float]]) -> str:
     base = statistics.median(times["bare pass"])
     lines = [
-        "| way | claims | median s / claim | p90 s / claim | median vs bare pass |",
-        "|---|---|---|---|---|",
+        "| way | claims | median s / claim | p90 s / claim | median vs bare pass "
+        "| p differs from cold (claims, max) |",
+        "|---|---|---|---|---|---|",
     ]
     for way in WAYS:
         values = sorted(times[way])
@@ -166,7 +237,11 @@ def table(times: dict[str, list[float]]) -> str:
             continue
         median = statistics.median(values)
         p90 = values[min(len(values) - 1, int(0.9 * len(values)))]
-        lines.append(f"| {way} | {len(values)} | {median:.3f} | {p90:.3f} | {median / base:.2f}x |")
+        moved = differences.get(way)
+        drift = f"{sum(d > 0 for d in moved)} of {len(moved)}, {max(moved):.4f}" if moved else ""
+        lines.append(
+            f"| {way} | {len(values)} | {median:.3f} | {p90:.3f} | {median / base:.2f}x | {drift} |"
+        )
     return "\n".join(lines)
 
 
@@ -174,10 +249,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--answers", type=int, default=8, help="labelled answers (their claims)")
     parser.add_argument("--json-claims", type=int, default=6, help="claims for the JSON way")
+    parser.add_argument(
+        "--before-provider", type=Path, default=None, help="an earlier llamacpp.py to compare"
+    )
     args = parser.parse_args(argv)
-    times = run(args.answers, args.json_claims)
+    times, differences = run(args.answers, args.json_claims, args.before_provider)
     print(f"threads {usable_cores()}; {len(times['bare pass'])} claims")
-    print(table(times))
+    print(table(times, differences))
     return 0
 
 

