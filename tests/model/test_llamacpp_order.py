@@ -10,11 +10,13 @@ reply to the last bit, on both paths (one-token label questions and longer gener
 from __future__ import annotations
 
 import asyncio
+import multiprocessing
+from typing import Any
 
 import pytest
 
 from assay.model import ChatMessage, Completion, GenerateConfig, system, user
-from assay.model.providers.llamacpp import LlamaCppBackend
+from assay.model.providers.llamacpp import LlamaCppBackend, llama_thread
 
 SYSTEM = (
     "You check whether evidence supports a claim. Answer Yes only if the evidence states the "
@@ -81,3 +83,18 @@ def test_a_shared_prefix_is_still_reused_in_whole_blocks() -> None:
     assert cold == 0 and after_unrelated == 0
     assert after_other > 0 and after_other % 64 == 0  # the system prompt and evidence, in blocks
     assert after_itself >= after_other
+
+
+def _answer_on_the_llama_thread(queue: Any) -> None:
+    queue.put(llama_thread().submit(lambda: "ran").result(timeout=10))
+
+
+def test_a_forked_child_gets_a_llama_thread_of_its_own() -> None:
+    assert llama_thread().submit(lambda: "ran").result(timeout=10) == "ran"  # the parent's
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    child = context.Process(target=_answer_on_the_llama_thread, args=(queue,))
+    child.start()
+    child.join(timeout=30)
+    assert child.exitcode == 0
+    assert queue.get(timeout=5) == "ran"

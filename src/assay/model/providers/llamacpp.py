@@ -256,6 +256,17 @@ def llama_thread() -> ThreadPoolExecutor:
         return _llama_thread
 
 
+def _forget_llama_thread() -> None:
+    # A forked child has no copy of the parent's thread: an inherited executor would queue
+    # work that never runs. The child makes its own on first use.
+    global _llama_thread, _llama_thread_lock
+    _llama_thread, _llama_thread_lock = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_llama_thread)
+
+
 async def on_llama_thread(function: Callable[..., _T], *args: Any) -> _T:
     return await asyncio.get_running_loop().run_in_executor(llama_thread(), function, *args)
 
