@@ -400,7 +400,20 @@ def third_round_features() -> dict[str, tuple[int, Feature]]:
         # On a long page every word is found somewhere: recall means less there.
         return shipped_values(c, i)[0] * math.log1p(len(i.sentences))
 
+    def best_window_share(c: TextStats, i: EvidenceIndex, w: dict[str, float]) -> float:
+        # How much of the weight found anywhere the single best window holds: a supported
+        # claim tends to sit in one place, a partial one to be gathered from all over.
+        found = sum(v for t, v in w.items() if t in i.items)
+        window = i.best_window(w)
+        in_window = sum(v for t, v in w.items() if t in window.items)
+        return in_window / found if found else 0.0
+
+    def windows_to_cover(c: TextStats, i: EvidenceIndex, w: dict[str, float]) -> float:
+        return float(len(i.cover(w, size=3)))
+
     return {
+        "best_window_share": (0, best_window_share),
+        "windows_to_cover": (0, windows_to_cover),
         "log_sentences": (0, log_sentences),
         "recall_x_log_sentences": (0, recall_by_page),
         "pairs_together": (1, pairs_together(6, 1)),
