@@ -46,11 +46,17 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]
 
 
 def _bench(
-    tmp_path: Path, data: Path, out: Path, *extra: str, address: dict[str, str] | None = None
+    tmp_path: Path,
+    data: Path,
+    out: Path,
+    *extra: str,
+    address: dict[str, str] | None = None,
+    verifier: str = "learned",
+    cache: str = "cache",
 ) -> subprocess.Popen[str]:
-    env = {**os.environ, "ASSAY_CACHE_DIR": str(tmp_path / "cache"), **(address or {})}
+    env = {**os.environ, "ASSAY_CACHE_DIR": str(tmp_path / cache), **(address or {})}
     command = [sys.executable, "-m", "assay", "bench", "run", "--data", str(data)]
-    command += ["--pattern", "entailment", "--verifier", "learned", "--out_dir", str(out)]
+    command += ["--pattern", "entailment", "--verifier", verifier, "--out_dir", str(out)]
     command += ["--no-report", "--no-progress", "--n-resamples", "20", *extra]
     return subprocess.Popen(
         command,
@@ -113,6 +119,26 @@ def test_results_equal_the_in_process_run(tmp_path: Path, cluster: dict[str, str
     for name, metric in local["detection"]["metrics"].items():  # results arrive in another
         for key in ("value", "low", "high"):  # order: sums differ in the last bits only
             assert summary["detection"]["metrics"][name][key] == pytest.approx(metric[key]), name
+
+
+@pytest.mark.slow
+def test_the_embedded_model_on_ray_answers_as_in_process(
+    tmp_path: Path, cluster: dict[str, str]
+) -> None:
+    """Each worker loads its own llama.cpp model and sees the records in another order and
+    company than the in-process run; with separate caches every claim is asked afresh, and each
+    probability must still be the same to the last bit."""
+    data = write_jsonl(tmp_path / "data.jsonl", verify_only_records(10))
+    embedded = "llamacpp/smollm2"
+    _finish(_bench(tmp_path, data, tmp_path / "local", verifier=embedded, cache="local"))
+    ray_run = tmp_path / "ray"
+    extra = ("--executor", "ray", "--ray-batch-size", "3")
+    _finish(
+        _bench(tmp_path, data, ray_run, *extra, address=cluster, verifier=embedded, cache="ray")
+    )
+    remote, local = _results(ray_run), _results(tmp_path / "local")
+    assert len(remote) == 10
+    assert remote == local
 
 
 def test_a_worker_killed_mid_run_loses_only_its_batch(
