@@ -114,5 +114,22 @@ def test_the_quick_start_command_on_a_subset(tmp_path: Path) -> None:
     assert any(c["second_opinion"]["p_supported"] is not None for c in checks)
     run_log = json.loads((out / "run.json").read_text())
     assert run_log["models"]["verifier"]["llama_cpp_python"] == "0.3.16"
+    assert run_log["models"]["verifier"]["prompt_eval"] == "blocks-64"
     rerun = run()
     assert rerun.returncode == 0 and "0 model calls" in rerun.stdout
+    # The same command into a new directory reads every answer from the cache, and the cache
+    # holds what the live run reported: each claim's second opinion, to the last bit.
+    command[command.index(str(out))] = str(tmp_path / "again")
+    again = run()
+    assert again.returncode == 0 and "0 model calls" in again.stdout
+    assert _second_opinions(tmp_path / "again") == _second_opinions(out)
+
+
+def _second_opinions(run_dir: Path) -> dict[tuple[str, int], object]:
+    """Each claim's second opinion by answer and claim number (lines come in finishing order)."""
+    out: dict[tuple[str, int], object] = {}
+    for line in (run_dir / "results.jsonl").open():
+        result = json.loads(line)
+        for number, check in enumerate(result["claim_checks"]):
+            out[(result["id"], number)] = check["second_opinion"]
+    return out

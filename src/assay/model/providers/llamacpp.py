@@ -129,7 +129,12 @@ class LlamaCppBackend(Backend):
     def version_info(self) -> dict[str, str]:
         import llama_cpp
 
-        return {"llama_cpp_python": llama_cpp.__version__, "model_file": self.path.name}
+        return {
+            "llama_cpp_python": llama_cpp.__version__,
+            "model_file": self.path.name,
+            # how prompts were evaluated: a run says whether its replies could depend on order
+            "prompt_eval": f"blocks-{PROMPT_BLOCK}",
+        }
 
     async def generate(self, messages: Sequence[ChatMessage], config: GenerateConfig) -> Completion:
         if is_next_token_request(config):
