@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import itertools
 import math
 import re
 import sys
@@ -432,22 +433,20 @@ def pairs_together(heaviest: int, reach: int) -> Feature:
         found = sorted(found, key=lambda t: -weights[t])[:heaviest]
         if len(found) < 2:
             return 1.0
-        near: dict[str, set[tuple[int, int]]] = {}
-        for token in found:
-            spots = set()
-            for p in index.postings[token]:
-                for q in range(p - reach, p + reach + 1):
-                    if 0 <= q < len(index.item_of) and index.item_of[q] == index.item_of[p]:
-                        spots.add((index.item_of[p], q))
-            near[token] = spots
+
+        def near(p: int) -> set[int]:  # sentence positions within reach, same evidence item
+            return {
+                q
+                for q in range(max(0, p - reach), min(len(index.item_of), p + reach + 1))
+                if index.item_of[q] == index.item_of[p]
+            }
+
         total = together = 0.0
-        for a_pos, a in enumerate(found):
-            for b in found[a_pos + 1 :]:
-                weight = weights[a] * weights[b]
-                total += weight
-                exact = {(index.item_of[p], p) for p in index.postings[b]}
-                if near[a] & exact:
-                    together += weight
+        for a, b in itertools.combinations(found, 2):
+            weight = weights[a] * weights[b]
+            total += weight
+            if set().union(*map(near, index.postings[a])) & set(index.postings[b]):
+                together += weight
         return together / total
 
     return feature

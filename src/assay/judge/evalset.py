@@ -8,6 +8,7 @@ output whose question or variant is not in the question set is *unexpected*.
 from __future__ import annotations
 
 import hashlib
+import itertools
 from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -208,12 +209,11 @@ class _Survey:
 
     def repeated(self) -> set[int]:
         """Identities of cells with two or more outputs."""
-        ids = self._sorted_ids()
-        return {ids[i] for i in range(1, len(ids)) if ids[i] == ids[i - 1]}
+        return {a for a, b in itertools.pairwise(self._sorted_ids()) if a == b}
 
     def distinct(self) -> int:
         ids = self._sorted_ids()
-        return sum(1 for i in range(len(ids)) if i == 0 or ids[i] != ids[i - 1])
+        return len(ids) - sum(a == b for a, b in itertools.pairwise(ids))
 
     def has(self, cell_id: int) -> bool:
         ids = self._sorted_ids()

