@@ -4,6 +4,8 @@ ship, and ablations of what did.
     python scripts/learned_checker_experiments.py                 # every variant (~3 minutes)
     python scripts/learned_checker_experiments.py --only number_merge keys_out_of_context
     python scripts/learned_checker_experiments.py --only shipped --seeds 0 1 2 3
+    python scripts/learned_checker_experiments.py --in-domain wice --seeds 0 1 2 3   # ceiling
+    python scripts/learned_checker_experiments.py --prior-sweep   # one more map on every file
 
 Each variant changes one thing in the shipped recipe (a text normalisation, an extra feature,
 the calibration, the L2 choice) by patching the checker's modules in this process only, then
@@ -452,6 +454,47 @@ def pairs_together(heaviest: int, reach: int) -> Feature:
     return feature
 
 
+def fourth_round_features() -> dict[str, tuple[int, Feature]]:
+    """Fourth round (2026-11-23): more ways of asking whether claim words stand together, and
+    the missing share of the words that are neither names nor numbers."""
+
+    def sentences_of(index: EvidenceIndex, token: str) -> set[int]:
+        return set(index.postings.get(token, ()))
+
+    def ordered(claim: TextStats, weights: dict[str, float]) -> list[str]:
+        return [t for t in claim.sequence if t in weights]
+
+    def together_share(pairs: Sequence[tuple[str, ...]], index: EvidenceIndex) -> float:
+        if not pairs:
+            return 1.0
+        hits = sum(1 for p in pairs if set.intersection(*(sentences_of(index, t) for t in p)))
+        return hits / len(pairs)
+
+    def trigram_together(c: TextStats, i: EvidenceIndex, w: dict[str, float]) -> float:
+        seq = ordered(c, w)  # three neighbouring claim items in one evidence sentence
+        return together_share(list(zip(seq, seq[1:], seq[2:], strict=False)), i)
+
+    def skip_bigram_together(c: TextStats, i: EvidenceIndex, w: dict[str, float]) -> float:
+        seq = ordered(c, w)  # claim items two apart in one evidence sentence
+        return together_share(list(zip(seq, seq[2:], strict=False)), i)
+
+    def key_pairs_together(c: TextStats, i: EvidenceIndex, w: dict[str, float]) -> float:
+        keys = [t for t in w if (t in c.names or t in c.numbers) and t in i.items]
+        return together_share(list(itertools.combinations(keys, 2)), i)
+
+    def common_missing_frac(c: TextStats, i: EvidenceIndex, w: dict[str, float]) -> float:
+        common = {t: v for t, v in w.items() if t not in c.names and t not in c.numbers}
+        total = sum(common.values())
+        return sum(v for t, v in common.items() if t not in i.items) / total if total else 0.0
+
+    return {
+        "trigram_together": (1, trigram_together),
+        "skip_bigram_together": (1, skip_bigram_together),
+        "key_pairs_together": (1, key_pairs_together),
+        "common_missing_frac": (-1, common_missing_frac),
+    }
+
+
 _MONTH_ABBREVIATIONS = {
     "jan": "january", "feb": "february", "mar": "march", "apr": "april", "jun": "june",
     "jul": "july", "aug": "august", "sep": "september", "sept": "september", "oct": "october",
@@ -676,6 +719,7 @@ VARIANTS: dict[str, Callable[[], Any]] = {
         for n in (4, 5)
     },
     **{name: _feature(name, s, f) for name, (s, f) in third_round_features().items()},
+    **{name: _feature(name, s, f) for name, (s, f) in fourth_round_features().items()},
     "quadratic": quadratic,
     "month_abbreviations": lambda: patched(_learned_text, stem=stem_months),
     "pairs_together_sentence+fixed_l2_1000": lambda: both(
@@ -689,6 +733,74 @@ VARIANTS: dict[str, Callable[[], Any]] = {
         lambda: fixed_l2(1000.0), lambda: patched(_learned_text, _raw_tokens=raw_merged)
     ),
 }
+
+
+def in_domain_ceiling(dataset: str, seeds: Sequence[int]) -> list[str]:
+    """Grouped 5-fold inside ``dataset`` with the *other* datasets left out of training: how
+    far the shipped features go when the weights see only this kind of data (each L2 of the
+    grid; held out by folds, but the best row is chosen on the evaluated file)."""
+    clear_caches()
+    examples = tl.load_corpus(tl.DEFAULT_DATA_DIR, [dataset]).examples[dataset]
+    lines = [f"## in-domain {dataset} (trained on its own other folds only)"]
+    for l2 in tl.L2_GRID:
+        config = tl.TrainConfig(train_on=(dataset,), l2=l2)
+        cells = []
+        for seed in seeds:
+            fold = [tl.fold_of(e.record.cluster, 5, seed) for e in examples]
+            scores: list[float | None] = [None] * len(examples)
+            for k in range(5):
+                train = [e for e, f in zip(examples, fold, strict=True) if f != k]
+                weights = tl.train_weights(train, config)
+                test = [i for i, f in enumerate(fold) if f == k]
+                held = tl.learned_scores([examples[i] for i in test], weights)
+                for i, p in zip(test, held, strict=True):
+                    scores[i] = p
+            cells.append(f"5f/s{seed} {tl._triple(tl.score(examples, scores))}")
+        lines.append(f"L2 {l2:<7g} " + " | ".join(cells))
+    return lines
+
+
+PRIOR_SHIFTS = (-0.4, -0.2, 0.0, 0.2, 0.4, 0.6)
+PRIOR_SLOPES = (0.7, 1.0, 1.3)
+
+
+def shifted(p_error: Sequence[float | None], shift: float, slope: float) -> list[float | None]:
+    """``p_error`` through ``sigmoid(slope * logit(p) + shift)``: another Platt map on top."""
+    out: list[float | None] = []
+    for p in p_error:
+        if p is None:
+            out.append(None)
+            continue
+        q = min(max(p, 1e-9), 1.0 - 1e-9)
+        out.append(1.0 / (1.0 + math.exp(-(slope * math.log(q / (1.0 - q)) + shift))))
+    return out
+
+
+def prior_sweep() -> list[str]:
+    """BAcc / ECE of every dataset under a shifted and rescaled map (LODO, grouped 5-fold and
+    the shipped fit): can any one map bring WiCE's ECE down without raising another file's?"""
+    clear_caches()
+    corpus = tl.load_corpus(tl.DEFAULT_DATA_DIR)
+    config = tl.TrainConfig()
+    l2, _ = tl.select_l2(corpus, config)
+    config = tl._with(config, config.train_on, l2)
+    runs = {
+        "shipped (in fit)": {
+            n: tl.learned_scores(ex, tl.train_weights(corpus.select(config.train_on), config))
+            for n, ex in corpus.examples.items()
+        },
+        "LODO": tl.leave_one_dataset_out(corpus, config),
+        "5-fold": tl.grouped_cross_validation(corpus, config, 5, 0),
+    }
+    lines = ["| scores | shift | slope | " + " | ".join(corpus.examples) + " |"]
+    for run, scores in runs.items():
+        for shift, slope in itertools.product(PRIOR_SHIFTS, PRIOR_SLOPES):
+            cells = []
+            for name, examples in corpus.examples.items():
+                result = tl.score(examples, shifted(scores[name], shift, slope))
+                cells.append(f"{100 * result.balanced_accuracy:.1f} / {result.ece:.3f}")
+            lines.append(f"| {run} | {shift:+.1f} | {slope} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def table(name: str, seeds: Sequence[int]) -> list[str]:
@@ -713,7 +825,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--only", nargs="*", choices=sorted(VARIANTS), default=None)
     parser.add_argument("--seeds", type=int, nargs="*", default=[0], help="fold salts")
+    parser.add_argument(
+        "--in-domain", choices=sorted(tl.DATASET_FILES), help="train and test inside one file"
+    )
+    parser.add_argument("--prior-sweep", action="store_true", help="shifted calibration maps")
     args = parser.parse_args(argv)
+    if args.in_domain:
+        print("\n".join(in_domain_ceiling(args.in_domain, args.seeds)))
+        return 0
+    if args.prior_sweep:
+        print("\n".join(prior_sweep()))
+        return 0
     for name in args.only or VARIANTS:
         print("\n".join(table(name, args.seeds)), flush=True)
     return 0
