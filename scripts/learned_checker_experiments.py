@@ -5,6 +5,7 @@ ship, and ablations of what did.
     python scripts/learned_checker_experiments.py --only number_merge keys_out_of_context
     python scripts/learned_checker_experiments.py --only shipped --seeds 0 1 2 3
     python scripts/learned_checker_experiments.py --in-domain wice --seeds 0 1 2 3   # ceiling
+    python scripts/learned_checker_experiments.py --in-domain wice --pool --seeds 0 1 2 3
     python scripts/learned_checker_experiments.py --prior-sweep   # one more map on every file
 
 Each variant changes one thing in the shipped recipe (a text normalisation, an extra feature,
@@ -735,13 +736,38 @@ VARIANTS: dict[str, Callable[[], Any]] = {
 }
 
 
-def in_domain_ceiling(dataset: str, seeds: Sequence[int]) -> list[str]:
+def feature_pool() -> dict[str, tuple[int, Feature]]:
+    """Every extra feature of the rounds above, each free to take either sign."""
+    pool: dict[str, tuple[int, Feature]] = {
+        **simple_features(),
+        **third_round_features(),
+        **fourth_round_features(),
+        "context_recall": (1, context_recall),
+        "keys_out_of_context": (-1, keys_out_of_context),
+        "top5_recall": (1, top_sentences_recall(5)),
+        "top20_recall": (1, top_sentences_recall(20)),
+        "soft4_recall": (1, soft_recall(4)),
+        "soft5_missing_max": (-1, soft_missing_max(5)),
+    }
+    return {name: (0, f) for name, (_, f) in pool.items()}
+
+
+def in_domain_ceiling(dataset: str, seeds: Sequence[int], pool: bool) -> list[str]:
     """Grouped 5-fold inside ``dataset`` with the *other* datasets left out of training: how
-    far the shipped features go when the weights see only this kind of data (each L2 of the
-    grid; held out by folds, but the best row is chosen on the evaluated file)."""
+    far the shipped features (with ``pool``, every extra feature too) go when the weights see
+    only this kind of data (each L2 of the grid; held out by folds, but the best row is chosen
+    on the evaluated file)."""
     clear_caches()
+    with extra_features(feature_pool()) if pool else nothing():
+        return _in_domain_table(dataset, seeds)
+
+
+def _in_domain_table(dataset: str, seeds: Sequence[int]) -> list[str]:
     examples = tl.load_corpus(tl.DEFAULT_DATA_DIR, [dataset]).examples[dataset]
-    lines = [f"## in-domain {dataset} (trained on its own other folds only)"]
+    lines = [
+        f"## in-domain {dataset}, {len(tl.FEATURE_NAMES)} features "
+        "(trained on its own other folds only)"
+    ]
     for l2 in tl.L2_GRID:
         config = tl.TrainConfig(train_on=(dataset,), l2=l2)
         cells = []
@@ -828,10 +854,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--in-domain", choices=sorted(tl.DATASET_FILES), help="train and test inside one file"
     )
+    parser.add_argument("--pool", action="store_true", help="--in-domain with every extra feature")
     parser.add_argument("--prior-sweep", action="store_true", help="shifted calibration maps")
     args = parser.parse_args(argv)
     if args.in_domain:
-        print("\n".join(in_domain_ceiling(args.in_domain, args.seeds)))
+        print("\n".join(in_domain_ceiling(args.in_domain, args.seeds, args.pool)))
         return 0
     if args.prior_sweep:
         print("\n".join(prior_sweep()))
