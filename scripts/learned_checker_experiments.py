@@ -531,6 +531,22 @@ def quadratic() -> Any:
 
 
 @contextmanager
+def evidence_items_adjacent() -> Iterator[None]:
+    """Every evidence sentence of a record adjacent to the next, across evidence items. A WiCE
+    record's evidence items are the consecutive sentences of one page, but the shipped index
+    joins windows (and the pair features count neighbours) only inside one item, so on WiCE a
+    window is one sentence."""
+    original = _align.EvidenceIndex.__init__
+
+    def init(self: EvidenceIndex, evidence: Sequence[_align.EvidenceKey]) -> None:
+        original(self, evidence)
+        self.item_of = [0] * len(self.item_of)
+
+    with patched(_align.EvidenceIndex, __init__=init):
+        yield
+
+
+@contextmanager
 def names_by_prefix(length: int) -> Iterator[None]:
     """A claim name counts as found when an evidence item shares its first ``length`` letters
     (surname forms, inflected or truncated names)."""
@@ -723,6 +739,10 @@ VARIANTS: dict[str, Callable[[], Any]] = {
     **{name: _feature(name, s, f) for name, (s, f) in fourth_round_features().items()},
     "quadratic": quadratic,
     "month_abbreviations": lambda: patched(_learned_text, stem=stem_months),
+    "evidence_items_adjacent": evidence_items_adjacent,
+    "evidence_items_adjacent+pairs_together": lambda: both(
+        evidence_items_adjacent, _feature("pairs_together", 1, pairs_together(6, 1))
+    ),
     "pairs_together_sentence+fixed_l2_1000": lambda: both(
         lambda: fixed_l2(1000.0),
         _feature("pairs_together_sentence", 1, pairs_together(6, 0)),
