@@ -530,6 +530,37 @@ def quadratic() -> Any:
 # ------------------------------------------------------------------ other recipe variants
 
 
+_QUALIFIERS = _learned_text._words(
+    "only first last largest sole currently still most best biggest highest lowest earliest "
+    "oldest youngest longest shortest smallest greatest leading main major primary solely "
+    "exclusively entire whole every all always never"
+)
+_RELATIONS = _learned_text._words(
+    "under during before after since until between against without within"
+)
+_WORD = re.compile(r"[A-Za-z]+")
+
+
+def _lower_words(text: str) -> set[str]:
+    return {w.lower() for w in _WORD.findall(text)}
+
+
+@contextmanager
+def unmatched_words(name: str, vocabulary: frozenset[str]) -> Iterator[None]:
+    """+ how many of the claim's words from ``vocabulary`` (stopwords to the checker: "only",
+    "largest", "under", ...) its best window lacks, capped at 2: the qualifier or relation a
+    partially supported claim adds to words that are all on the page."""
+    with remembering_texts() as texts:
+
+        def feature(c: TextStats, i: EvidenceIndex, w: dict[str, float]) -> float:
+            wanted = _lower_words(texts.get(c, "")) & vocabulary
+            window = _lower_words(i.best_window(w).text) if wanted else set()
+            return float(min(2, len(wanted - window)))
+
+        with extra_features({name: (-1, feature)}):
+            yield
+
+
 @contextmanager
 def evidence_items_adjacent() -> Iterator[None]:
     """Every evidence sentence of a record adjacent to the next, across evidence items. A WiCE
@@ -740,6 +771,8 @@ VARIANTS: dict[str, Callable[[], Any]] = {
     "quadratic": quadratic,
     "month_abbreviations": lambda: patched(_learned_text, stem=stem_months),
     "evidence_items_adjacent": evidence_items_adjacent,
+    "qualifiers_unmatched": lambda: unmatched_words("qualifiers_unmatched", _QUALIFIERS),
+    "relations_unmatched": lambda: unmatched_words("relations_unmatched", _RELATIONS),
     "evidence_items_adjacent+pairs_together": lambda: both(
         evidence_items_adjacent, _feature("pairs_together", 1, pairs_together(6, 1))
     ),
