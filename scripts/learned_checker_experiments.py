@@ -790,7 +790,9 @@ VARIANTS: dict[str, Callable[[], Any]] = {
 
 
 def feature_pool() -> dict[str, tuple[int, Feature]]:
-    """Every extra feature of the rounds above, each free to take either sign."""
+    """The extra features of the rounds above that read only the claim and the index (21; not
+    the frequency prior's, the clause minima or the unmatched words), each free to take either
+    sign."""
     pool: dict[str, tuple[int, Feature]] = {
         **simple_features(),
         **third_round_features(),
