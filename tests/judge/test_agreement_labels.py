@@ -28,7 +28,10 @@ def _run(tmp_path: Path) -> Path:
     manifest = write_manifest(tmp_path / "manifest.jsonl", ["stub/a", "stub/b", "stub/c"])
     run = tmp_path / "run"
     command = ["judge", "run", "--questions", str(questions), "--outputs", str(manifest)]
-    assert main([*command, "--judge", "stub/j", "--mode", "cross", "--out", str(run)]) == 0
+    # The stub's replies follow from the request, which carries the date: a pinned date keeps
+    # the same valid and invalid evaluations whatever day the suite runs on.
+    command += ["--judge", "stub/j", "--mode", "cross", "--date", "2026-11-23"]
+    assert main([*command, "--out", str(run)]) == 0
     return run
 
 
@@ -130,23 +133,26 @@ def test_invalid_evaluations_are_left_out_and_counted(tmp_path: Path) -> None:
 
     records = [item.record for item in iter_archive(run) if item.record is not None]
     finals = final_evaluations(records)
-    broken = finals[0].model_copy(
+    first_valid = next(r for r in finals if r.valid)
+    broken = first_valid.model_copy(
         update={
             "valid": False,
             "flags": ("UNPARSABLE_OUTPUT",),
-            "classification": finals[0].classification.model_copy(
+            "classification": first_valid.classification.model_copy(
                 update={"valid": False, "flags": ("UNPARSABLE_OUTPUT",)}
             ),
         }
     )
+    others = [r for r in finals if r is not first_valid]
     labels = [
         Label(question_id=r.question_id, prompt_variant=r.prompt_variant,
               target_model=r.target_model, dimension="verdict", score="PASS")
         for r in finals
     ]  # fmt: skip
-    report = label_agreement([broken, *finals[1:]], labels, n_resamples=50)
+    report = label_agreement([broken, *others], labels, n_resamples=50)
     (verdict,) = report.dimensions
-    assert verdict.invalid_left_out == 1 and verdict.n == len(finals) - 1
+    invalid = 1 + sum(not r.valid for r in others)
+    assert verdict.invalid_left_out == invalid and verdict.n == len(finals) - invalid
 
 
 def test_a_bad_labels_line_is_located(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from assay.cli import main
 
-from .helpers import write_questions
+from .helpers import write_manifest, write_questions
 
 
 def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -200,3 +200,39 @@ def test_missing_outputs_refuse_unless_allowed(
     assert code == 0 and summary["coverage"]["aligned"] == 3
     report = (tmp_path / "run" / "results_analysis.md").read_text()
     assert "**incomplete**" in report and "missing: Q1 x A x stub/a" in report
+
+
+def test_date_pins_the_requests(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`judge run --date` is the date every request carries; a second run with the same date
+    asks exactly the same requests (all answered by the response cache), another date does not."""
+    from assay.judge.archive import iter_archive
+
+    questions = write_questions(tmp_path / "q.jsonl")
+    manifest = write_manifest(tmp_path / "m.jsonl", ["stub/a", "stub/b"])
+    base = ["judge", "run", "--questions", str(questions), "--outputs", str(manifest)]
+    base += ["--judge", "stub/j"]
+
+    def judge(out: str, date: str) -> str:
+        code, printed, _ = run_cli([*base, "--date", date, "--out", str(tmp_path / out)], capsys)
+        assert code == 0
+        return printed
+
+    judge("first", "2020-02-29")
+    assert ", 0 model calls)" in judge("again", "2020-02-29")
+    assert ", 0 model calls)" not in judge("other", "2020-03-01")
+    for out, date in (("first", "2020-02-29"), ("other", "2020-03-01")):
+        records = [i.record for i in iter_archive(tmp_path / out) if i.record is not None]
+        asked = [m.content for r in records for m in r.messages if m.role == "user"]
+        assert len(asked) == len(records) == 8
+        assert all(f'"timestamp": "{date}"' in text for text in asked)
+
+
+def test_a_bad_date_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    questions = write_questions(tmp_path / "q.jsonl")
+    command = ["judge", "run", "--questions", str(questions), "--outputs", str(tmp_path)]
+    with pytest.raises(SystemExit) as exit_info:
+        main([*command, "--judge", "stub/j", "--date", "29/02/2020", "--out", str(tmp_path / "r")])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "--date" in err and "expected a date as YYYY-MM-DD, got '29/02/2020'" in err
+    assert "Traceback" not in err and not (tmp_path / "r").exists()

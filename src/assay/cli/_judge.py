@@ -174,6 +174,12 @@ def _register_run(commands: Any) -> None:
     run.add_argument("--top-p", type=float, default=1.0)
     run.add_argument("--seed", type=int, default=0)
     run.add_argument(
+        "--date",
+        type=_iso_date,
+        help="the date judges see in each request's meta.timestamp (YYYY-MM-DD; default: "
+        "today, UTC): give a run's date to ask exactly the requests it asked",
+    )
+    run.add_argument(
         "--protocol", type=Path, help="YAML/JSON protocol settings (thresholds, finer rubric, ...)"
     )
     run.add_argument(
@@ -197,6 +203,15 @@ def _register_run(commands: Any) -> None:
     add_model_options(run)
     add_executor_options(run, ray=True)
     run.set_defaults(handler=_run)
+
+
+def _iso_date(text: str) -> str:
+    import datetime as dt
+
+    try:
+        return dt.date.fromisoformat(text).isoformat()
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a date as YYYY-MM-DD, got {text!r}") from None
 
 
 def _open_models(names: Sequence[str], options: ModelOptions) -> list[Model]:
@@ -269,6 +284,7 @@ def _run(args: argparse.Namespace) -> int:
         ray_batch_size=args.ray_batch_size,
         model_options=model_options(args) if args.executor == "ray" else None,
         protocol=_protocol(args.protocol).model_copy(update={"blind": args.blind}),
+        timestamp=args.date,
         decoding=DecodingSettings(
             temperature=args.temperature,
             top_p=args.top_p,
