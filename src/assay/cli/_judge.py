@@ -206,12 +206,12 @@ def _register_run(commands: Any) -> None:
 
 
 def _iso_date(text: str) -> str:
-    import datetime as dt
+    # The protocol's own rule: a date the validator would reject in a reply is no request date.
+    from ..judge.validate import is_protocol_date
 
-    try:
-        return dt.date.fromisoformat(text).isoformat()
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a date as YYYY-MM-DD, got {text!r}") from None
+    if not is_protocol_date(text):
+        raise argparse.ArgumentTypeError(f"expected a date as YYYY-MM-DD, got {text!r}")
+    return text
 
 
 def _open_models(names: Sequence[str], options: ModelOptions) -> list[Model]:

@@ -230,13 +230,13 @@ def _check_meta(meta: Any, expected: Mapping[str, str], findings: Findings) -> N
     )
     _check_method(meta.get("method"), expected.get("method"), findings)
     stamp = meta.get("timestamp")
-    stamp_ok = isinstance(stamp, str) and _is_date(stamp)
+    stamp_ok = isinstance(stamp, str) and is_protocol_date(stamp)
     findings.check("meta_timestamp", stamp_ok, UNPARSABLE_OUTPUT, f"timestamp {stamp!r}")
     extra = sorted(set(meta) - {"judge_model", "method", "timestamp", *META_IDENTIFIERS})
     findings.check("meta_no_unknown_fields", not extra, PROTOCOL_VIOLATION, f"unknown {extra}")
 
 
-def _is_date(text: str) -> bool:
+def is_protocol_date(text: str) -> bool:
     """``YYYY-MM-DD`` in ASCII digits, and a real calendar date."""
     if not DATE.fullmatch(text):
         return False
