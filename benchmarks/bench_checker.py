@@ -1,8 +1,13 @@
 """The model-free ``learned`` claim checker: ms per claim, answer-level quality and the padding
 flip rate, today's checker (the starting commit) and this one side by side in one run.
 
-    .venv/bin/python benchmarks/bench_checker.py                      # today from /work/base/src
+    .venv/bin/python benchmarks/bench_checker.py                      # today: learned-1's code
+    .venv/bin/python benchmarks/bench_checker.py --today-rev d98b7d8  # against learned-3
     .venv/bin/python benchmarks/bench_checker.py --today-src /path/to/old/src --repeats 3
+
+The old checker's code comes from this repository's history (``git archive REV src`` into a
+temporary directory; ``--today-rev``, default the last commit with ``learned-1``) or from a
+``src`` directory on disk (``--today-src``).
 
 Each checker runs in its own child process (``PYTHONPATH`` picks the code), one after the
 other, on the same records: WiCE dev (one claim against its cited web page, 349 pages of up to
@@ -26,13 +31,14 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data"
-TODAY_SRC = Path("/work/base/src")
+TODAY_REV = "02bdbc6^"  # the last commit whose checker is learned-1, "today" in the issue
 FILES = {
     "wice": "wice/claim_dev.jsonl",
     "halueval": "halueval/qa_one-turn_data.json",
@@ -275,10 +281,22 @@ def _demo_row(work: Path, dev: str, test: str, cal: Path | None) -> str:
     )
 
 
+def source_at(revision: str, into: Path) -> Path:
+    """This repository's ``src`` at ``revision``, unpacked under ``into``."""
+    archive = subprocess.run(
+        ["git", "-C", str(REPO), "archive", "--format=tar", revision, "src"],
+        check=True,
+        capture_output=True,
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+    return into / "src"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data-dir", type=Path, default=DATA)
-    parser.add_argument("--today-src", type=Path, default=TODAY_SRC)
+    parser.add_argument("--today-src", type=Path, help="the old checker's src directory")
+    parser.add_argument("--today-rev", default=TODAY_REV, help="else: its git revision")
     parser.add_argument("--repeats", type=int, default=3, help="timed passes (best kept)")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument(
@@ -295,7 +313,9 @@ def main() -> int:
     if args.worker:
         print(json.dumps(worker(args.data_dir, args.repeats)))
         return 0
-    today = measure(args.today_src, args.data_dir, args.repeats)
+    with tempfile.TemporaryDirectory() as scratch:
+        today_src = args.today_src or source_at(args.today_rev, Path(scratch))
+        today = measure(today_src, args.data_dir, args.repeats)
     after = measure(REPO / "src", args.data_dir, args.repeats)
     print(table(today, after))
     return 0

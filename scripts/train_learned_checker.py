@@ -80,6 +80,7 @@ FEATURE_SIGNS: dict[str, int] = {
     "names_missing_all": -1,
     "negation_mismatch": -1,
     "missing_weight_max": -1,
+    "missing_tail_max": -1,
 }
 DIGITS = 8  # weights are written rounded; reproduction is checked to 1e-6
 

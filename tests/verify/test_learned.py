@@ -109,6 +109,24 @@ def test_features_are_bounded_and_named() -> None:
     assert claim_features("", EVIDENCE).values == claim_features("", EVIDENCE).values
 
 
+def _tail(text: str) -> float:
+    values = dict(zip(FEATURE_NAMES, claim_features(text, EVIDENCE).values, strict=True))
+    return values["missing_tail_max"]
+
+
+def test_a_detail_the_evidence_lacks_at_the_end_of_a_claim_is_a_missing_tail() -> None:
+    """The claim's last items the evidence lacks (a partial claim's added detail) count; the
+    same words missing at the start or in the middle do not, nor a claim ending in found words."""
+    assert _tail("The Harbour Bridge opened to traffic in 1932.") == 0.0
+    ending = _tail("The Harbour Bridge opened to traffic in 1932 under Premier Lang.")
+    assert ending > 0.0
+    assert _tail("Under Premier Lang the Harbour Bridge opened to traffic in 1932.") == 0.0
+    assert _tail("The Harbour Bridge opened under Premier Lang to traffic in 1932.") == 0.0
+    # the heaviest item of the tail, as a share of the claim's weight: one more found word
+    # before the tail only dilutes it
+    assert 0.0 < _tail("The Harbour Bridge main span opened in 1932 under Premier Lang.") < ending
+
+
 def test_a_weights_file_for_other_features_is_refused() -> None:
     path = REPO_ROOT / "src/assay/verify/checkers/learned_weights.json"
     data = json.loads(path.read_text(encoding="utf-8"))

@@ -85,7 +85,8 @@ class EvidenceIndex:
         return math.log(1.0 + (self._count + 1.0) / (df + 0.5))
 
     def weights(self, claim: TextStats) -> dict[str, float]:
-        """The claim items' weights: IDF, doubled for names and numbers."""
+        """The claim items' weights, in order of first appearance: IDF, doubled for names and
+        numbers."""
         items = sorted(claim.items, key=claim.sequence.index)[:MAX_CLAIM_ITEMS]
         return {
             token: self.idf(token) * (KEY_WEIGHT if _is_key(token, claim) else 1.0)

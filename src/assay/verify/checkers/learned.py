@@ -43,8 +43,9 @@ from ._learned_text import CAP, TextStats, split_claim_sentences, text_stats
 
 # learned-1: whole-page greedy cover, no IDF, no calibration; learned-2: the features below
 # with the first stemmer; learned-3: stems that meet across inflections (line/lines,
-# take/taking), teens and tens as numbers, "two thousand" / "1.2 million" as one number.
-CHECKER_VERSION = "learned-3"
+# take/taking), teens and tens as numbers, "two thousand" / "1.2 million" as one number;
+# learned-4: the same, plus the heaviest item of a missing tail (missing_tail_max).
+CHECKER_VERSION = "learned-4"
 WEIGHTS_FILE = "learned_weights.json"
 FEATURE_NAMES: tuple[str, ...] = (
     "idf_recall_all",
@@ -55,6 +56,7 @@ FEATURE_NAMES: tuple[str, ...] = (
     "names_missing_all",
     "negation_mismatch",
     "missing_weight_max",
+    "missing_tail_max",
 )
 DECIDING = 4  # features kept in a check's explanation
 
@@ -103,8 +105,22 @@ def _vector(claim: TextStats, index: EvidenceIndex) -> FeatureVector:
         min(CAP, float(names_all)),
         float((claim.negations % 2) != (window.negations % 2)),
         _share(max(missing, default=0.0), total, empty=0.0),
+        _share(max(_missing_tail(weights, index), default=0.0), total, empty=0.0),
     )
     return FeatureVector(values=values, windows=windows)
+
+
+def _missing_tail(weights: dict[str, float], index: EvidenceIndex) -> list[float]:
+    """The weights of the claim's last items that the evidence lacks (items in order of first
+    appearance, the run that ends the claim). A partial claim often ends in a detail its source
+    does not give (", starting on 20 July", "under the government of Haryana"); a paraphrase
+    misses words anywhere. Missing *first* items carry no such signal (docs/learned-checker.md)."""
+    tail: list[float] = []
+    for token in reversed(list(weights)):  # weights keep the claim's order
+        if token in index.items:
+            break
+        tail.append(weights[token])
+    return tail
 
 
 def _share(part: float, whole: float, empty: float = 1.0) -> float:
