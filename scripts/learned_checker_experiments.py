@@ -607,6 +607,45 @@ def fifth_round_features() -> dict[str, tuple[int, Feature]]:
     }
 
 
+def sixth_round_features() -> dict[str, tuple[int, Feature]]:
+    """Sixth round (2026-11-24), on ``learned-4``: a tail that is on the page, but elsewhere.
+    The claim's last items missing from the best window (or the first cover window) although
+    the evidence holds them: a detail the source gives about something else."""
+
+    def displaced(c: TextStats, i: EvidenceIndex, w: dict[str, float], window: Any) -> float:
+        total = sum(w.values()) or 1.0
+        tail: list[float] = []
+        for token in reversed(list(w)):
+            if token in window.items:
+                break
+            if token in i.items:
+                tail.append(w[token])
+        return max(tail, default=0.0) / total
+
+    def displaced_window(c: TextStats, i: EvidenceIndex, w: dict[str, float]) -> float:
+        return displaced(c, i, w, i.best_window(w))
+
+    def displaced_share(c: TextStats, i: EvidenceIndex, w: dict[str, float]) -> float:
+        window = i.best_window(w)
+        total = sum(w.values()) or 1.0
+        tail = list(itertools.takewhile(lambda t: t not in window.items, reversed(list(w))))
+        return sum(w[t] for t in tail if t in i.items) / total
+
+    def tail_items_apart(c: TextStats, i: EvidenceIndex, w: dict[str, float]) -> float:
+        # the claim's last two found items never in one sentence together
+        found = [t for t in w if t in i.items][-2:]
+        if len(found) < 2:
+            return 0.0
+        together = set(i.postings[found[0]]) & set(i.postings[found[1]])
+        return 0.0 if together else 1.0
+
+    return {
+        "displaced_tail_max": (-1, displaced_window),
+        "displaced_tail_share": (-1, displaced_share),
+        "last_found_pair_apart": (-1, tail_items_apart),
+    }
+
+
 _MONTH_ABBREVIATIONS = {
     "jan": "january", "feb": "february", "mar": "march", "apr": "april", "jun": "june",
     "jul": "july", "aug": "august", "sep": "september", "sept": "september", "oct": "october",
@@ -900,6 +939,7 @@ VARIANTS: dict[str, Callable[[], Any]] = {
     **{name: _feature(name, s, f) for name, (s, f) in third_round_features().items()},
     **{name: _feature(name, s, f) for name, (s, f) in fourth_round_features().items()},
     **{name: _feature(name, s, f) for name, (s, f) in fifth_round_features().items()},
+    **{name: _feature(name, s, f) for name, (s, f) in sixth_round_features().items()},
     "missing_tail_max+last_item_missing": lambda: extra_features(
         {n: fifth_round_features()[n] for n in ("missing_tail_max", "last_item_missing")}
     ),
