@@ -6,9 +6,9 @@ import argparse
 import asyncio
 import json
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 
@@ -228,6 +228,26 @@ async def _close(models: Sequence[Model]) -> None:
         await model.aclose()
 
 
+_T = TypeVar("_T")
+
+
+def _with_models(
+    args: argparse.Namespace, names: Sequence[str], work: Callable[[list[Model]], Awaitable[_T]]
+) -> _T:
+    """``work`` on the named models, opened for it and closed after it, in the batch session
+    the executor options ask for."""
+
+    async def go() -> _T:
+        models = _open_models(names, model_options(args))
+        try:
+            return await work(models)
+        finally:
+            await _close(models)
+
+    with batch_session(args):
+        return asyncio.run(go())
+
+
 def _generate(args: argparse.Namespace) -> int:
     check_run_dir(args.out, "--out")
     questions = load_questions(args.questions)
@@ -242,16 +262,9 @@ def _generate(args: argparse.Namespace) -> int:
         ray_batch_size=args.ray_batch_size,
         model_options=model_options(args) if args.executor == "ray" else None,
     )
-
-    async def go() -> Any:
-        models = _open_models(args.model, model_options(args))
-        try:
-            return await generate_outputs(questions, models, args.out, settings)
-        finally:
-            await _close(models)
-
-    with batch_session(args):
-        summary = asyncio.run(go())
+    summary = _with_models(
+        args, args.model, lambda models: generate_outputs(questions, models, args.out, settings)
+    )
     print(
         f"generated {summary.written} outputs ({summary.already_done} already there, "
         f"{summary.failed} failed calls) of {summary.expected} -> {args.out / 'manifest.jsonl'}"
@@ -293,16 +306,9 @@ def _run(args: argparse.Namespace) -> int:
             constrained=args.constrained,
         ),
     )
-
-    async def go() -> Any:
-        judges = _open_models(args.judge, model_options(args))
-        try:
-            return await run_judges(eval_set, judges, args.out, config)
-        finally:
-            await _close(judges)
-
-    with batch_session(args):
-        summary = asyncio.run(go())
+    summary = _with_models(
+        args, args.judge, lambda judges: run_judges(eval_set, judges, args.out, config)
+    )
     print(
         f"judged {summary.work_items} sample x judge pairs ({summary.already_finished} already "
         f"finished, {summary.attempts_made} attempts now, {summary.model_calls} model calls): "
