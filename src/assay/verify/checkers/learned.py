@@ -112,9 +112,10 @@ def _vector(claim: TextStats, index: EvidenceIndex) -> FeatureVector:
 
 def _missing_tail(weights: dict[str, float], index: EvidenceIndex) -> list[float]:
     """The weights of the claim's last items that the evidence lacks (items in order of first
-    appearance, the run that ends the claim). A partial claim often ends in a detail its source
-    does not give (", starting on 20 July", "under the government of Haryana"); a paraphrase
-    misses words anywhere. Missing *first* items carry no such signal (docs/learned-checker.md)."""
+    appearance, the run that ends the claim). A claim that goes beyond its source often does so
+    at the end, while a paraphrase misses words anywhere: on WiCE dev 40% of the error claims end
+    in a missing item against 11% of the supported ones, though nearly all miss some item. The
+    same run at the *start* of a claim carries no such signal (docs/learned-checker.md)."""
     tail: list[float] = []
     for token in reversed(list(weights)):  # weights keep the claim's order
         if token in index.items:
