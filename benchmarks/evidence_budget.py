@@ -6,10 +6,10 @@ A model checker sees at most ``max_evidence_chars`` of evidence (6,000 by defaul
 per line in page order, as ``single_pass.evidence_text`` writes it. WiCE gives, for each claim,
 the page sentences that support it (the union of its supporting sets, the records'
 ``gold_citations``). For every record with such an annotation whose page is longer than the
-budget, this counts how often the prompt holds *all* of them and *some* of them: in page order
-(what the checkers do), and, for comparison, with the page's sentences ranked by IDF-weighted
-overlap with the claim (the learned checker's index) and kept while they fit, then shown in page
-order. No model is called.
+budget, this counts how often the prompt holds *all* of them and *some* of them, with the
+single-pass checker's two cuts (``--claim-evidence-cut``): ``page_order``, the default, and
+``relevance``, the snippets with the most IDF-weighted overlap with the claim (the learned
+checker's index) that fit, shown in page order. No model is called.
 """
 
 from __future__ import annotations
@@ -21,9 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from assay.data.grounded import GroundedQARecord, load_records
-from assay.verify.checkers._align import evidence_index
-from assay.verify.checkers._learned_text import text_stats
-from assay.verify.checkers.single_pass import evidence_text
+from assay.verify.checkers.single_pass import EvidenceCut, evidence_text
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE = ROOT.parent / "shared" / "data" / "wice" / "claim_dev.jsonl"
@@ -31,29 +29,10 @@ IMPORTED = ROOT / "runs" / "real_data" / "data" / "wice.jsonl"
 BUDGETS = (3000, 6000, 12000)
 
 
-def page_order_ids(record: GroundedQARecord, budget: int) -> set[str]:
-    """The evidence ids whose line starts inside the page-order prompt."""
-    text = evidence_text(record.evidence, budget)
+def prompt_ids(record: GroundedQARecord, budget: int, cut: EvidenceCut) -> set[str]:
+    """The evidence ids whose line starts inside the prompt's evidence."""
+    text = evidence_text(record.evidence, budget, record.answer or "", cut)
     return {line[1 : line.index("]")] for line in text.splitlines() if "]" in line}
-
-
-def relevance_ids(record: GroundedQARecord, budget: int) -> set[str]:
-    """The ids of the sentences with the most claim weight that fit in ``budget``."""
-    index = evidence_index(record.evidence)
-    weights = index.weights(text_stats(record.answer or ""))
-    score: dict[int, float] = {}
-    for token, weight in weights.items():
-        for position in index.postings.get(token, ()):
-            score[position] = score.get(position, 0.0) + weight
-    chosen: set[str] = set()
-    left = budget
-    for position in sorted(range(len(index.sentences)), key=lambda p: (-score.get(p, 0.0), p)):
-        sentence = index.sentences[position]
-        size = len(sentence.text) + len(sentence.evidence_id) + 4  # "[id] " and the newline
-        if size <= left:
-            chosen.add(sentence.evidence_id)
-            left -= size
-    return chosen
 
 
 def page_chars(record: GroundedQARecord) -> int:
@@ -74,7 +53,8 @@ def table(records: Sequence[GroundedQARecord]) -> str:
         cells = {"all_page": 0, "all_rel": 0, "some_page": 0, "some_rel": 0}
         for record in long:
             gold = {c.evidence_id for c in record.gold_citations}
-            page, relevant = page_order_ids(record, budget), relevance_ids(record, budget)
+            page = prompt_ids(record, budget, "page_order")
+            relevant = prompt_ids(record, budget, "relevance")
             cells["all_page"] += gold <= page
             cells["all_rel"] += gold <= relevant
             cells["some_page"] += bool(gold & page)

@@ -178,3 +178,19 @@ def test_model_free_checks_record_their_time_per_claim(
     cost = json.loads((tmp_path / "run" / "summary.json").read_text())["cost"]
     assert cost["calls"] == 0 and cost["claim_checks"] == len(times)
     assert cost["check_ms_per_claim"] == pytest.approx(sum(times) / len(times))
+
+
+def test_the_evidence_cut_is_a_setting_of_the_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--claim-evidence-cut relevance`` is recorded and fingerprinted: a run made with one cut
+    is not resumed with the other."""
+    data = write_jsonl(tmp_path / "data.jsonl", verify_only_records(3))
+    out = tmp_path / "run"
+    model = ["--verifier", "stub/v", "--claim-check", "single_pass"]
+    assert _run(data, out, "entailment", *model, "--claim-evidence-cut", "relevance") == 0
+    config = json.loads((out / "run.json").read_text())["config"]
+    assert config["claim_evidence_cut"] == "relevance"
+    capsys.readouterr()
+    assert _run(data, out, "entailment", *model) != 0
+    assert "settings" in capsys.readouterr().err

@@ -25,6 +25,7 @@ from assay.model.providers.stub import StubBackend
 from assay.verify.checkers.single_pass import (
     TEMPLATES,
     SinglePassChecker,
+    SinglePassConfig,
     evidence_text,
     next_token_probability,
 )
@@ -165,3 +166,60 @@ def test_openai_single_pass_against_the_real_server(llama_server: str) -> None:
 def test_templates_put_evidence_before_the_claim() -> None:
     for template in TEMPLATES.values():
         assert template.user.index("{evidence}") < template.user.index("{claim}")
+
+
+# ------------------------------------------------------------------ evidence over the budget
+
+FILLER = [f"Filler sentence number {i} about the harbour ferries." for i in range(40)]
+LONG_PAGE = (
+    *(Evidence(evidence_id=str(i), text=text) for i, text in enumerate(FILLER)),
+    Evidence(evidence_id="40", text="The Harbour Bridge opened to traffic in 1932."),
+)
+
+
+def test_evidence_over_the_budget_is_cut_in_page_order_or_by_relevance() -> None:
+    claim = "The Harbour Bridge opened in 1932."
+    page_order = evidence_text(LONG_PAGE, 600, claim)
+    relevant = evidence_text(LONG_PAGE, 600, claim, "relevance")
+    assert "[40]" not in page_order and page_order.startswith("[0] ")
+    assert "[40] The Harbour Bridge opened to traffic in 1932." in relevant.splitlines()
+    assert len(page_order) <= 600 and len(relevant) <= 600
+    ids = [int(line[1 : line.index("]")]) for line in relevant.splitlines()]
+    assert ids == sorted(ids)  # shown in record order
+    assert len(ids) > 1  # the budget left over is filled
+
+
+def test_evidence_within_the_budget_is_the_same_either_way() -> None:
+    claim = SUPPORTED.text
+    whole = evidence_text(EVIDENCE, 6000, claim)
+    assert evidence_text(EVIDENCE, 6000, claim, "relevance") == whole
+    assert whole.splitlines() == [
+        "[e1] The Sydney Harbour Bridge opened to traffic in 1932.",
+        "[e2] Its main span is 503 metres long.",
+    ]
+
+
+def test_a_snippet_longer_than_the_budget_is_still_shown_cut() -> None:
+    huge = (Evidence(evidence_id="x", text="The Harbour Bridge opened in 1932. " * 50),)
+    text = evidence_text(huge, 100, "The Harbour Bridge opened in 1932.", "relevance")
+    assert text.startswith("[x] The Harbour Bridge") and len(text) == 100
+
+
+def test_the_relevance_cut_reaches_the_model_and_the_fingerprint() -> None:
+    seen = []
+
+    def reply(messages, config, rng):  # type: ignore[no-untyped-def]
+        seen.append(messages[-1].content)
+        return "Yes"
+
+    model = get_model("stub/x", NO_CACHE, backend=StubBackend("x", replies=reply))
+    claim = Claim(text="The Harbour Bridge opened in 1932.")
+    config = SinglePassConfig(max_evidence_chars=600, evidence_cut="relevance")
+    asyncio.run(SinglePassChecker(model, config).check(claim, LONG_PAGE))
+    asyncio.run(
+        SinglePassChecker(model, SinglePassConfig(max_evidence_chars=600)).check(claim, LONG_PAGE)
+    )
+    assert "[40]" in seen[0] and "[40]" not in seen[1]
+    # runs made before the option existed keep their fingerprint: the default is not described
+    assert "evidence_cut" not in SinglePassConfig().describe()
+    assert SinglePassConfig(evidence_cut="relevance").describe()["evidence_cut"] == "relevance"

@@ -161,6 +161,13 @@ def _add_role_arguments(parser: argparse.ArgumentParser) -> None:
         help="the single-pass prompt: assay's, or Bespoke-MiniCheck's 'Document/Claim' format",
     )
     group.add_argument(
+        "--claim-evidence-cut",
+        choices=("page_order", "relevance"),
+        default="page_order",
+        help="single-pass evidence over its 6,000-character budget: cut in page order "
+        "(default), or keep the snippets most relevant to the claim",
+    )
+    group.add_argument(
         "--claim-splitter",
         choices=("rules", "model"),
         default="rules",
@@ -207,6 +214,7 @@ def config_from_args(args: argparse.Namespace) -> Any:
             checker_votes=args.checker_votes,
             claim_check=args.claim_check,
             claim_template=args.claim_template,
+            claim_evidence_cut=args.claim_evidence_cut,
             claim_splitter=args.claim_splitter,
             splitter=args.splitter,
             skip_invalid=args.skip_invalid,

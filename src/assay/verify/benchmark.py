@@ -73,6 +73,7 @@ from .results import (
 from .types import AnswerVerifier, ClaimChecker, GroundedQARecord
 
 if TYPE_CHECKING:
+    from .checkers.single_pass import SinglePassConfig
     from .summary import SummaryTally
 
 # claim checkers that need no model, by the name --verifier takes
@@ -106,6 +107,8 @@ class BenchmarkConfig(BaseModel):
     # single-pass where the backend returns logprobs
     claim_check: Literal["auto", "single_pass", "json"] = "auto"
     claim_template: Literal["assay", "minicheck"] = "assay"
+    # evidence over the single-pass budget: cut in page order, or keep the most relevant snippets
+    claim_evidence_cut: Literal["page_order", "relevance"] = "page_order"
     # entailment's claim decomposition: the rules, or a model (the splitter model; default
     # the verifier model, else the generator) with the rules as visible fallback
     claim_splitter: Literal["rules", "model"] = "rules"
@@ -170,13 +173,10 @@ def _claim_check_protocol(config: BenchmarkConfig) -> dict[str, Any]:
     if config.verifier in MODEL_FREE_CHECKERS:
         return {}
     from .checkers.model import SYSTEM_PROMPT, claim_check_schema
-    from .checkers.single_pass import SinglePassConfig
 
     return {
         "claim_check": config.claim_check,
-        "single_pass": SinglePassConfig(
-            template=config.claim_template, seed=config.seed
-        ).describe(),
+        "single_pass": _single_pass_config(config).describe(),
         "json_prompt": SYSTEM_PROMPT,
         "json_schema": claim_check_schema(["id"]).model_dump(by_alias=True),
     }
@@ -650,6 +650,14 @@ def _model_free_checker(name: str) -> ClaimChecker:
     return LearnedChecker()
 
 
+def _single_pass_config(config: BenchmarkConfig) -> SinglePassConfig:
+    from .checkers.single_pass import SinglePassConfig
+
+    return SinglePassConfig(
+        template=config.claim_template, seed=config.seed, evidence_cut=config.claim_evidence_cut
+    )
+
+
 def _model_checker(config: BenchmarkConfig, model: MeteredModel) -> ClaimChecker:
     single_pass = config.claim_check == "single_pass" or (
         config.claim_check == "auto"
@@ -657,11 +665,9 @@ def _model_checker(config: BenchmarkConfig, model: MeteredModel) -> ClaimChecker
         and config.checker_votes == 1
     )
     if single_pass:
-        from .checkers.single_pass import SinglePassChecker, SinglePassConfig
+        from .checkers.single_pass import SinglePassChecker
 
-        return SinglePassChecker(
-            model, SinglePassConfig(template=config.claim_template, seed=config.seed)
-        )
+        return SinglePassChecker(model, _single_pass_config(config))
     from .checkers.model import ModelChecker
 
     return ModelChecker(model, votes=config.checker_votes)

@@ -320,6 +320,7 @@ VERDICT_SETTINGS = (
     "verifier",
     "claim_check",
     "claim_template",
+    "claim_evidence_cut",
     "claim_splitter",
     "splitter",
     "checker_votes",
@@ -328,7 +329,9 @@ VERDICT_SETTINGS = (
     "seed",
 )
 # settings a model-free verifier never reads (they only shape a model's prompt or votes)
-MODEL_ONLY_SETTINGS = frozenset({"claim_check", "claim_template", "checker_votes"})
+MODEL_ONLY_SETTINGS = frozenset(
+    {"claim_check", "claim_template", "claim_evidence_cut", "checker_votes"}
+)
 MODEL_FREE_VERIFIERS = frozenset({"lexical", "learned"})
 _NOT_SETTINGS = frozenset({"out_dir", "n_resamples", "concurrency", "model_options"})
 
