@@ -299,3 +299,23 @@ def test_best_of_n_asks_one_answer_level_question_per_candidate(
     summary = BenchSummary.model_validate_json((out / "summary.json").read_text())
     assert summary.selection is not None and summary.selection.records == 6
     assert summary.counts["used_for_detection"] == 6  # the labelled answers only
+
+
+def test_a_setting_an_earlier_run_did_not_record_counts_as_its_value_then(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run made before ``claim_evidence_cut`` existed cut in page order: compared with a run
+    that records ``page_order`` the setting is not listed as differing."""
+    data = write_jsonl(tmp_path / "data.jsonl", verify_only_records(6))
+    first, second = tmp_path / "n1", tmp_path / "n3"
+    run_benchmark(_config(data, first, n=1))
+    run_benchmark(_config(data, second, n=3))
+    summary = json.loads((first / "summary.json").read_text())
+    del summary["config"]["claim_evidence_cut"]
+    (first / "summary.json").write_text(json.dumps(summary))
+    row = next(
+        line
+        for line in _compare([first, second], capsys).splitlines()
+        if line.startswith("| n1 | n3 |")
+    )
+    assert "n 1 vs 3" in row and "claim_evidence_cut" not in row

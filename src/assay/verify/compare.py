@@ -332,6 +332,9 @@ VERDICT_SETTINGS = (
 MODEL_ONLY_SETTINGS = frozenset(
     {"claim_check", "claim_template", "claim_evidence_cut", "checker_votes"}
 )
+# settings added after runs were made, with the value every earlier run had: a run that did
+# not record one used it, so it does not differ from a run that records it
+ADDED_SETTINGS: dict[str, Any] = {"claim_evidence_cut": "page_order"}
 MODEL_FREE_VERIFIERS = frozenset({"lexical", "learned"})
 _NOT_SETTINGS = frozenset({"out_dir", "n_resamples", "concurrency", "model_options"})
 
@@ -368,6 +371,7 @@ def identical_pairs(
 
 def _settings(first: dict[str, Any], second: dict[str, Any]) -> tuple[list[str], str]:
     """The verdict-deciding settings both runs share, and every setting that differs."""
+    first, second = {**ADDED_SETTINGS, **first}, {**ADDED_SETTINGS, **second}
     model_free = str(first.get("verifier")) in MODEL_FREE_VERIFIERS
     shared = [
         f"{key} {first[key]}"
