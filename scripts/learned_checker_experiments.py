@@ -236,10 +236,7 @@ def top_sentences_recall(k: int) -> Feature:
     """IDF recall against the union of the ``k`` sentences that share most claim weight."""
 
     def feature(claim: TextStats, index: EvidenceIndex, weights: dict[str, float]) -> float:
-        scores: dict[int, float] = {}
-        for token, weight in weights.items():
-            for position in index.postings.get(token, ()):
-                scores[position] = scores.get(position, 0.0) + weight
+        scores = index.sentence_scores(weights)
         top = sorted(scores, key=lambda p: (-scores[p], p))[:k]
         items = frozenset().union(*(index.sentences[p].stats.items for p in top))
         return _recall(weights, lambda t: t in items)
@@ -505,16 +502,16 @@ def fourth_round_features() -> dict[str, tuple[int, Feature]]:
 
 def fifth_round_features() -> dict[str, tuple[int, Feature]]:
     """Fifth round (2026-11-24): a whole phrase missing. A supported paraphrase misses scattered
-    words (synonyms); a partial claim misses a run of neighbouring words (", starting on 20 July",
-    "under the government of Haryana"): the heaviest run of two or more consecutive claim items
-    missing from the evidence, the best window or the cover windows, and the claim's tail."""
+    words (synonyms); a claim that goes beyond its source may miss a run of neighbouring words,
+    often at its end: the heaviest run of two or more consecutive claim items missing from the
+    evidence, the best window or the cover windows, and the claim's tail (items in the claim's
+    order, which the weights keep)."""
 
     def runs(c: TextStats, w: dict[str, float], present: Callable[[str], bool]) -> list[float]:
-        seq = [t for t in dict.fromkeys(c.sequence) if t in w]
         total = sum(w.values()) or 1.0
         out: list[float] = []
         run: list[str] = []
-        for token in [*seq, ""]:
+        for token in [*w, ""]:
             if token and not present(token):
                 run.append(token)
                 continue
@@ -523,11 +520,11 @@ def fifth_round_features() -> dict[str, tuple[int, Feature]]:
             run = []
         return out
 
+    def tail_tokens(w: dict[str, float], present: Callable[[str], bool]) -> list[str]:
+        return list(itertools.takewhile(lambda t: not present(t), reversed(list(w))))
+
     def tail(c: TextStats, w: dict[str, float], present: Callable[[str], bool]) -> float:
-        seq = [t for t in dict.fromkeys(c.sequence) if t in w]
-        total = sum(w.values()) or 1.0
-        missing = list(itertools.takewhile(lambda t: not present(t), reversed(seq)))
-        return sum(w[t] for t in missing) / total
+        return sum(w[t] for t in tail_tokens(w, present)) / (sum(w.values()) or 1.0)
 
     def in_all(i: EvidenceIndex) -> Callable[[str], bool]:
         return lambda t: t in i.items
@@ -559,13 +556,11 @@ def fifth_round_features() -> dict[str, tuple[int, Feature]]:
         return tail(c, w, in_all(i))
 
     def head_all(c: TextStats, i: EvidenceIndex, w: dict[str, float]) -> float:
-        seq = [t for t in dict.fromkeys(c.sequence) if t in w]
-        missing = list(itertools.takewhile(lambda t: t not in i.items, seq))
+        missing = list(itertools.takewhile(lambda t: t not in i.items, w))
         return sum(w[t] for t in missing) / (sum(w.values()) or 1.0)
 
     def trailing(c: TextStats, i: EvidenceIndex, w: dict[str, float]) -> list[str]:
-        seq = [t for t in dict.fromkeys(c.sequence) if t in w]
-        return list(itertools.takewhile(lambda t: t not in i.items, reversed(seq)))
+        return tail_tokens(w, in_all(i))
 
     def tail_count(c: TextStats, i: EvidenceIndex, w: dict[str, float]) -> float:
         return float(min(len(trailing(c, i, w)), 3))
@@ -578,7 +573,7 @@ def fifth_round_features() -> dict[str, tuple[int, Feature]]:
 
     def tail_half(c: TextStats, i: EvidenceIndex, w: dict[str, float]) -> float:
         # missing weight share among the claim's second half of items
-        seq = [t for t in dict.fromkeys(c.sequence) if t in w]
+        seq = list(w)
         half = seq[len(seq) // 2 :]
         total = sum(w[t] for t in half) or 1.0
         return sum(w[t] for t in half if t not in i.items) / total

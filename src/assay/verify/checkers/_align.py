@@ -93,12 +93,17 @@ class EvidenceIndex:
             for token in items
         }
 
-    def best_window(self, weights: dict[str, float]) -> Window:
-        """The window with the highest weighted recall of the claim (shorter on ties)."""
+    def sentence_scores(self, weights: dict[str, float]) -> dict[int, float]:
+        """Sentence position -> the claim weight it holds, for the sentences sharing an item."""
         scores: dict[int, float] = {}
         for token, weight in weights.items():
             for position in self.postings.get(token, ()):
                 scores[position] = scores.get(position, 0.0) + weight
+        return scores
+
+    def best_window(self, weights: dict[str, float]) -> Window:
+        """The window with the highest weighted recall of the claim (shorter on ties)."""
+        scores = self.sentence_scores(weights)
         if not scores:
             return EMPTY_WINDOW
         top = sorted(scores, key=lambda p: (-scores[p], p))[:TOP_SENTENCES]

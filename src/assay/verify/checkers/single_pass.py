@@ -122,13 +122,14 @@ def evidence_text(
     Over the budget, ``page_order`` cuts the page where the budget ends; ``relevance`` keeps
     the snippets most relevant to ``claim`` that fit whole.
     """
-    lines = [_evidence_line(item) for item in evidence]
-    if cut == "relevance" and sum(len(line) + 1 for line in lines) - 1 > max_chars:
-        return "\n".join(_most_relevant(evidence, lines, max_chars, claim))
+    if cut == "relevance":
+        lines = [_evidence_line(item) for item in evidence]
+        if sum(len(line) + 1 for line in lines) - 1 > max_chars:
+            return "\n".join(_most_relevant(evidence, lines, max_chars, claim))
     kept: list[str] = []
     budget = max_chars
-    for line in lines:
-        line = line[: max(budget, 0)]
+    for item in evidence:  # page order: only the lines that fit are written
+        line = _evidence_line(item)[: max(budget, 0)]
         if not line:
             break
         kept.append(line)
@@ -148,13 +149,8 @@ def _most_relevant(
     of their best sentence) that fit in ``max_chars``, in record order. When not even the most
     relevant snippet fits, it is cut at the budget: something is always shown."""
     index = evidence_index(evidence)
-    weights = index.weights(text_stats(claim))
-    by_sentence: dict[int, float] = {}
-    for token, weight in weights.items():
-        for position in index.postings.get(token, ()):
-            by_sentence[position] = by_sentence.get(position, 0.0) + weight
     relevance: dict[str, float] = {}
-    for position, score in by_sentence.items():
+    for position, score in index.sentence_scores(index.weights(text_stats(claim))).items():
         evidence_id = index.sentences[position].evidence_id
         relevance[evidence_id] = max(relevance.get(evidence_id, 0.0), score)
     ranked = sorted(range(len(lines)), key=lambda i: -relevance.get(evidence[i].evidence_id, 0.0))
