@@ -18,9 +18,11 @@ functions, the same data, held out exactly as there); ``--criterion`` prints ins
 script's own selection criterion (transfer AUROC between training files), which never reads the
 held-out file. The shipped checker is untouched; the
 numbers are quoted in docs/learned-checker.md ("What was tried and did not win", "What won").
-"Shipped" is the checker of the checkout: ``learned-4`` here. The fifth-round table of the docs
-was measured at commit c59218a, where it was ``learned-3`` (``--only without_missing_tail``
-gives ``learned-3``'s numbers here), the first four rounds before that on ``learned-3``, and
+"Shipped" is the checker of the checkout: ``learned-5`` here. The seventh round's variants are
+defined on ``learned-4``'s text statistics (``--only without_word_tables`` gives ``learned-4``'s
+numbers here, ``--only without_missing_tail`` gives ``learned-3``'s); the sixth round was
+measured on ``learned-4``, the fifth-round table of the docs at commit c59218a, where the
+checker was ``learned-3``, the first four rounds before that on ``learned-3``, and
 the second-round table at commit c691ab5, on ``learned-2``.
 """
 
@@ -683,35 +685,30 @@ _IRREGULAR = {
     "rebuilt": "rebuild", "born": "birth", "died": "death", "dies": "death", "dying": "death",
     "dead": "death", "die": "death", "marriage": "marry",
 }  # fmt: skip
-_DEMONYMS = {
-    "american": "america", "french": "france", "german": "germany", "british": "britain",
-    "english": "england", "scottish": "scotland", "welsh": "wales", "irish": "ireland",
-    "italian": "italy", "spanish": "spain", "portuguese": "portugal", "dutch": "netherlands",
-    "belgian": "belgium", "swiss": "switzerland", "austrian": "austria", "swedish": "sweden",
-    "norwegian": "norway", "danish": "denmark", "finnish": "finland", "polish": "poland",
-    "russian": "russia", "ukrainian": "ukraine", "greek": "greece", "turkish": "turkey",
-    "chinese": "china", "japanese": "japan", "korean": "korea", "indian": "india",
-    "pakistani": "pakistan", "canadian": "canada", "mexican": "mexico", "brazilian": "brazil",
-    "argentine": "argentina", "argentinian": "argentina", "australian": "australia",
-    "egyptian": "egypt", "israeli": "israel", "iranian": "iran", "iraqi": "iraq",
-    "syrian": "syria", "libyan": "libya", "nigerian": "nigeria", "kenyan": "kenya",
-    "african": "africa", "european": "europe", "asian": "asia", "filipino": "philippines",
-    "indonesian": "indonesia", "vietnamese": "vietnam", "thai": "thailand",
-    "hungarian": "hungary", "romanian": "romania", "bulgarian": "bulgaria",
-    "serbian": "serbia", "croatian": "croatia", "sudanese": "sudan", "cuban": "cuba",
-    "chilean": "chile", "peruvian": "peru", "colombian": "colombia", "afghan": "afghanistan",
-}  # fmt: skip
 _LIFE = frozenset(("birth", "death", "marry"))
-_DISCOURSE = _learned_text._words(
-    """additionally furthermore moreover overall ultimately typically generally usually
-    particularly especially specifically potentially essentially importantly notably primarily
-    mainly mostly largely commonly frequently even well rather instead thereby hence indeed
-    eventually finally respectively approximately nearly almost roughly likely possibly perhaps"""
-)
+# learned-5's discourse words are connectives and hedges plus these stress words
 _GENERIC = _learned_text._words(
-    """crucial essential important various specific certain different possible necessary
+    """crucial essential important specific certain different possible necessary
     appropriate significant key main major"""
 )
+_LEARNED_4_STOPWORDS = _learned_text.STOPWORDS - _learned_text.DISCOURSE_WORDS
+
+
+@contextmanager
+def learned_4_text(
+    demonyms: bool = False,
+    stopwords: frozenset[str] = frozenset(),
+    forms: dict[str, str] | None = None,
+) -> Iterator[None]:
+    """``learned-4``'s text statistics (no demonyms, no discourse stopwords), plus what the
+    seventh round tried on it: the demonym table, more stopwords, a table of word forms."""
+    with patched(
+        _learned_text,
+        DEMONYMS=_learned_text.DEMONYMS if demonyms else {},
+        STOPWORDS=_LEARNED_4_STOPWORDS | stopwords,
+        stem=stem_through(forms) if forms else _ORIGINAL_STEM,
+    ):
+        yield
 
 
 def stem_through(table: dict[str, str]) -> Callable[[str], str]:
@@ -723,6 +720,49 @@ def stem_through(table: dict[str, str]) -> Callable[[str], str]:
         return _ORIGINAL_STEM(base if base else word)
 
     return stem
+
+
+# Seventh round, on learned-5: more forms that differ between a claim and its source.
+_ORDINAL_SUFFIX = frozenset(("st", "nd", "rd", "th", "s"))
+_ORDINAL_WORDS = {
+    "sixth": "6", "seventh": "7", "eighth": "8", "ninth": "9", "tenth": "10", "eleventh": "11",
+    "twelfth": "12", "thirteenth": "13", "fourteenth": "14", "fifteenth": "15",
+    "sixteenth": "16", "seventeenth": "17", "eighteenth": "18", "nineteenth": "19",
+    "twentieth": "20", "thirtieth": "30", "fortieth": "40", "fiftieth": "50",
+    "hundredth": "100",
+}  # fmt: skip
+_UNITS = {
+    "km": "kilometre", "kilometer": "kilometre", "kilometers": "kilometre", "ft": "foot",
+    "feet": "foot", "mi": "mile", "kg": "kilogram", "lb": "pound", "lbs": "pound",
+    "meter": "metre", "meters": "metre", "cm": "centimetre", "mm": "millimetre",
+    "sq": "square", "mph": "mile",
+}  # fmt: skip
+
+
+# the verbs generated answers use to frame a point ("help", "ensure", "involve")
+_ANSWER_VERBS = _learned_text._words(
+    """help helps helping ensure ensures ensuring include includes involve involves involving
+    contribute contributes contributing provide provides providing consider considered
+    considering encourage encourages promote promotes promoting use used using based due like"""
+)
+
+
+def raw_ordinals(text: str) -> list[str]:
+    """The number 20 for "20th" (not 20 and a word "th"), and for "twentieth"."""
+    out: list[str] = []
+    for token in _ORIGINAL_RAW(text):
+        if out and out[-1][0].isdigit() and token.lower() in _ORDINAL_SUFFIX:
+            continue
+        out.append(_ORDINAL_WORDS.get(token.lower(), token))
+    return out
+
+
+_PERCENT = re.compile(r"%|\bper cent\b")
+
+
+def raw_percent(text: str) -> list[str]:
+    """One word for "%", "percent" and "per cent"."""
+    return _ORIGINAL_RAW(_PERCENT.sub(" percent ", text))
 
 
 def product_feature(i: int, j: int) -> Feature:
@@ -891,7 +931,8 @@ def nothing() -> Iterator[None]:
 
 @contextmanager
 def without_feature(name: str) -> Iterator[None]:
-    """The shipped checker with one feature left out (``missing_tail_max``: ``learned-3``)."""
+    """The shipped checker with one feature left out (``missing_tail_max`` on ``learned-4``'s
+    text statistics: ``learned-3``)."""
     original = learned._vector
     drop = BASE_NAMES.index(name)
     names = BASE_NAMES[:drop] + BASE_NAMES[drop + 1 :]
@@ -956,7 +997,9 @@ def _keys_numbers(c: TextStats, i: EvidenceIndex, w: dict[str, float]) -> float:
 
 VARIANTS: dict[str, Callable[[], Any]] = {
     "shipped": nothing,
-    "without_missing_tail": lambda: without_feature("missing_tail_max"),  # learned-3
+    "without_missing_tail": lambda: both(  # learned-3
+        learned_4_text, lambda: without_feature("missing_tail_max")
+    ),
     # ablations of learned-3's text statistics
     "learned-2_stemmer": lambda: patched(_learned_text, stem=stem_learned_2),
     "no_scale_merge": lambda: patched(_learned_text, _SCALE_ITEMS=frozenset()),
@@ -1014,27 +1057,30 @@ VARIANTS: dict[str, Callable[[], Any]] = {
     ),
     "quadratic": quadratic,
     "month_abbreviations": lambda: patched(_learned_text, stem=stem_months),
-    "irregular_forms": lambda: patched(_learned_text, stem=stem_through(_IRREGULAR)),
-    "demonyms": lambda: patched(_learned_text, stem=stem_through(_DEMONYMS)),
-    "irregular_forms+demonyms": lambda: patched(
-        _learned_text, stem=stem_through(_IRREGULAR | _DEMONYMS)
+    # seventh round: on learned-4's text; learned-5 is demonyms+discourse_generic_stopwords
+    "without_word_tables": learned_4_text,  # learned-4
+    "irregular_forms": lambda: learned_4_text(forms=_IRREGULAR),
+    "irregular_verbs_only": lambda: learned_4_text(
+        forms={k: v for k, v in _IRREGULAR.items() if v not in _LIFE}
     ),
-    "demonyms+discourse_generic_stopwords": lambda: both(
-        lambda: patched(_learned_text, stem=stem_through(_DEMONYMS)),
-        lambda: patched(_learned_text, STOPWORDS=_learned_text.STOPWORDS | _DISCOURSE | _GENERIC),
+    "birth_death_marriage_only": lambda: learned_4_text(
+        forms={k: v for k, v in _IRREGULAR.items() if v in _LIFE}
     ),
-    "irregular_verbs_only": lambda: patched(
-        _learned_text, stem=stem_through({k: v for k, v in _IRREGULAR.items() if v not in _LIFE})
+    "demonyms": lambda: learned_4_text(demonyms=True),
+    "irregular_forms+demonyms": lambda: learned_4_text(demonyms=True, forms=_IRREGULAR),
+    "discourse_stopwords": lambda: learned_4_text(
+        stopwords=_learned_text.DISCOURSE_WORDS - _GENERIC
     ),
-    "birth_death_marriage_only": lambda: patched(
-        _learned_text, stem=stem_through({k: v for k, v in _IRREGULAR.items() if v in _LIFE})
+    "discourse_generic_stopwords": lambda: learned_4_text(stopwords=_learned_text.DISCOURSE_WORDS),
+    "demonyms+discourse_generic_stopwords": lambda: learned_4_text(
+        demonyms=True, stopwords=_learned_text.DISCOURSE_WORDS
     ),
-    "discourse_stopwords": lambda: patched(
-        _learned_text, STOPWORDS=_learned_text.STOPWORDS | _DISCOURSE
+    "ordinals": lambda: patched(_learned_text, _raw_tokens=raw_ordinals),
+    "answer_verbs_stopwords": lambda: patched(
+        _learned_text, STOPWORDS=_learned_text.STOPWORDS | _ANSWER_VERBS
     ),
-    "discourse_generic_stopwords": lambda: patched(
-        _learned_text, STOPWORDS=_learned_text.STOPWORDS | _DISCOURSE | _GENERIC
-    ),
+    "percent": lambda: patched(_learned_text, _raw_tokens=raw_percent),
+    "units": lambda: patched(_learned_text, stem=stem_through(_UNITS)),
     "evidence_items_adjacent": evidence_items_adjacent,
     "qualifiers_unmatched": lambda: unmatched_words("qualifiers_unmatched", _QUALIFIERS),
     "relations_unmatched": lambda: unmatched_words("relations_unmatched", _RELATIONS),

@@ -124,7 +124,8 @@ def test_a_detail_the_evidence_lacks_at_the_end_of_a_claim_is_a_missing_tail() -
     assert _tail("The Harbour Bridge opened under Premier Lang to traffic in 1932.") == 0.0
     # the heaviest item of the tail, as a share of the claim's weight: one more found word
     # before the tail only dilutes it
-    assert 0.0 < _tail("The Harbour Bridge main span opened in 1932 under Premier Lang.") < ending
+    longer = "The Harbour Bridge span opened to traffic in 1932 under Premier Lang."
+    assert 0.0 < _tail(longer) < ending
 
 
 def test_a_weights_file_for_other_features_is_refused() -> None:
@@ -335,3 +336,33 @@ def test_number_words_and_scales_are_one_number() -> None:
     _, right, _ = _check("The Harbour Bridge main span is 503 metres long.")
     _, wrong, _ = _check("The Harbour Bridge main span is six hundred metres long.")
     assert wrong < 0.5 < right  # "six hundred" is the number 600, which the evidence lacks
+
+
+def test_a_demonym_is_its_country() -> None:
+    """One item for "British" and "Britain" (and a name, as both are capitalised): a claim that
+    restates the page's country as a nationality is not missing a word."""
+    from assay.verify.checkers._learned_text import text_stats
+
+    assert text_stats("a British engineer").items == text_stats("an engineer from Britain").items
+    assert text_stats("a British engineer").names == text_stats("Britain").names
+    assert text_stats("French").items == text_stats("France").items
+    assert text_stats("French").items != text_stats("Germany").items
+    page = "Bradfield, an engineer born in Britain, built it."
+    evidence = [Evidence(evidence_id="e1", text=page)]
+    found = LearnedChecker().check_sync(Claim(text="A British engineer built it."), evidence)
+    missing = LearnedChecker().check_sync(Claim(text="A Swedish engineer built it."), evidence)
+    assert found.p_supported is not None and missing.p_supported is not None
+    assert missing.p_supported < 0.5 < found.p_supported
+
+
+def test_the_discourse_words_of_generated_answers_are_not_content() -> None:
+    """Connectives and stress words ("additionally", "crucial") say nothing a source must hold:
+    the same claim with and without them has the same items and the same probability."""
+    from assay.verify.checkers._learned_text import text_stats
+
+    plain = "The Harbour Bridge opened to traffic in 1932."
+    dressed = (
+        "Additionally, it is crucial that the Harbour Bridge notably opened to traffic in 1932."
+    )
+    assert text_stats(plain).items == text_stats(dressed).items
+    assert _check(dressed)[1] == _check(plain)[1]

@@ -31,6 +31,18 @@ STOPWORDS = _words(
     out off again further once per via upon within across along among around because several
     various often however thus therefore although though yet whether according including"""
 )
+# Words a generated answer uses to connect, hedge and stress ("additionally", "particularly",
+# "crucial") and a source has no reason to contain: counted as content, one of them missing
+# outweighed the answer's real terms, since a word the evidence never uses weighs most.
+DISCOURSE_WORDS = _words(
+    """additionally furthermore moreover overall ultimately typically generally usually
+    particularly especially specifically potentially essentially importantly notably primarily
+    mainly mostly largely commonly frequently even well rather instead thereby hence indeed
+    eventually finally respectively approximately nearly almost roughly likely possibly perhaps
+    crucial essential important specific certain different possible necessary
+    appropriate significant key main major"""
+)
+STOPWORDS |= DISCOURSE_WORDS
 NEGATIONS = _words(
     "not no never none nobody nothing neither nor without cannot unable fail fails failed "
     "lack lacks lacked"
@@ -49,6 +61,26 @@ _NUMBER_WORDS = {
     **{word: str(value) for word, value in (_CARDINALS | _SCALES).items()},
     "first": "1", "second": "2", "third": "3", "fourth": "4", "fifth": "5", "twice": "2",
     "half": "0.5",
+}  # fmt: skip
+# A demonym is read as its country ("a British actor" against a page that says "Britain"): the
+# suffix stemmer cannot join them, and claims restate nationality in the other form.
+DEMONYMS = {
+    "american": "america", "french": "france", "german": "germany", "british": "britain",
+    "english": "england", "scottish": "scotland", "welsh": "wales", "irish": "ireland",
+    "italian": "italy", "spanish": "spain", "portuguese": "portugal", "dutch": "netherlands",
+    "belgian": "belgium", "swiss": "switzerland", "austrian": "austria", "swedish": "sweden",
+    "norwegian": "norway", "danish": "denmark", "finnish": "finland", "polish": "poland",
+    "russian": "russia", "ukrainian": "ukraine", "greek": "greece", "turkish": "turkey",
+    "chinese": "china", "japanese": "japan", "korean": "korea", "indian": "india",
+    "pakistani": "pakistan", "canadian": "canada", "mexican": "mexico", "brazilian": "brazil",
+    "argentine": "argentina", "argentinian": "argentina", "australian": "australia",
+    "egyptian": "egypt", "israeli": "israel", "iranian": "iran", "iraqi": "iraq",
+    "syrian": "syria", "libyan": "libya", "nigerian": "nigeria", "kenyan": "kenya",
+    "african": "africa", "european": "europe", "asian": "asia", "filipino": "philippines",
+    "indonesian": "indonesia", "vietnamese": "vietnam", "thai": "thailand",
+    "hungarian": "hungary", "romanian": "romania", "bulgarian": "bulgaria",
+    "serbian": "serbia", "croatian": "croatia", "sudanese": "sudan", "cuban": "cuba",
+    "chilean": "chile", "peruvian": "peru", "colombian": "colombia", "afghan": "afghanistan",
 }  # fmt: skip
 _MONTHS = _words(
     "january february march april may june july august september october november december"
@@ -146,7 +178,7 @@ def _token_info(token: str) -> tuple[str | None, bool, bool]:
         return "#" + _NUMBER_WORDS[lower], negation, False
     if lower in STOPWORDS or lower in NEGATIONS or len(lower) <= 1:
         return None, negation, False
-    return stem(token), negation, token[0].isupper() and lower not in _MONTHS
+    return stem(DEMONYMS.get(lower, token)), negation, token[0].isupper() and lower not in _MONTHS
 
 
 # Bounded: a benchmark process checks many records; the cache only has to span one record

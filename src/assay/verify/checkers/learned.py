@@ -44,8 +44,10 @@ from ._learned_text import CAP, TextStats, split_claim_sentences, text_stats
 # learned-1: whole-page greedy cover, no IDF, no calibration; learned-2: the features below
 # with the first stemmer; learned-3: stems that meet across inflections (line/lines,
 # take/taking), teens and tens as numbers, "two thousand" / "1.2 million" as one number;
-# learned-4: the same, plus the heaviest item of a missing tail (missing_tail_max).
-CHECKER_VERSION = "learned-4"
+# learned-4: the same, plus the heaviest item of a missing tail (missing_tail_max); learned-5:
+# the same features, with demonyms read as their country and the discourse words of generated
+# answers ("additionally", "crucial") read as stopwords.
+CHECKER_VERSION = "learned-5"
 WEIGHTS_FILE = "learned_weights.json"
 FEATURE_NAMES: tuple[str, ...] = (
     "idf_recall_all",
