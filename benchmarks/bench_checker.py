@@ -2,6 +2,7 @@
 flip rate, today's checker (the starting commit) and this one side by side in one run.
 
     .venv/bin/python benchmarks/bench_checker.py                      # today: learned-1's code
+    .venv/bin/python benchmarks/bench_checker.py --today-rev 7cee43a  # against learned-4
     .venv/bin/python benchmarks/bench_checker.py --today-rev d98b7d8  # against learned-3
     .venv/bin/python benchmarks/bench_checker.py --today-src /path/to/old/src --repeats 3
 

@@ -137,9 +137,10 @@ CHECKERS_MODEL_FREE = ("lexical", "learned")
 # machine; the model-free checkers are run on exactly the same records.
 EMBEDDED_N = {"expertqa": 25, "wice": 25, "halueval": 50}
 # Which (checker, dataset) numbers are held out from every fit (docs/verify-data.md,
-# docs/learned-checker.md): lexical was fitted on WiCE dev + HaluEval, learned (learned-3) on
-# all three files (its held-out numbers come from scripts/train_learned_checker.py's LODO and
-# grouped folds); the embedded model saw none of them in assay.
+# docs/learned-checker.md): lexical was fitted on WiCE dev + HaluEval, learned (every version
+# since learned-2) on all three files (its held-out numbers come from
+# scripts/train_learned_checker.py's LODO and grouped folds); the embedded model saw none of
+# them in assay.
 HELD_OUT = {
     ("lexical", "expertqa"): True, ("lexical", "wice"): False, ("lexical", "halueval"): False,
     ("learned", "expertqa"): False, ("learned", "wice"): False, ("learned", "halueval"): False,

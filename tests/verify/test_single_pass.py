@@ -22,6 +22,7 @@ from assay.model import (
     user,
 )
 from assay.model.providers.stub import StubBackend
+from assay.verify.checkers._learned_text import STATISTICS_VERSION
 from assay.verify.checkers.single_pass import (
     TEMPLATES,
     SinglePassChecker,
@@ -222,4 +223,7 @@ def test_the_relevance_cut_reaches_the_model_and_the_fingerprint() -> None:
     assert "[40]" in seen[0] and "[40]" not in seen[1]
     # runs made before the option existed keep their fingerprint: the default is not described
     assert "evidence_cut" not in SinglePassConfig().describe()
-    assert SinglePassConfig(evidence_cut="relevance").describe()["evidence_cut"] == "relevance"
+    relevance = SinglePassConfig(evidence_cut="relevance").describe()
+    assert relevance["evidence_cut"] == "relevance"
+    # the ranking's text statistics are part of the run: a change to them is not resumed
+    assert relevance["relevance_statistics"] == STATISTICS_VERSION

@@ -13,6 +13,9 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
+# The learned checker version that last changed these statistics. The single-pass relevance cut
+# ranks evidence with them too, so its runs record it and are not resumed after a change.
+STATISTICS_VERSION = "learned-5"
 KEY_WEIGHT = 2.0  # names and numbers weigh double in recall: a wrong one is a wrong claim
 CAP = 3.0  # counts are capped: the third missing name says little the second did not
 

@@ -45,7 +45,7 @@ from typing import Literal
 from ...model import CallFailure, ChatMessage, Completion, GenerateConfig, Model, system, user
 from ..types import Claim, ClaimCheck, ClaimLabel, Evidence
 from ._align import evidence_index
-from ._learned_text import text_stats
+from ._learned_text import STATISTICS_VERSION, text_stats
 
 SINGLE_PASS_TAG = "[assay:claim_label]"
 TOP_LOGPROBS = 20  # the most OpenAI-compatible servers return
@@ -103,10 +103,14 @@ class SinglePassConfig:
 
     def describe(self) -> dict[str, object]:
         """Everything that decides a result, for the run's fingerprint. The default cut is left
-        out, so that runs made before the option existed keep their fingerprint and resume."""
+        out, so that runs made before the option existed keep their fingerprint and resume; the
+        relevance cut ranks snippets with the learned checker's text statistics, so their
+        version is part of it."""
         described = {**asdict(self), "template_text": asdict(TEMPLATES[self.template])}
         if self.evidence_cut == "page_order":
             del described["evidence_cut"]
+        else:
+            described["relevance_statistics"] = STATISTICS_VERSION
         return described
 
 
