@@ -644,6 +644,60 @@ def sixth_round_features() -> dict[str, tuple[int, Feature]]:
     }
 
 
+def _lcs_pairs(a: Sequence[str], b: Sequence[str]) -> list[tuple[int, int]]:
+    """The index pairs of one longest common subsequence of ``a`` and ``b``."""
+    n, m = len(a), len(b)
+    table = [[0] * (m + 1) for _ in range(n + 1)]
+    for x in range(n - 1, -1, -1):
+        for y in range(m - 1, -1, -1):
+            table[x][y] = (
+                table[x + 1][y + 1] + 1 if a[x] == b[y] else max(table[x + 1][y], table[x][y + 1])
+            )
+    pairs, x, y = [], 0, 0
+    while x < n and y < m:
+        if a[x] == b[y]:
+            pairs.append((x, y))
+            x, y = x + 1, y + 1
+        elif table[x + 1][y] >= table[x][y + 1]:
+            x += 1
+        else:
+            y += 1
+    return pairs
+
+
+def eighth_round_features() -> dict[str, tuple[int, Feature]]:
+    """Eighth round (2026-11-24), on ``learned-5``: inserted or substituted? The claim is aligned
+    to its best window in order (a longest common subsequence of content items). Between two
+    aligned items, claim words the evidence lacks are a *substitution* when the window has words
+    of its own in the same place (a paraphrase), an *insertion* when it has fewer there than the
+    claim (a detail the source does not give)."""
+
+    def inserted(c: TextStats, i: EvidenceIndex, w: dict[str, float], against: str) -> float:
+        window = i.best_window(w)
+        claim_items = [t for t in c.sequence if t in w]
+        window_items = [t for s in window.sentences for t in s.stats.sequence]
+        present = window.items if against == "window" else i.items
+        anchors = [(-1, -1), *_lcs_pairs(claim_items, window_items)]
+        anchors.append((len(claim_items), len(window_items)))
+        weight = 0.0
+        for (c0, w0), (c1, w1) in itertools.pairwise(anchors):
+            missing = {t for t in claim_items[c0 + 1 : c1] if t not in present}
+            if missing and w1 - w0 - 1 < c1 - c0 - 1:
+                weight += sum(w[t] for t in missing)
+        return weight / (sum(w.values()) or 1.0)
+
+    def inserted_all(c: TextStats, i: EvidenceIndex, w: dict[str, float]) -> float:
+        return inserted(c, i, w, "all")
+
+    def inserted_window(c: TextStats, i: EvidenceIndex, w: dict[str, float]) -> float:
+        return inserted(c, i, w, "window")
+
+    return {
+        "inserted_missing_all": (-1, inserted_all),
+        "inserted_missing_window": (-1, inserted_window),
+    }
+
+
 _MONTH_ABBREVIATIONS = {
     "jan": "january", "feb": "february", "mar": "march", "apr": "april", "jun": "june",
     "jul": "july", "aug": "august", "sep": "september", "sept": "september", "oct": "october",
@@ -739,6 +793,11 @@ _UNITS = {
 }  # fmt: skip
 
 
+# time and cause connectives a claim adds while restating a source ("later", "due to")
+_CONNECTIVES = _learned_text._words(
+    """later prior due subsequently subsequent following previously formerly currently
+    recently initially originally"""
+)
 # the verbs generated answers use to frame a point ("help", "ensure", "involve")
 _ANSWER_VERBS = _learned_text._words(
     """help helps helping ensure ensures ensuring include includes involve involves involving
@@ -1049,6 +1108,7 @@ VARIANTS: dict[str, Callable[[], Any]] = {
     **{name: _feature(name, s, f) for name, (s, f) in fourth_round_features().items()},
     **{name: _feature(name, s, f) for name, (s, f) in fifth_round_features().items()},
     **{name: _feature(name, s, f) for name, (s, f) in sixth_round_features().items()},
+    **{name: _feature(name, s, f) for name, (s, f) in eighth_round_features().items()},
     "missing_tail_max+last_item_missing": lambda: extra_features(
         {n: fifth_round_features()[n] for n in ("missing_tail_max", "last_item_missing")}
     ),
@@ -1076,6 +1136,9 @@ VARIANTS: dict[str, Callable[[], Any]] = {
         demonyms=True, stopwords=_learned_text.DISCOURSE_WORDS
     ),
     "ordinals": lambda: patched(_learned_text, _raw_tokens=raw_ordinals),
+    "connective_stopwords": lambda: patched(
+        _learned_text, STOPWORDS=_learned_text.STOPWORDS | _CONNECTIVES
+    ),
     "answer_verbs_stopwords": lambda: patched(
         _learned_text, STOPWORDS=_learned_text.STOPWORDS | _ANSWER_VERBS
     ),
