@@ -10,6 +10,7 @@ ship, and ablations of what did.
     python scripts/learned_checker_experiments.py --criterion --only shipped without_missing_tail
     python scripts/learned_checker_experiments.py --tail-rates    # missing tails by label
     python scripts/learned_checker_experiments.py --em-prior      # label-free prior adaptation
+    python scripts/learned_checker_experiments.py --covariate-platt   # record-dependent maps
 
 Each variant changes one thing in the shipped recipe (a text normalisation, an extra feature,
 the calibration, the L2 choice) by patching the checker's modules in this process only, then
@@ -1378,6 +1379,59 @@ def criterion(name: str) -> list[str]:
     return [f"## criterion {name}: " + " | ".join(cells)]
 
 
+PLATT_COVARIATES: dict[str, Callable[[Any], float]] = {
+    "claims": lambda e: math.log(1 + len(e.units)),
+    "answer_chars": lambda e: math.log(1 + len(e.record.answer or "")),
+    "evidence_chars": lambda e: math.log(1 + sum(len(x.text) for x in e.record.evidence)),
+}
+
+
+def _logits(examples: Sequence[Any], weights: Any) -> Any:
+    """logit(p_error) of each answer; NaN where the checker gave no score."""
+    p = np.array([np.nan if q is None else q for q in tl.learned_scores(examples, weights)])
+    p = np.clip(p, 1e-9, 1 - 1e-9)
+    return np.log(p / (1 - p))
+
+
+def covariate_platt() -> list[str]:
+    """LODO with one more map whose slope and shift depend on a property of the record (how
+    many claims, how long the answer or the evidence), fitted on the training files only:
+    ``p = sigmoid(a * z + b * z * x + c * x + d)``. Can the kind of data set the prior?"""
+    clear_caches()
+    corpus = tl.load_corpus(tl.DEFAULT_DATA_DIR)
+    names = tuple(corpus.examples)
+    lines = ["| covariate | " + " | ".join(f"{n} LODO" for n in names) + " |"]
+    for label, covariate in [("none", None), *PLATT_COVARIATES.items()]:
+        cells = []
+        for held in names:
+            train = tuple(n for n in names if n != held)
+            l2, _ = tl.select_l2(corpus, tl._with(tl.TrainConfig(), train))
+            config = tl._with(tl.TrainConfig(), train, l2)
+            train_examples, examples = corpus.select(train), corpus.examples[held]
+            weights = tl.train_weights(train_examples, config)
+            z_train, z = _logits(train_examples, weights), _logits(examples, weights)
+            if covariate is None:
+                p = 1 / (1 + np.exp(-z))
+            else:
+                x_train = np.array([covariate(e) for e in train_examples])
+                x = np.array([covariate(e) for e in examples])
+                mu, sd = x_train.mean(), x_train.std() or 1.0
+                x_train, x = (x_train - mu) / sd, (x - mu) / sd
+                error = np.array([0.0 if e.supported else 1.0 for e in train_examples])
+                scored = ~np.isnan(z_train)
+                coef, bias = tl.fit_logistic(
+                    np.stack([z_train, z_train * x_train, x_train], 1)[scored],
+                    error[scored],
+                    tl.sample_weights(train_examples)[scored],
+                    replace(config, l2=1e-3),
+                )
+                p = 1 / (1 + np.exp(-(np.stack([z, z * x, x], 1) @ coef + bias)))
+            scores = [None if np.isnan(v) else float(v) for v in p]
+            cells.append(tl._triple(tl.score(examples, scores)))
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--only", nargs="*", choices=sorted(VARIANTS), default=None)
@@ -1392,7 +1446,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--tail-rates", action="store_true", help="missing tails by label")
     parser.add_argument("--em-prior", action="store_true", help="label-free prior adaptation")
+    parser.add_argument("--covariate-platt", action="store_true", help="record-dependent maps")
     args = parser.parse_args(argv)
+    if args.covariate_platt:
+        print("\n".join(covariate_platt()))
+        return 0
     if args.em_prior:
         print("\n".join(label_free_prior()))
         return 0
