@@ -353,6 +353,32 @@ def frequency_prior(datasets: Sequence[str], top: int = 1000) -> dict[str, float
     return {t: max(0.0, math.log(docs / df[t]) / math.log(docs)) for t in ranked}
 
 
+def answer_words(datasets: Sequence[str], min_count: int = 5, ratio: float = 4.0) -> frozenset[str]:
+    """Lower-cased words that answers use far more than evidence does: in at least
+    ``min_count`` answers of ``datasets``, and ``ratio`` times as often (per text) as in their
+    evidence. The data-driven form of learned-5's hand-written discourse words."""
+    in_answers: dict[str, int] = {}
+    in_evidence: dict[str, int] = {}
+    answers = evidence = 0
+    for name in datasets:
+        relative, importer = tl.DATASET_FILES[name]
+        for record in importer(tl.DEFAULT_DATA_DIR / relative).records:
+            answers += 1
+            for word in {w.lower() for w in _ORIGINAL_RAW(record.answer or "")}:
+                in_answers[word] = in_answers.get(word, 0) + 1
+            for e in record.evidence:
+                evidence += 1
+                for word in {w.lower() for w in _ORIGINAL_RAW(e.text)}:
+                    in_evidence[word] = in_evidence.get(word, 0) + 1
+    return frozenset(
+        word
+        for word, count in in_answers.items()
+        if count >= min_count
+        and not word[0].isdigit()
+        and count / answers >= ratio * (in_evidence.get(word, 0) + 1) / evidence
+    )
+
+
 def prior_features(prior: dict[str, float]) -> dict[str, tuple[int, Feature]]:
     def pw(weights: dict[str, float], times_idf: bool) -> dict[str, float]:
         return {t: (w if times_idf else 1.0) * prior.get(t, 1.0) for t, w in weights.items()}
@@ -1137,6 +1163,10 @@ VARIANTS: dict[str, Callable[[], Any]] = {
         demonyms=True, stopwords=_learned_text.DISCOURSE_WORDS
     ),
     "ordinals": lambda: patched(_learned_text, _raw_tokens=raw_ordinals),
+    "answer_words_stopwords (table from all three files)": lambda: patched(
+        _learned_text,
+        STOPWORDS=_learned_text.STOPWORDS | answer_words(("expertqa", "wice", "halueval")),
+    ),
     "connective_stopwords": lambda: patched(
         _learned_text, STOPWORDS=_learned_text.STOPWORDS | _CONNECTIVES
     ),
