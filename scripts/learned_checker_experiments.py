@@ -1003,6 +1003,26 @@ def stem_learned_2(word: str) -> str:
     return word[:6]
 
 
+@contextmanager
+def train_on_weakest_sentence() -> Iterator[None]:
+    """Train on each answer's weakest sentence (the lowest IDF recall against all evidence)
+    instead of the whole answer: the benchmark scores the weakest sentence, and features about
+    where in a sentence words are missing (its tail, its pairs) mean something else for a
+    paragraph."""
+    original = tl._example
+
+    def example(record: Any, dataset: str) -> Any:
+        built = original(record, dataset)
+        vectors = [v for unit in built.units for v in unit.against_all]
+        if not vectors:
+            return built
+        weakest = min(vectors, key=lambda v: v.values[0])
+        return replace(built, features=weakest.values)
+
+    with patched(tl, _example=example):
+        yield
+
+
 def fixed_l2(value: float) -> Any:
     return patched(tl, select_l2=lambda corpus, config: (value, {}))
 
@@ -1166,6 +1186,58 @@ VARIANTS: dict[str, Callable[[], Any]] = {
     "answer_words_stopwords (table from all three files)": lambda: patched(
         _learned_text,
         STOPWORDS=_learned_text.STOPWORDS | answer_words(("expertqa", "wice", "halueval")),
+    ),
+    # on learned-5: the closest earlier candidates together
+    "missing_tail_count+pairs_together_sentence": lambda: extra_features(
+        {
+            "missing_tail_count": fifth_round_features()["missing_tail_count"],
+            "pairs_together_sentence": third_round_features()["pairs_together_sentence"],
+        }
+    ),
+    "missing_tail_count+keys_out_of_context": lambda: extra_features(
+        {
+            "missing_tail_count": fifth_round_features()["missing_tail_count"],
+            "keys_out_of_context": (-1, keys_out_of_context),
+        }
+    ),
+    "evidence_items_adjacent+pairs_together+missing_tail_count": lambda: both(
+        evidence_items_adjacent,
+        lambda: extra_features(
+            {
+                "pairs_together": third_round_features()["pairs_together"],
+                "missing_tail_count": fifth_round_features()["missing_tail_count"],
+            }
+        ),
+    ),
+    "missing_tail_count+pairs_together_sentence+fixed_l2_1000": lambda: both(
+        lambda: fixed_l2(1000.0),
+        VARIANTS["missing_tail_count+pairs_together_sentence"],
+    ),
+    "pairs_together_sentence+fixed_l2_1000 (on learned-5)": lambda: both(
+        lambda: fixed_l2(1000.0),
+        VARIANTS["pairs_together_sentence"],
+    ),
+    "missing_tail_count2+pairs_together_sentence": lambda: extra_features(
+        {
+            "missing_tail_count2": fifth_round_features()["missing_tail_count2"],
+            "pairs_together_sentence": third_round_features()["pairs_together_sentence"],
+        }
+    ),
+    "missing_tail_all+pairs_together_sentence": lambda: extra_features(
+        {
+            "missing_tail_all": fifth_round_features()["missing_tail_all"],
+            "pairs_together_sentence": third_round_features()["pairs_together_sentence"],
+        }
+    ),
+    "train_on_weakest_sentence": train_on_weakest_sentence,
+    "train_on_weakest_sentence+missing_tail_count+pairs_together_sentence": lambda: both(
+        lambda: extra_features(
+            {
+                "missing_tail_count": fifth_round_features()["missing_tail_count"],
+                "pairs_together_sentence": third_round_features()["pairs_together_sentence"],
+            }
+        ),
+        train_on_weakest_sentence,
     ),
     "connective_stopwords": lambda: patched(
         _learned_text, STOPWORDS=_learned_text.STOPWORDS | _CONNECTIVES
