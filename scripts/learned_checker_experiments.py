@@ -1003,6 +1003,19 @@ def stem_learned_2(word: str) -> str:
     return word[:6]
 
 
+def gated(feature: Feature, neutral: float, gate: Callable[[TextStats], bool]) -> Feature:
+    """``feature`` where ``gate`` holds for the claim, else the ``neutral`` value."""
+
+    def value(claim: TextStats, index: EvidenceIndex, weights: dict[str, float]) -> float:
+        return feature(claim, index, weights) if gate(claim) else neutral
+
+    return value
+
+
+def _named(claim: TextStats) -> bool:
+    return bool(claim.names or claim.numbers)
+
+
 @contextmanager
 def train_on_weakest_sentence() -> Iterator[None]:
     """Train on each answer's weakest sentence (the lowest IDF recall against all evidence)
@@ -1227,6 +1240,15 @@ VARIANTS: dict[str, Callable[[], Any]] = {
         {
             "missing_tail_all": fifth_round_features()["missing_tail_all"],
             "pairs_together_sentence": third_round_features()["pairs_together_sentence"],
+        }
+    ),
+    "named_claims_only:missing_tail_count+pairs_together_sentence": lambda: extra_features(
+        {
+            "missing_tail_count_named": (
+                -1,
+                gated(fifth_round_features()["missing_tail_count"][1], 0.0, _named),
+            ),
+            "pairs_together_sentence_named": (1, gated(pairs_together(6, 0), 1.0, _named)),
         }
     ),
     "train_on_weakest_sentence": train_on_weakest_sentence,
