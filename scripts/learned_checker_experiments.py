@@ -1017,6 +1017,26 @@ def _named(claim: TextStats) -> bool:
 
 
 @contextmanager
+def question_as_evidence() -> Iterator[None]:
+    """The record's question joins its evidence (one more snippet) for training and scoring: an
+    answer that restates the question is not adding unsupported words."""
+    original = tl._example
+
+    def example(record: Any, dataset: str) -> Any:
+        if not record.question.strip():
+            return original(record, dataset)
+        from assay.verify.types import Evidence
+
+        question = Evidence(evidence_id="question", text=record.question)
+        return original(
+            record.model_copy(update={"evidence": (*record.evidence, question)}), dataset
+        )
+
+    with patched(tl, _example=example):
+        yield
+
+
+@contextmanager
 def train_on_weakest_sentence() -> Iterator[None]:
     """Train on each answer's weakest sentence (the lowest IDF recall against all evidence)
     instead of the whole answer: the benchmark scores the weakest sentence, and features about
@@ -1251,6 +1271,7 @@ VARIANTS: dict[str, Callable[[], Any]] = {
             "pairs_together_sentence_named": (1, gated(pairs_together(6, 0), 1.0, _named)),
         }
     ),
+    "question_as_evidence": question_as_evidence,
     "train_on_weakest_sentence": train_on_weakest_sentence,
     "train_on_weakest_sentence+missing_tail_count+pairs_together_sentence": lambda: both(
         lambda: extra_features(
