@@ -692,8 +692,8 @@ def _lcs_pairs(a: Sequence[str], b: Sequence[str]) -> list[tuple[int, int]]:
     return pairs
 
 
-def eighth_round_features() -> dict[str, tuple[int, Feature]]:
-    """Eighth round (2026-11-24), on ``learned-5``: inserted or substituted? The claim is aligned
+def inserted_features() -> dict[str, tuple[int, Feature]]:
+    """Seventh round (2026-11-24), on ``learned-5``: inserted or substituted? The claim is aligned
     to its best window in order (a longest common subsequence of content items). Between two
     aligned items, claim words the evidence lacks are a *substitution* when the window has words
     of its own in the same place (a paraphrase), an *insertion* when it has fewer there than the
@@ -1188,7 +1188,7 @@ VARIANTS: dict[str, Callable[[], Any]] = {
     **{name: _feature(name, s, f) for name, (s, f) in fourth_round_features().items()},
     **{name: _feature(name, s, f) for name, (s, f) in fifth_round_features().items()},
     **{name: _feature(name, s, f) for name, (s, f) in sixth_round_features().items()},
-    **{name: _feature(name, s, f) for name, (s, f) in eighth_round_features().items()},
+    **{name: _feature(name, s, f) for name, (s, f) in inserted_features().items()},
     "missing_tail_max+last_item_missing": lambda: extra_features(
         {n: fifth_round_features()[n] for n in ("missing_tail_max", "last_item_missing")}
     ),
