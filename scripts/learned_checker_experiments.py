@@ -333,21 +333,26 @@ def remembering_texts() -> Iterator[dict[TextStats, str]]:
         yield texts
 
 
+def _records(datasets: Sequence[str]) -> Iterator[Any]:
+    """The records of the named datasets, read from ../shared/data by assay's importers."""
+    for name in datasets:
+        relative, importer = tl.DATASET_FILES[name]
+        yield from importer(tl.DEFAULT_DATA_DIR / relative).records
+
+
 def frequency_prior(datasets: Sequence[str], top: int = 1000) -> dict[str, float]:
     """Prior weight in [0, 1] of the ``top`` most frequent items over the distinct evidence
     sets of ``datasets``: log(docs / df) / log(docs); items not in the table weigh 1."""
     df: dict[str, int] = {}
     seen: set[tuple[str, ...]] = set()
-    for name in datasets:
-        relative, importer = tl.DATASET_FILES[name]
-        for record in importer(tl.DEFAULT_DATA_DIR / relative).records:
-            key = tuple(e.text for e in record.evidence)
-            if key in seen:
-                continue
-            seen.add(key)
-            items = frozenset().union(*(_learned_text.text_stats(t).items for t in key))
-            for item in items:
-                df[item] = df.get(item, 0) + 1
+    for record in _records(datasets):
+        key = tuple(e.text for e in record.evidence)
+        if key in seen:
+            continue
+        seen.add(key)
+        items = frozenset().union(*(_learned_text.text_stats(t).items for t in key))
+        for item in items:
+            df[item] = df.get(item, 0) + 1
     docs = len(seen)
     ranked = sorted(df, key=lambda t: (-df[t], t))[:top]
     return {t: max(0.0, math.log(docs / df[t]) / math.log(docs)) for t in ranked}
@@ -360,16 +365,14 @@ def answer_words(datasets: Sequence[str], min_count: int = 5, ratio: float = 4.0
     in_answers: dict[str, int] = {}
     in_evidence: dict[str, int] = {}
     answers = evidence = 0
-    for name in datasets:
-        relative, importer = tl.DATASET_FILES[name]
-        for record in importer(tl.DEFAULT_DATA_DIR / relative).records:
-            answers += 1
-            for word in {w.lower() for w in _ORIGINAL_RAW(record.answer or "")}:
-                in_answers[word] = in_answers.get(word, 0) + 1
-            for e in record.evidence:
-                evidence += 1
-                for word in {w.lower() for w in _ORIGINAL_RAW(e.text)}:
-                    in_evidence[word] = in_evidence.get(word, 0) + 1
+    for record in _records(datasets):
+        answers += 1
+        for word in {w.lower() for w in _ORIGINAL_RAW(record.answer or "")}:
+            in_answers[word] = in_answers.get(word, 0) + 1
+        for e in record.evidence:
+            evidence += 1
+            for word in {w.lower() for w in _ORIGINAL_RAW(e.text)}:
+                in_evidence[word] = in_evidence.get(word, 0) + 1
     return frozenset(
         word
         for word, count in in_answers.items()

@@ -129,7 +129,8 @@ def evidence_text(
     if cut == "relevance":
         lines = [_evidence_line(item) for item in evidence]
         if sum(len(line) + 1 for line in lines) - 1 > max_chars:
-            return "\n".join(_most_relevant(evidence, lines, max_chars, claim))
+            lines = _most_relevant(evidence, lines, max_chars, claim)
+        return "\n".join(lines)
     kept: list[str] = []
     budget = max_chars
     for item in evidence:  # page order: only the lines that fit are written
@@ -161,8 +162,9 @@ def _most_relevant(
     chosen: set[int] = set()
     budget = max_chars
     for i in ranked:
-        if len(lines[i]) + (1 if chosen else 0) <= budget:
-            budget -= len(lines[i]) + (1 if chosen else 0)
+        cost = len(lines[i]) + (1 if chosen else 0)  # the newline before every line but the first
+        if cost <= budget:
+            budget -= cost
             chosen.add(i)
     if not chosen and ranked:
         return [lines[ranked[0]][:max_chars]]
