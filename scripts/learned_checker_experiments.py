@@ -788,6 +788,7 @@ def learned_4_text(
     seventh round tried on it: the demonym table, more stopwords, a table of word forms."""
     with patched(
         _learned_text,
+        _raw_tokens=_learned_text._plain_tokens,  # learned-6's dates
         DEMONYMS=_learned_text.DEMONYMS if demonyms else {},
         STOPWORDS=_LEARNED_4_STOPWORDS | stopwords,
         stem=stem_through(forms) if forms else _ORIGINAL_STEM,
@@ -852,6 +853,64 @@ _PERCENT = re.compile(r"%|\bper cent\b")
 def raw_percent(text: str) -> list[str]:
     """One word for "%", "percent" and "per cent"."""
     return _ORIGINAL_RAW(_PERCENT.sub(" percent ", text))
+
+
+# Ninth round (2026-11-24), on learned-6 (a day and its month are one item): the same for a
+# month and its year, and for two capitalised words in a row.
+def _month(token: str) -> int | None:
+    return _learned_text._MONTH_NUMBERS.get(token.lower()) if token[:1].isupper() else None
+
+
+def _year(token: str) -> int | None:
+    digits = token.rstrip(",")
+    return int(digits) if digits.isdigit() and len(digits) == 4 else None
+
+
+def raw_month_years(text: str) -> list[str]:
+    """A month followed by a year ("March 2011", "May 19, 2016") also adds
+    the item ``3/2011`` after the year, which stays an item of its own."""
+    out: list[str] = []
+    tokens = _ORIGINAL_RAW(text)
+    for i, token in enumerate(tokens):
+        out.append(token)
+        if _year(token) is None or i == 0:
+            continue
+        before = tokens[i - 1]
+        month = _month(before) or (_month(tokens[i - 2]) if i >= 2 and "/" in before else None)
+        if month is not None:
+            out.append(f"{month}/{_year(token)}")
+    return out
+
+
+def _name_word(token: str) -> bool:
+    lower = token.lower()
+    return (
+        token[:1].isupper()
+        and lower not in _learned_text.STOPWORDS
+        and lower not in _learned_text._MONTHS
+        and len(lower) > 1
+    )
+
+
+def raw_name_pairs(text: str) -> list[str]:
+    """Two capitalised words in a row ("Peter Kay") also add the item
+    ``peter+kay``, a name of its own, after them (the words stay items)."""
+    out: list[str] = []
+    tokens = _ORIGINAL_RAW(text)
+    for i, token in enumerate(tokens):
+        out.append(token)
+        if i >= 2 and _name_word(token) and _name_word(tokens[i - 1]):
+            out.append("Z+" + _ORIGINAL_STEM(tokens[i - 1]) + "+" + _ORIGINAL_STEM(token))
+    return out
+
+
+_ORIGINAL_TOKEN_INFO = _learned_text._token_info
+
+
+def token_info_with_phrases(token: str) -> tuple[str | None, bool, bool]:
+    if token.startswith("Z+"):
+        return token[2:], False, True
+    return _ORIGINAL_TOKEN_INFO(token)
 
 
 def product_feature(i: int, j: int) -> Feature:
@@ -1219,6 +1278,12 @@ VARIANTS: dict[str, Callable[[], Any]] = {
         demonyms=True, stopwords=_learned_text.DISCOURSE_WORDS
     ),
     "ordinals": lambda: patched(_learned_text, _raw_tokens=raw_ordinals),
+    # ninth round: learned-6 is learned-5 with dates as units
+    "without_dates": lambda: patched(_learned_text, _raw_tokens=_learned_text._plain_tokens),
+    "month_years": lambda: patched(_learned_text, _raw_tokens=raw_month_years),
+    "name_pairs": lambda: patched(
+        _learned_text, _raw_tokens=raw_name_pairs, _token_info=token_info_with_phrases
+    ),
     "answer_words_stopwords (table from all three files)": lambda: patched(
         _learned_text,
         STOPWORDS=_learned_text.STOPWORDS | answer_words(("expertqa", "wice", "halueval")),

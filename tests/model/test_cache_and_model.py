@@ -324,3 +324,19 @@ def test_processes_opening_one_new_cache_together_all_open_it(tmp_path: Path) ->
         for process in processes:
             process.join(timeout=60)
         assert [outcomes.get(timeout=5) for _ in processes] == ["ok"] * 8
+
+
+def test_the_default_cache_follows_assay_cache_dir_then_xdg_cache_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from assay.model._cache import default_cache_path
+
+    monkeypatch.delenv("ASSAY_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert default_cache_path() == tmp_path / "xdg" / "assay" / "responses.sqlite"
+    monkeypatch.setenv("ASSAY_CACHE_DIR", str(tmp_path / "own"))
+    assert default_cache_path() == tmp_path / "own" / "responses.sqlite"
+    monkeypatch.delenv("ASSAY_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/dir")  # ignored, as the spec says
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert default_cache_path() == tmp_path / "home" / ".cache" / "assay" / "responses.sqlite"

@@ -355,6 +355,26 @@ def test_a_demonym_is_its_country() -> None:
     assert missing.p_supported < 0.5 < found.p_supported
 
 
+def test_a_day_and_its_month_are_one_number() -> None:
+    """ "May 19", "May 19th", "19 May" and "19th of May" are the one item ``#5/19``: a page that
+    has the number 19 and the word "May" apart does not hold the claim's date."""
+    from assay.verify.checkers._learned_text import text_stats
+
+    forms = ["on May 19, 2016", "on May 19th 2016", "on 19 May 2016", "on the 19th of May 2016"]
+    assert {text_stats(form).numbers for form in forms} == {frozenset({"#5/19", "#2016"})}
+    assert len({text_stats(form).items for form in forms}) == 1
+    assert text_stats("June").items < text_stats("on 3 June").items  # the month stays an item
+    assert text_stats("they may 19 times").numbers == {"#19"}  # the verb is not a month
+    assert text_stats("in March 2011").numbers == {"#2011"}  # a year is not a day
+    dated = "The film premiered at Cannes on 19 May 2016."
+    apart = "In May 2016 the film premiered at Cannes. It ran in 19 cinemas."
+    claim = Claim(text="The film premiered at Cannes on May 19, 2016.")
+    found = LearnedChecker().check_sync(claim, [Evidence(evidence_id="e1", text=dated)])
+    missing = LearnedChecker().check_sync(claim, [Evidence(evidence_id="e1", text=apart)])
+    assert found.p_supported is not None and missing.p_supported is not None
+    assert missing.p_supported < 0.5 < found.p_supported
+
+
 def test_the_discourse_words_of_generated_answers_are_not_content() -> None:
     """Connectives and stress words ("additionally", "crucial") say nothing a source must hold:
     the same claim with and without them has the same items and the same probability."""

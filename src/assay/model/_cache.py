@@ -28,8 +28,16 @@ DEFAULT_CACHE_DIR_ENV = "ASSAY_CACHE_DIR"
 
 
 def default_cache_path() -> Path:
+    """``$ASSAY_CACHE_DIR``, else ``$XDG_CACHE_HOME/assay`` (the freedesktop convention, which
+    sandboxes and CI images set to keep caches apart), else ``~/.cache/assay``."""
     base = os.environ.get(DEFAULT_CACHE_DIR_ENV)
-    root = Path(base) if base else Path.home() / ".cache" / "assay"
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    if base:
+        root = Path(base)
+    elif xdg and Path(xdg).is_absolute():  # the spec says a relative value is to be ignored
+        root = Path(xdg) / "assay"
+    else:
+        root = Path.home() / ".cache" / "assay"
     return root / "responses.sqlite"
 
 

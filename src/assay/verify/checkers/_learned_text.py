@@ -15,7 +15,7 @@ from functools import lru_cache
 
 # The learned checker version that last changed these statistics. The single-pass relevance cut
 # ranks evidence with them too, so its runs record it and are not resumed after a change.
-STATISTICS_VERSION = "learned-5"
+STATISTICS_VERSION = "learned-6"
 KEY_WEIGHT = 2.0  # names and numbers weigh double in recall: a wrong one is a wrong claim
 CAP = 3.0  # counts are capped: the third missing name says little the second did not
 
@@ -85,9 +85,11 @@ DEMONYMS = {
     "serbian": "serbia", "croatian": "croatia", "sudanese": "sudan", "cuban": "cuba",
     "chilean": "chile", "peruvian": "peru", "colombian": "colombia", "afghan": "afghanistan",
 }  # fmt: skip
-_MONTHS = _words(
-    "january february march april may june july august september october november december"
-)
+_MONTH_ORDER = (
+    "january", "february", "march", "april", "may", "june", "july", "august", "september",
+    "october", "november", "december",
+)  # fmt: skip
+_MONTHS = frozenset(_MONTH_ORDER)
 _SUFFIXES = (
     "ations", "ation", "ments", "ment", "ness", "ings", "ing", "ions", "ion", "ies", "ied",
     "ers", "er", "ed", "es", "ly", "s",
@@ -146,8 +148,65 @@ def _number(text: str) -> str:
     return "#" + (value.lstrip("0") or "0")
 
 
-def _raw_tokens(text: str) -> list[str]:
+def _plain_tokens(text: str) -> list[str]:
     return _TOKEN.findall(unicodedata.normalize("NFKC", text).replace("’", "'"))
+
+
+def _raw_tokens(text: str) -> list[str]:
+    return _with_dates(_plain_tokens(text))
+
+
+# A day and its month are one item: a long page holds the number 19 and the word "May"
+# somewhere, but a claim's "May 19" is found only where the page gives that date.
+_MONTH_NUMBERS = {month: number for number, month in enumerate(_MONTH_ORDER, start=1)}
+_MONTH_NUMBERS |= {month[:3]: number for month, number in _MONTH_NUMBERS.items()}
+_MONTH_NUMBERS["sept"] = 9
+_ORDINAL_SUFFIXES = frozenset(("st", "nd", "rd", "th"))
+
+
+def _with_dates(tokens: list[str]) -> list[str]:
+    """The day number of "May 19", "May 19th", "19 May" or "19th of May" becomes the date
+    ``5/19`` (a number item, so it weighs as one); the month word stays an item of its own,
+    and the ordinal suffix and "of" go."""
+    out = list(tokens)
+    for index, token in enumerate(out):
+        # capitalised only: "may" is a verb, "May" a month
+        month = _MONTH_NUMBERS.get(token.lower()) if token[:1].isupper() else None
+        if month is not None and not _date_after(out, month, index):
+            _date_before(out, month, index)
+    return [token for token in out if token]
+
+
+def _date_after(tokens: list[str], month: int, index: int) -> bool:
+    day = _day(tokens[index + 1]) if index + 1 < len(tokens) else None
+    if day is None:
+        return False
+    tokens[index + 1] = f"{month}/{day}"
+    if index + 2 < len(tokens) and tokens[index + 2].lower() in _ORDINAL_SUFFIXES:
+        tokens[index + 2] = ""
+    return True
+
+
+def _date_before(tokens: list[str], month: int, index: int) -> None:
+    at = index - 1
+    skipped = []
+    if at >= 0 and tokens[at].lower() == "of":
+        skipped.append(at)
+        at -= 1
+    if at >= 0 and tokens[at].lower() in _ORDINAL_SUFFIXES:
+        skipped.append(at)
+        at -= 1
+    day = _day(tokens[at]) if at >= 0 else None
+    if day is None:
+        return
+    tokens[at] = f"{month}/{day}"
+    for position in skipped:
+        tokens[position] = ""
+
+
+def _day(token: str) -> int | None:
+    digits = token.rstrip(",")  # the tokenizer keeps a comma after a number: "May 19, 2016"
+    return int(digits) if digits.isdigit() and 1 <= int(digits) <= 31 else None
 
 
 def _scaled(previous: str, token: str) -> str | None:

@@ -46,8 +46,9 @@ from ._learned_text import CAP, TextStats, split_claim_sentences, text_stats
 # take/taking), teens and tens as numbers, "two thousand" / "1.2 million" as one number;
 # learned-4: the same, plus the heaviest item of a missing tail (missing_tail_max); learned-5:
 # the same features, with demonyms read as their country and the discourse words of generated
-# answers ("additionally", "crucial") read as stopwords.
-CHECKER_VERSION = "learned-5"
+# answers ("additionally", "crucial") read as stopwords; learned-6: the same, with a day and
+# its month read as one number item ("May 19" = "19th of May" = ``#5/19``).
+CHECKER_VERSION = "learned-6"
 WEIGHTS_FILE = "learned_weights.json"
 FEATURE_NAMES: tuple[str, ...] = (
     "idf_recall_all",
