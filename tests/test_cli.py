@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import argparse
 import subprocess
 import sys
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
-from assay.cli import main
+from assay.cli import build_parser, main
 
 
 def test_models_lists_every_provider(capsys: pytest.CaptureFixture[str]) -> None:
@@ -112,3 +115,20 @@ def test_help_loads_no_command_module_and_a_command_loads_only_its_own() -> None
         "assay.cli._report"
     }
     assert "assay.cli._bench" not in loaded("judge", "--help")
+
+
+def _parsers(parser: argparse.ArgumentParser, name: str) -> Iterator[tuple[str, Any]]:
+    yield name, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for command, sub in action.choices.items():
+                yield from _parsers(sub, f"{name} {command}")
+
+
+def test_no_help_text_prints_a_doubled_percent_sign() -> None:
+    """argparse %-formats argument help (where ``%%`` is right) but not descriptions or
+    epilogs (where it prints as ``%%``): every command's ``--help``, as printed."""
+    parsers = dict(_parsers(build_parser(), "assay"))
+    assert "assay judge agreement" in parsers and "assay bench run" in parsers
+    for name, parser in parsers.items():
+        assert "%%" not in parser.format_help(), name

@@ -74,7 +74,7 @@ def _register_agreement(commands: Any) -> None:
         help="agreement of a judge run with labels of any kind (e.g. human annotations)",
         description="Per judge and dimension, on valid evaluations: accuracy, weighted kappa, "
         "Krippendorff's alpha and the confusion matrix against the labels' consensus, with "
-        "95%% bootstrap intervals over questions; with several annotators, their agreement "
+        "95% bootstrap intervals over questions; with several annotators, their agreement "
         "among themselves on the same samples. Labels: JSONL or CSV with question_id, "
         "prompt_variant, target_model, dimension, score[, annotator][, output_id].",
     )
