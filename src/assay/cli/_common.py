@@ -69,6 +69,13 @@ def model_options(args: argparse.Namespace) -> ModelOptions:
     )
 
 
+def typed_option(args: argparse.Namespace, *spellings: str) -> str:
+    """The spelling of an option the user typed (``--out_dir`` or ``--out-dir``), else the
+    first."""
+    given = {a.split("=", 1)[0] for a in getattr(args, "argv", None) or sys.argv[1:]}
+    return next((s for s in spellings if s in given), spellings[0])
+
+
 def check_run_dir(path: Path, option: str) -> Path:
     """A run or output directory: absent (it is made) or a directory, never a file."""
     if path.exists() and not path.is_dir():
