@@ -5,6 +5,7 @@ options named as the user typed them. Real files on disk, real command invocatio
 from __future__ import annotations
 
 import argparse
+import json
 import subprocess
 import sys
 from collections.abc import Callable
@@ -152,9 +153,250 @@ def test_each_misnamed_option_of_the_audit_is_named_as_typed(tmp_path: Path, cli
 
 def test_threshold_nan_says_it_must_be_a_number_in_0_1(tmp_path: Path) -> None:
     process = assay(
-        "bench", "run", "--data", LABELLED, "--pattern", "entailment", "--verifier", "lexical",
-        "--out_dir", tmp_path / "run", "--threshold", "nan",
-    )  # fmt: skip
+        "bench",
+        "run",
+        "--data",
+        LABELLED,
+        "--pattern",
+        "entailment",
+        "--verifier",
+        "lexical",
+        "--out_dir",
+        tmp_path / "run",
+        "--threshold",
+        "nan",
+    )
     assert process.returncode == 2
     assert one_error(process.stderr) == "error: --threshold: must be a number in [0, 1], got nan"
     assert not (tmp_path / "run").exists()
+
+
+# ------------------------------------------------------------------ runs the tests read
+
+
+@pytest.fixture(scope="module")
+def judge_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A finished judge run on stub models (questions Q1, Q2 x variants A, B x stub/a)."""
+    root = tmp_path_factory.mktemp("judge")
+    questions = write_questions(root / "q.jsonl")
+    manifest = write_manifest(root / "m.jsonl", ["stub/a"])
+    run = root / "run"
+    code = main(
+        [
+            "judge",
+            "run",
+            "--questions",
+            str(questions),
+            "--outputs",
+            str(manifest),
+            "--judge",
+            "stub/j",
+            "--out",
+            str(run),
+            "--no-cache",
+        ]
+    )
+    assert code == 0
+    return run
+
+
+@pytest.fixture(scope="module")
+def bench_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    run = tmp_path_factory.mktemp("bench") / "run"
+    code = main(
+        [
+            "bench",
+            "run",
+            "--data",
+            str(LABELLED),
+            "--pattern",
+            "entailment",
+            "--generator",
+            "stub/g",
+            "--verifier",
+            "lexical",
+            "--out_dir",
+            str(run),
+            "--no-progress",
+            "--no-report",
+            "--no-cache",
+            "--n",
+            "1",
+        ]
+    )
+    assert code == 0
+    return run
+
+
+def not_utf8(path: Path) -> Path:
+    path.write_bytes(b"\xff\xfe")
+    return path
+
+
+# ------------------------------------------------------------ bad input, never internal errors
+
+
+def test_a_settings_file_that_is_not_utf8_is_named(
+    tmp_path: Path, cli: Cli, bench_run: Path
+) -> None:
+    bad = not_utf8(tmp_path / "f.yaml")
+    code, _, err = cli(
+        "bench", "summarize", bench_run, "--prices", bad, "--no-plots", "--no-report"
+    )
+    assert code == 2
+    assert one_error(err) == f"error: {bad}: not UTF-8 text (byte 1)"
+    questions = write_questions(tmp_path / "q.jsonl")
+    manifest = write_manifest(tmp_path / "m.jsonl", ["stub/a"])
+    code, _, err = cli(
+        "judge",
+        "run",
+        "--questions",
+        questions,
+        "--outputs",
+        manifest,
+        "--judge",
+        "stub/j",
+        "--out",
+        tmp_path / "run",
+        "--protocol",
+        bad,
+    )
+    assert code == 2
+    assert one_error(err) == f"error: {bad}: not UTF-8 text (byte 1)"
+    assert not (tmp_path / "run").exists()
+
+
+def _label(**changes: object) -> str:
+    label = {
+        "question_id": "Q1",
+        "prompt_variant": "A",
+        "target_model": "stub/a",
+        "dimension": "INSTRUCTION_COMPLIANCE",
+        "score": 1,
+    }
+    return json.dumps({**label, **changes}) + "\n"
+
+
+@pytest.mark.parametrize(
+    ("changes", "expected"),
+    [
+        ({"score": 7}, "7 is not on the scale of INSTRUCTION_COMPLIANCE (0 to 2)"),
+        ({"score": -1}, "-1 is not on the scale of INSTRUCTION_COMPLIANCE (0 to 2)"),
+        ({"dimension": "overall_score", "score": 12}, "12 is not on the scale of overall_score"),
+    ],
+)
+def test_a_label_off_its_scale_is_a_located_error(
+    changes: dict[str, object], expected: str, tmp_path: Path, cli: Cli, judge_run: Path
+) -> None:
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text(_label() + _label(prompt_variant="B") + _label(**changes), "utf-8")
+    code, _, err = cli(
+        "judge", "agreement", judge_run, "--labels", labels, "--out", tmp_path / "a.json"
+    )
+    assert code == 2
+    assert one_error(err).startswith(f"error: {labels}:3 field 'score': {expected}")
+    assert not (tmp_path / "a.json").exists()
+
+
+def test_an_output_file_that_is_a_directory_is_refused(
+    tmp_path: Path, cli: Cli, judge_run: Path, bench_run: Path
+) -> None:
+    adir = tmp_path / "adir"
+    adir.mkdir()
+    (adir / "kept.txt").write_text("x", "utf-8")
+    halueval = tmp_path / "h.json"
+    halueval.write_text(
+        json.dumps(
+            {"knowledge": "K.", "question": "Q?", "right_answer": "R", "hallucinated_answer": "H"}
+        )
+        + "\n",
+        "utf-8",
+    )
+    responses, inputs = tmp_path / "r.jsonl", tmp_path / "in.jsonl"
+    inputs.write_text(
+        json.dumps({"key": 1, "prompt": "Say hi.", "instruction_id_list": [], "kwargs": []}) + "\n",
+        "utf-8",
+    )
+    responses.write_text(json.dumps({"prompt": "Say hi.", "response": "hi"}) + "\n", "utf-8")
+    commands: list[list[str | Path]] = [
+        ["perturb", "--data", LABELLED, "--out", adir],
+        ["import", "halueval", halueval, "--out", adir],
+        ["instructions", "check", "--data", responses, "--inputs", inputs, "--out", adir],
+        ["report", judge_run, "--out", adir],
+        ["export", judge_run, "--format", "csv", "--out", adir],
+        ["bench", "compare", bench_run, "--out", adir],
+    ]
+    for command in commands:
+        code, _, err = cli(*command)
+        assert code == 2, command
+        assert one_error(err) == f"error: --out {adir} is a directory, not a file", command
+    assert sorted(p.name for p in adir.iterdir()) == ["kept.txt"]  # no .partial, no .tmp left
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["adir", "h.json", "r.jsonl", "in.jsonl"]
+    )
+
+
+def test_report_makes_the_folder_of_its_out_file(tmp_path: Path, cli: Cli, judge_run: Path) -> None:
+    out = tmp_path / "new" / "folder" / "x.html"
+    code, _, err = cli("report", judge_run, "--out", out)
+    assert code == 0, err
+    assert out.is_file()
+    afile = tmp_path / "afile"
+    afile.write_text("x", "utf-8")
+    code, _, err = cli("report", judge_run, "--out", afile / "x.html")
+    assert code == 2
+    assert one_error(err) == f"error: --out {afile / 'x.html'}: {afile} is a file, not a directory"
+
+
+def test_import_ifeval_into_a_file_says_it_writes_a_directory(tmp_path: Path, cli: Cli) -> None:
+    from tests.conftest import SHARED_DATA
+
+    ifeval = SHARED_DATA / "ifeval"
+    afile = tmp_path / "afile"
+    afile.write_text("mine", "utf-8")
+    code, _, err = cli(
+        "import",
+        "ifeval",
+        ifeval / "input_data.jsonl",
+        "--responses",
+        ifeval / "input_response_data_gpt4_20231107_145030.jsonl",
+        "--labels",
+        ifeval / "eval_results_strict.jsonl",
+        "--out",
+        afile,
+    )
+    assert code == 2
+    line = one_error(err)
+    assert line.startswith(f"error: --out {afile} is a file, not a directory")
+    assert "replacing files of those names, as every importer replaces its output" in line
+    assert afile.read_text("utf-8") == "mine"
+
+
+STRING_KEY = "expected a JSON integer key, got '1000'"
+
+
+def test_instructions_check_refuses_a_string_key_as_import_does(tmp_path: Path, cli: Cli) -> None:
+    inputs, responses = tmp_path / "in.jsonl", tmp_path / "r.jsonl"
+    ids, kwargs = ["punctuation:no_comma"], [{}]
+    rows = [
+        {"key": 1, "prompt": "A.", "instruction_id_list": ids, "kwargs": kwargs},
+        {"key": "1000", "prompt": "B.", "instruction_id_list": ids, "kwargs": kwargs},
+    ]
+    inputs.write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+    responses.write_text(json.dumps({"prompt": "A.", "response": "a"}) + "\n", "utf-8")
+    code, _, err = cli("instructions", "check", "--data", responses, "--inputs", inputs)
+    assert code == 2
+    assert one_error(err) == f"error: {inputs}:2 field 'key': {STRING_KEY}"
+    code, _, err = cli(
+        "import",
+        "ifeval",
+        inputs,
+        "--responses",
+        responses,
+        "--labels",
+        responses,
+        "--out",
+        tmp_path / "o",
+    )
+    assert code == 2
+    assert one_error(err) == f"error: {inputs}:2 field 'key': {STRING_KEY}"

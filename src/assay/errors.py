@@ -38,6 +38,36 @@ def shorten_message(message: str, limit: int = MESSAGE_CHARS) -> str:
     return f"{head} … ({len(message) - len(head) - len(tail):,} characters left out) … {tail}"
 
 
+def field_path(loc: Any) -> str:
+    """A pydantic error location as a field name: ``thresholds.pass_min``, ``variants[0].text``."""
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def describe_validation(error: Any, where: str) -> str:
+    """A pydantic ValidationError of the file (or setting) ``where``: one line per problem,
+    ``FILE: field 'thresholds.pass_min': Input should be a valid integer``; the lines after
+    the first start with ``error:`` as the first one does when the command prints it."""
+    lines = []
+    for item in error.errors():
+        field = field_path(item.get("loc", ()))
+        located = f"{where}: field '{field}'" if field else where
+        lines.append(f"{located}: {describe_problem(item)}")
+    return "\nerror: ".join(lines)
+
+
+def yaml_problem(error: Any) -> str:
+    """A YAML parser error in one line: ``line 3, column 5: could not find expected ':'``."""
+    problem = getattr(error, "problem", None)
+    mark = getattr(error, "problem_mark", None)
+    if problem is None:
+        return " ".join(str(error).split())
+    where = "" if mark is None else f"line {mark.line + 1}, column {mark.column + 1}: "
+    return f"{where}{problem}"
+
+
 def describe_problem(item: Any) -> str:
     """One problem of a pydantic ValidationError (an item of ``errors()``) as a message: no
     ``Value error, `` prefix, a NaN named as such, long values cut."""

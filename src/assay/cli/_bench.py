@@ -372,7 +372,9 @@ def _add_calibrate_parser(commands: Any) -> None:
 
 def _compare(args: argparse.Namespace) -> int:
     from ..verify.compare import compare_markdown
+    from ._common import check_out_file
 
+    check_out_file(args.out)
     if apply_prices(args, args.runs):
         from ..verify.summary import refresh_money
 

@@ -31,7 +31,7 @@ from pydantic import (
     model_validator,
 )
 
-from ..errors import InputError
+from ..errors import InputError, describe_problem
 from .jsonl import (
     check_input_file,
     check_parsed,
@@ -474,7 +474,7 @@ def _validated(
         loc = tuple(first["loc"])
         field = _field_name(loc) or None
         exact_line = line if node is None else _yaml_line(node, loc, line)
-        message = first["msg"]
+        message = describe_problem(first)
         if first["type"] == "extra_forbidden":
             message += " (check its spelling; fields of your own go in the 'meta' object)"
         raise InputError(message, path=path, line=exact_line, field=field) from None
