@@ -400,3 +400,275 @@ def test_instructions_check_refuses_a_string_key_as_import_does(tmp_path: Path, 
     )
     assert code == 2
     assert one_error(err) == f"error: {inputs}:2 field 'key': {STRING_KEY}"
+
+
+# ------------------------------------------------------------- bad input that was accepted
+
+
+def test_batch_import_refuses_an_empty_file_and_a_directory(tmp_path: Path, cli: Cli) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n", "utf-8")
+    code, out, err = cli("batch", "import", empty, "--batch-dir", tmp_path)
+    assert code == 2
+    assert one_error(err) == f"error: {empty}: the file is empty (no batch output line in it)"
+    assert "imported" not in out
+    code, _, err = cli("batch", "import", tmp_path, "--batch-dir", tmp_path)
+    assert code == 2
+    assert one_error(err) == f"error: {tmp_path}: is a directory, not a file"
+
+
+def test_by_a_meta_key_no_record_has_lists_the_keys_there_are(tmp_path: Path, cli: Cli) -> None:
+    data = tmp_path / "data.jsonl"
+    records = [json.loads(line) for line in LABELLED.read_text("utf-8").splitlines()[:4]]
+    for i, record in enumerate(records):
+        record["meta"] = {"system": f"s{i % 2}", "source": {"name": "x"}}
+    data.write_text("".join(json.dumps(r) + "\n" for r in records), "utf-8")
+    run = tmp_path / "run"
+    code, _, err = cli(
+        "bench",
+        "run",
+        "--data",
+        data,
+        "--pattern",
+        "entailment",
+        "--verifier",
+        "lexical",
+        "--generator",
+        "stub/g",
+        "--out_dir",
+        run,
+        "--no-progress",
+        "--no-report",
+        "--no-cache",
+        "--n",
+        "1",
+    )
+    assert code == 0, err
+    summary = (run / "summary.json").stat().st_mtime_ns
+    code, _, err = cli("bench", "summarize", run, "--by", "meta.nokey", "--no-plots", "--no-report")
+    assert code == 2
+    assert one_error(err) == (
+        "error: --by meta.nokey: no record has this key in its meta; the keys records have: "
+        "meta.source, meta.source.name, meta.system"
+    )
+    assert (run / "summary.json").stat().st_mtime_ns == summary
+    assert not (run / "slices").exists()
+    code, out, _ = cli(
+        "bench", "summarize", run, "--by", "meta.system", "--no-plots", "--no-report"
+    )
+    assert code == 0 and "s0" in out and "s1" in out
+
+
+def test_a_damaged_archive_is_never_exported_or_reported_in_silence(
+    tmp_path: Path, cli: Cli, judge_run: Path
+) -> None:
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(judge_run, run)
+    code, whole, err = cli("export", run, "--format", "csv")
+    assert code == 0 and "warning" not in err
+    blobs = run / "archive_blobs.jsonl"
+    blobs.write_bytes(blobs.read_bytes()[:-200])
+    code, damaged, err = cli("export", run, "--format", "csv")
+    assert code == 0
+    left_out = len(whole.splitlines()) - len(damaged.splitlines())
+    assert left_out >= 1
+    assert f"warning: {run}: {left_out} archived evaluation(s) could not be read" in err
+    assert "archive_blobs.jsonl has no text" in err
+    code, _, err = cli("report", run, "--out", tmp_path / "r.html")
+    assert code == 0
+    assert f"warning: {run}: {left_out} archived evaluation(s) could not be read" in err
+
+
+# ------------------------------------------------------------------- one line, no noise
+
+
+def test_protocol_settings_errors_are_one_line_per_field(
+    tmp_path: Path, cli: Cli, judge_run: Path
+) -> None:
+    protocol = tmp_path / "p.yaml"
+    protocol.write_text('thresholds: {pass_min: "7", fail_max: x}\n', "utf-8")
+    questions = write_questions(tmp_path / "q.jsonl")
+    manifest = write_manifest(tmp_path / "m.jsonl", ["stub/a"])
+    code, out, err = cli(
+        "judge",
+        "run",
+        "--questions",
+        questions,
+        "--outputs",
+        manifest,
+        "--judge",
+        "stub/j",
+        "--out",
+        tmp_path / "run",
+        "--protocol",
+        protocol,
+    )
+    assert code == 2 and out == ""
+    assert err.splitlines() == [
+        f"error: {protocol}: field 'thresholds.pass_min': Input should be a valid integer",
+        f"error: {protocol}: field 'thresholds.fail_max': Input should be a valid integer",
+    ]
+    import shutil
+
+    run = tmp_path / "copy"
+    shutil.copytree(judge_run, run)
+    state = json.loads((run / "protocol.json").read_text("utf-8"))
+    state["protocol"]["thresholds"]["pass_min"] = "7"
+    (run / "protocol.json").write_text(json.dumps(state), "utf-8")
+    code, _, err = cli("judge", "analyze", run, "--no-plots", "--no-report")
+    assert code == 2
+    assert "errors.pydantic.dev" not in err
+    assert one_error(err) == (
+        f"error: {run / 'protocol.json'} (not a judge protocol file): "
+        "field 'protocol.thresholds.pass_min': Input should be a valid integer"
+    )
+
+
+def test_manifest_and_label_errors_have_no_value_error_prefix(
+    tmp_path: Path, cli: Cli, judge_run: Path
+) -> None:
+    questions = write_questions(tmp_path / "q.jsonl")
+    manifest = write_manifest(tmp_path / "m.jsonl", ["stub/a"])
+    with manifest.open("a", encoding="utf-8") as handle:
+        handle.write('{"question_id": "Q1", "prompt_variant": "A", "target_model": "stub/b"}\n')
+    code, _, err = cli(
+        "judge",
+        "run",
+        "--questions",
+        questions,
+        "--outputs",
+        manifest,
+        "--judge",
+        "stub/j",
+        "--out",
+        tmp_path / "run",
+    )
+    assert code == 2
+    assert one_error(err) == f"error: {manifest}:5: give exactly one of 'text' and 'path'"
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text(_label(dimension="D9"), "utf-8")
+    code, _, err = cli(
+        "judge", "agreement", judge_run, "--labels", labels, "--out", tmp_path / "a.json"
+    )
+    assert code == 2
+    assert one_error(err).startswith(f"error: {labels}:1 field 'dimension': unknown dimension 'D9'")
+
+
+def test_huge_values_are_cut_where_an_error_echoes_them(
+    tmp_path: Path, cli: Cli, judge_run: Path
+) -> None:
+    huge = "a" * 2_000_000
+    questions = write_questions(tmp_path / "q.jsonl")
+    manifest = tmp_path / "m.jsonl"
+    line = {
+        "question_id": "Q1",
+        "prompt_variant": "A",
+        "target_model": "stub/a",
+        "path": "out.txt" + huge,
+    }
+    manifest.write_text(json.dumps(line) + "\n", "utf-8")
+    code, _, err = cli(
+        "judge",
+        "run",
+        "--questions",
+        questions,
+        "--outputs",
+        manifest,
+        "--judge",
+        "stub/j",
+        "--out",
+        tmp_path / "run",
+    )
+    assert code == 2
+    assert len(err) < 1000
+    assert f"error: {manifest}:1 field 'path': " in one_error(err)
+    assert "characters): File name too long" in err
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text(_label(dimension=huge), "utf-8")
+    code, _, err = cli("judge", "agreement", judge_run, "--labels", labels)
+    assert code == 2
+    assert len(err) < 1000 and "… (2,000,000 characters)" in one_error(err)
+
+
+def test_batch_import_cuts_a_huge_custom_id(tmp_path: Path, cli: Cli) -> None:
+    batch = tmp_path / "batch"
+    batch.mkdir()
+    (batch / "input-0001.jsonl").write_text(
+        json.dumps(
+            {"custom_id": "known", "method": "POST", "url": "/v1/chat/completions", "body": {}}
+        )
+        + "\n",
+        "utf-8",
+    )
+    output = tmp_path / "out.jsonl"
+    output.write_text(json.dumps({"custom_id": "x" * 1_000_000, "response": None}) + "\n", "utf-8")
+    code, _, err = cli(
+        "batch", "import", output, "--batch-dir", batch, "--cache-path", tmp_path / "cache.sqlite"
+    )
+    assert code == 1
+    assert len(err) < 1000
+    assert "unknown custom_id 'xxx" in err and "… (1,000,000 characters)" in err
+
+
+def test_incomplete_coverage_is_printed_once(tmp_path: Path, cli: Cli) -> None:
+    questions = write_questions(tmp_path / "q.jsonl")
+    manifest = write_manifest(tmp_path / "m.jsonl", ["stub/a"], skip=1)
+    code, out, err = cli(
+        "judge",
+        "run",
+        "--questions",
+        questions,
+        "--outputs",
+        manifest,
+        "--judge",
+        "stub/j",
+        "--out",
+        tmp_path / "run",
+    )
+    assert code == 2
+    text = out + err
+    assert text.count("evaluation set:") == 1
+    assert text.count("missing: Q1 x A x stub/a") == 1
+    assert not (tmp_path / "run").exists()
+
+
+def test_invalid_json_names_where_the_string_starts_once(tmp_path: Path, cli: Cli) -> None:
+    data = tmp_path / "d.jsonl"
+    data.write_text('{"id": "unterminated', "utf-8")
+    code, _, err = cli("perturb", "--data", data, "--out", tmp_path / "p.jsonl")
+    assert code == 2
+    assert one_error(err) == (
+        f"error: {data}:1: invalid JSON (Unterminated string starting at column 8)"
+    )
+
+
+def test_batch_import_takes_an_empty_error_file_beside_its_output(tmp_path: Path, cli: Cli) -> None:
+    empty = tmp_path / "errors.jsonl"
+    empty.write_text("", "utf-8")
+    code, _, err = cli("batch", "import", empty, empty, "--batch-dir", tmp_path)
+    assert code == 2
+    assert one_error(err) == (
+        f"error: {empty}, {empty}: every file is empty (no batch output line in them)"
+    )
+    output = tmp_path / "out.jsonl"
+    output.write_text(json.dumps({"custom_id": "other", "response": None}) + "\n", "utf-8")
+    (tmp_path / "input-0001.jsonl").write_text(
+        json.dumps(
+            {"custom_id": "known", "method": "POST", "url": "/v1/chat/completions", "body": {}}
+        )
+        + "\n",
+        "utf-8",
+    )
+    code, _, err = cli(
+        "batch",
+        "import",
+        output,
+        empty,
+        "--batch-dir",
+        tmp_path,
+        "--cache-path",
+        tmp_path / "cache.sqlite",
+    )
+    assert code == 1 and "unknown custom_id 'other'" in err  # read, not refused

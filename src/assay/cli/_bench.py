@@ -330,6 +330,7 @@ def _summarize(args: argparse.Namespace) -> int:
 
     if not (args.run / RESULTS_FILE).is_file():
         raise ConfigError(f"{args.run}: no {RESULTS_FILE} (not a bench run directory?)")
+    _check_slices([args.run], args.by)
     adopt_calibration(args.calibration, args.run, replace=True)
     apply_prices(args, [args.run])
     summary = write_summary(args.run, n_resamples=args.n_resamples, plots=not args.no_plots)
@@ -338,6 +339,17 @@ def _summarize(args: argparse.Namespace) -> int:
     _print_slices([args.run], args.by, args.n_resamples)
     write_run_report(args.run, args)
     return 0
+
+
+def _check_slices(runs: list[Path], options: list[str]) -> None:
+    """Refuse a ``--by`` key no record of a run has, before anything is written."""
+    from ..data.meta import parse_by, slices
+    from ..verify.results import RESULTS_FILE, iter_results
+
+    for option in options:
+        path = parse_by(option)
+        for run in runs:
+            slices(iter_results(run / RESULTS_FILE), lambda r: r.meta, path)
 
 
 def _print_slices(runs: list[Path], options: list[str], n_resamples: int | None) -> str:
@@ -375,6 +387,7 @@ def _compare(args: argparse.Namespace) -> int:
     from ._common import check_out_file
 
     check_out_file(args.out)
+    _check_slices(args.runs, args.by)
     if apply_prices(args, args.runs):
         from ..verify.summary import refresh_money
 

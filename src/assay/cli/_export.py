@@ -42,6 +42,10 @@ def _export(args: argparse.Namespace) -> int:
         return _export_files(args.run, args.out)
     check_out_file(args.out)
     run = load_run(args.run)
+    if run.kind == "judge":
+        from ..report._html_judge import warn_unreadable
+
+        warn_unreadable(args.run, run.unreadable, "export")
     if args.claims and run.kind != "bench":
         print("note: --claims applies to bench runs; one row per evaluation", file=sys.stderr)
     out, count = export_run(run, args.format, args.out, claims=args.claims)

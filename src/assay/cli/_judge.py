@@ -305,7 +305,8 @@ def _run(args: argparse.Namespace) -> int:
         ),
     )
     eval_set = build_eval_set(questions, outputs)
-    print(eval_set.coverage.describe())
+    if eval_set.coverage.complete or args.allow_incomplete:
+        print(eval_set.coverage.describe())  # else the error below says it, once
     summary = _with_models(
         args, args.judge, lambda judges: run_judges(eval_set, judges, args.out, config)
     )

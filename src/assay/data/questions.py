@@ -31,7 +31,7 @@ from pydantic import (
     model_validator,
 )
 
-from ..errors import InputError, describe_problem
+from ..errors import InputError, describe_problem, shown
 from .jsonl import (
     check_input_file,
     check_parsed,
@@ -413,11 +413,21 @@ def _read_output_file(file: Path, manifest: Path, line: int) -> str:
         return file.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise InputError(
-            f"output file not found: {file}", path=manifest, line=line, field="path"
+            f"output file not found: {shown(str(file))}", path=manifest, line=line, field="path"
         ) from None
-    except (OSError, UnicodeDecodeError) as error:
+    except UnicodeDecodeError as error:
         raise InputError(
-            f"cannot read {file}: {error}", path=manifest, line=line, field="path"
+            f"{shown(str(file))} is not UTF-8 text (byte {error.start + 1})",
+            path=manifest,
+            line=line,
+            field="path",
+        ) from None
+    except OSError as error:
+        raise InputError(
+            f"cannot read {shown(str(file))}: {error.strerror or error}",
+            path=manifest,
+            line=line,
+            field="path",
         ) from None
 
 
