@@ -11,13 +11,81 @@ A model call that fails is *not* an exception: it comes back from the model laye
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
+from typing import Any
+
+#: Characters of a value an error message echoes; a longer one is cut with an ellipsis.
+SHOWN_CHARS = 80
+#: Characters an error message holds at most (a backstop for values echoed in full).
+MESSAGE_CHARS = 2000
+
+
+def shown(value: Any, limit: int = SHOWN_CHARS) -> str:
+    """``repr(value)`` as error messages echo a value: at most ``limit`` characters, a longer
+    one cut with an ellipsis and its length (``'aaaa…' (20,000,000 characters)``)."""
+    text = value if isinstance(value, str) else repr(value)
+    if len(text) <= limit:
+        return repr(value)
+    return f"{text[:limit]!r}… ({len(text):,} characters)"
+
+
+def shorten_message(message: str, limit: int = MESSAGE_CHARS) -> str:
+    """A message of at most about ``limit`` characters: its middle left out when longer."""
+    if len(message) <= limit:
+        return message
+    head, tail = message[: limit * 3 // 4], message[-limit // 4 :]
+    return f"{head} … ({len(message) - len(head) - len(tail):,} characters left out) … {tail}"
+
+
+def field_path(loc: Any) -> str:
+    """A pydantic error location as a field name: ``thresholds.pass_min``, ``variants[0].text``."""
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def describe_validation(error: Any, where: str) -> str:
+    """A pydantic ValidationError of the file (or setting) ``where``: one line per problem,
+    ``FILE: field 'thresholds.pass_min': Input should be a valid integer``; the lines after
+    the first start with ``error:`` as the first one does when the command prints it."""
+    lines = []
+    for item in error.errors():
+        field = field_path(item.get("loc", ()))
+        located = f"{where}: field '{field}'" if field else where
+        lines.append(f"{located}: {describe_problem(item)}")
+    return "\nerror: ".join(lines)
+
+
+def yaml_problem(error: Any) -> str:
+    """A YAML parser error in one line: ``line 3, column 5: could not find expected ':'``."""
+    problem = getattr(error, "problem", None)
+    mark = getattr(error, "problem_mark", None)
+    if problem is None:
+        return " ".join(str(error).split())
+    where = "" if mark is None else f"line {mark.line + 1}, column {mark.column + 1}: "
+    return f"{where}{problem}"
+
+
+def describe_problem(item: Any) -> str:
+    """One problem of a pydantic ValidationError (an item of ``errors()``) as a message: no
+    ``Value error, `` prefix, a NaN named as such, long values cut."""
+    message = str(item.get("msg", ""))
+    for prefix in ("Value error, ", "Assertion failed, "):
+        message = message.removeprefix(prefix)
+    value = item.get("input")
+    bounds = ("greater_than", "greater_than_equal", "less_than", "less_than_equal")
+    if item.get("type") in bounds and isinstance(value, float) and math.isnan(value):
+        message = "must be a number, not NaN"
+    return shorten_message(message, limit=MESSAGE_CHARS // 2)
 
 
 class AssayError(Exception):
     """Base class. ``hint`` says how to fix the problem, when there is a known fix."""
 
     def __init__(self, message: str, *, hint: str | None = None) -> None:
+        message = shorten_message(message)
         super().__init__(message)
         self.message = message
         self.hint = hint

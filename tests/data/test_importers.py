@@ -206,7 +206,8 @@ def test_a_file_of_another_dataset_gives_one_located_error(
         grounded(name).convert(source)
     error = caught.value
     assert (error.path, error.line, error.field) == (str(source), 1, field)
-    assert f"does not look like a {name} file" in str(error)
+    article = "an" if name[0] in "aeiou" else "a"
+    assert f"does not look like {article} {name} file" in str(error)
 
 
 def test_a_bad_row_in_the_middle_is_located(tmp_path: Path) -> None:

@@ -192,7 +192,7 @@ def test_missing_outputs_refuse_unless_allowed(
         str(tmp_path / "run"),
     ]
     code, out, err = run_cli(base, capsys)
-    assert code == 2 and "missing 1" in out and "--allow-incomplete" in err
+    assert code == 2 and "missing 1" in err and "--allow-incomplete" in err and out == ""
     code, out, _ = run_cli([*base, "--allow-incomplete"], capsys)
     assert code == 0 and "judged 3 sample x judge pairs" in out
     code, _, _ = run_cli(["judge", "analyze", str(tmp_path / "run"), "--no-plots"], capsys)

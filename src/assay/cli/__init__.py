@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import traceback
 from collections.abc import Sequence
 from typing import Any
 
@@ -100,15 +101,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.handler(args))
     except AssayError as error:
-        if debug:
-            raise
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+        return _fail(f"error: {error}", 2, debug)
     except ValidationError as error:  # a setting out of range, caught by the typed config
-        if debug:
-            raise
-        print(f"error: invalid setting: {_describe_validation(error)}", file=sys.stderr)
-        return 2
+        options = option_strings(parser, args, args_list)
+        return _fail(f"error: {describe_settings_error(error, options)}", 2, debug)
     except BrokenPipeError:  # output piped into `head` and friends: not an error
         sys.stderr.close()
         return 0
@@ -119,19 +115,73 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 130
     except Exception as error:  # a bug in assay: one line unless asked for the traceback
-        if debug:
-            raise
-        print(
-            f"internal error: {type(error).__name__}: {error}\n"
-            "  rerun with --debug for the traceback",
-            file=sys.stderr,
+        return _fail(
+            f"internal error: {type(error).__name__}: {error}"
+            + ("" if debug else "\n  rerun with --debug for the traceback"),
+            1,
+            debug,
         )
-        return 1
 
 
-def _describe_validation(error: Any) -> str:
+def _fail(message: str, code: int, debug: bool) -> int:
+    """Print the error (after its traceback with ``--debug``); the exit code is the same
+    either way."""
+    if debug:
+        traceback.print_exc(file=sys.stderr)
+    print(message, file=sys.stderr)
+    return code
+
+
+# Settings fields that come from an option of another name: (settings class, field) -> the
+# option's argparse dest. Every other field is read from the option of its own name.
+FIELD_OPTIONS: dict[tuple[str, str], str] = {
+    ("ModelOptions", "request_timeout_s"): "timeout",
+    ("ModelOptions", "max_retry_after_s"): "max_retry_after",
+    ("ModelOptions", "max_concurrency"): "concurrency",
+    ("ModelOptions", "cache"): "no_cache",
+    ("JudgeRunConfig", "max_attempts"): "judge_attempts",
+    ("JudgeRunConfig", "timestamp"): "date",
+    ("DecodingSettings", "max_tokens"): "judge_max_tokens",
+    ("DecodingSettings", "constrained"): "constrained",
+    ("BenchmarkConfig", "revise"): "no_revise",
+}
+
+
+def describe_settings_error(error: Any, options: dict[str, str]) -> str:
+    """One line per problem of a settings class built from options, each under the option
+    the user typed (``--judge-attempts: ...``), or ``invalid setting: field: ...``."""
+    from ..errors import describe_problem
+
     parts = []
     for item in error.errors():
-        field = ".".join(str(p) for p in item["loc"]) or "value"
-        parts.append(f"{field}: {item['msg']}")
-    return "; ".join(parts)
+        loc = [str(p) for p in item["loc"]]
+        field = loc[0] if loc else ""
+        dest = FIELD_OPTIONS.get((error.title, field), field)
+        option = options.get(dest)
+        where = option if option is not None else "invalid setting: " + (".".join(loc) or "value")
+        parts.append(f"{where}: {describe_problem(item)}")
+    return "\nerror: ".join(parts)
+
+
+def option_strings(
+    parser: argparse.ArgumentParser, args: argparse.Namespace, argv: Sequence[str]
+) -> dict[str, str]:
+    """argparse dest -> the option string the user typed for it (else its first long form),
+    over the parsers of the command that ran (``assay judge run``: the top-level parser,
+    ``judge``'s and ``run``'s)."""
+    typed = {a.split("=", 1)[0] for a in argv if a.startswith("-")}
+    found: dict[str, str] = {}
+    current: argparse.ArgumentParser | None = parser
+    while current is not None:
+        following: argparse.ArgumentParser | None = None
+        for action in current._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                chosen = getattr(args, action.dest, None) if action.dest else None
+                following = action.choices.get(chosen) if isinstance(chosen, str) else None
+            elif action.option_strings:
+                strings = list(action.option_strings)
+                given = [s for s in strings if s in typed]
+                long = [s for s in strings if s.startswith("--")]
+                found[action.dest] = (given or long or strings)[0]
+        current = following
+    return found

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError
+from ..errors import ConfigError, InputError
 from ..redact import public_command
 
 #: Exit code of a session that wrote batch requests: import their answers, then rerun.
@@ -142,6 +142,23 @@ def _help(parser: argparse.ArgumentParser) -> int:
     return 2
 
 
+def _check_batch_files(paths: list[Path]) -> None:
+    """Files, and not all empty: a batch that ran writes a line per request into its output
+    or error file (an empty error file beside a full output file is usual)."""
+    from ..data.jsonl import check_input_file, iter_lines
+
+    for path in paths:
+        check_input_file(path, hint="give the batch's output file")
+    if not any(raw.strip() for path in paths for _, raw in iter_lines(path)):
+        names = ", ".join(map(str, paths))
+        raise InputError(
+            f"{names}: the file is empty (no batch output line in it)"
+            if len(paths) == 1
+            else f"{names}: every file is empty (no batch output line in them)",
+            hint="give the output file of a batch that has finished",
+        )
+
+
 def _import(args: argparse.Namespace) -> int:
     from ..model import (
         ResponseCache,
@@ -152,9 +169,7 @@ def _import(args: argparse.Namespace) -> int:
     )
     from ..runs import RunDirLock
 
-    for path in args.files:
-        if not path.is_file():
-            raise ConfigError(f"{path}: no such file")
+    _check_batch_files(args.files)
     directory = args.batch_dir or args.files[0].parent
     inputs = input_files(directory)
     if not inputs:

@@ -107,7 +107,10 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     _add_role_arguments(parser)
     parser.add_argument("--no-revise", action="store_true", help="never revise failed answers")
     parser.add_argument(
-        "--threshold", type=float, default=0.5, help="pass when p_error < threshold (0.5)"
+        "--threshold",
+        type=float,
+        default=0.5,
+        help="pass when p_error < threshold (0.5)",
     )
     parser.add_argument("--temperature", type=float, default=0.7, help="answer sampling (0.7)")
     parser.add_argument("--max-tokens", type=int, default=256, help="tokens per answer (256)")
@@ -186,56 +189,49 @@ def _add_role_arguments(parser: argparse.ArgumentParser) -> None:
 
 def config_from_args(args: argparse.Namespace) -> Any:
     from ..verify.benchmark import BenchmarkConfig
-    from ._common import check_run_dir, model_options
+    from ._common import check_run_dir, model_options, typed_option
 
     out_dir = args.out_dir or Path("runs") / (
         f"{Path(args.data).stem}-{args.pattern}-n{args.n}-s{args.seed}"
     )
-    check_run_dir(out_dir, "--out_dir")
+    check_run_dir(out_dir, typed_option(args, "--out_dir", "--out-dir"))
     if args.max_examples < 0:
-        raise ConfigError("--max_examples must be 0 (all) or a positive number")
-    try:
-        return BenchmarkConfig(
-            data=args.data,
-            pattern=args.pattern,
-            out_dir=out_dir,
-            n=args.n,
-            seed=args.seed,
-            max_examples=args.max_examples or None,
-            generator=args.generator,
-            verifier=args.verifier,
-            critic=args.critic,
-            oracle=args.oracle,
-            revise=not args.no_revise,
-            threshold=args.threshold,
-            temperature=args.temperature,
-            max_tokens=args.max_tokens,
-            critique_max_tokens=args.critique_max_tokens,
-            checker_votes=args.checker_votes,
-            claim_check=args.claim_check,
-            claim_template=args.claim_template,
-            claim_evidence_cut=args.claim_evidence_cut,
-            claim_splitter=args.claim_splitter,
-            splitter=args.splitter,
-            skip_invalid=args.skip_invalid,
-            concurrency=args.concurrency,
-            executor=args.executor,
-            ray_batch_size=args.ray_batch_size,
-            n_resamples=args.n_resamples,
-            injected_labels=args.injected_labels,
-            model_options=model_options(args),
-        )
-    except ValueError as error:  # pydantic's ValidationError: an option out of range
-        raise ConfigError(_first_problem(error)) from None
-
-
-def _first_problem(error: ValueError) -> str:
-    errors = getattr(error, "errors", None)
-    if callable(errors):
-        first = errors()[0]
-        field = ".".join(str(p) for p in first.get("loc", ()))
-        return f"--{field}: {first.get('msg')}"
-    return str(error)
+        option = typed_option(args, "--max_examples", "--max-examples")
+        raise ConfigError(f"{option}: must be 0 (all) or a positive number")
+    if not 0.0 <= args.threshold <= 1.0:  # NaN too, which no bound of the config names
+        raise ConfigError(f"--threshold: must be a number in [0, 1], got {args.threshold}")
+    # an option out of range is a pydantic ValidationError, reported under the option's name
+    # by the CLI (assay.cli.describe_settings_error)
+    return BenchmarkConfig(
+        data=args.data,
+        pattern=args.pattern,
+        out_dir=out_dir,
+        n=args.n,
+        seed=args.seed,
+        max_examples=args.max_examples or None,
+        generator=args.generator,
+        verifier=args.verifier,
+        critic=args.critic,
+        oracle=args.oracle,
+        revise=not args.no_revise,
+        threshold=args.threshold,
+        temperature=args.temperature,
+        max_tokens=args.max_tokens,
+        critique_max_tokens=args.critique_max_tokens,
+        checker_votes=args.checker_votes,
+        claim_check=args.claim_check,
+        claim_template=args.claim_template,
+        claim_evidence_cut=args.claim_evidence_cut,
+        claim_splitter=args.claim_splitter,
+        splitter=args.splitter,
+        skip_invalid=args.skip_invalid,
+        concurrency=args.concurrency,
+        executor=args.executor,
+        ray_batch_size=args.ray_batch_size,
+        n_resamples=args.n_resamples,
+        injected_labels=args.injected_labels,
+        model_options=model_options(args),
+    )
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -334,6 +330,7 @@ def _summarize(args: argparse.Namespace) -> int:
 
     if not (args.run / RESULTS_FILE).is_file():
         raise ConfigError(f"{args.run}: no {RESULTS_FILE} (not a bench run directory?)")
+    _check_slices([args.run], args.by)
     adopt_calibration(args.calibration, args.run, replace=True)
     apply_prices(args, [args.run])
     summary = write_summary(args.run, n_resamples=args.n_resamples, plots=not args.no_plots)
@@ -342,6 +339,17 @@ def _summarize(args: argparse.Namespace) -> int:
     _print_slices([args.run], args.by, args.n_resamples)
     write_run_report(args.run, args)
     return 0
+
+
+def _check_slices(runs: list[Path], options: list[str]) -> None:
+    """Refuse a ``--by`` key no record of a run has, before anything is written."""
+    from ..data.meta import parse_by, slices
+    from ..verify.results import RESULTS_FILE, iter_results
+
+    for option in options:
+        path = parse_by(option)
+        for run in runs:
+            slices(iter_results(run / RESULTS_FILE), lambda r: r.meta, path)
 
 
 def _print_slices(runs: list[Path], options: list[str], n_resamples: int | None) -> str:
@@ -376,7 +384,10 @@ def _add_calibrate_parser(commands: Any) -> None:
 
 def _compare(args: argparse.Namespace) -> int:
     from ..verify.compare import compare_markdown
+    from ._common import check_out_file
 
+    check_out_file(args.out)
+    _check_slices(args.runs, args.by)
     if apply_prices(args, args.runs):
         from ..verify.summary import refresh_money
 

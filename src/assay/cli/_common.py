@@ -69,11 +69,40 @@ def model_options(args: argparse.Namespace) -> ModelOptions:
     )
 
 
+def typed_option(args: argparse.Namespace, *spellings: str) -> str:
+    """The spelling of an option the user typed (``--out_dir`` or ``--out-dir``), else the
+    first."""
+    given = {a.split("=", 1)[0] for a in getattr(args, "argv", None) or sys.argv[1:]}
+    return next((s for s in spellings if s in given), spellings[0])
+
+
 def check_run_dir(path: Path, option: str) -> Path:
     """A run or output directory: absent (it is made) or a directory, never a file."""
     if path.exists() and not path.is_dir():
         raise ConfigError(f"{option} {path} is a file, not a directory")
     return path
+
+
+def check_out_file(path: Path | None, option: str = "--out") -> None:
+    """An output file the command can write once its work is done: not a directory, and not
+    inside a file (a missing folder is made when the file is written)."""
+    if path is None:
+        return
+    if path.is_dir():
+        raise ConfigError(
+            f"{option} {path} is a directory, not a file",
+            hint="give a file name (for example one inside that directory)",
+        )
+    folder = next((p for p in path.parents if p.exists()), None)
+    if folder is not None and not folder.is_dir():
+        raise ConfigError(f"{option} {path}: {folder} is a file, not a directory")
+
+
+def check_run_dir_parents(path: Path) -> None:
+    """A directory to make: not inside a file."""
+    folder = next((p for p in path.parents if p.exists()), None)
+    if folder is not None and not folder.is_dir():
+        raise ConfigError(f"{path}: {folder} is a file, not a directory")
 
 
 def add_report_option(parser: argparse.ArgumentParser) -> None:

@@ -36,10 +36,16 @@ def register(subparsers: Any) -> None:
 
 def _export(args: argparse.Namespace) -> int:
     from ..report.export import export_run, load_run
+    from ._common import check_out_file
 
     if args.format == "files":
         return _export_files(args.run, args.out)
+    check_out_file(args.out)
     run = load_run(args.run)
+    if run.kind == "judge":
+        from ..report._html_judge import warn_unreadable
+
+        warn_unreadable(args.run, run.unreadable, "export")
     if args.claims and run.kind != "bench":
         print("note: --claims applies to bench runs; one row per evaluation", file=sys.stderr)
     out, count = export_run(run, args.format, args.out, claims=args.claims)
@@ -51,9 +57,11 @@ def _export(args: argparse.Namespace) -> int:
 def _export_files(run_dir: Path, out: Path | None) -> int:
     from ..errors import ConfigError
     from ..judge.archive import PROTOCOL_FILE, export_per_file
+    from ._common import check_run_dir
 
     if out is None:
         raise ConfigError("--format files needs --out DIR")
+    check_run_dir(out, "--out")
     if not (run_dir / PROTOCOL_FILE).is_file():
         raise ConfigError(f"{run_dir}: --format files takes a judge run (no {PROTOCOL_FILE})")
     count = export_per_file(run_dir, out)

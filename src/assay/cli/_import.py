@@ -20,6 +20,7 @@ from ..data.importers import (
 from ..data.questions import MANIFEST_NAME
 from ..errors import ConfigError
 from ..runs import JsonlWriter
+from ._common import check_out_file, check_run_dir_parents
 
 # The outputs manifest is named as the judge's loader expects, so `--outputs DIR` also works.
 JUDGE_SET_FILES = {
@@ -102,6 +103,7 @@ def _paragraphs(*texts: str) -> str:
 def _import_grounded(args: argparse.Namespace) -> int:
     importer: GroundedImporter = args.importer
     _refuse_overwriting_source(args.src, args.out)
+    check_out_file(args.out)
     result = importer.convert(args.src)
     write_jsonl(args.out, result.records)
     for line in result.report.lines():
@@ -120,6 +122,7 @@ def _import_judge_set(args: argparse.Namespace) -> int:
         target_model=args.target_model,
         constraints=not args.no_constraints,
     )
+    check_out_dir(args.out)
     result = importer.convert(sources)
     args.out.mkdir(parents=True, exist_ok=True)
     contents = {"questions": result.questions, "outputs": result.outputs, "labels": result.labels}
@@ -144,6 +147,21 @@ def write_jsonl(path: Path, records: Iterable[BaseModel]) -> None:
         for record in records:
             writer.append(record)
     os.replace(partial, path)
+
+
+def check_out_dir(out: Path) -> None:
+    """``--out`` of a judge set: a directory (made if missing) whose files of these names are
+    replaced, as every importer replaces its output; never a file."""
+    names = ", ".join(JUDGE_SET_FILES.values())
+    if out.exists() and not out.is_dir():
+        raise ConfigError(
+            f"--out {out} is a file, not a directory: this importer writes {names} into a "
+            "directory (replacing files of those names, as every importer replaces its output)",
+            hint="give a directory (a new one is made)",
+        )
+    check_run_dir_parents(out)
+    for name in JUDGE_SET_FILES.values():
+        check_out_file(out / name)
 
 
 def _refuse_overwriting_source(*paths: Path) -> None:

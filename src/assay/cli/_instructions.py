@@ -20,6 +20,7 @@ from ..instructions import (
 from ..instructions.agreement import AgreementReport, Disagreement
 from ..instructions.ifeval_data import INPUTS_FILE
 from ..runs import write_atomic
+from ._common import check_out_file
 
 
 def register(subparsers: Any) -> None:
@@ -83,6 +84,7 @@ def _register_agreement(commands: Any) -> None:
 
 
 def _check(args: argparse.Namespace) -> int:
+    check_out_file(args.out)
     inputs = args.inputs or args.data.parent / INPUTS_FILE
     if not inputs.is_file():
         raise InputError("inputs file not found (pass --inputs)", path=inputs)
@@ -115,6 +117,8 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _agreement(args: argparse.Namespace) -> int:
+    check_out_file(args.out)
+    check_out_file(args.disagreements, "--disagreements")
     modes = list(MODES) if args.mode == "both" else [args.mode]
     reports = [measure_agreement(args.data_dir, mode) for mode in modes]
     table = render_markdown(reports)

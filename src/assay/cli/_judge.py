@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 import yaml
 
 from ..data.questions import TargetOutput, iter_outputs, load_question_index, load_questions
-from ..errors import ConfigError
+from ..errors import ConfigError, InputError, yaml_problem
 from ..judge.archive import RecheckReport, recheck_archive
 from ..judge.evalset import build_eval_set
 from ..judge.generate import GenerateSettings, generate_outputs
@@ -285,8 +285,6 @@ def _run(args: argparse.Namespace) -> int:
         for path in args.outputs:
             yield from iter_outputs(path, allow_outside_paths=args.allow_outside_paths)
 
-    eval_set = build_eval_set(questions, outputs)
-    print(eval_set.coverage.describe())
     config = JudgeRunConfig(
         mode=args.mode,
         max_attempts=args.judge_attempts,
@@ -306,6 +304,9 @@ def _run(args: argparse.Namespace) -> int:
             constrained=args.constrained,
         ),
     )
+    eval_set = build_eval_set(questions, outputs)
+    if eval_set.coverage.complete or args.allow_incomplete:
+        print(eval_set.coverage.describe())  # else the error below says it, once
     summary = _with_models(
         args, args.judge, lambda judges: run_judges(eval_set, judges, args.out, config)
     )
@@ -326,8 +327,12 @@ def _protocol(path: Path | None) -> Protocol:
         return Protocol()
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as error:
-        raise ConfigError(f"cannot read protocol settings {path}: {error}") from None
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read the protocol settings: {error.strerror}") from None
+    except UnicodeDecodeError as error:
+        raise InputError(f"not UTF-8 text (byte {error.start + 1})", path=path) from None
+    except yaml.YAMLError as error:
+        raise InputError(f"not YAML or JSON: {yaml_problem(error)}", path=path) from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: protocol settings must be a mapping")
     return load_protocol(data, str(path))

@@ -10,6 +10,7 @@ from typing import Any
 from ..data.grounded import SkippedRecord, dump_record, iter_records
 from ..errors import ConfigError
 from ..verify.perturb import BUCKETS, PerturbStats, perturb_records, stats_lines
+from ._common import check_out_file
 
 
 def register(subparsers: Any) -> None:
@@ -38,6 +39,7 @@ def _perturb(args: argparse.Namespace) -> int:
     buckets = _buckets(args.buckets)
     if args.out.resolve() == args.data.resolve():
         raise ConfigError("--out must differ from --data")
+    check_out_file(args.out)
     skipped: list[SkippedRecord] = []
     stats = PerturbStats()
     records = iter_records(args.data, skip_invalid=args.skip_invalid, skipped=skipped)

@@ -44,6 +44,7 @@ def register(subparsers: Any) -> None:
 def _report(args: argparse.Namespace) -> int:
     from ..report._html_common import SampleSettings
     from ..report.html import ReportOptions, write_comparison, write_report
+    from ._common import check_out_file
 
     if args.max_mb <= 0:
         raise ConfigError("--max-mb must be positive")
@@ -52,6 +53,7 @@ def _report(args: argparse.Namespace) -> int:
     sampling = SampleSettings(size=args.sample, seed=args.sample_seed)
     options = ReportOptions(max_bytes=int(args.max_mb * 1_000_000), sampling=sampling)
     runs: list[Path] = args.runs
+    check_out_file(args.out)
     if len(runs) > 1 and args.out is None:
         raise ConfigError("several run directories need --out FILE for the comparison report")
     if len(runs) == 1:

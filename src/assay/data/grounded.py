@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ..errors import InputError
+from ..errors import InputError, describe_problem
 from .citations import iter_marker_ids
 from .jsonl import check_input_file, decode_line, iter_lines, parse_object_line
 from .records import GroundedQARecord
@@ -182,7 +182,7 @@ def _describe(error: Any, raw: dict[str, Any]) -> str:
         return "evidence is empty: a record needs at least one evidence snippet"
     got = error.get("input")
     got_text = "null" if got is None else type(got).__name__
-    return f"{error['msg']} (got {got_text})"
+    return f"{describe_problem(error)} (got {got_text})"
 
 
 def _check_unique(record: GroundedQARecord, seen: set[str], path: Path, line: int) -> None:

@@ -100,9 +100,7 @@ def parse_json_line(line: str, path: Path | str, number: int) -> Any:
     try:
         data = json.loads(line, parse_constant=_refuse_constant)
     except json.JSONDecodeError as error:
-        raise InputError(
-            f"invalid JSON ({error.msg} at column {error.colno})", path=path, line=number
-        ) from None
+        raise InputError(f"invalid JSON ({json_problem(error)})", path=path, line=number) from None
     except RecursionError:
         raise InputError(
             f"nested too deeply (more than {MAX_DEPTH} levels)", path=path, line=number
@@ -141,6 +139,12 @@ def check_parsed(
             line=number,
             field=where or None,
         )
+
+
+def json_problem(error: json.JSONDecodeError) -> str:
+    """``Unterminated string starting at column 5``: json's message and where (its own
+    messages may end in "at", which must not be doubled)."""
+    return f"{error.msg.removesuffix(' at')} at column {error.colno}"
 
 
 class _NotJson(ValueError):

@@ -15,6 +15,7 @@ from ..errors import ConfigError
 
 T = TypeVar("T")
 MISSING = "(none)"  # the slice of records whose meta has no such key
+KEYS_SHOWN = 20  # meta keys an error lists at most
 
 
 def parse_by(option: str) -> tuple[str, ...]:
@@ -42,8 +43,33 @@ def meta_value(meta: Mapping[str, Any] | None, path: tuple[str, ...]) -> str:
 def slices(
     items: Iterable[T], meta_of: Callable[[T], Mapping[str, Any] | None], path: tuple[str, ...]
 ) -> dict[str, list[T]]:
-    """The items grouped by their value at ``path``, slices in sorted order."""
+    """The items grouped by their value at ``path``, slices in sorted order; a key no item
+    has is a ConfigError listing the keys the items' meta objects do have."""
     groups: dict[str, list[T]] = {}
+    keys: set[str] = set()
     for item in items:
-        groups.setdefault(meta_value(meta_of(item), path), []).append(item)
+        meta = meta_of(item)
+        value = meta_value(meta, path)
+        if value == MISSING:
+            keys.update(_key_paths(meta))
+        groups.setdefault(value, []).append(item)
+    if list(groups) == [MISSING]:
+        option = "meta." + ".".join(path)
+        known = ", ".join(f"meta.{k}" for k in sorted(keys)[:KEYS_SHOWN]) or "none"
+        more = f" and {len(keys) - KEYS_SHOWN} more" if len(keys) > KEYS_SHOWN else ""
+        raise ConfigError(
+            f"--by {option}: no record has this key in its meta; the keys records have: "
+            f"{known}{more}"
+        )
     return dict(sorted(groups.items()))
+
+
+def _key_paths(meta: Mapping[str, Any] | None, prefix: str = "") -> Iterable[str]:
+    """Every key path of a meta object (``system``, ``source``, ``source.name``)."""
+    if not isinstance(meta, Mapping):
+        return
+    for key, value in meta.items():
+        name = f"{prefix}{key}"
+        yield name
+        if isinstance(value, Mapping) and len(name) < 200:
+            yield from _key_paths(value, name + ".")

@@ -31,7 +31,7 @@ from pydantic import (
     model_validator,
 )
 
-from ..errors import InputError
+from ..errors import InputError, describe_problem, shown
 from .jsonl import (
     check_input_file,
     check_parsed,
@@ -413,11 +413,21 @@ def _read_output_file(file: Path, manifest: Path, line: int) -> str:
         return file.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise InputError(
-            f"output file not found: {file}", path=manifest, line=line, field="path"
+            f"output file not found: {shown(str(file))}", path=manifest, line=line, field="path"
         ) from None
-    except (OSError, UnicodeDecodeError) as error:
+    except UnicodeDecodeError as error:
         raise InputError(
-            f"cannot read {file}: {error}", path=manifest, line=line, field="path"
+            f"{shown(str(file))} is not UTF-8 text (byte {error.start + 1})",
+            path=manifest,
+            line=line,
+            field="path",
+        ) from None
+    except OSError as error:
+        raise InputError(
+            f"cannot read {shown(str(file))}: {error.strerror or error}",
+            path=manifest,
+            line=line,
+            field="path",
         ) from None
 
 
@@ -474,7 +484,7 @@ def _validated(
         loc = tuple(first["loc"])
         field = _field_name(loc) or None
         exact_line = line if node is None else _yaml_line(node, loc, line)
-        message = first["msg"]
+        message = describe_problem(first)
         if first["type"] == "extra_forbidden":
             message += " (check its spelling; fields of your own go in the 'meta' object)"
         raise InputError(message, path=path, line=exact_line, field=field) from None

@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, StrictInt
 
 from ..data.jsonl import iter_json_objects
-from ..errors import InputError
+from ..errors import InputError, shown
 
 INPUTS_FILE = "input_data.jsonl"
 RESPONSES_FILE = "input_response_data_gpt4_20231107_145030.jsonl"
@@ -99,8 +99,15 @@ def read_inputs(path: Path) -> dict[str, tuple[int, PromptInstructions]]:
                 field="kwargs",
             )
         key = record.get("key")
+        if key is not None and (not isinstance(key, int) or isinstance(key, bool)):
+            raise InputError(
+                f"expected a JSON integer key, got {shown(key)}",
+                path=path,
+                line=number,
+                field="key",
+            )
         item = PromptInstructions(
-            key=key if isinstance(key, int) else None,
+            key=key,
             prompt=_field(record, "prompt", str, where),
             instruction_id_list=ids,
             kwargs=kwargs,

@@ -29,10 +29,17 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
 from .. import metrics
-from ..errors import InputError
+from ..errors import InputError, describe_problem, field_path, shown
 from ..tables import Cell, Table
 from .archive import EvaluationRecord
 from .evaluations import Evaluation, as_evaluations, final_evaluations
@@ -62,7 +69,7 @@ class Label(BaseModel):
         name = DIMENSION_ALIASES.get(value, value)
         if name not in (*DIMENSION_KEYS, "overall_score", "verdict"):
             known = ", ".join((*DIMENSION_KEYS, "overall_score", "verdict", "D1..D4"))
-            raise ValueError(f"unknown dimension {value!r} (one of {known})")
+            raise ValueError(f"unknown dimension {shown(value)} (one of {known})")
         return name
 
     @field_validator("score", mode="before")
@@ -72,6 +79,19 @@ class Label(BaseModel):
             return VERDICT_CODES[value.strip().upper()]
         if isinstance(value, str) and value.strip().lstrip("-").isdigit():
             return int(value)
+        return value
+
+    @field_validator("score")
+    @classmethod
+    def _on_the_scale(cls, value: int, info: ValidationInfo) -> int:
+        dimension = info.data.get("dimension")
+        if dimension is None:
+            return value  # the dimension's own error is reported
+        scale = _scale(dimension)
+        if value not in scale:
+            raise ValueError(
+                f"{value} is not on the scale of {dimension} ({scale[0]} to {scale[-1]})"
+            )
         return value
 
     @property
@@ -143,8 +163,8 @@ def load_labels(path: Path) -> list[Label]:
             labels.append(Label.model_validate(row))
         except ValidationError as error:
             first = error.errors()[0]
-            field = ".".join(str(p) for p in first["loc"]) or None
-            raise InputError(first["msg"], path=path, line=line, field=field) from None
+            field = field_path(first["loc"]) or None
+            raise InputError(describe_problem(first), path=path, line=line, field=field) from None
     if not labels:
         raise InputError("the labels file holds no label", path=path)
     return labels

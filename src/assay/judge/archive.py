@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from pydantic_core import PydanticSerializationError
 
 from ..data.questions import model_dir_name
-from ..errors import RunError
+from ..errors import RunError, describe_validation
 from ..json_safe import load_model, model_json
 from ..model import ChatMessage
 from ..runs import fingerprint, inside, safe_filename, utc_now, write_atomic
@@ -401,9 +401,11 @@ def read_protocol_state(run_dir: Path) -> ProtocolState | None:
     if not path.is_file():
         return None
     try:
-        return ProtocolState.model_validate_json(path.read_text(encoding="utf-8"))
+        return ProtocolState.model_validate_json(path.read_bytes())
+    except OSError as error:
+        raise RunError(f"{path}: cannot read the judge protocol file: {error.strerror}") from None
     except ValidationError as error:
-        raise RunError(f"{path} is not a judge protocol file: {error}") from None
+        raise RunError(describe_validation(error, f"{path} (not a judge protocol file)")) from None
 
 
 class ArchivedFile(BaseModel):

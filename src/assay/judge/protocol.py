@@ -31,11 +31,12 @@ from pydantic import (
     Field,
     StrictBool,
     StrictInt,
+    ValidationError,
     field_validator,
     model_validator,
 )
 
-from ..errors import ConfigError
+from ..errors import ConfigError, describe_validation
 from ..runs import fingerprint
 
 PROTOCOL_VERSION = 1
@@ -257,8 +258,8 @@ def load_protocol(data: Mapping[str, Any], source: str) -> Protocol:
     """A protocol from parsed YAML/JSON settings, with a ConfigError naming the bad field."""
     try:
         return Protocol.model_validate(dict(data))
-    except ValueError as error:
-        raise ConfigError(f"{source}: invalid judge protocol settings: {error}") from None
+    except ValidationError as error:
+        raise ConfigError(describe_validation(error, source)) from None
 
 
 def output_schema(protocol: Protocol) -> dict[str, Any]:

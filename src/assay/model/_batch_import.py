@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import shown
 from ._cache import ResponseCache
 from ._types import BackendError, CallFailure, Completion, ErrorKind
 
@@ -89,9 +90,9 @@ def _read_line(
     if not isinstance(key, str) or not key:
         raise _Skip("no custom_id")
     if key not in requested:
-        raise _Skip(f"unknown custom_id {key!r}: no request of the batch directory has it")
+        raise _Skip(f"unknown custom_id {shown(key)}: no request of the batch directory has it")
     if key in first_seen:
-        raise _Skip(f"duplicate custom_id {key!r}: already answered at {first_seen[key]}")
+        raise _Skip(f"duplicate custom_id {shown(key)}: already answered at {first_seen[key]}")
     return key, _answer(line)
 
 

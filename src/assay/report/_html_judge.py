@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import sys
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -88,6 +89,8 @@ def judge_content(
     section.description = describe_judge(run)
     sample = _records(run_dir, section.notes, sampling or SampleSettings())
     kept = kept_records(run_dir, sample.kept(), section.notes)
+    unreadable = [n.removeprefix(UNREADABLE) for n in section.notes if n.startswith(UNREADABLE)]
+    warn_unreadable(run_dir, unreadable, "report")
     if (note := sample.note("evaluations", "invalid evaluations")) is not None:
         section.notes.insert(0, note)
     marker = "" if note is None else " (sampled, see the note above)"
@@ -165,8 +168,26 @@ def _records(run_dir: Path, notes: list[str], sampling: SampleSettings) -> ItemS
     return sample
 
 
+UNREADABLE = "unreadable evaluation "
+
+
 def _note_unreadable(item: ArchivedFile, notes: list[str]) -> None:
-    notes.append(f"unreadable evaluation {item.where}: {(item.error or '')[:200]}")
+    notes.append(f"{UNREADABLE}{item.where}: {(item.error or '')[:200]}")
+
+
+def warn_unreadable(run_dir: Path, unreadable: list[str], what: str) -> None:
+    """Say on stderr how many archived evaluations are left out of ``what`` and why: a
+    damaged archive must not pass for a smaller run."""
+    if not unreadable:
+        return
+    shown = "".join(f"\n  {line}" for line in unreadable[:5])
+    more = f"\n  ... and {len(unreadable) - 5} more" if len(unreadable) > 5 else ""
+    print(
+        f"warning: {run_dir}: {len(unreadable)} archived evaluation(s) could not be read and "
+        f"are left out of the {what} (`assay judge validate {run_dir}` checks the archive):"
+        f"{shown}{more}",
+        file=sys.stderr,
+    )
 
 
 class _Kept(NamedTuple):

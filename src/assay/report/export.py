@@ -55,6 +55,7 @@ class JudgeRun:
     records: list[EvaluationRecord]
     summary: dict[str, Any] = field(default_factory=dict)
     kind: Literal["judge"] = "judge"
+    unreadable: list[str] = field(default_factory=list)  # where and why, left out of records
 
     def rows(self, *, claims: bool = False) -> list[Row]:
         finals = _final_keys(self.records)
@@ -71,8 +72,13 @@ def load_run(path: Path | str) -> BenchRun | JudgeRun:
     if (run_dir / RESULTS_FILE).is_file():
         return BenchRun(run_dir, list(iter_results(run_dir / RESULTS_FILE)), summary)
     if (run_dir / PROTOCOL_FILE).is_file():
-        records = [item.record for item in iter_archive(run_dir) if item.record is not None]
-        return JudgeRun(run_dir, records, summary)
+        records, unreadable = [], []
+        for item in iter_archive(run_dir):
+            if item.record is None:
+                unreadable.append(f"{item.where}: {item.error or 'unreadable'}"[:300])
+            else:
+                records.append(item.record)
+        return JudgeRun(run_dir, records, summary, unreadable=unreadable)
     raise ConfigError(
         f"{run_dir}: not a run directory (no {RESULTS_FILE} and no {PROTOCOL_FILE})",
         hint="give the --out_dir of `assay bench run` or the --out of `assay judge run`",

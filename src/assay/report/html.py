@@ -53,7 +53,9 @@ def write_report(
 ) -> Path:
     """Write the HTML report of one run directory (default ``run_dir/report.html``)."""
     target = out if out is not None else Path(run_dir) / REPORT_NAME
-    write_atomic(target, render_report([Path(run_dir)], options))
+    text = render_report([Path(run_dir)], options)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(target, text)
     return target
 
 
@@ -61,7 +63,9 @@ def write_comparison(
     run_dirs: Sequence[Path], out: Path, *, options: ReportOptions | None = None
 ) -> Path:
     """Write one HTML report showing several runs side by side."""
-    write_atomic(out, render_report([Path(p) for p in run_dirs], options))
+    text = render_report([Path(p) for p in run_dirs], options)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(out, text)
     return out
 
 

@@ -79,5 +79,8 @@ class RunLogger:
 def write_atomic(path: Path, text: str) -> None:
     """Write through a temporary file and rename, so a reader never sees half a file."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)  # left only when the write or the rename failed

@@ -25,7 +25,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..errors import InputError
+from ..errors import InputError, describe_problem, field_path, yaml_problem
 
 PRICES_FILE = "prices.json"  # the table a run was given, kept in the run directory
 PER = 1_000_000
@@ -84,16 +84,20 @@ def load_prices(path: Path) -> PriceTable:
         text = path.read_text(encoding="utf-8")
     except OSError as error:
         raise InputError(f"cannot read the price table: {error.strerror}", path=path) from None
+    except UnicodeDecodeError as error:
+        raise InputError(f"not UTF-8 text (byte {error.start + 1})", path=path) from None
     try:
         data = _parse(path, text)
-    except (ValueError, yaml.YAMLError) as error:
+    except yaml.YAMLError as error:
+        raise InputError(f"not a price table: {yaml_problem(error)}", path=path) from None
+    except ValueError as error:
         raise InputError(f"not a price table: {error}", path=path) from None
     try:
         return PriceTable.model_validate(data)
     except ValidationError as error:
         first = error.errors()[0]
-        field = ".".join(str(part) for part in first["loc"]) or None
-        raise InputError(first["msg"], path=path, field=field) from None
+        field = field_path(first["loc"]) or None
+        raise InputError(describe_problem(first), path=path, field=field) from None
 
 
 def read_run_prices(run_dir: Path) -> PriceTable | None:

@@ -173,7 +173,7 @@ class RowReader:
         dataset; a bad value in a file of the right shape (``shape=False``) does not."""
         if shape:
             message = (
-                f"{message}; this does not look like a {self.dataset} file "
+                f"{message}; this does not look like {_article(self.dataset)} {self.dataset} file "
                 f"(the object has fields: {', '.join(sorted(self.row)) or 'none'})"
             )
         raise InputError(message, path=self.path, line=self.line, field=self._name(field))
@@ -213,3 +213,8 @@ def _counts(counts: dict[str, int]) -> str:
 
 def _type_name(value: Any) -> str:
     return "null" if value is None else type(value).__name__
+
+
+def _article(name: str) -> str:
+    """``an`` before a dataset name that starts with a vowel (expertqa, IFEval), else ``a``."""
+    return "an" if name[:1].lower() in "aeiou" else "a"

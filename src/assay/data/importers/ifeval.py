@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from ...errors import ConfigError, InputError
+from ...errors import ConfigError, InputError, shown
 from ..questions import ID_PATTERN, ManifestEntry, PromptVariant, Question
 from ._common import ImportReport, RowReader, read_rows
 from .ifeval_labels import IFEvalLabel, InstructionLabel, is_format_instruction
@@ -136,7 +136,7 @@ def _read_prompts(path: Path) -> list[_Prompt]:
         reader = RowReader(row, path=path, line=line, dataset="IFEval input_data")
         key = reader.row.get("key")
         if not isinstance(key, int) or isinstance(key, bool):
-            reader.fail("key", f"expected an integer key, got {key!r}")
+            reader.fail("key", f"expected a JSON integer key, got {shown(key)}", shape=False)
         text = reader.text("prompt")
         ids = _instruction_ids(reader)
         kwargs = reader.items("kwargs")

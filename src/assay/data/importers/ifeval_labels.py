@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ...errors import InputError
+from ...errors import InputError, describe_problem, field_path
 from ._common import read_rows
 
 FORMAT_PREFIXES = (
@@ -105,5 +105,5 @@ def load_ifeval_labels(path: Path) -> Iterator[IFEvalLabel]:
             yield IFEvalLabel.model_validate(row)
         except ValidationError as error:
             first = error.errors()[0]
-            field = ".".join(str(part) for part in first["loc"]) or None
-            raise InputError(first["msg"], path=path, line=line, field=field) from None
+            field = field_path(first["loc"]) or None
+            raise InputError(describe_problem(first), path=path, line=line, field=field) from None
