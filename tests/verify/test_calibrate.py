@@ -111,7 +111,7 @@ def test_bad_calibration_input_is_one_clear_error(
     bad = tmp_path / "bad.json"
     bad.write_text('{"kind": "assay.calibration", "method": "cubic"}', encoding="utf-8")
     assert _bench("summarize", str(test_run), "--calibration", str(bad)) == 2
-    assert f"{bad}: field method" in capsys.readouterr().err
+    assert f"{bad}: field 'method'" in capsys.readouterr().err
     assert _bench("calibrate", str(dev_run), "--target", "precision@2") == 2
     assert "--target" in capsys.readouterr().err
 

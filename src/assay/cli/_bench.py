@@ -238,14 +238,20 @@ def run_command(args: argparse.Namespace) -> int:
     from ..verify.benchmark import run_benchmark
     from ..verify.summary import SUMMARY_FILE, BenchSummary
     from ._batch import batch_session, finish_batch
-    from ._calibrate import adopt_calibration, calibration_threshold
+    from ._calibrate import calibration_threshold
 
-    if getattr(args, "calibration", None) is not None:
-        args.threshold = calibration_threshold(args.calibration, args.threshold)
+    calibration = getattr(args, "calibration", None)
+    if calibration is not None:  # the file is checked whole here, before any work
+        args.threshold = calibration_threshold(calibration, args.threshold)
     config = config_from_args(args)
-    adopt_calibration(getattr(args, "calibration", None), config.out_dir, replace=False)
+    if getattr(args, "prices", None) is not None:
+        from ..runs.prices import load_prices
+
+        load_prices(args.prices)  # a bad table stops the run before it starts
     with batch_session(args):
-        report = run_benchmark(config, progress=False if args.no_progress else None)
+        report = run_benchmark(
+            config, progress=False if args.no_progress else None, calibration=calibration
+        )
     summary = BenchSummary.model_validate_json(
         (report.run_dir / SUMMARY_FILE).read_text(encoding="utf-8")
     )
@@ -324,13 +330,21 @@ def _metrics_line(detection: dict[str, Any]) -> str:
 
 
 def _summarize(args: argparse.Namespace) -> int:
+    from ..runs import partial_tail
     from ..verify.results import RESULTS_FILE
     from ..verify.summary import write_summary
     from ._calibrate import adopt_calibration
 
     if not (args.run / RESULTS_FILE).is_file():
         raise ConfigError(f"{args.run}: no {RESULTS_FILE} (not a bench run directory?)")
+    _check_before_writing(args, [args.run])
     _check_slices([args.run], args.by)
+    if partial_tail(args.run / RESULTS_FILE):
+        print(
+            f"note: {args.run / RESULTS_FILE}: its last line is unfinished (a run stopped while "
+            "writing it) and is left out (a bench run that appends to the file cuts it first)",
+            file=sys.stderr,
+        )
     adopt_calibration(args.calibration, args.run, replace=True)
     apply_prices(args, [args.run])
     summary = write_summary(args.run, n_resamples=args.n_resamples, plots=not args.no_plots)
@@ -350,6 +364,29 @@ def _check_slices(runs: list[Path], options: list[str]) -> None:
         path = parse_by(option)
         for run in runs:
             slices(iter_results(run / RESULTS_FILE), lambda r: r.meta, path)
+
+
+def _check_before_writing(args: argparse.Namespace, runs: list[Path]) -> None:
+    """Every option and file a command reads, checked before it writes into any run: the
+    ``--by`` options, the calibration file and price table, each run's run.json and
+    results.jsonl (one located error for the first problem)."""
+    from ..data.meta import parse_by
+    from ..runs import read_run_log
+    from ..verify.calibration import read_calibration
+    from ..verify.results import RESULTS_FILE, iter_results
+
+    for option in getattr(args, "by", []):
+        parse_by(option)
+    if getattr(args, "calibration", None) is not None:
+        read_calibration(args.calibration)
+    if getattr(args, "prices", None) is not None:
+        from ..runs.prices import load_prices
+
+        load_prices(args.prices)
+    for run in runs:
+        read_run_log(run)
+        for _ in iter_results(run / RESULTS_FILE):
+            pass
 
 
 def _print_slices(runs: list[Path], options: list[str], n_resamples: int | None) -> str:
@@ -387,6 +424,7 @@ def _compare(args: argparse.Namespace) -> int:
     from ._common import check_out_file
 
     check_out_file(args.out)
+    _check_before_writing(args, args.runs)
     _check_slices(args.runs, args.by)
     if apply_prices(args, args.runs):
         from ..verify.summary import refresh_money

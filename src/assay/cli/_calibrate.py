@@ -4,7 +4,6 @@ dev run, for ``bench run --calibration FILE`` and ``bench summarize --calibratio
 from __future__ import annotations
 
 import argparse
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -62,24 +61,10 @@ def calibration_threshold(path: Path, given: float) -> float:
 
 
 def adopt_calibration(path: Path | None, run_dir: Path, *, replace: bool) -> None:
-    """Keep a copy of the calibration file in the run, so its summary is rebuilt with it.
-    ``bench run`` (``replace=False``) refuses to swap the file of a run that has results: its
-    answers were gated with the old file's threshold; ``bench summarize`` may re-score."""
+    """Keep a copy of the calibration file in the run (see
+    :func:`assay.verify.calibration.adopt_calibration`)."""
     if path is None:
         return
-    from ..verify.calibration import CALIBRATION_FILE, read_calibration
-    from ..verify.results import RESULTS_FILE
+    from ..verify.calibration import adopt_calibration as adopt
 
-    new = read_calibration(path)  # refuse a bad file before it enters the run
-    kept = run_dir / CALIBRATION_FILE
-    if path.resolve() == kept.resolve():
-        return
-    if not replace and (run_dir / RESULTS_FILE).is_file():
-        before = read_calibration(kept) if kept.is_file() else None
-        if before != new:
-            made_with = f"another calibration file ({kept})" if before else "no calibration file"
-            raise ConfigError(
-                f"{run_dir}: its results were made with {made_with}; use a new --out_dir"
-            )
-    run_dir.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(path, kept)
+    adopt(path, run_dir, replace=replace)

@@ -371,8 +371,10 @@ def _describe_recheck(report: RecheckReport) -> str:
 def _analyze(args: argparse.Namespace) -> int:
     from ..judge.analysis_types import AnalysisSettings
     from ..judge.analyze import analyze_run
+    from ..runs import read_run_log
 
     settings = AnalysisSettings(n_resamples=args.resamples, seed=args.seed, plots=not args.no_plots)
+    read_run_log(args.run_dir)  # a broken run.json stops here, before anything is written
     apply_prices(args, [args.run_dir])
     result = analyze_run(args.run_dir, settings)
     skipped = result.summary.skipped_unreadable

@@ -11,18 +11,17 @@ from __future__ import annotations
 
 import functools
 import itertools
-import json
 import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 
 from .. import metrics
 from ..errors import RunError
-from ..runs import write_atomic
+from ..runs import read_run_json, write_atomic
 from ..runs.prices import Money, read_run_prices, run_money
 from .analysis_types import (
     AgreementRow,
@@ -82,16 +81,9 @@ def analyze_run(run_dir: Path, settings: AnalysisSettings | None = None) -> Anal
 
 def _money(run_dir: Path, items: int) -> Money:
     """The run's cost per sample x judge under its price table (``--prices``)."""
-    config = (_read_json(run_dir / "run.json").get("config")) or {}
+    config = ((read_run_json(run_dir) or {}).get("config")) or {}
     batch = config.get("executor") == "batch"
     return run_money(run_dir, read_run_prices(run_dir), items, batch=batch)
-
-
-def _read_json(path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        return {}
-    data = json.loads(path.read_text(encoding="utf-8"))
-    return data if isinstance(data, dict) else {}
 
 
 def _coverage(run_dir: Path) -> CoverageReport | None:

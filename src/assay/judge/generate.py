@@ -25,6 +25,7 @@ from ..data.questions import (
     QuestionSet,
     model_dir_name,
 )
+from ..errors import RunError
 from ..model import (
     CallFailure,
     ChatMessage,
@@ -42,6 +43,8 @@ from ..runs import (
     RunDirLock,
     RunLog,
     RunLogger,
+    check_run_kind,
+    fingerprint,
     inside,
     read_jsonl,
     run_all,
@@ -50,6 +53,14 @@ from ..runs import (
 from ..runs import utc_now as _now
 
 FAILURES_NAME = "generation_failures.jsonl"
+# the settings an output depends on (besides its model and prompt), by their option names
+PROTOCOL_SETTINGS = {
+    "temperature": "--temperature",
+    "top_p": "--top-p",
+    "max_tokens": "--max-tokens",
+    "seed": "--seed",
+    "system_prompt": "--system-prompt",
+}
 
 
 class GenerateSettings(BaseModel):
@@ -67,6 +78,10 @@ class GenerateSettings(BaseModel):
     executor: Literal["live", "batch", "ray"] = "live"
     ray_batch_size: int = Field(default=64, ge=1)
     model_options: ModelOptions | None = None
+
+    def protocol(self) -> dict[str, Any]:
+        """The settings that decide each output; an output directory never mixes two."""
+        return {name: getattr(self, name) for name in PROTOCOL_SETTINGS}
 
     def config(self) -> GenerateConfig:
         return GenerateConfig(
@@ -112,6 +127,7 @@ async def generate_outputs(
 async def _generate_locked(
     questions: QuestionSet, models: Sequence[Model], out_dir: Path, settings: GenerateSettings
 ) -> GenerateSummary:
+    _check_settings(out_dir, settings)  # before anything is written
     out_dir.mkdir(parents=True, exist_ok=True)
     done = {(e["question_id"], e["prompt_variant"], e["target_model"]) for e in _manifest(out_dir)}
     jobs = [
@@ -167,6 +183,24 @@ async def _generate_locked(
     )
 
 
+def _check_settings(out_dir: Path, settings: GenerateSettings) -> None:
+    """Refuse an output directory of another kind of run, or made with other settings."""
+    previous = check_run_kind(out_dir, "generate", option="--out")
+    if previous is None:
+        return
+    before = previous.config
+    changed = [
+        f"{option} {before.get(name)!r} (now {getattr(settings, name)!r})"
+        for name, option in PROTOCOL_SETTINGS.items()
+        if name in before and before[name] != getattr(settings, name)
+    ]
+    if changed:
+        raise RunError(
+            f"{out_dir}: its outputs were generated with other settings: " + ", ".join(changed),
+            hint="use a new --out directory, or the settings of the existing outputs",
+        )
+
+
 def _manifest(out_dir: Path) -> list[dict[str, str]]:
     return list(read_jsonl(out_dir / MANIFEST_NAME))
 
@@ -211,6 +245,7 @@ def _failure_line(job: _Job, model_name: str, reason: str) -> dict[str, str]:
 def _run_log(models: Sequence[Model], settings: GenerateSettings, expected: int) -> RunLog:
     return RunLog(
         kind="generate",
+        fingerprint=fingerprint(settings.protocol()),
         models={model.name: model.backend.version_info() for model in models},
         decoding=settings.config().decoding_params(),
         sample_count=expected,

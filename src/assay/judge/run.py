@@ -36,7 +36,15 @@ from ..model import (
     ModelResult,
     is_deferred,
 )
-from ..runs import RunDirLock, RunLog, RunLogger, RunStatus, run_all, write_atomic
+from ..runs import (
+    RunDirLock,
+    RunLog,
+    RunLogger,
+    RunStatus,
+    check_run_kind,
+    run_all,
+    write_atomic,
+)
 from ..runs.id_set import IdentitySet
 from .archive import (
     Archive,
@@ -466,6 +474,9 @@ async def run_judges(
 async def _run_judges_locked(
     eval_set: EvalSet, judges: Sequence[Model], run_dir: Path, config: JudgeRunConfig
 ) -> JudgeRunSummary:
+    # another kind of run in the directory is refused before anything is written (the archive
+    # checks its own protocol, so a judge archive whose run.json is gone is still resumed)
+    check_run_kind(run_dir, "judge", option="--out", needs_log=False)
     _require_coverage(eval_set, config)
     plan = _Plan(eval_set, [j.name for j in judges], config.mode)
     if not plan.total:

@@ -2,25 +2,54 @@
 
 from ._execute import run_all
 from ._fingerprint import canonical_json, fingerprint
-from ._jsonl import JsonlWriter, read_jsonl, read_jsonl_lines, repair_partial_tail
+from ._jsonl import (
+    JsonlWriter,
+    parse_record_line,
+    partial_tail,
+    read_jsonl,
+    read_jsonl_lines,
+    read_numbered_jsonl,
+    read_numbered_lines,
+    repair_partial_tail,
+)
 from ._lock import LOCK_FILE, RunDirLock
 from ._paths import inside, safe_filename
 from ._progress import Progress
-from ._runlog import RunLog, RunLogger, RunStatus, utc_now, write_atomic
+from ._runlog import (
+    RUN_FILE,
+    RunKind,
+    RunLog,
+    RunLogger,
+    RunStatus,
+    check_run_kind,
+    read_run_json,
+    read_run_log,
+    utc_now,
+    write_atomic,
+)
 
 __all__ = [
     "LOCK_FILE",
+    "RUN_FILE",
     "JsonlWriter",
     "Progress",
     "RunDirLock",
+    "RunKind",
     "RunLog",
     "RunLogger",
     "RunStatus",
     "canonical_json",
+    "check_run_kind",
     "fingerprint",
     "inside",
+    "parse_record_line",
+    "partial_tail",
     "read_jsonl",
     "read_jsonl_lines",
+    "read_numbered_jsonl",
+    "read_numbered_lines",
+    "read_run_json",
+    "read_run_log",
     "repair_partial_tail",
     "run_all",
     "safe_filename",

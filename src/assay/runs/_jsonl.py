@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ..errors import InputError
 from ..json_safe import model_json
 
 
@@ -33,19 +34,67 @@ def repair_partial_tail(path: Path) -> int:
 
 
 def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
-    """The complete records of an append-only file (a partial last line is ignored)."""
-    for line in read_jsonl_lines(path):
-        yield json.loads(line)
+    """The complete records of an append-only file (a partial last line is ignored); a line
+    that is not a JSON object is an InputError naming the file and the line."""
+    for _, data in read_numbered_jsonl(path):
+        yield data
+
+
+def read_numbered_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """:func:`read_jsonl` with each record's line number in the file (blank lines count)."""
+    for number, line in read_numbered_lines(path):
+        yield number, parse_record_line(line, path, number)
+
+
+def parse_record_line(line: str, path: Path, number: int) -> dict[str, Any]:
+    """One line of a file assay wrote, as an object; anything else is a located InputError."""
+    try:
+        data = json.loads(line)
+    except json.JSONDecodeError as error:
+        raise InputError(
+            f"invalid JSON ({error.msg} at column {error.colno})", path=path, line=number
+        ) from None
+    except (RecursionError, ValueError) as error:
+        raise InputError(f"unreadable JSON ({error})", path=path, line=number) from None
+    if not isinstance(data, dict):
+        kind = "an array" if isinstance(data, list) else type(data).__name__
+        raise InputError(f"expected a JSON object, got {kind}", path=path, line=number)
+    return data
 
 
 def read_jsonl_lines(path: Path) -> Iterator[str]:
     """The lines :func:`read_jsonl` parses, as text (without the newline)."""
+    for _, line in read_numbered_lines(path):
+        yield line
+
+
+def read_numbered_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """``(line number, text)`` of each complete, non-blank line; numbers count every line of
+    the file (blank ones too), as an editor does. A last line without its newline (a crash
+    cut it short) is left out: :func:`partial_tail` tells whether there is one."""
     if not path.exists():
         return
-    with path.open("r", encoding="utf-8") as handle:
-        for line in handle:
-            if line.endswith("\n") and line.strip():
-                yield line[:-1]
+    if path.is_dir():
+        raise InputError("is a directory, not a file", path=path)
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if not raw.endswith(b"\n") or not raw.strip():
+                continue
+            try:
+                yield number, raw[:-1].decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise InputError(
+                    f"not UTF-8 text (byte {error.start + 1} of the line)", path=path, line=number
+                ) from None
+
+
+def partial_tail(path: Path) -> bool:
+    """Whether the file ends in a line without its newline (what readers leave out)."""
+    if not path.is_file() or path.stat().st_size == 0:
+        return False
+    with path.open("rb") as handle:
+        handle.seek(-1, os.SEEK_END)
+        return handle.read(1) != b"\n"
 
 
 class JsonlWriter:

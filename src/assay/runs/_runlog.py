@@ -7,19 +7,30 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import platform
 import sys
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .. import __version__
+from ..errors import InputError, RunError
 from ..redact import public_command
 from ._jsonl import JsonlWriter
 
 RunStatus = Literal["started", "success", "cancelled", "error"]
+RunKind = Literal["bench", "judge", "generate"]
+RUN_FILE = "run.json"
+# What each kind of run leaves in its directory besides run.json: how a directory whose
+# run.json is gone is still known to hold a run.
+RUN_MARKERS: dict[str, tuple[str, ...]] = {
+    "bench": ("results.jsonl",),
+    "judge": ("protocol.json", "valid_evaluations", "invalid_evaluations"),
+    "generate": ("manifest.jsonl", "generation_failures.jsonl"),
+}
 
 
 def utc_now() -> str:
@@ -84,3 +95,79 @@ def write_atomic(path: Path, text: str) -> None:
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)  # left only when the write or the rename failed
+
+
+def read_run_json(run_dir: Path) -> dict[str, Any] | None:
+    """The run directory's run.json as an object (None when there is none); a file that
+    cannot be read, is not JSON or not an object is an InputError naming it."""
+    path = run_dir / RUN_FILE
+    if not path.exists():
+        return None
+    try:
+        text = path.read_text(encoding="utf-8")
+    except IsADirectoryError:
+        raise InputError("is a directory, not a file", path=path) from None
+    except UnicodeDecodeError as error:
+        raise InputError(f"not UTF-8 text (byte {error.start + 1})", path=path) from None
+    except OSError as error:
+        raise InputError(f"cannot read the file: {error.strerror}", path=path) from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise InputError(
+            f"invalid JSON ({error.msg} at column {error.colno})", path=path, line=error.lineno
+        ) from None
+    except (RecursionError, ValueError) as error:
+        raise InputError(f"unreadable JSON ({error})", path=path) from None
+    if not isinstance(data, dict):
+        raise InputError("expected a JSON object (the run's log)", path=path)
+    return data
+
+
+def read_run_log(run_dir: Path) -> RunLog | None:
+    """run.json as a :class:`RunLog` (None when there is none), or a located InputError."""
+    data = read_run_json(run_dir)
+    if data is None:
+        return None
+    try:
+        return RunLog.model_validate(data)
+    except ValidationError as error:
+        first = error.errors()[0]
+        field = ".".join(str(p) for p in first["loc"]) or None
+        raise InputError(first["msg"], path=run_dir / RUN_FILE, field=field) from None
+
+
+def check_run_kind(
+    run_dir: Path, kind: RunKind, *, option: str, needs_log: bool = True
+) -> RunLog | None:
+    """What a command that writes ``run_dir`` as a ``kind`` run checks before writing: the
+    directory holds no run of another kind, and its run.json (which holds the settings a
+    resumed run must match) is readable. A directory with a run's output but no run.json is
+    refused when ``needs_log`` (the settings could not be checked). Returns the earlier log."""
+    if not run_dir.is_dir():
+        return None
+    previous = read_run_log(run_dir)
+    if previous is not None:
+        if previous.kind != kind:
+            raise RunError(
+                f"{run_dir} holds a {previous.kind!r} run, not a {kind} run ({run_dir / RUN_FILE})",
+                hint=f"give this {kind} run another {option}",
+            )
+        return previous
+    for other, markers in RUN_MARKERS.items():
+        found = [name for name in markers if (run_dir / name).exists()]
+        if not found:
+            continue
+        if other != kind:
+            raise RunError(
+                f"{run_dir} holds the output of a {other!r} run ({run_dir / found[0]}), "
+                f"not a {kind} run",
+                hint=f"give this {kind} run another {option}",
+            )
+        if needs_log:
+            raise RunError(
+                f"{run_dir / RUN_FILE}: missing, but {run_dir / found[0]} holds an earlier "
+                "run's output: its settings cannot be checked, so it is not resumed",
+                hint=f"restore {RUN_FILE}, or give this run another {option}",
+            )
+    return None

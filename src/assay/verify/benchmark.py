@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import difflib
 import itertools
+import shutil
 import sys
 from array import array
 from collections.abc import Callable, Iterator, Mapping
@@ -53,6 +54,7 @@ from ..runs import (
     RunLog,
     RunLogger,
     RunStatus,
+    check_run_kind,
     fingerprint,
     run_all,
 )
@@ -63,12 +65,14 @@ from .patterns import PatternContext, PatternName, PatternSettings, get_pattern
 from .prompts import PROMPTS_FINGERPRINT
 from .results import (
     RESULTS_FILE,
+    CurrentResult,
     OracleVerdict,
     ResultRecord,
     dataset_label,
-    finished_ids,
     iter_results,
     make_result,
+    record_fingerprint,
+    result_index,
 )
 from .types import AnswerVerifier, ClaimChecker, GroundedQARecord
 
@@ -263,18 +267,21 @@ def run_benchmark(
     on_result: Callable[[ResultRecord], None] | None = None,
     backends: Mapping[str, Backend] | None = None,
     progress: bool | None = None,
+    calibration: Path | None = None,
 ) -> BenchRunReport:
     """Run (or resume) the benchmark, then write summary.json and the plots.
 
     ``on_result`` sees each result after it is appended; ``backends`` maps model names to
-    ready backends (scripted stubs in tests).
+    ready backends (scripted stubs in tests); ``calibration`` is a file from ``assay bench
+    calibrate``, kept in the run once every check has passed (the caller gates with its
+    ``raw_threshold``).
     """
     _check_splitter(config)
     _check_model_names(config)  # a misspelt name stops here, before anything is written
     with RunDirLock(config.out_dir) as lock:  # one writer per run directory
         if lock.stale_note:
             print(f"note: {lock.stale_note}", file=sys.stderr)
-        return _run_locked(config, on_result, backends, progress)
+        return _run_locked(config, on_result, backends, progress, calibration)
 
 
 def _run_locked(
@@ -282,15 +289,23 @@ def _run_locked(
     on_result: Callable[[ResultRecord], None] | None,
     backends: Mapping[str, Backend] | None,
     progress: bool | None,
+    calibration: Path | None = None,
 ) -> BenchRunReport:
     from .summary import FAILED_CALLS, refresh_money, write_summary
 
     protocol_fp = _check_protocol(config)
-    done = finished_ids(config.out_dir / RESULTS_FILE)
-    plan = _plan(config, done)  # bad input stops here, before anything is written
+    recorded = result_index(config.out_dir / RESULTS_FILE)
+    done = {key for key, current in recorded.items() if current.complete}
+    # bad input, and input other than the run's, stop here, before anything is written
+    plan = _plan(config, done, recorded)
     todo = plan.selected - plan.already_done
     # finished work opens no model; a model the run needs and cannot open stops it here
+    from .calibration import CALIBRATION_FILE, check_adoption
+
+    adopt = calibration is not None and check_adoption(calibration, config.out_dir, replace=False)
     models = _open_models(config, backends or {}, plan.generates) if todo else {}
+    if adopt and calibration is not None:  # the first write: every check has passed
+        shutil.copyfile(calibration, config.out_dir / CALIBRATION_FILE)
     logger = _open_run(config, protocol_fp, models)
     _write_skipped(config.out_dir, plan.skipped)
     try:
@@ -355,15 +370,11 @@ def _suggest(name: str, role: str) -> str:
 
 
 def _check_protocol(config: BenchmarkConfig) -> str:
-    """The protocol fingerprint; refuses a run directory made with other settings."""
-    run_json = config.out_dir / "run.json"
+    """The protocol fingerprint; refuses a run directory made with other settings, one that
+    holds another kind of run, and one with results but no readable run.json."""
     protocol_fp = fingerprint(config.protocol())
-    if not run_json.exists():
-        return protocol_fp
-    previous = RunLog.model_validate_json(run_json.read_text(encoding="utf-8"))
-    if previous.kind != "bench":
-        raise RunError(f"{config.out_dir} holds a {previous.kind!r} run, not a bench run")
-    if previous.fingerprint not in (None, protocol_fp):
+    previous = check_run_kind(config.out_dir, "bench", option="--out_dir")
+    if previous is not None and previous.fingerprint not in (None, protocol_fp):
         raise RunError(
             f"{config.out_dir} was run with other settings (fingerprint "
             f"{previous.fingerprint}, now {protocol_fp})",
@@ -433,8 +444,14 @@ def _roles(config: BenchmarkConfig) -> dict[str, str]:
     return roles
 
 
-def _plan(config: BenchmarkConfig, done: set[str]) -> _Plan:
-    """Validate the whole file (streaming) and count what is selected and already done."""
+def _plan(
+    config: BenchmarkConfig, done: set[str], recorded: Mapping[str, CurrentResult] | None = None
+) -> _Plan:
+    """Validate the whole file (streaming) and count what is selected and already done.
+    Every id with a result (``recorded``) must still be in the file, with the same content:
+    a run never mixes two datasets, nor keeps a stale result of a record that changed."""
+    recorded = recorded or {}
+    unseen = set(recorded)
     skipped: list[SkippedRecord] = []
     selected = already = 0
     generates = False
@@ -444,6 +461,9 @@ def _plan(config: BenchmarkConfig, done: set[str]) -> _Plan:
     keep_lines = config.executor == "ray"
     records = iter_numbered_records(config.data, skip_invalid=config.skip_invalid, skipped=skipped)
     for index, (number, record) in enumerate(records):  # the whole file is validated
+        if record.id in unseen:
+            unseen.discard(record.id)
+            _check_same_record(config, record, number, recorded[record.id])
         if config.max_examples is not None and index >= config.max_examples:
             left_out += 1
             continue
@@ -453,6 +473,8 @@ def _plan(config: BenchmarkConfig, done: set[str]) -> _Plan:
         if keep_lines and record.id not in done:
             todo_lines.append(number)
             todo_ids.add(record.id)
+    if unseen:
+        _refuse_missing(config, unseen, recorded)
     return _Plan(
         selected=selected,
         already_done=already,
@@ -461,6 +483,32 @@ def _plan(config: BenchmarkConfig, done: set[str]) -> _Plan:
         left_out=left_out,
         todo_lines=todo_lines,
         todo_ids=frozenset(todo_ids),
+    )
+
+
+def _check_same_record(
+    config: BenchmarkConfig, record: GroundedQARecord, number: int, current: CurrentResult
+) -> None:
+    if current.record_hash is None or current.record_hash == record_fingerprint(record):
+        return
+    raise RunError(
+        f"{config.data}:{number}: record {record.id!r} is not the one {config.out_dir}/"
+        f"{RESULTS_FILE}:{current.line} holds a result for (its question, answer, evidence, "
+        "label or other fields changed); the run is not resumed with other data",
+        hint="restore the data the run was made from, or give the changed data a new --out_dir",
+    )
+
+
+def _refuse_missing(
+    config: BenchmarkConfig, unseen: set[str], recorded: Mapping[str, CurrentResult]
+) -> None:
+    first = min(unseen, key=lambda key: recorded[key].line)
+    raise RunError(
+        f"{config.data}: has no valid record {first!r}, which {config.out_dir}/{RESULTS_FILE}:"
+        f"{recorded[first].line} holds a result for ({len(unseen)} such id(s)): the run was made "
+        "from other data, and is not resumed with this file",
+        hint="give the data the run was made from (a longer file with the same records is "
+        "fine), or a new --out_dir",
     )
 
 

@@ -18,24 +18,27 @@ so "calibrated p_error >= threshold" is the same decision as "raw p_error >= raw
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import re
+import shutil
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Final, Literal
 
 import numpy as np
 import numpy.typing as npt
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from ..errors import ConfigError
 from .results import RESULTS_FILE, iter_results
 
-CALIBRATION_KIND = "assay.calibration"
+CALIBRATION_KIND: Final = "assay.calibration"
 CALIBRATION_FILE = "calibration.json"  # the copy a run keeps of the file it was given
 Method = Literal["isotonic", "platt"]
 Array = npt.NDArray[np.float64]
 _TARGET = re.compile(r"^(balanced_accuracy|f1|(precision|recall)@(0?\.\d+|1(\.0+)?))$")
+Probability = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
 
 
 class Calibration(BaseModel):
@@ -43,21 +46,40 @@ class Calibration(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    kind: str = CALIBRATION_KIND
-    schema_version: int = 1
+    kind: Literal["assay.calibration"] = CALIBRATION_KIND
+    schema_version: Literal[1] = 1
     method: Method
-    # isotonic: knots (raw p_error, calibrated p_error), linear between them, flat outside
-    knots_x: tuple[float, ...] = ()
-    knots_y: tuple[float, ...] = ()
+    # isotonic: knots (raw p_error, calibrated p_error), linear between them, flat outside;
+    # both non-decreasing (the map never reorders answers), of equal length, in [0, 1]
+    knots_x: tuple[Probability, ...] = ()
+    knots_y: tuple[Probability, ...] = ()
     # platt: calibrated = sigmoid(a * logit(raw) + b)
-    platt_a: float = 1.0
-    platt_b: float = 0.0
-    target: str
-    threshold: float  # on the calibrated p_error: flag (error) when calibrated >= threshold
-    raw_threshold: float  # the same decision on the raw p_error
+    platt_a: float = Field(default=1.0, allow_inf_nan=False)
+    platt_b: float = Field(default=0.0, allow_inf_nan=False)
+    target: str = Field(pattern=_TARGET.pattern)
+    # on the calibrated p_error: flag (error) when calibrated >= threshold
+    threshold: float = Field(ge=0.0, le=1.0, allow_inf_nan=False)
+    raw_threshold: float = Field(ge=0.0, le=1.0, allow_inf_nan=False)  # the same on raw p_error
     dev_run: str
-    dev_n: int
+    dev_n: int = Field(ge=0)
     dev_value: float  # the target's value on the dev run at the threshold (in fit)
+
+    @field_validator("knots_x", "knots_y")
+    @classmethod
+    def _non_decreasing(cls, knots: tuple[float, ...]) -> tuple[float, ...]:
+        if any(b < a for a, b in itertools.pairwise(knots)):
+            raise ValueError("the knots must be non-decreasing")
+        return knots
+
+    @field_validator("knots_y")
+    @classmethod
+    def _as_many_as_x(cls, knots: tuple[float, ...], info: ValidationInfo) -> tuple[float, ...]:
+        xs = info.data.get("knots_x")
+        if xs is not None and len(xs) != len(knots):
+            raise ValueError(f"{len(knots)} knots, but knots_x has {len(xs)}: give one per x")
+        if xs is not None and info.data.get("method") == "isotonic" and not knots:
+            raise ValueError("an isotonic map needs at least one knot")
+        return knots
 
     def apply(self, p_error: Sequence[float] | Array) -> Array:
         raw = np.clip(np.asarray(p_error, dtype=np.float64), 0.0, 1.0)
@@ -150,7 +172,10 @@ def _platt(truth: npt.NDArray[np.bool_], raw: Array) -> tuple[float, float]:
 def _best_threshold(truth: npt.NDArray[np.bool_], p: Array, target: str) -> tuple[float, float]:
     """The threshold (midway between distinct calibrated scores) best for ``target``."""
     values = np.unique(p)
-    candidates = [float(values[0]) - 1e-6, *((values[:-1] + values[1:]) / 2), 1.0 + 1e-6]
+    # flag all (0.0), midpoints, and flag none where a threshold in [0, 1] can say it
+    candidates = [0.0, *((values[:-1] + values[1:]) / 2)]
+    if values[-1] < 1.0:
+        candidates.append(1.0)
     best: tuple[float, float, float] | None = None  # (key, secondary, threshold)
     for threshold in candidates:
         flagged = p >= threshold
@@ -184,7 +209,7 @@ def _raw_threshold(raw: Array, calibrated: Array, threshold: float) -> float:
     above = raw[calibrated >= threshold]
     below = raw[calibrated < threshold]
     if not above.size:
-        return 1.0 + 1e-6
+        return 1.0
     if not below.size:
         return 0.0
     return round(float((below.max() + above.min()) / 2), 9)
@@ -200,13 +225,24 @@ def _sigmoid(z: Array) -> Array:
 
 
 def read_calibration(path: Path) -> Calibration:
-    """A calibration file, or a ConfigError naming it and what is wrong."""
+    """A calibration file, checked whole (every field, the map's knots, the thresholds), or
+    one ConfigError naming the file and the field."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such calibration file") from None
+    except IsADirectoryError:
+        raise ConfigError(f"{path}: is a directory, not a calibration file") from None
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {error.start + 1})") from None
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read the calibration file: {error.strerror}") from None
+    try:
+        data = json.loads(text)
     except json.JSONDecodeError as error:
         raise ConfigError(f"{path}:{error.lineno}: not JSON ({error.msg})") from None
+    except (RecursionError, ValueError) as error:
+        raise ConfigError(f"{path}: not readable JSON ({error})") from None
     if not isinstance(data, dict) or data.get("kind") != CALIBRATION_KIND:
         raise ConfigError(f"{path}: not a calibration file (kind must be {CALIBRATION_KIND!r})")
     try:
@@ -214,13 +250,42 @@ def read_calibration(path: Path) -> Calibration:
     except ValidationError as error:
         first = error.errors()[0]
         field = ".".join(str(p) for p in first["loc"])
-        raise ConfigError(f"{path}: field {field}: {first['msg']}") from None
+        message = str(first["msg"]).removeprefix("Value error, ")
+        if field == "schema_version":
+            message = f"{data.get('schema_version')!r} is not a version this assay reads (1)"
+        raise ConfigError(f"{path}: field {field!r}: {message}") from None
 
 
 def run_calibration(run_dir: Path) -> Calibration | None:
     """The calibration a run was given (its copy in the run directory), if any."""
     path = run_dir / CALIBRATION_FILE
     return read_calibration(path) if path.is_file() else None
+
+
+def adopt_calibration(path: Path, run_dir: Path, *, replace: bool) -> None:
+    """Keep a copy of the calibration file in the run, so its summary is rebuilt with it
+    (checked whole first, by :func:`check_adoption`)."""
+    if check_adoption(path, run_dir, replace=replace):
+        run_dir.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, run_dir / CALIBRATION_FILE)
+
+
+def check_adoption(path: Path, run_dir: Path, *, replace: bool) -> bool:
+    """Whether the run should keep a copy of ``path`` (False: it already has this one).
+    ``bench run`` (``replace=False``) refuses to swap the file of a run that has results: its
+    answers were gated with the old file's threshold; ``bench summarize`` may re-score."""
+    new = read_calibration(path)
+    kept = run_dir / CALIBRATION_FILE
+    if path.resolve() == kept.resolve():
+        return False
+    if not replace and (run_dir / RESULTS_FILE).is_file():
+        before = read_calibration(kept) if kept.is_file() else None
+        if before != new:
+            made_with = f"another calibration file ({kept})" if before else "no calibration file"
+            raise ConfigError(
+                f"{run_dir}: its results were made with {made_with}; use a new --out_dir"
+            )
+    return True
 
 
 def write_calibration(calibration: Calibration, path: Path) -> None:

@@ -13,16 +13,15 @@ ones; :func:`iter_results` reads only those, so every reader sees one result per
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any, NamedTuple, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import InputError
-from ..runs import read_jsonl, read_jsonl_lines
+from ..runs import fingerprint, parse_record_line, read_numbered_jsonl, read_numbered_lines
 from .patterns.base import (
     Candidate,
     Critique,
@@ -109,6 +108,8 @@ class ResultRecord(BaseModel):
     pass_at_n: bool | None = None  # best_of_n: some candidate passes the gate
     usage: ExampleCost = Field(default_factory=ExampleCost)
     meta: dict[str, Any] | None = None  # the input record's own fields, for slicing
+    # the input record's content fingerprint: a resumed run refuses a record that changed
+    record_hash: str | None = None
 
     @property
     def scored(self) -> bool:
@@ -210,6 +211,15 @@ def make_result(
         pass_at_n=outcome.pass_at_n,
         usage=outcome.usage,
         meta=record.meta,
+        record_hash=record_fingerprint(record),
+    )
+
+
+def record_fingerprint(record: GroundedQARecord) -> str:
+    """A hash of an input record's content (fields left at their defaults are left out, so a
+    field added to the format later does not change it)."""
+    return fingerprint(
+        record.model_dump(mode="json", by_alias=True, exclude_defaults=True), length=16
     )
 
 
@@ -222,7 +232,7 @@ def iter_results(path: Path) -> Iterator[ResultRecord]:
 
 def result_lines(path: Path, numbers: set[int]) -> Iterator[tuple[int, str]]:
     """The lines of the given numbers (as :func:`iter_numbered_results` counts), as text."""
-    for number, line in enumerate(read_jsonl_lines(path), start=1):
+    for number, line in read_numbered_lines(path):
         if number in numbers:
             yield number, line
 
@@ -230,7 +240,7 @@ def result_lines(path: Path, numbers: set[int]) -> Iterator[tuple[int, str]]:
 def iter_numbered_results(path: Path) -> Iterator[tuple[int, ResultRecord]]:
     """:func:`iter_results` with each result's line number."""
     current = _last_line_of_each_id(path)
-    for number, data in enumerate(read_jsonl(path), start=1):
+    for number, data in read_numbered_jsonl(path):
         if current.get(_id_of(data)) not in (None, number):
             continue  # superseded by a later line of the same id (a retried example)
         try:
@@ -253,9 +263,9 @@ _LEADING_ID = re.compile(r'\{"schema_version":\d+,"id":"([^"\\]*)",')
 
 def _last_line_of_each_id(path: Path) -> dict[str | None, int]:
     last: dict[str | None, int] = {}
-    for number, line in enumerate(read_jsonl_lines(path), start=1):
+    for number, line in read_numbered_lines(path):
         leading = _LEADING_ID.match(line)
-        key = leading.group(1) if leading else _id_of(json.loads(line))
+        key = leading.group(1) if leading else _id_of(parse_record_line(line, path, number))
         if key is not None:
             last[key] = number
     return last
@@ -270,8 +280,24 @@ def _failures_of(data: dict[str, Any]) -> int:
 def finished_ids(path: Path) -> set[str]:
     """Ids whose current result is complete (what a resumed run skips). An example whose
     model calls failed is not finished: the next run retries it."""
-    complete: dict[str, bool] = {}
-    for data in read_jsonl(path):
+    return {key for key, current in result_index(path).items() if current.complete}
+
+
+class CurrentResult(NamedTuple):
+    """What a resumed run needs of an id's current result (its last line)."""
+
+    line: int
+    complete: bool
+    record_hash: str | None  # None: written before results recorded it
+
+
+def result_index(path: Path) -> dict[str, CurrentResult]:
+    """Each id's current result: its line, whether it is complete, its input's fingerprint."""
+    index: dict[str, CurrentResult] = {}
+    for number, data in read_numbered_jsonl(path):
         if (key := _id_of(data)) is not None:
-            complete[key] = _failures_of(data) == 0
-    return {key for key, done in complete.items() if done}
+            stored = data.get("record_hash")
+            index[key] = CurrentResult(
+                number, _failures_of(data) == 0, stored if isinstance(stored, str) else None
+            )
+    return index

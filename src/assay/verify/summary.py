@@ -18,7 +18,6 @@ generator's raw errors, which revision would otherwise hide.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
@@ -27,7 +26,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..runs import utc_now, write_atomic
+from ..runs import read_run_json, utc_now, write_atomic
 from ..runs.prices import Money, read_run_prices, run_money
 from .results import RESULTS_FILE, ResultRecord, iter_results
 from .summary_parts import (
@@ -257,7 +256,7 @@ def build_summary(
         for result in iter_results(run_dir / RESULTS_FILE) if results is None else results:
             tally.add(result)
     tally.finish()
-    run = _read_json(run_dir / "run.json")
+    run = read_run_json(run_dir) or {}
     config = config if config is not None else dict(run.get("config") or {})
     resamples = n_resamples if n_resamples is not None else int(config.get("n_resamples", 1000))
     threshold = _one_threshold(tally.thresholds)
@@ -437,13 +436,6 @@ def _one_threshold(thresholds: set[float]) -> float | None:
 
         raise RunError(f"results.jsonl mixes thresholds {sorted(thresholds)}")
     return next(iter(thresholds))
-
-
-def _read_json(path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        return {}
-    data = json.loads(path.read_text(encoding="utf-8"))
-    return data if isinstance(data, dict) else {}
 
 
 def refresh_money(run_dir: Path) -> BenchSummary:
