@@ -148,8 +148,12 @@ def _number(text: str) -> str:
     return "#" + (value.lstrip("0") or "0")
 
 
+def _normalized(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).replace("’", "'")
+
+
 def _plain_tokens(text: str) -> list[str]:
-    return _TOKEN.findall(unicodedata.normalize("NFKC", text).replace("’", "'"))
+    return _TOKEN.findall(_normalized(text))
 
 
 def _raw_tokens(text: str) -> list[str]:
@@ -162,12 +166,21 @@ _MONTH_NUMBERS = {month: number for number, month in enumerate(_MONTH_ORDER, sta
 _MONTH_NUMBERS |= {month[:3]: number for month, number in _MONTH_NUMBERS.items()}
 _MONTH_NUMBERS["sept"] = 9
 _ORDINAL_SUFFIXES = frozenset(("st", "nd", "rd", "th"))
+# Every spelling the walk below reads as a month (a capital first letter, any case after it):
+# a set test in C lets the many sentences without one skip the walk.
+_MONTH_SPELLINGS = frozenset(
+    word[0].upper() + "".join(letters)
+    for word in _MONTH_NUMBERS
+    for letters in itertools.product(*((c, c.upper()) for c in word[1:]))
+)
 
 
 def _with_dates(tokens: list[str]) -> list[str]:
     """The day number of "May 19", "May 19th", "19 May" or "19th of May" becomes the date
     ``5/19`` (a number item, so it weighs as one); the month word stays an item of its own,
     and the ordinal suffix and "of" go."""
+    if _MONTH_SPELLINGS.isdisjoint(tokens):
+        return tokens
     out = list(tokens)
     for index, token in enumerate(out):
         # capitalised only: "may" is a verb, "May" a month
