@@ -117,6 +117,10 @@ def test_the_quick_start_command_on_a_subset(tmp_path: Path) -> None:
     assert run_log["models"]["verifier"]["prompt_eval"] == "blocks-64"
     rerun = run()
     assert rerun.returncode == 0 and "0 model calls" in rerun.stdout
+    # the rerun opened no model, and its run.json still says what the results were made with
+    rerun_log = json.loads((out / "run.json").read_text())["models"]["verifier"]
+    assert rerun_log["llama_cpp_python"] == "0.3.16" and rerun_log["prompt_eval"] == "blocks-64"
+    assert rerun_log["requests_this_session"] == "0"
     # The same command into a new directory reads every answer from the cache, and the cache
     # holds what the live run reported: each claim's second opinion, to the last bit.
     command[command.index(str(out))] = str(tmp_path / "again")

@@ -293,7 +293,7 @@ def _run_locked(
 ) -> BenchRunReport:
     from .summary import FAILED_CALLS, refresh_money, write_summary
 
-    protocol_fp = _check_protocol(config)
+    protocol_fp, previous = _check_protocol(config)
     recorded = result_index(config.out_dir / RESULTS_FILE)
     done = {key for key, current in recorded.items() if current.complete}
     # bad input, and input other than the run's, stop here, before anything is written
@@ -306,7 +306,7 @@ def _run_locked(
     models = _open_models(config, backends or {}, plan.generates) if todo else {}
     if adopt and calibration is not None:  # the first write: every check has passed
         shutil.copyfile(calibration, config.out_dir / CALIBRATION_FILE)
-    logger = _open_run(config, protocol_fp, models)
+    logger = _open_run(config, protocol_fp, models, previous)
     _write_skipped(config.out_dir, plan.skipped)
     try:
         deferred: list[str] = []
@@ -325,7 +325,7 @@ def _run_locked(
         sample_count=plan.selected,
         finished_count=plan.selected - failed - len(deferred),
         usage=usage,
-        models=_models_as_used(config, usage, models),
+        models=_models_as_used(config, usage, models, previous),
     )
     refresh_money(config.out_dir)  # the session's tokens are in run_log.jsonl only now
     return BenchRunReport(
@@ -369,9 +369,10 @@ def _suggest(name: str, role: str) -> str:
     return f"{meant}--{role} takes {takes}provider/model, provider one of {', '.join(PROVIDERS)}"
 
 
-def _check_protocol(config: BenchmarkConfig) -> str:
-    """The protocol fingerprint; refuses a run directory made with other settings, one that
-    holds another kind of run, and one with results but no readable run.json."""
+def _check_protocol(config: BenchmarkConfig) -> tuple[str, RunLog | None]:
+    """The protocol fingerprint and the earlier session's log; refuses a run directory made
+    with other settings, one that holds another kind of run, and one with results but no
+    readable run.json."""
     protocol_fp = fingerprint(config.protocol())
     previous = check_run_kind(config.out_dir, "bench", option="--out_dir")
     if previous is not None and previous.fingerprint not in (None, protocol_fp):
@@ -381,11 +382,14 @@ def _check_protocol(config: BenchmarkConfig) -> str:
             hint="use a new --out_dir, or the same pattern, models, n, seed, threshold, "
             "revision and decoding as before",
         )
-    return protocol_fp
+    return protocol_fp, previous
 
 
 def _open_run(
-    config: BenchmarkConfig, protocol_fp: str, models: Mapping[str, MeteredModel]
+    config: BenchmarkConfig,
+    protocol_fp: str,
+    models: Mapping[str, MeteredModel],
+    previous: RunLog | None,
 ) -> RunLogger:
     log = RunLog(
         kind="bench",
@@ -394,7 +398,7 @@ def _open_run(
             role: {
                 "name": name,
                 **(_checker_version(name) if role == "verifier" else {}),
-                **_versions(models.get(_verifier_model(name) or name)),
+                **_versions_of(role, name, models, previous),
             }
             for role, name in _roles(config).items()
         },
@@ -409,10 +413,27 @@ def _versions(model: MeteredModel | None) -> dict[str, str]:
     return {} if model is None else model.backend.version_info()
 
 
+def _versions_of(
+    role: str, name: str, opened: Mapping[str, MeteredModel], previous: RunLog | None
+) -> dict[str, str]:
+    """The versions of a role's model: from the model when this session opened it, else what
+    an earlier session of the run recorded for the same model (a rerun of finished work opens
+    no model, and its run.json must not lose what the results were made with)."""
+    model = opened.get(_verifier_model(name) or name)
+    if model is not None:
+        return _versions(model)
+    earlier = previous.models.get(role, {}) if previous is not None else {}
+    if earlier.get("name") != name:
+        return {}
+    session_only = {"name", "requests_this_session", "note", "reported_model", "checker_version"}
+    return {key: value for key, value in earlier.items() if key not in session_only}
+
+
 def _models_as_used(
     config: BenchmarkConfig,
     usage: dict[str, dict[str, Any]],
     opened: Mapping[str, MeteredModel],
+    previous: RunLog | None,
 ) -> dict[str, dict[str, str]]:
     """Each role's model, saying whether it served any request (verify-only runs never call
     the generator, and a model-free checker is not a model)."""
@@ -423,7 +444,7 @@ def _models_as_used(
         models[role] = {
             "name": name,
             "requests_this_session": str(requests),
-            **_versions(opened.get(_verifier_model(name) or name)),
+            **_versions_of(role, name, opened, previous),
         }
         if reported := served.get("reported_models"):
             models[role]["reported_model"] = ", ".join(reported)
