@@ -143,6 +143,11 @@ def test_judge_archives_sample_meta_and_analyze_slices_add_up(
         for field in ("work_items", "valid", "invalid", "records"):
             assert sum(s["counts"][field] for s in sliced.values()) == whole[field]
     assert "| meta.setting | samples x judges |" in capsys.readouterr().out
+    # a key no sample has is refused before the analysis rewrites anything
+    written = {p: p.stat().st_mtime_ns for p in run.rglob("*") if p.is_file()}
+    assert main([*analyze, "--by", "meta.nokey"]) == 2
+    assert "meta.nokey" in capsys.readouterr().err
+    assert {p: p.stat().st_mtime_ns for p in run.rglob("*") if p.is_file()} == written
 
 
 def _questions() -> list[dict[str, object]]:

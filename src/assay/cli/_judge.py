@@ -374,7 +374,10 @@ def _analyze(args: argparse.Namespace) -> int:
     from ..runs import read_run_log
 
     settings = AnalysisSettings(n_resamples=args.resamples, seed=args.seed, plots=not args.no_plots)
+    from ..judge.slices import check_slices
+
     read_run_log(args.run_dir)  # a broken run.json stops here, before anything is written
+    check_slices(args.run_dir, args.by)  # so does a --by key no sample has
     apply_prices(args, [args.run_dir])
     result = analyze_run(args.run_dir, settings)
     skipped = result.summary.skipped_unreadable

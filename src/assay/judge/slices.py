@@ -31,6 +31,16 @@ def sliced_summaries(
     return {value: _summary(items, settings, run_dir) for value, items in groups.items()}
 
 
+def check_slices(run_dir: Path, options: Sequence[str]) -> None:
+    """Refuse a ``--by`` option that is malformed or names a key no evaluated sample has,
+    before the analysis writes anything."""
+    if not options:
+        return
+    records, _ = load_evaluations(run_dir)
+    for option in options:
+        slices(records, lambda r: r.sample_meta, parse_by(option))
+
+
 def _summary(
     records: Sequence[Evaluation], settings: AnalysisSettings, run_dir: Path
 ) -> JudgeSummary:
