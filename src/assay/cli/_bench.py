@@ -338,7 +338,6 @@ def _summarize(args: argparse.Namespace) -> int:
     if not (args.run / RESULTS_FILE).is_file():
         raise ConfigError(f"{args.run}: no {RESULTS_FILE} (not a bench run directory?)")
     _check_before_writing(args, [args.run])
-    _check_slices([args.run], args.by)
     if partial_tail(args.run / RESULTS_FILE):
         print(
             f"note: {args.run / RESULTS_FILE}: its last line is unfinished (a run stopped while "
@@ -355,28 +354,17 @@ def _summarize(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check_slices(runs: list[Path], options: list[str]) -> None:
-    """Refuse a ``--by`` key no record of a run has, before anything is written."""
-    from ..data.meta import parse_by, slices
-    from ..verify.results import RESULTS_FILE, iter_results
-
-    for option in options:
-        path = parse_by(option)
-        for run in runs:
-            slices(iter_results(run / RESULTS_FILE), lambda r: r.meta, path)
-
-
 def _check_before_writing(args: argparse.Namespace, runs: list[Path]) -> None:
     """Every option and file a command reads, checked before it writes into any run: the
-    ``--by`` options, the calibration file and price table, each run's run.json and
-    results.jsonl (one located error for the first problem)."""
-    from ..data.meta import parse_by
+    calibration file and price table, each run's run.json and results.jsonl (read once), and
+    the ``--by`` options, a key no record of a run has included (one located error for the
+    first problem)."""
+    from ..data.meta import parse_by, slices
     from ..runs import read_run_log
     from ..verify.calibration import read_calibration
     from ..verify.results import RESULTS_FILE, iter_results
 
-    for option in getattr(args, "by", []):
-        parse_by(option)
+    paths = [parse_by(option) for option in getattr(args, "by", [])]
     if getattr(args, "calibration", None) is not None:
         read_calibration(args.calibration)
     if getattr(args, "prices", None) is not None:
@@ -385,8 +373,9 @@ def _check_before_writing(args: argparse.Namespace, runs: list[Path]) -> None:
         load_prices(args.prices)
     for run in runs:
         read_run_log(run)
-        for _ in iter_results(run / RESULTS_FILE):
-            pass
+        results = list(iter_results(run / RESULTS_FILE))  # every line checked, once
+        for path in paths:
+            slices(results, lambda r: r.meta, path)
 
 
 def _print_slices(runs: list[Path], options: list[str], n_resamples: int | None) -> str:
@@ -425,7 +414,6 @@ def _compare(args: argparse.Namespace) -> int:
 
     check_out_file(args.out)
     _check_before_writing(args, args.runs)
-    _check_slices(args.runs, args.by)
     if apply_prices(args, args.runs):
         from ..verify.summary import refresh_money
 

@@ -93,16 +93,21 @@ def check_out_file(path: Path | None, option: str = "--out") -> None:
             f"{option} {path} is a directory, not a file",
             hint="give a file name (for example one inside that directory)",
         )
-    folder = next((p for p in path.parents if p.exists()), None)
-    if folder is not None and not folder.is_dir():
-        raise ConfigError(f"{option} {path}: {folder} is a file, not a directory")
+    if (file := _file_above(path)) is not None:
+        raise ConfigError(f"{option} {path}: {file} is a file, not a directory")
 
 
 def check_run_dir_parents(path: Path) -> None:
     """A directory to make: not inside a file."""
+    if (file := _file_above(path)) is not None:
+        raise ConfigError(f"{path}: {file} is a file, not a directory")
+
+
+def _file_above(path: Path) -> Path | None:
+    """The nearest existing folder above ``path`` when it is a file (nothing can be made
+    inside it), else None."""
     folder = next((p for p in path.parents if p.exists()), None)
-    if folder is not None and not folder.is_dir():
-        raise ConfigError(f"{path}: {folder} is a file, not a directory")
+    return folder if folder is not None and not folder.is_dir() else None
 
 
 def add_report_option(parser: argparse.ArgumentParser) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ..data.jsonl import json_problem
 from ..errors import InputError
 from ..json_safe import model_json
 
@@ -48,17 +49,22 @@ def read_numbered_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
 def parse_record_line(line: str, path: Path, number: int) -> dict[str, Any]:
     """One line of a file assay wrote, as an object; anything else is a located InputError."""
+    return parse_json_object(line, path, number)
+
+
+def parse_json_object(text: str, path: Path, line: int | None = None) -> dict[str, Any]:
+    """JSON text assay wrote (one line of a file, numbered ``line``, or a whole file) as an
+    object; anything else is an InputError naming the file and the line."""
     try:
-        data = json.loads(line)
+        data = json.loads(text)
     except json.JSONDecodeError as error:
-        raise InputError(
-            f"invalid JSON ({error.msg} at column {error.colno})", path=path, line=number
-        ) from None
+        where = error.lineno if line is None else line
+        raise InputError(f"invalid JSON ({json_problem(error)})", path=path, line=where) from None
     except (RecursionError, ValueError) as error:
-        raise InputError(f"unreadable JSON ({error})", path=path, line=number) from None
+        raise InputError(f"unreadable JSON ({error})", path=path, line=line) from None
     if not isinstance(data, dict):
         kind = "an array" if isinstance(data, list) else type(data).__name__
-        raise InputError(f"expected a JSON object, got {kind}", path=path, line=number)
+        raise InputError(f"expected a JSON object, got {kind}", path=path, line=line)
     return data
 
 

@@ -7,7 +7,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 import platform
 import sys
@@ -19,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from .. import __version__
 from ..errors import InputError, RunError
 from ..redact import public_command
-from ._jsonl import JsonlWriter
+from ._jsonl import JsonlWriter, parse_json_object
 
 RunStatus = Literal["started", "success", "cancelled", "error"]
 RunKind = Literal["bench", "judge", "generate"]
@@ -111,17 +110,7 @@ def read_run_json(run_dir: Path) -> dict[str, Any] | None:
         raise InputError(f"not UTF-8 text (byte {error.start + 1})", path=path) from None
     except OSError as error:
         raise InputError(f"cannot read the file: {error.strerror}", path=path) from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise InputError(
-            f"invalid JSON ({error.msg} at column {error.colno})", path=path, line=error.lineno
-        ) from None
-    except (RecursionError, ValueError) as error:
-        raise InputError(f"unreadable JSON ({error})", path=path) from None
-    if not isinstance(data, dict):
-        raise InputError("expected a JSON object (the run's log)", path=path)
-    return data
+    return parse_json_object(text, path)
 
 
 def read_run_log(run_dir: Path) -> RunLog | None:

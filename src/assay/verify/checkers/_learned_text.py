@@ -148,12 +148,8 @@ def _number(text: str) -> str:
     return "#" + (value.lstrip("0") or "0")
 
 
-def _normalized(text: str) -> str:
-    return unicodedata.normalize("NFKC", text).replace("’", "'")
-
-
 def _plain_tokens(text: str) -> list[str]:
-    return _TOKEN.findall(_normalized(text))
+    return _TOKEN.findall(unicodedata.normalize("NFKC", text).replace("’", "'"))
 
 
 def _raw_tokens(text: str) -> list[str]:
