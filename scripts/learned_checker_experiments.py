@@ -19,9 +19,12 @@ functions, the same data, held out exactly as there); ``--criterion`` prints ins
 script's own selection criterion (transfer AUROC between training files), which never reads the
 held-out file. The shipped checker is untouched; the
 numbers are quoted in docs/learned-checker.md ("What was tried and did not win", "What won").
-"Shipped" is the checker of the checkout: ``learned-5`` here. The seventh round's variants are
-defined on ``learned-4``'s text statistics (``--only without_word_tables`` gives ``learned-4``'s
-numbers here, ``--only without_missing_tail`` gives ``learned-3``'s); the sixth round was
+"Shipped" is the checker of the checkout: ``learned-7`` here, and ``--only learned_6`` gives
+``learned-6``'s numbers (the tenth round: synonyms, with ``--synonyms FILE`` for a table of more
+senses). The ninth round was measured on ``learned-6`` at commit edb5202, where ``--only
+without_dates`` gave ``learned-5``. The seventh round's variants are defined on ``learned-4``'s
+text statistics (at commit edb5202 ``--only without_word_tables`` gave ``learned-4``'s numbers
+and ``--only without_missing_tail`` ``learned-3``'s); the sixth round was
 measured on ``learned-4``, the fifth-round table of the docs at commit c59218a, where the
 checker was ``learned-3``, the first four rounds before that on ``learned-3``, and
 the second-round table at commit c691ab5, on ``learned-2``.
@@ -46,7 +49,7 @@ from typing import Any
 
 import numpy as np
 
-from assay.verify.checkers import _align, _learned_text, learned
+from assay.verify.checkers import _align, _learned_text, _synonyms, learned
 from assay.verify.checkers._align import EvidenceIndex
 from assay.verify.checkers._learned_text import TextStats
 
@@ -1196,8 +1199,50 @@ def _keys_numbers(c: TextStats, i: EvidenceIndex, w: dict[str, float]) -> float:
     return keys_out_of_context(c, i, w, numbers_only=True)
 
 
+# Tenth round (learned-7): WordNet synonyms, and the eighth round's two features.
+LEARNED_6_NAMES = BASE_NAMES[:9]
+
+
+def _literal(items: frozenset[str]) -> Callable[[str], bool]:
+    return items.__contains__
+
+
+@contextmanager
+def learned_6_features(synonyms: bool = False) -> Iterator[None]:
+    """``learned-6``'s nine features (with ``synonyms``, its IDF recall counting WordNet
+    synonyms as found, as ``learned-7``'s does)."""
+    original = learned._vector
+
+    def vector(claim: TextStats, index: EvidenceIndex) -> learned.FeatureVector:
+        base = original(claim, index)
+        return learned.FeatureVector(values=base.values[:9], windows=base.windows)
+
+    with (
+        patched(learned, _vector=vector, FEATURE_NAMES=LEARNED_6_NAMES),
+        patched(tl, FEATURE_NAMES=LEARNED_6_NAMES),
+        nothing() if synonyms else patched(learned, found_with_synonyms=_literal),
+    ):
+        yield
+
+
+def synonyms_from(path: Path) -> Callable[[], dict[str, tuple[str, ...]]]:
+    """A synonym table read from ``path`` (``build_synonym_table.py --senses N --out PATH``)."""
+    table: dict[str, tuple[str, ...]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line and not line.startswith("#"):
+            key, _, related = line.partition("\t")
+            table[key] = tuple(related.split())
+    return lambda: table
+
+
 VARIANTS: dict[str, Callable[[], Any]] = {
     "shipped": nothing,
+    "learned_6": learned_6_features,
+    "learned_6+synonym_recall": lambda: learned_6_features(synonyms=True),
+    "without_synonyms": lambda: patched(learned, found_with_synonyms=_literal),
+    "without_synonym_missing_max": lambda: without_feature("synonym_missing_max"),
+    "without_missing_tail_count": lambda: without_feature("missing_tail_count"),
+    "without_pairs_in_one_sentence": lambda: without_feature("pairs_in_one_sentence"),
     "without_missing_tail": lambda: both(  # learned-3
         learned_4_text, lambda: without_feature("missing_tail_max")
     ),
@@ -1660,7 +1705,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--tail-rates", action="store_true", help="missing tails by label")
     parser.add_argument("--em-prior", action="store_true", help="label-free prior adaptation")
     parser.add_argument("--covariate-platt", action="store_true", help="record-dependent maps")
+    parser.add_argument(
+        "--synonyms", type=Path, help="another synonym table (build_synonym_table.py --senses N)"
+    )
     args = parser.parse_args(argv)
+    if args.synonyms:
+        _synonyms.synonym_table = synonyms_from(args.synonyms)  # type: ignore[assignment]
     if args.covariate_platt:
         print("\n".join(covariate_platt()))
         return 0

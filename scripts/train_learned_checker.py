@@ -81,6 +81,9 @@ FEATURE_SIGNS: dict[str, int] = {
     "negation_mismatch": -1,
     "missing_weight_max": -1,
     "missing_tail_max": -1,
+    "synonym_missing_max": -1,
+    "missing_tail_count": -1,
+    "pairs_in_one_sentence": 1,
 }
 DIGITS = 8  # weights are written rounded; reproduction is checked to 1e-6
 

@@ -386,3 +386,47 @@ def test_the_discourse_words_of_generated_answers_are_not_content() -> None:
     )
     assert text_stats(plain).items == text_stats(dressed).items
     assert _check(dressed)[1] == _check(plain)[1]
+
+
+def _features(text: str, page: str) -> dict[str, float]:
+    vector = claim_features(text, [Evidence(evidence_id="e1", text=page)])
+    return dict(zip(FEATURE_NAMES, vector.values, strict=True))
+
+
+def test_a_first_sense_synonym_counts_as_found() -> None:
+    """ "movie" against a page that says "film" misses no word once synonyms count (WordNet's
+    first sense of "movie" holds "film"); an unrelated word stays missing. The literal
+    ``missing_weight_max`` still sees the word change."""
+    page = "The film premiered at Cannes in 2016."
+    same = _features("The film premiered at Cannes in 2016.", page)
+    synonym = _features("The movie premiered at Cannes in 2016.", page)
+    other = _features("The opera premiered at Cannes in 2016.", page)
+    assert synonym["idf_recall_all"] == same["idf_recall_all"] == 1.0
+    assert synonym["synonym_missing_max"] == 0.0 < other["synonym_missing_max"]
+    assert other["idf_recall_all"] < 1.0
+    assert synonym["missing_weight_max"] > 0.0
+    evidence = [Evidence(evidence_id="e1", text=page)]
+    p_synonym = LearnedChecker().check_sync(Claim(text="The movie premiered at Cannes."), evidence)
+    p_other = LearnedChecker().check_sync(Claim(text="The opera premiered at Cannes."), evidence)
+    assert p_synonym.p_supported is not None and p_other.p_supported is not None
+    assert p_synonym.p_supported > p_other.p_supported
+
+
+def test_words_found_only_apart_do_not_stand_together() -> None:
+    """``pairs_in_one_sentence`` is 1.0 when one sentence holds the claim's heaviest words
+    together, less when each is on the page but elsewhere."""
+    claim = "Bradfield designed the Harbour Bridge."
+    together = _features(claim, "Bradfield designed the Harbour Bridge. It opened in 1932.")
+    apart = _features(claim, "Bradfield designed ferries. The Harbour Bridge opened in 1932.")
+    assert together["pairs_in_one_sentence"] == 1.0
+    assert 0.0 < apart["pairs_in_one_sentence"] < 1.0
+    assert together["idf_recall_all"] == apart["idf_recall_all"] == 1.0
+
+
+def test_the_missing_tail_is_counted_up_to_three_items() -> None:
+    page = "The Harbour Bridge opened to traffic in 1932."
+    assert _features("The Harbour Bridge opened in 1932.", page)["missing_tail_count"] == 0.0
+    one = _features("The Harbour Bridge opened in 1932 under Lang.", page)
+    many = _features("The bridge opened in 1932 under Premier Jack Lang's Labor cabinet.", page)
+    assert one["missing_tail_count"] == 1.0
+    assert many["missing_tail_count"] == 3.0

