@@ -16,10 +16,10 @@ checker's stem (:func:`assay.verify.checkers._learned_text.stem`). One line per 
     movie<TAB>film flick pic pictur
 
 A claim stem is then found in the evidence when one of its table entries is. Only the first
-sense is used: later senses join words that mean something else (docs/learned-checker.md,
+sense ships: more senses raise WiCE's ranking but lower ExpertQA's (docs/learned-checker.md,
 tenth round; ``--senses 3`` or ``--senses 99`` builds those tables for
-``scripts/learned_checker_experiments.py --synonyms FILE``). The stems depend on the stemmer, so a stemmer change means rebuilding this table
-(and retraining the weights).
+``scripts/learned_checker_experiments.py --synonyms FILE``). The stems depend on the stemmer,
+so a stemmer change means rebuilding this table (and retraining the weights).
 """
 
 from __future__ import annotations

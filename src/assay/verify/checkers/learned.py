@@ -3,8 +3,10 @@ lexical features of a claim against its evidence, with a calibration map.
 
 No model is called. The evidence of a record is indexed once (:mod:`._align`: sentences,
 document frequencies, postings). Each sentence of a claim is compared with all the evidence
-(IDF-weighted recall, bigrams, missing numbers and names, the heaviest missing item; the names
-in :data:`FEATURE_NAMES`, computed by :func:`claim_vectors`) and aligned to its best *window*
+(IDF-weighted recall, with a word's WordNet synonyms counting as found (:mod:`._synonyms`),
+bigrams, missing numbers and names, the heaviest missing item, the claim's missing tail, its
+heaviest words in one sentence; the names in :data:`FEATURE_NAMES`, computed by
+:func:`claim_vectors`) and aligned to its best *window*
 (one evidence sentence or two adjacent ones, the SummaC zero-shot way), which gives the
 negation check, the supporting ids and the explanation. (Recall against the window alone ranked
 as well but transferred worse between datasets: docs/learned-checker.md.) A logistic regression
@@ -281,7 +283,10 @@ class LearnedChecker:
 
 def _rationale(vector: FeatureVector, deciding: Sequence[tuple[str, float]]) -> str:
     values = dict(zip(FEATURE_NAMES, vector.values, strict=True))
-    parts = [f"{values['idf_recall_all']:.0%} of the claim's IDF weight found in the evidence"]
+    parts = [
+        f"{values['idf_recall_all']:.0%} of the claim's IDF weight found in the evidence "
+        "(synonyms count)"
+    ]
     if values["numbers_missing_all_frac"]:
         parts.append(f"{values['numbers_missing_all_frac']:.0%} of its numbers in no evidence")
     if values["names_missing_all"]:
