@@ -1175,8 +1175,9 @@ def prior_max_instead() -> Iterator[None]:
 
     def vector(claim: TextStats, index: EvidenceIndex) -> learned.FeatureVector:
         base = original(claim, index)
-        values = (*base.values[:7], feature(claim, index, index.weights(claim)))
-        return learned.FeatureVector(values=values, windows=base.windows)
+        values = list(base.values)
+        values[BASE_NAMES.index("missing_weight_max")] = feature(claim, index, index.weights(claim))
+        return learned.FeatureVector(values=tuple(values), windows=base.windows)
 
     with patched(learned, _vector=vector):
         yield
@@ -1235,6 +1236,74 @@ def synonyms_from(path: Path) -> Callable[[], dict[str, tuple[str, ...]]]:
     return lambda: table
 
 
+def _with_synonyms(item: str, items: frozenset[str]) -> list[str]:
+    """``item`` and those of its synonyms that are among ``items``."""
+    return [s for s in (item, *_synonyms.synonym_table().get(item, ())) if s in items]
+
+
+def _synonym_bigram_recall(claim: TextStats, index: EvidenceIndex) -> float:
+    if not claim.bigrams:
+        return 1.0 if claim.items and claim.items <= index.items else 0.0
+    hits = sum(
+        any(
+            (x, y) in index.bigrams
+            for x, y in itertools.product(
+                _with_synonyms(a, index.items), _with_synonyms(b, index.items)
+            )
+        )
+        for a, b in claim.bigrams
+    )
+    return hits / len(claim.bigrams)
+
+
+def _synonym_tail(weights: dict[str, float], index: EvidenceIndex) -> list[float]:
+    found = _synonyms.found_with_synonyms(index.items)
+    return [weights[t] for t in itertools.takewhile(lambda t: not found(t), reversed(weights))]
+
+
+def _synonym_pairs(weights: dict[str, float], index: EvidenceIndex) -> float:
+    found = _synonyms.found_with_synonyms(index.items)
+    heaviest = sorted((t for t in weights if found(t)), key=lambda t: -weights[t])[:6]
+    places = [
+        (weights[t], set().union(*(index.postings[a] for a in _with_synonyms(t, index.items))))
+        for t in heaviest
+    ]
+    total = together = 0.0
+    for (weight_a, at_a), (weight_b, at_b) in itertools.combinations(places, 2):
+        total += weight_a * weight_b
+        together += weight_a * weight_b if at_a & at_b else 0.0
+    return together / total if total else 1.0
+
+
+@contextmanager
+def synonyms_in(*features: str) -> Iterator[None]:
+    """``learned-7`` with synonyms counting as found in more of its features: the bigram recall
+    (a bigram of synonyms), the missing tail (``missing_tail_max`` and ``missing_tail_count``)
+    and the pairs in one sentence (a word's sentences are its synonyms' too)."""
+    original = learned._vector
+    names = learned.FEATURE_NAMES
+
+    def vector(claim: TextStats, index: EvidenceIndex) -> learned.FeatureVector:
+        base = original(claim, index)
+        values = list(base.values)
+        weights = index.weights(claim)
+        total = sum(weights.values())
+        if "bigrams" in features:
+            values[names.index("bigram_recall_all")] = _synonym_bigram_recall(claim, index)
+        if "tail" in features:
+            tail = _synonym_tail(weights, index)
+            values[names.index("missing_tail_max")] = (
+                max(tail, default=0.0) / total if total else 0.0
+            )
+            values[names.index("missing_tail_count")] = min(_learned_text.CAP, float(len(tail)))
+        if "pairs" in features:
+            values[names.index("pairs_in_one_sentence")] = _synonym_pairs(weights, index)
+        return learned.FeatureVector(values=tuple(values), windows=base.windows)
+
+    with patched(learned, _vector=vector):
+        yield
+
+
 VARIANTS: dict[str, Callable[[], Any]] = {
     "shipped": nothing,
     "learned_6": learned_6_features,
@@ -1243,6 +1312,10 @@ VARIANTS: dict[str, Callable[[], Any]] = {
     "without_synonym_missing_max": lambda: without_feature("synonym_missing_max"),
     "without_missing_tail_count": lambda: without_feature("missing_tail_count"),
     "without_pairs_in_one_sentence": lambda: without_feature("pairs_in_one_sentence"),
+    "synonyms_in_bigrams": lambda: synonyms_in("bigrams"),
+    "synonyms_in_tail": lambda: synonyms_in("tail"),
+    "synonyms_in_pairs": lambda: synonyms_in("pairs"),
+    "synonyms_everywhere": lambda: synonyms_in("bigrams", "tail", "pairs"),
     "without_missing_tail": lambda: both(  # learned-3
         learned_4_text, lambda: without_feature("missing_tail_max")
     ),

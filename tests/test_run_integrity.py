@@ -258,6 +258,63 @@ def test_generate_refuses_other_decoding_settings(
     assert "0 outputs (8 already there" in capsys.readouterr().out
 
 
+def _edited_questions(tmp_path: Path) -> tuple[Path, str]:
+    """The example question set with the first question's first prompt reworded."""
+    lines = QUESTIONS.read_text(encoding="utf-8").splitlines()
+    first = json.loads(lines[0])
+    variant = next(iter(first["variants"]))  # variants keyed by their label
+    first["variants"][variant]["prompt"] += " Answer in one sentence."
+    edited = tmp_path / "questions.jsonl"
+    edited.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n", encoding="utf-8")
+    return edited, f"{first['question_id']!r} variant {variant!r}"
+
+
+def test_generate_refuses_outputs_of_a_prompt_edited_under_the_same_id(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each manifest line keeps its prompt's fingerprint; a rerun after the prompt was edited
+    would otherwise find the cell done and keep an answer to the old prompt."""
+    out = tmp_path / "outputs"
+    generate = ["generate", "--model", "stub/t", "--no-cache", "--out", str(out)]
+    assert main([*generate, "--questions", str(QUESTIONS)]) == 0
+    manifest = [json.loads(line) for line in (out / "manifest.jsonl").read_text().splitlines()]
+    assert all(len(entry["prompt_hash"]) == 16 for entry in manifest)
+    edited, cell = _edited_questions(tmp_path)
+    capsys.readouterr()
+    before = _tree(out)
+    assert main([*generate, "--questions", str(edited)]) == 2
+    err = capsys.readouterr().err
+    assert f"{out / 'manifest.jsonl'}:1 field 'prompt_hash': the output for question {cell}" in err
+    assert "answered another prompt than the question set now gives" in err
+    assert "Traceback" not in err
+    assert _tree(out) == before
+    # a manifest written before outputs recorded their prompt still resumes (nothing to do)
+    old = "".join(
+        json.dumps({k: v for k, v in entry.items() if k != "prompt_hash"}) + "\n"
+        for entry in manifest
+    )
+    (out / "manifest.jsonl").write_text(old, encoding="utf-8")
+    assert main([*generate, "--questions", str(edited)]) == 0
+    assert "0 outputs (8 already there" in capsys.readouterr().out
+
+
+def test_judge_run_refuses_outputs_of_an_edited_prompt(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    outputs = tmp_path / "outputs"
+    generate = ["generate", "--questions", str(QUESTIONS), "--model", "stub/t", "--no-cache"]
+    assert main([*generate, "--out", str(outputs)]) == 0
+    edited, cell = _edited_questions(tmp_path)
+    judge = ["judge", "run", "--outputs", str(outputs), "--judge", "stub/j", "--no-cache"]
+    capsys.readouterr()
+    assert main([*judge, "--questions", str(edited), "--out", str(tmp_path / "judged")]) == 2
+    err = capsys.readouterr().err
+    assert f"field 'prompt_hash': the output for question {cell}" in err
+    assert f"{outputs / 'manifest.jsonl'}:" in err and "Traceback" not in err
+    assert not (tmp_path / "judged").exists()  # refused while the outputs are surveyed
+    assert main([*judge, "--questions", str(QUESTIONS), "--out", str(tmp_path / "ok")]) == 0
+
+
 # ------------------------------------------------------------------ 5, 6. corrupt results lines
 
 

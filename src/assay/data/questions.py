@@ -11,6 +11,7 @@ Target outputs come from a manifest JSONL (one output per line: identifiers plus
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 from collections import OrderedDict
@@ -58,6 +59,12 @@ class PromptVariant(BaseModel):
     prompt: str = Field(min_length=1)
     required_structure: str | None = None
     constraints: tuple[str, ...] = ()
+
+    @property
+    def prompt_hash(self) -> str:
+        """The fingerprint of the prompt text: an output that records it can be told apart
+        from one generated before the prompt was edited under the same question and variant."""
+        return hashlib.sha256(self.prompt.encode("utf-8")).hexdigest()[:16]
 
 
 class Question(BaseModel):
@@ -261,6 +268,7 @@ class TargetOutput(BaseModel):
     text: str
     source: str  # file and line (manifest) or file (directory layout)
     meta: dict[str, Any] | None = None  # the manifest line's own fields
+    prompt_hash: str | None = None  # the prompt it answered, when its manifest says
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -282,6 +290,9 @@ class ManifestEntry(BaseModel):
     finish_reason: str | None = None
     completion_tokens: StrictInt | None = None
     generated_at: str | None = None
+    # the fingerprint of the prompt it answered (PromptVariant.prompt_hash): a changed prompt
+    # under the same question and variant is refused instead of reusing the old output
+    prompt_hash: str | None = None
     meta: dict[str, Any] | None = None  # the user's own fields, carried into the archive
 
     @model_validator(mode="after")
@@ -392,6 +403,7 @@ def _outputs_from_manifest(path: Path, allow_outside_paths: bool) -> Iterator[Ta
             text=text or "",
             source=f"{path}:{number}",
             meta=entry.meta,
+            prompt_hash=entry.prompt_hash,
         )
 
 

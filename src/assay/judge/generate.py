@@ -25,7 +25,7 @@ from ..data.questions import (
     QuestionSet,
     model_dir_name,
 )
-from ..errors import RunError
+from ..errors import InputError, RunError
 from ..model import (
     CallFailure,
     ChatMessage,
@@ -46,7 +46,7 @@ from ..runs import (
     check_run_kind,
     fingerprint,
     inside,
-    read_jsonl,
+    read_numbered_jsonl,
     run_all,
     write_atomic,
 )
@@ -128,8 +128,8 @@ async def _generate_locked(
     questions: QuestionSet, models: Sequence[Model], out_dir: Path, settings: GenerateSettings
 ) -> GenerateSummary:
     _check_settings(out_dir, settings)  # before anything is written
+    done = _finished_cells(out_dir, questions)
     out_dir.mkdir(parents=True, exist_ok=True)
-    done = {(e["question_id"], e["prompt_variant"], e["target_model"]) for e in _manifest(out_dir)}
     jobs = [
         _Job(question_id=q.question_id, variant=v, model_index=i)
         for i, model in enumerate(models)
@@ -201,8 +201,32 @@ def _check_settings(out_dir: Path, settings: GenerateSettings) -> None:
         )
 
 
-def _manifest(out_dir: Path) -> list[dict[str, str]]:
-    return list(read_jsonl(out_dir / MANIFEST_NAME))
+def _finished_cells(out_dir: Path, questions: QuestionSet) -> set[tuple[str, str, str]]:
+    """The (question, variant, model) cells the manifest holds; an output whose recorded
+    prompt is not the question set's prompt now is refused, not kept as if it answered it."""
+    path = out_dir / MANIFEST_NAME
+    done: set[tuple[str, str, str]] = set()
+    for number, entry in read_numbered_jsonl(path):
+        cell = (
+            str(entry.get("question_id")),
+            str(entry.get("prompt_variant")),
+            str(entry.get("target_model")),
+        )
+        found = questions.variant(cell[0], cell[1])
+        recorded = entry.get("prompt_hash")
+        if found is not None and recorded is not None and recorded != found[1].prompt_hash:
+            raise InputError(
+                f"the output for question {cell[0]!r} variant {cell[1]!r} ({cell[2]}) answered "
+                f"another prompt than the question set now gives (prompt_hash {recorded}, the "
+                f"current prompt's {found[1].prompt_hash})",
+                path=path,
+                line=number,
+                field="prompt_hash",
+                hint="use a new --out directory for the edited prompts, or the question set "
+                "the outputs were generated from",
+            )
+        done.add(cell)
+    return done
 
 
 def _messages(variant: PromptVariant, settings: GenerateSettings) -> list[ChatMessage]:
@@ -229,6 +253,7 @@ def _write_output(
         finish_reason=completion.finish_reason,
         completion_tokens=completion.completion_tokens,
         generated_at=_now(),
+        prompt_hash=job.variant.prompt_hash,
     )
 
 
