@@ -109,3 +109,42 @@ def test_sigint_stops_cleanly_and_the_rerun_resumes(tmp_path: Path) -> None:
         expected_calls = sum(line["usage"]["calls"] for line in redone)
         assert expected_calls > 0
         assert len(server.requests) - calls_before == expected_calls
+
+
+def test_sigint_with_an_embedded_model_call_in_flight_stops_at_once(tmp_path: Path) -> None:
+    """The llama.cpp call runs in a native thread; Ctrl-C must not wait for the run's
+    remaining calls (each a long JSON generation) nor hang on the one in flight."""
+    outputs = tmp_path / "outputs"
+    generate = [sys.executable, "-m", "assay", "generate", "--model", "stub/t", "--no-cache"]
+    questions = REPO_ROOT / "examples" / "judge" / "questions.jsonl"
+    subprocess.run(
+        [*generate, "--questions", str(questions), "--out", str(outputs)],
+        check=True,
+        capture_output=True,
+    )
+    judged = tmp_path / "judged"
+    judge = [sys.executable, "-m", "assay", "judge", "run", "--questions", str(questions)]
+    judge += ["--outputs", str(outputs), "--judge", "llamacpp/smollm2", "--no-cache"]
+    process = subprocess.Popen(
+        [*judge, "--out", str(judged)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        preexec_fn=default_sigint,
+    )
+    # the archive's protocol is written before the first call; the model then loads and the
+    # first of eight judge calls (each tens of seconds of generation here) is under way
+    started = time.monotonic()
+    while not (judged / "protocol.json").exists() and time.monotonic() < started + 120:
+        time.sleep(0.2)
+    time.sleep(5)
+    seen = _signal_state(process)
+    process.send_signal(signal.SIGINT)
+    sent = time.monotonic()
+    _, stderr = process.communicate(timeout=120)
+    waited = time.monotonic() - sent
+    assert process.returncode == 130, f"exit {process.returncode}; {seen}\n{stderr[-800:]}"
+    assert "interrupted: finished work is kept" in stderr and "Traceback" not in stderr
+    assert waited < 30, f"{waited:.1f} s from SIGINT to exit"
+    assert json.loads((judged / "run.json").read_text())["status"] == "cancelled"
