@@ -126,3 +126,48 @@ def test_precision_target_reaches_its_precision_on_the_dev_data() -> None:
     flagged = calibration.apply(raw) >= calibration.threshold
     assert (truth & flagged).sum() / flagged.sum() >= 0.9
     assert np.array_equal(flagged, raw >= calibration.raw_threshold)
+
+
+@pytest.mark.parametrize("method", ["platt", "isotonic"])
+def test_a_map_from_scores_that_rank_backwards_comes_with_a_warning(method: str) -> None:
+    """Scores that rank errors below grounded answers fit a Platt slope <= 0 (it would turn
+    the verifier's order around) or a flat isotonic map; the note says so, a sound fit has
+    none."""
+    from assay.verify.calibration import backwards_note
+
+    rng = np.random.default_rng(1)
+    truth = rng.random(300) < 0.5
+    good = np.clip(truth * 0.4 + rng.random(300) * 0.6, 0, 1)
+    for raw, warned in ((good, False), (1 - good, True)):
+        fitted = fit_calibration(truth, raw, target="balanced_accuracy", method=method, dev_run="x")
+        note = backwards_note(truth, raw, fitted)
+        assert (note is not None) == warned
+        if warned:
+            assert note is not None and "no better than chance (AUROC 0." in note
+            if method == "platt":
+                assert fitted.platt_a < 0 and "reverses the scores' order" in note
+            else:
+                assert "the isotonic map has 1 level(s)" in note
+
+
+def test_calibrate_prints_the_warning_and_still_writes_the_file(
+    runs: tuple[Path, Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dev_run, _, _ = runs
+    flipped = tmp_path / "flipped"
+    flipped.mkdir()
+    for name in ("run.json", "summary.json"):
+        (flipped / name).write_bytes((dev_run / name).read_bytes())
+    lines = (dev_run / "results.jsonl").read_text(encoding="utf-8").splitlines()
+    rows = [json.loads(line) for line in lines]
+    for row in rows:  # the same answers, labelled the other way round
+        row["gold_error"] = None if row["gold_error"] is None else not row["gold_error"]
+    (flipped / "results.jsonl").write_text(
+        "".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8"
+    )
+    out = tmp_path / "cal.json"
+    capsys.readouterr()
+    assert _bench("calibrate", str(flipped), "--method", "platt", "--out", str(out)) == 0
+    err = capsys.readouterr().err
+    assert "warning: on 60 dev answers the verifier's p_error ranks errors no better" in err
+    assert read_calibration(out).platt_a < 0

@@ -4,6 +4,7 @@ dev run, for ``bench run --calibration FILE`` and ``bench summarize --calibratio
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +36,12 @@ def register_calibrate(commands: Any) -> None:
 
 
 def _calibrate(args: argparse.Namespace) -> int:
-    from ..verify.calibration import dev_pairs, fit_calibration, write_calibration
+    from ..verify.calibration import (
+        backwards_note,
+        dev_pairs,
+        fit_calibration,
+        write_calibration,
+    )
 
     truth, raw = dev_pairs(args.dev_run)
     calibration = fit_calibration(
@@ -48,6 +54,9 @@ def _calibrate(args: argparse.Namespace) -> int:
         f"{calibration.threshold:.4f} on calibrated p_error (raw {calibration.raw_threshold:.4f}), "
         f"{args.target} {calibration.dev_value:.3f} on the dev run (in fit)"
     )
+    backwards = backwards_note(truth, raw, calibration)
+    if backwards:
+        print(f"warning: {backwards}", file=sys.stderr)
     return 0
 
 

@@ -31,6 +31,7 @@ import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from ..errors import ConfigError
+from ..metrics import roc_auc_score
 from .results import RESULTS_FILE, iter_results
 
 CALIBRATION_KIND: Final = "assay.calibration"
@@ -135,6 +136,25 @@ def fit_calibration(
     raw_threshold = _raw_threshold(raw, calibrated, threshold)
     return mapped.model_copy(
         update={"threshold": threshold, "raw_threshold": raw_threshold, "dev_value": value}
+    )
+
+
+def backwards_note(truth: npt.NDArray[np.bool_], raw: Array, fitted: Calibration) -> str | None:
+    """Why ``fitted`` is not worth applying, when the dev run's scores rank its errors no
+    better than chance (AUROC <= 0.5): Platt then fits a slope <= 0, which turns the order of
+    the verifier's scores around, and isotonic regression a map of one level, which flags every
+    answer or none. The file is written either way: the numbers are the fit's."""
+    auroc = roc_auc_score(truth, raw)
+    if auroc > 0.5:
+        return None
+    shape = (
+        f"the Platt slope is {fitted.platt_a:.3f}, which reverses the scores' order"
+        if fitted.method == "platt"
+        else f"the isotonic map has {len(set(fitted.knots_y))} level(s)"
+    )
+    return (
+        f"on {fitted.dev_n} dev answers the verifier's p_error ranks errors no better than "
+        f"chance (AUROC {auroc:.3f}): {shape}; check the verifier before applying this map"
     )
 
 
