@@ -410,6 +410,9 @@ def test_a_first_sense_synonym_counts_as_found() -> None:
     p_other = LearnedChecker().check_sync(Claim(text="The opera premiered at Cannes."), evidence)
     assert p_synonym.p_supported is not None and p_other.p_supported is not None
     assert p_synonym.p_supported > p_other.p_supported
+    # the explanation names the words it found only as synonyms (as stems)
+    assert "found as synonyms: movi~film" in (p_synonym.rationale or "")
+    assert "found as synonyms" not in (p_other.rationale or "")
 
 
 def test_words_found_only_apart_do_not_stand_together() -> None:

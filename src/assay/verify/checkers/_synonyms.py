@@ -32,3 +32,8 @@ def found_with_synonyms(items: frozenset[str]) -> Callable[[str], bool]:
     """A test of whether a claim item, or one of its synonyms, is among ``items``."""
     table = synonym_table()
     return lambda item: item in items or any(s in items for s in table.get(item, ()))
+
+
+def synonym_in(item: str, items: frozenset[str]) -> str | None:
+    """The first synonym of ``item`` among ``items`` (stems, in the table's order), if any."""
+    return next((s for s in synonym_table().get(item, ()) if s in items), None)

@@ -43,7 +43,7 @@ from importlib import resources
 from ..types import Claim, ClaimCheck, ClaimLabel, Evidence
 from ._align import EMPTY_WINDOW, EvidenceIndex, Window, evidence_index
 from ._learned_text import CAP, TextStats, split_claim_sentences, text_stats
-from ._synonyms import found_with_synonyms
+from ._synonyms import found_with_synonyms, synonym_in
 
 # learned-1: whole-page greedy cover, no IDF, no calibration; learned-2: the features below
 # with the first stemmer; learned-3: stems that meet across inflections (line/lines,
@@ -80,6 +80,8 @@ class FeatureVector:
 
     values: tuple[float, ...]
     windows: tuple[Window, ...]  # the best window first, then those adding what it lacks
+    # claim items the evidence has only as a synonym, each with the synonym found (stems)
+    synonyms: tuple[tuple[str, str], ...] = ()
 
     @property
     def window(self) -> Window:
@@ -126,7 +128,15 @@ def _vector(claim: TextStats, index: EvidenceIndex) -> FeatureVector:
         min(CAP, float(len(tail))),
         _pairs_in_one_sentence(weights, index),
     )
-    return FeatureVector(values=values, windows=windows)
+    return FeatureVector(values=values, windows=windows, synonyms=_synonym_matches(weights, index))
+
+
+def _synonym_matches(
+    weights: dict[str, float], index: EvidenceIndex
+) -> tuple[tuple[str, str], ...]:
+    """(claim item, synonym in the evidence) for each item found only through a synonym."""
+    matches = ((t, synonym_in(t, index.items)) for t in weights if t not in index.items)
+    return tuple((t, s) for t, s in matches if s is not None)
 
 
 def _pairs_in_one_sentence(weights: dict[str, float], index: EvidenceIndex) -> float:
@@ -293,6 +303,8 @@ def _rationale(vector: FeatureVector, deciding: Sequence[tuple[str, float]]) -> 
         parts.append(f"{values['names_missing_all']:.0f} name(s) in no evidence")
     if values["negation_mismatch"]:
         parts.append("negation differs from the best window")
+    if vector.synonyms:
+        parts.append("found as synonyms: " + ", ".join(f"{a}~{b}" for a, b in vector.synonyms))
     if vector.cover_ids:
         parts.append("best window in " + ", ".join(vector.cover_ids))
     if deciding:
