@@ -1210,8 +1210,8 @@ def _literal(items: frozenset[str]) -> Callable[[str], bool]:
 
 @contextmanager
 def learned_6_features(synonyms: bool = False) -> Iterator[None]:
-    """``learned-6``'s nine features (with ``synonyms``, its IDF recall counting WordNet
-    synonyms as found, as ``learned-7``'s does)."""
+    """``learned-6``'s nine features (with ``synonyms``, WordNet synonyms counting as found in
+    its IDF recall and missing tail, as in ``learned-8``)."""
     original = learned._vector
 
     def vector(claim: TextStats, index: EvidenceIndex) -> learned.FeatureVector:
@@ -1223,6 +1223,28 @@ def learned_6_features(synonyms: bool = False) -> Iterator[None]:
         patched(tl, FEATURE_NAMES=LEARNED_6_NAMES),
         nothing() if synonyms else patched(learned, found_with_synonyms=_literal),
     ):
+        yield
+
+
+@contextmanager
+def literal_tail() -> Iterator[None]:
+    """``learned-7``'s missing tail: a claim item the page has only as a synonym is missing
+    there (``learned-8`` counts it as found, as the IDF recall does)."""
+    original = learned._vector
+
+    def vector(claim: TextStats, index: EvidenceIndex) -> learned.FeatureVector:
+        base = original(claim, index)
+        weights = index.weights(claim)
+        total = sum(weights.values())
+        tail = learned._missing_tail(weights, index.items.__contains__)
+        values = list(base.values)
+        values[BASE_NAMES.index("missing_tail_max")] = (
+            max(tail, default=0.0) / total if total else 0.0
+        )
+        values[BASE_NAMES.index("missing_tail_count")] = min(_learned_text.CAP, float(len(tail)))
+        return replace(base, values=tuple(values))
+
+    with patched(learned, _vector=vector):
         yield
 
 
@@ -1307,7 +1329,10 @@ def synonyms_in(*features: str) -> Iterator[None]:
 VARIANTS: dict[str, Callable[[], Any]] = {
     "shipped": nothing,
     "learned_6": learned_6_features,
-    "learned_6+synonym_recall": lambda: learned_6_features(synonyms=True),
+    "learned_6+synonym_recall": lambda: both(
+        literal_tail, lambda: learned_6_features(synonyms=True)
+    ),
+    "learned_7": literal_tail,
     "without_synonyms": lambda: patched(learned, found_with_synonyms=_literal),
     "without_synonym_missing_max": lambda: without_feature("synonym_missing_max"),
     "without_missing_tail_count": lambda: without_feature("missing_tail_count"),

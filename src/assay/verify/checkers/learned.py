@@ -35,7 +35,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -53,8 +53,9 @@ from ._synonyms import found_with_synonyms, synonym_in
 # answers ("additionally", "crucial") read as stopwords; learned-6: the same, with a day and
 # its month read as one number item ("May 19" = "19th of May" = ``#5/19``); learned-7: WordNet
 # first-sense synonyms count as found in idf_recall_all and synonym_missing_max, and two
-# features ask how much of a claim's end is missing and whether its words stand together.
-CHECKER_VERSION = "learned-7"
+# features ask how much of a claim's end is missing and whether its words stand together;
+# learned-8: the same, with synonyms counting as found in the missing tail too.
+CHECKER_VERSION = "learned-8"
 WEIGHTS_FILE = "learned_weights.json"
 FEATURE_NAMES: tuple[str, ...] = (
     "idf_recall_all",
@@ -113,7 +114,7 @@ def _vector(claim: TextStats, index: EvidenceIndex) -> FeatureVector:
     missing = [w for t, w in weights.items() if t not in index.items]
     found = found_with_synonyms(index.items)
     missing_synonyms = [w for t, w in weights.items() if not found(t)]
-    tail = _missing_tail(weights, index)
+    tail = _missing_tail(weights, found)
     values = (
         _share(sum(w for t, w in weights.items() if found(t)), total),
         _bigram_recall(claim, index.bigrams, index.items),
@@ -152,15 +153,16 @@ def _pairs_in_one_sentence(weights: dict[str, float], index: EvidenceIndex) -> f
     return together / total if total else 1.0
 
 
-def _missing_tail(weights: dict[str, float], index: EvidenceIndex) -> list[float]:
-    """The weights of the claim's last items that the evidence lacks (items in order of first
-    appearance, the run that ends the claim). A claim that goes beyond its source often does so
-    at the end, while a paraphrase misses words anywhere: on WiCE dev 40% of the error claims end
-    in a missing item against 11% of the supported ones, though nearly all miss some item. The
-    same run at the *start* of a claim carries no such signal (docs/learned-checker.md)."""
+def _missing_tail(weights: dict[str, float], found: Callable[[str], bool]) -> list[float]:
+    """The weights of the claim's last items that the evidence lacks, even as a synonym (items
+    in order of first appearance, the run that ends the claim). A claim that goes beyond its
+    source often does so at the end, while a paraphrase misses words anywhere: on WiCE dev 40% of
+    the error claims end in a missing item against 11% of the supported ones, though nearly all
+    miss some item. The same run at the *start* of a claim carries no such signal
+    (docs/learned-checker.md)."""
     tail: list[float] = []
     for token in reversed(list(weights)):  # weights keep the claim's order
-        if token in index.items:
+        if found(token):
             break
         tail.append(weights[token])
     return tail
