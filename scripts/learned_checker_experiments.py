@@ -19,9 +19,10 @@ functions, the same data, held out exactly as there); ``--criterion`` prints ins
 script's own selection criterion (transfer AUROC between training files), which never reads the
 held-out file. The shipped checker is untouched; the
 numbers are quoted in docs/learned-checker.md ("What was tried and did not win", "What won").
-"Shipped" is the checker of the checkout: ``learned-7`` here, and ``--only learned_6`` gives
-``learned-6``'s numbers (the tenth round: synonyms, with ``--synonyms FILE`` for a table of more
-senses). The ninth round was measured on ``learned-6`` at commit edb5202, where ``--only
+"Shipped" is the checker of the checkout: ``learned-8`` here; ``--only learned_7`` gives
+``learned-7``'s numbers and ``--only learned_6`` ``learned-6``'s (the tenth round: synonyms, with
+``--synonyms FILE`` for a table of more senses; its other rows were measured on ``learned-7`` at
+commit e63d720). The ninth round was measured on ``learned-6`` at commit edb5202, where ``--only
 without_dates`` gave ``learned-5``. The seventh round's variants are defined on ``learned-4``'s
 text statistics (at commit edb5202 ``--only without_word_tables`` gave ``learned-4``'s numbers
 and ``--only without_missing_tail`` ``learned-3``'s); the sixth round was
