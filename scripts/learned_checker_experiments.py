@@ -1,7 +1,7 @@
 """Held-out measurements of directions tried for the ``learned`` checker: those that did not
 ship, and ablations of what did.
 
-    python scripts/learned_checker_experiments.py                 # every variant (~3 minutes)
+    python scripts/learned_checker_experiments.py                 # every variant (~17 minutes)
     python scripts/learned_checker_experiments.py --only number_merge keys_out_of_context
     python scripts/learned_checker_experiments.py --only shipped --seeds 0 1 2 3
     python scripts/learned_checker_experiments.py --in-domain wice --seeds 0 1 2 3   # ceiling
