@@ -298,6 +298,28 @@ def test_generate_refuses_outputs_of_a_prompt_edited_under_the_same_id(
     assert "0 outputs (8 already there" in capsys.readouterr().out
 
 
+def test_generate_names_a_damaged_manifest_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A manifest line edited by hand is checked as judge run checks it, before any call."""
+    out = tmp_path / "outputs"
+    generate = ["generate", "--questions", str(QUESTIONS), "--model", "stub/t", "--no-cache"]
+    assert main([*generate, "--out", str(out)]) == 0
+    manifest = out / "manifest.jsonl"
+    lines = manifest.read_text(encoding="utf-8").splitlines()
+    damaged = json.loads(lines[1])
+    del damaged["question_id"]
+    lines[1] = json.dumps(damaged)
+    manifest.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    capsys.readouterr()
+    before = _tree(out)
+    assert main([*generate, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"{manifest}:2 field 'question_id': Field required" in err
+    assert "Traceback" not in err and "internal error" not in err
+    assert _tree(out) == before
+
+
 def test_judge_run_refuses_outputs_of_an_edited_prompt(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

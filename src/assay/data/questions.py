@@ -407,6 +407,11 @@ def _outputs_from_manifest(path: Path, allow_outside_paths: bool) -> Iterator[Ta
         )
 
 
+def manifest_entry(data: Any, path: Path, line: int) -> ManifestEntry:
+    """One manifest line, checked: an InputError names the file, line and field."""
+    return _validated(ManifestEntry, data, path, line)
+
+
 def _confine(file: Path, manifest: Path, line: int) -> None:
     folder = manifest.parent.resolve()
     if not file.resolve().is_relative_to(folder):

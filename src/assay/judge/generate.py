@@ -23,6 +23,7 @@ from ..data.questions import (
     ManifestEntry,
     PromptVariant,
     QuestionSet,
+    manifest_entry,
     model_dir_name,
 )
 from ..errors import InputError, RunError
@@ -206,14 +207,11 @@ def _finished_cells(out_dir: Path, questions: QuestionSet) -> set[tuple[str, str
     prompt is not the question set's prompt now is refused, not kept as if it answered it."""
     path = out_dir / MANIFEST_NAME
     done: set[tuple[str, str, str]] = set()
-    for number, entry in read_numbered_jsonl(path):
-        cell = (
-            str(entry.get("question_id")),
-            str(entry.get("prompt_variant")),
-            str(entry.get("target_model")),
-        )
+    for number, data in read_numbered_jsonl(path):
+        entry = manifest_entry(data, path, number)
+        cell = (entry.question_id, entry.prompt_variant, entry.target_model)
         found = questions.variant(cell[0], cell[1])
-        recorded = entry.get("prompt_hash")
+        recorded = entry.prompt_hash
         if found is not None and recorded is not None and recorded != found[1].prompt_hash:
             raise InputError(
                 f"the output for question {cell[0]!r} variant {cell[1]!r} ({cell[2]}) answered "
