@@ -1205,8 +1205,8 @@ def _keys_numbers(c: TextStats, i: EvidenceIndex, w: dict[str, float]) -> float:
 LEARNED_6_NAMES = BASE_NAMES[:9]
 
 
-def _literal(items: frozenset[str]) -> Callable[[str], bool]:
-    return items.__contains__
+def _no_synonym(item: str, items: frozenset[str]) -> None:
+    return None  # every synonym lookup misses: the checker reads the claim's own words only
 
 
 @contextmanager
@@ -1222,7 +1222,7 @@ def learned_6_features(synonyms: bool = False) -> Iterator[None]:
     with (
         patched(learned, _vector=vector, FEATURE_NAMES=LEARNED_6_NAMES),
         patched(tl, FEATURE_NAMES=LEARNED_6_NAMES),
-        nothing() if synonyms else patched(learned, found_with_synonyms=_literal),
+        nothing() if synonyms else patched(learned, synonym_in=_no_synonym),
     ):
         yield
 
@@ -1237,12 +1237,8 @@ def literal_tail() -> Iterator[None]:
         base = original(claim, index)
         weights = index.weights(claim)
         total = sum(weights.values())
-        tail = learned._missing_tail(weights, index.items.__contains__)
         values = list(base.values)
-        values[BASE_NAMES.index("missing_tail_max")] = (
-            max(tail, default=0.0) / total if total else 0.0
-        )
-        values[BASE_NAMES.index("missing_tail_count")] = min(_learned_text.CAP, float(len(tail)))
+        _set_tail(values, learned._missing_tail(weights, index.items.__contains__), total)
         return replace(base, values=tuple(values))
 
     with patched(learned, _vector=vector):
@@ -1251,11 +1247,7 @@ def literal_tail() -> Iterator[None]:
 
 def synonyms_from(path: Path) -> Callable[[], dict[str, tuple[str, ...]]]:
     """A synonym table read from ``path`` (``build_synonym_table.py --senses N --out PATH``)."""
-    table: dict[str, tuple[str, ...]] = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line and not line.startswith("#"):
-            key, _, related = line.partition("\t")
-            table[key] = tuple(related.split())
+    table = _synonyms.parse_synonym_table(path.read_text(encoding="utf-8"))
     return lambda: table
 
 
@@ -1279,9 +1271,11 @@ def _synonym_bigram_recall(claim: TextStats, index: EvidenceIndex) -> float:
     return hits / len(claim.bigrams)
 
 
-def _synonym_tail(weights: dict[str, float], index: EvidenceIndex) -> list[float]:
-    found = _synonyms.found_with_synonyms(index.items)
-    return [weights[t] for t in itertools.takewhile(lambda t: not found(t), reversed(weights))]
+def _set_tail(values: list[float], tail: list[float], total: float) -> None:
+    """Write a missing tail's two features (its heaviest item's share, its length) into
+    ``values``, a vector of the shipped features."""
+    values[BASE_NAMES.index("missing_tail_max")] = max(tail, default=0.0) / total if total else 0.0
+    values[BASE_NAMES.index("missing_tail_count")] = min(_learned_text.CAP, float(len(tail)))
 
 
 def _synonym_pairs(weights: dict[str, float], index: EvidenceIndex) -> float:
@@ -1314,14 +1308,11 @@ def synonyms_in(*features: str) -> Iterator[None]:
         if "bigrams" in features:
             values[names.index("bigram_recall_all")] = _synonym_bigram_recall(claim, index)
         if "tail" in features:
-            tail = _synonym_tail(weights, index)
-            values[names.index("missing_tail_max")] = (
-                max(tail, default=0.0) / total if total else 0.0
-            )
-            values[names.index("missing_tail_count")] = min(_learned_text.CAP, float(len(tail)))
+            found = _synonyms.found_with_synonyms(index.items)
+            _set_tail(values, learned._missing_tail(weights, found), total)
         if "pairs" in features:
             values[names.index("pairs_in_one_sentence")] = _synonym_pairs(weights, index)
-        return learned.FeatureVector(values=tuple(values), windows=base.windows)
+        return replace(base, values=tuple(values))
 
     with patched(learned, _vector=vector):
         yield
@@ -1334,7 +1325,7 @@ VARIANTS: dict[str, Callable[[], Any]] = {
         literal_tail, lambda: learned_6_features(synonyms=True)
     ),
     "learned_7": literal_tail,
-    "without_synonyms": lambda: patched(learned, found_with_synonyms=_literal),
+    "without_synonyms": lambda: patched(learned, synonym_in=_no_synonym),
     "without_synonym_missing_max": lambda: without_feature("synonym_missing_max"),
     "without_missing_tail_count": lambda: without_feature("missing_tail_count"),
     "without_pairs_in_one_sentence": lambda: without_feature("pairs_in_one_sentence"),

@@ -52,6 +52,14 @@ def one_error(err: str) -> str:
     return errors[0]
 
 
+def judge_run_args(
+    questions: Path, outputs: Path, out: Path, *extra: str | Path
+) -> list[str | Path]:
+    """The arguments of ``judge run`` with the stub judge."""
+    return ["judge", "run", "--questions", questions, "--outputs", outputs, "--judge", "stub/j",
+            "--out", out, *extra]  # fmt: skip
+
+
 # ------------------------------------------------------------------ --debug keeps the exit code
 
 
@@ -181,22 +189,7 @@ def judge_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     questions = write_questions(root / "q.jsonl")
     manifest = write_manifest(root / "m.jsonl", ["stub/a"])
     run = root / "run"
-    code = main(
-        [
-            "judge",
-            "run",
-            "--questions",
-            str(questions),
-            "--outputs",
-            str(manifest),
-            "--judge",
-            "stub/j",
-            "--out",
-            str(run),
-            "--no-cache",
-        ]
-    )
-    assert code == 0
+    assert main([str(a) for a in judge_run_args(questions, manifest, run, "--no-cache")]) == 0
     return run
 
 
@@ -247,20 +240,7 @@ def test_a_settings_file_that_is_not_utf8_is_named(
     assert one_error(err) == f"error: {bad}: not UTF-8 text (byte 1)"
     questions = write_questions(tmp_path / "q.jsonl")
     manifest = write_manifest(tmp_path / "m.jsonl", ["stub/a"])
-    code, _, err = cli(
-        "judge",
-        "run",
-        "--questions",
-        questions,
-        "--outputs",
-        manifest,
-        "--judge",
-        "stub/j",
-        "--out",
-        tmp_path / "run",
-        "--protocol",
-        bad,
-    )
+    code, _, err = cli(*judge_run_args(questions, manifest, tmp_path / "run", "--protocol", bad))
     assert code == 2
     assert one_error(err) == f"error: {bad}: not UTF-8 text (byte 1)"
     assert not (tmp_path / "run").exists()
@@ -492,18 +472,7 @@ def test_protocol_settings_errors_are_one_line_per_field(
     questions = write_questions(tmp_path / "q.jsonl")
     manifest = write_manifest(tmp_path / "m.jsonl", ["stub/a"])
     code, out, err = cli(
-        "judge",
-        "run",
-        "--questions",
-        questions,
-        "--outputs",
-        manifest,
-        "--judge",
-        "stub/j",
-        "--out",
-        tmp_path / "run",
-        "--protocol",
-        protocol,
+        *judge_run_args(questions, manifest, tmp_path / "run", "--protocol", protocol)
     )
     assert code == 2 and out == ""
     assert err.splitlines() == [
@@ -533,18 +502,7 @@ def test_manifest_and_label_errors_have_no_value_error_prefix(
     manifest = write_manifest(tmp_path / "m.jsonl", ["stub/a"])
     with manifest.open("a", encoding="utf-8") as handle:
         handle.write('{"question_id": "Q1", "prompt_variant": "A", "target_model": "stub/b"}\n')
-    code, _, err = cli(
-        "judge",
-        "run",
-        "--questions",
-        questions,
-        "--outputs",
-        manifest,
-        "--judge",
-        "stub/j",
-        "--out",
-        tmp_path / "run",
-    )
+    code, _, err = cli(*judge_run_args(questions, manifest, tmp_path / "run"))
     assert code == 2
     assert one_error(err) == f"error: {manifest}:5: give exactly one of 'text' and 'path'"
     labels = tmp_path / "labels.jsonl"
@@ -569,18 +527,7 @@ def test_huge_values_are_cut_where_an_error_echoes_them(
         "path": "out.txt" + huge,
     }
     manifest.write_text(json.dumps(line) + "\n", "utf-8")
-    code, _, err = cli(
-        "judge",
-        "run",
-        "--questions",
-        questions,
-        "--outputs",
-        manifest,
-        "--judge",
-        "stub/j",
-        "--out",
-        tmp_path / "run",
-    )
+    code, _, err = cli(*judge_run_args(questions, manifest, tmp_path / "run"))
     assert code == 2
     assert len(err) < 1000
     assert f"error: {manifest}:1 field 'path': " in one_error(err)
@@ -615,18 +562,7 @@ def test_batch_import_cuts_a_huge_custom_id(tmp_path: Path, cli: Cli) -> None:
 def test_incomplete_coverage_is_printed_once(tmp_path: Path, cli: Cli) -> None:
     questions = write_questions(tmp_path / "q.jsonl")
     manifest = write_manifest(tmp_path / "m.jsonl", ["stub/a"], skip=1)
-    code, out, err = cli(
-        "judge",
-        "run",
-        "--questions",
-        questions,
-        "--outputs",
-        manifest,
-        "--judge",
-        "stub/j",
-        "--out",
-        tmp_path / "run",
-    )
+    code, out, err = cli(*judge_run_args(questions, manifest, tmp_path / "run"))
     assert code == 2
     text = out + err
     assert text.count("evaluation set:") == 1

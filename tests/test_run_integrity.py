@@ -18,6 +18,7 @@ DATA = REPO_ROOT / "examples" / "grounded_qa_labelled.jsonl"
 QUESTIONS = REPO_ROOT / "examples" / "judge" / "questions.jsonl"
 STUB = ["--generator", "stub/demo", "--verifier", "stub/demo", "--oracle", "stub/oracle"]
 QUIET = ["--no-cache", "--no-progress", "--no-report", "--n-resamples", "20"]
+GENERATE = ["generate", "--questions", str(QUESTIONS), "--model", "stub/t", "--no-cache"]
 
 
 def _bench_run(data: Path, out: Path, *extra: str) -> int:
@@ -148,7 +149,7 @@ def test_judge_run_and_generate_refuse_a_bench_run_directory(
     run_copy: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     outputs = tmp_path / "outputs"
-    generate = ["generate", "--questions", str(QUESTIONS), "--model", "stub/t", "--no-cache"]
+    generate = GENERATE
     assert main([*generate, "--out", str(outputs)]) == 0
     capsys.readouterr()
     before = _tree(run_copy)
@@ -242,7 +243,7 @@ def test_generate_refuses_other_decoding_settings(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "outputs"
-    generate = ["generate", "--questions", str(QUESTIONS), "--model", "stub/t", "--no-cache"]
+    generate = GENERATE
     assert main([*generate, "--out", str(out)]) == 0
     before = _tree(out)
     for option, value in (
@@ -303,7 +304,7 @@ def test_generate_names_a_damaged_manifest_line(
 ) -> None:
     """A manifest line edited by hand is checked as judge run checks it, before any call."""
     out = tmp_path / "outputs"
-    generate = ["generate", "--questions", str(QUESTIONS), "--model", "stub/t", "--no-cache"]
+    generate = GENERATE
     assert main([*generate, "--out", str(out)]) == 0
     manifest = out / "manifest.jsonl"
     lines = manifest.read_text(encoding="utf-8").splitlines()
@@ -324,7 +325,7 @@ def test_judge_run_refuses_outputs_of_an_edited_prompt(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     outputs = tmp_path / "outputs"
-    generate = ["generate", "--questions", str(QUESTIONS), "--model", "stub/t", "--no-cache"]
+    generate = GENERATE
     assert main([*generate, "--out", str(outputs)]) == 0
     edited, cell = _edited_questions(tmp_path)
     judge = ["judge", "run", "--outputs", str(outputs), "--judge", "stub/j", "--no-cache"]

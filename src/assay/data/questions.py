@@ -67,6 +67,27 @@ class PromptVariant(BaseModel):
         return hashlib.sha256(self.prompt.encode("utf-8")).hexdigest()[:16]
 
 
+def refuse_edited_prompt(
+    recorded: str | None,
+    variant: PromptVariant,
+    output: str,
+    where: tuple[str, int | None],
+    hint: str,
+) -> None:
+    """An InputError when an output records answering another prompt than ``variant``'s now
+    (the prompt was edited under the same question and variant after the output was made).
+    ``output`` names the output, ``where`` its manifest file and line."""
+    if recorded is not None and recorded != variant.prompt_hash:
+        raise InputError(
+            f"{output} answered another prompt than the question set now gives (prompt_hash "
+            f"{recorded}, the current prompt's {variant.prompt_hash})",
+            path=where[0],
+            line=where[1],
+            field="prompt_hash",
+            hint=hint,
+        )
+
+
 class Question(BaseModel):
     """A question and its prompt variants; ``intent`` says what the task is for (optional)."""
 

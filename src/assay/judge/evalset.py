@@ -17,8 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from ..arrays import sorted_array
-from ..data.questions import PromptVariant, QuestionLookup, TargetOutput
-from ..errors import InputError
+from ..data.questions import QuestionLookup, TargetOutput, refuse_edited_prompt
 
 CoverageKind = Literal["missing", "duplicated", "unexpected"]
 OutputSource = Callable[[], Iterable[TargetOutput]]  # reads the outputs afresh on each call
@@ -208,7 +207,14 @@ class _Survey:
         if output.prompt_hash is not None:  # refused in this pass, before a run writes
             found = self.questions.variant(output.question_id, output.prompt_variant)
             assert found is not None  # an expected cell
-            _check_prompt(output, found[1])
+            refuse_edited_prompt(
+                output.prompt_hash,
+                found[1],
+                f"the output for question {output.question_id!r} variant {output.prompt_variant!r}",
+                (output.source, None),
+                hint="generate the outputs again for the edited prompt, or judge them against "
+                "the question set they were generated from",
+            )
         self.ids.append(_cell_id(output.key))
         self.per_target[output.target_model] = self.per_target.get(output.target_model, 0) + 1
 
@@ -299,26 +305,10 @@ def _issue(kind: CoverageKind, cell: tuple[str, str, str], sources: Sequence[str
     )
 
 
-def _check_prompt(output: TargetOutput, variant: PromptVariant) -> None:
-    """Refuse an output that records answering another prompt than ``variant``'s (the prompt
-    was edited under the same question and variant after the output was generated)."""
-    if output.prompt_hash is not None and output.prompt_hash != variant.prompt_hash:
-        raise InputError(
-            f"the output for question {output.question_id!r} variant {output.prompt_variant!r} "
-            f"answered another prompt than the question set now gives (prompt_hash "
-            f"{output.prompt_hash}, the current prompt's {variant.prompt_hash})",
-            path=output.source,
-            field="prompt_hash",
-            hint="generate the outputs again for the edited prompt, or judge them against "
-            "the question set they were generated from",
-        )
-
-
 def _sample(questions: QuestionLookup, output: TargetOutput) -> Sample:
     found = questions.variant(output.question_id, output.prompt_variant)
     assert found is not None  # only expected cells reach here
     question, variant = found
-    _check_prompt(output, variant)
     return Sample(
         question_id=output.question_id,
         prompt_variant=output.prompt_variant,

@@ -25,8 +25,9 @@ from ..data.questions import (
     QuestionSet,
     manifest_entry,
     model_dir_name,
+    refuse_edited_prompt,
 )
-from ..errors import InputError, RunError
+from ..errors import RunError
 from ..model import (
     CallFailure,
     ChatMessage,
@@ -211,17 +212,14 @@ def _finished_cells(out_dir: Path, questions: QuestionSet) -> set[tuple[str, str
         entry = manifest_entry(data, path, number)
         cell = (entry.question_id, entry.prompt_variant, entry.target_model)
         found = questions.variant(cell[0], cell[1])
-        recorded = entry.prompt_hash
-        if found is not None and recorded is not None and recorded != found[1].prompt_hash:
-            raise InputError(
-                f"the output for question {cell[0]!r} variant {cell[1]!r} ({cell[2]}) answered "
-                f"another prompt than the question set now gives (prompt_hash {recorded}, the "
-                f"current prompt's {found[1].prompt_hash})",
-                path=path,
-                line=number,
-                field="prompt_hash",
-                hint="use a new --out directory for the edited prompts, or the question set "
-                "the outputs were generated from",
+        if found is not None:
+            refuse_edited_prompt(
+                entry.prompt_hash,
+                found[1],
+                f"the output for question {cell[0]!r} variant {cell[1]!r} ({cell[2]})",
+                (str(path), number),
+                hint="use a new --out directory for the edited prompts, or the question set the "
+                "outputs were generated from",
             )
         done.add(cell)
     return done

@@ -43,7 +43,7 @@ from importlib import resources
 from ..types import Claim, ClaimCheck, ClaimLabel, Evidence
 from ._align import EMPTY_WINDOW, EvidenceIndex, Window, evidence_index
 from ._learned_text import CAP, TextStats, split_claim_sentences, text_stats
-from ._synonyms import found_with_synonyms, synonym_in
+from ._synonyms import synonym_in
 
 # learned-1: whole-page greedy cover, no IDF, no calibration; learned-2: the features below
 # with the first stemmer; learned-3: stems that meet across inflections (line/lines,
@@ -112,11 +112,12 @@ def _vector(claim: TextStats, index: EvidenceIndex) -> FeatureVector:
     total = sum(weights.values())
     names_all = len(claim.names - index.items)
     missing = [w for t, w in weights.items() if t not in index.items]
-    found = found_with_synonyms(index.items)
-    missing_synonyms = [w for t, w in weights.items() if not found(t)]
-    tail = _missing_tail(weights, found)
+    synonyms = _synonym_matches(weights, index)
+    found = {t for t in weights if t in index.items or t in synonyms}
+    missing_synonyms = [w for t, w in weights.items() if t not in found]
+    tail = _missing_tail(weights, found.__contains__)
     values = (
-        _share(sum(w for t, w in weights.items() if found(t)), total),
+        _share(sum(w for t, w in weights.items() if t in found), total),
         _bigram_recall(claim, index.bigrams, index.items),
         _share(len(claim.numbers - index.items), len(claim.numbers), empty=0.0),
         float(bool(claim.numbers)),
@@ -129,15 +130,13 @@ def _vector(claim: TextStats, index: EvidenceIndex) -> FeatureVector:
         min(CAP, float(len(tail))),
         _pairs_in_one_sentence(weights, index),
     )
-    return FeatureVector(values=values, windows=windows, synonyms=_synonym_matches(weights, index))
+    return FeatureVector(values=values, windows=windows, synonyms=tuple(synonyms.items()))
 
 
-def _synonym_matches(
-    weights: dict[str, float], index: EvidenceIndex
-) -> tuple[tuple[str, str], ...]:
-    """(claim item, synonym in the evidence) for each item found only through a synonym."""
+def _synonym_matches(weights: dict[str, float], index: EvidenceIndex) -> dict[str, str]:
+    """Claim item -> the synonym the evidence has, for each item found only through one."""
     matches = ((t, synonym_in(t, index.items)) for t in weights if t not in index.items)
-    return tuple((t, s) for t, s in matches if s is not None)
+    return {t: s for t, s in matches if s is not None}
 
 
 def _pairs_in_one_sentence(weights: dict[str, float], index: EvidenceIndex) -> float:
