@@ -18,7 +18,10 @@ checker's stem (:func:`assay.verify.checkers._learned_text.stem`). One line per 
 A claim stem is then found in the evidence when one of its table entries is. Only the first
 sense ships: more senses raise WiCE's ranking but lower ExpertQA's (docs/learned-checker.md,
 tenth round; ``--senses 3`` or ``--senses 99`` builds those tables for
-``scripts/learned_checker_experiments.py --synonyms FILE``). The stems depend on the stemmer,
+``scripts/learned_checker_experiments.py --synonyms FILE``). Nor do WordNet's other relations
+ship (eleventh round: each trades one dataset for another); ``--relations hyponym derivation
+...`` builds tables with them, for ``--synonyms FILE`` or ``--relation-table FILE``. The stems
+depend on the stemmer,
 so a stemmer change means rebuilding this table (and retraining the weights).
 """
 
@@ -38,30 +41,87 @@ PARTS_OF_SPEECH = ("noun", "verb", "adj", "adv")
 LICENSE_FILE = "data.noun"  # every data file opens with the same license text
 
 
-def synonym_table(wordnet: Path, senses: int = 1) -> dict[str, set[str]]:
+# WordNet pointer symbols of the relations ``--relations`` can add (experiments; the shipped
+# table is synonyms alone). Lexical pointers join one lemma to one lemma; semantic ones join
+# whole synsets.
+RELATIONS = {
+    "derivation": "+",  # death ~ die, election ~ elect
+    "pertainym": "\\",  # adjective to its noun: British ~ Britain
+    "participle": "<",
+    "hyponym": "~",  # a claim's general word against a page's specific one
+    "similar": "&",  # adjective satellites: large ~ big
+    "also": "^",
+    "attribute": "=",
+    "hypernym": "@",
+}
+PART_OF_POINTER = {"n": "noun", "v": "verb", "a": "adj", "s": "adj", "r": "adv"}
+
+
+def synonym_table(
+    wordnet: Path, senses: int = 1, relations: tuple[str, ...] = ()
+) -> dict[str, set[str]]:
     """Stem -> stems of the other lemmas in the first ``senses`` senses of each lemma with that
-    stem (the shipped table: the first sense only)."""
+    stem (the shipped table: the first sense only), and of the lemmas those senses reach by
+    ``relations`` (names of :data:`RELATIONS`)."""
+    synsets = {
+        (part, synset.offset): synset
+        for part in PARTS_OF_SPEECH
+        for synset in _synsets(wordnet / f"data.{part}")
+    }
+    symbols = {RELATIONS[name] for name in relations}
     table: dict[str, set[str]] = {}
     for part in PARTS_OF_SPEECH:
-        lemmas_of = dict(_synsets(wordnet / f"data.{part}"))
         for lemma, offsets in _senses(wordnet / f"index.{part}"):
             own = stem(lemma)
             for offset in offsets[:senses]:
-                for other in lemmas_of.get(offset, ()):
+                for other in _related_lemmas(synsets, synsets[(part, offset)], lemma, symbols):
                     related = stem(other)
                     if other.isalpha() and related != own:
                         table.setdefault(own, set()).add(related)
     return table
 
 
-def _synsets(path: Path) -> Iterator[tuple[str, list[str]]]:
-    """(offset, lemmas) of each synset line of a ``data.*`` file (lower case, adjective
-    markers such as ``(a)`` dropped)."""
-    for line in _database_lines(path):
+class _Synset:
+    """One line of a ``data.*`` file: its lemmas and its pointers."""
+
+    def __init__(self, line: str) -> None:
         fields = line.split()
+        self.offset = fields[0]
         count = int(fields[3], 16)
-        lemmas = [fields[4 + 2 * i].lower().split("(")[0] for i in range(count)]
-        yield fields[0], lemmas
+        # lower case, adjective markers such as ``(a)`` dropped
+        self.lemmas = [fields[4 + 2 * i].lower().split("(")[0] for i in range(count)]
+        at = 4 + 2 * count
+        pointer_count = int(fields[at])
+        # (symbol, target part, target offset, source lemma number, target lemma number);
+        # numbers count from 1, and 0 means the whole synset (a semantic pointer)
+        self.pointers = [
+            (
+                fields[at + 1 + 4 * i],
+                PART_OF_POINTER[fields[at + 3 + 4 * i]],
+                fields[at + 2 + 4 * i],
+                int(fields[at + 4 + 4 * i][:2], 16),
+                int(fields[at + 4 + 4 * i][2:], 16),
+            )
+            for i in range(pointer_count)
+        ]
+
+
+def _related_lemmas(
+    synsets: dict[tuple[str, str], _Synset], synset: _Synset, lemma: str, symbols: set[str]
+) -> Iterator[str]:
+    """The synonyms of ``lemma`` in ``synset``, then the lemmas its ``symbols`` pointers reach."""
+    yield from synset.lemmas
+    number = synset.lemmas.index(lemma) + 1 if lemma in synset.lemmas else -1
+    for symbol, part, offset, source, target in synset.pointers:
+        if symbol not in symbols or source not in (0, number):
+            continue
+        reached = synsets[(part, offset)].lemmas
+        yield from reached if target == 0 else reached[target - 1 : target]
+
+
+def _synsets(path: Path) -> Iterator[_Synset]:
+    for line in _database_lines(path):
+        yield _Synset(line)
 
 
 def _senses(path: Path) -> Iterator[tuple[str, list[str]]]:
@@ -114,12 +174,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--senses", type=int, default=1, help="senses per lemma (experiments; 1 ships)"
     )
+    parser.add_argument(
+        "--relations",
+        nargs="*",
+        choices=sorted(RELATIONS),
+        default=[],
+        help="also join lemmas by these WordNet relations (experiments; none ship)",
+    )
     args = parser.parse_args(argv)
     missing = [p for p in PARTS_OF_SPEECH if not (args.wordnet / f"index.{p}").is_file()]
     if missing:
         print(f"error: {args.wordnet}: no index.{missing[0]} (a WordNet database folder)")
         return 2
-    text = render(synonym_table(args.wordnet, args.senses), license_text(args.wordnet))
+    text = render(
+        synonym_table(args.wordnet, args.senses, tuple(args.relations)), license_text(args.wordnet)
+    )
     if args.check:
         same = args.out.is_file() and args.out.read_text(encoding="utf-8") == text
         print(f"{args.out}: {'identical' if same else 'DIFFERS from a fresh build'}")

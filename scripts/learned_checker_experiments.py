@@ -22,7 +22,10 @@ numbers are quoted in docs/learned-checker.md ("What was tried and did not win",
 "Shipped" is the checker of the checkout: ``learned-8`` here; ``--only learned_7`` gives
 ``learned-7``'s numbers and ``--only learned_6`` ``learned-6``'s (the tenth round: synonyms, with
 ``--synonyms FILE`` for a table of more senses; its other rows were measured on ``learned-7`` at
-commit e63d720). The ninth round was measured on ``learned-6`` at commit edb5202, where ``--only
+commit e63d720). The eleventh round (other WordNet relations) is measured on ``learned-8`` with
+``--synonyms FILE --only shipped`` and ``--relation-table FILE --only relation_missing_max
+relation_recall relation_rescued``, the tables built by ``build_synonym_table.py
+--relations``. The ninth round was measured on ``learned-6`` at commit edb5202, where ``--only
 without_dates`` gave ``learned-5``. The seventh round's variants are defined on ``learned-4``'s
 text statistics (at commit edb5202 ``--only without_word_tables`` gave ``learned-4``'s numbers
 and ``--only without_missing_tail`` ``learned-3``'s); the sixth round was
@@ -1318,6 +1321,44 @@ def synonyms_in(*features: str) -> Iterator[None]:
         yield
 
 
+# Eleventh round (learned-8): other WordNet relations, as their own features. A table of
+# ``build_synonym_table.py --relations ...`` (``--relation-table FILE``) joins more words than
+# the shipped synonyms; instead of counting those joins as found, these features let the model
+# weigh them apart.
+RELATION_TABLE: dict[str, tuple[str, ...]] = {}
+
+
+def _relation_in(item: str, items: frozenset[str]) -> bool:
+    return any(r in items for r in RELATION_TABLE.get(item, ()))
+
+
+def _relation_rescued(claim: TextStats, index: EvidenceIndex, weights: dict[str, float]) -> float:
+    """Weight share of the claim items missing even as synonyms that the page has through the
+    relation table (0.0 when nothing is missing)."""
+    total = sum(weights.values())
+    found = _synonyms.found_with_synonyms(index.items)
+    rescued = sum(w for t, w in weights.items() if not found(t) and _relation_in(t, index.items))
+    return rescued / total if total else 0.0
+
+
+def _relation_recall(claim: TextStats, index: EvidenceIndex, weights: dict[str, float]) -> float:
+    """The IDF recall with relation-table joins counted as found too."""
+    total = sum(weights.values())
+    found = _synonyms.found_with_synonyms(index.items)
+    hit = sum(w for t, w in weights.items() if found(t) or _relation_in(t, index.items))
+    return hit / total if total else 1.0
+
+
+def _relation_missing_max(
+    claim: TextStats, index: EvidenceIndex, weights: dict[str, float]
+) -> float:
+    """The heaviest item missing even through synonyms and the relation table."""
+    total = sum(weights.values())
+    found = _synonyms.found_with_synonyms(index.items)
+    gone = [w for t, w in weights.items() if not found(t) and not _relation_in(t, index.items)]
+    return max(gone, default=0.0) / total if total else 0.0
+
+
 VARIANTS: dict[str, Callable[[], Any]] = {
     "shipped": nothing,
     "learned_6": learned_6_features,
@@ -1326,6 +1367,9 @@ VARIANTS: dict[str, Callable[[], Any]] = {
     ),
     "learned_7": literal_tail,
     "without_synonyms": lambda: patched(learned, synonym_in=_no_synonym),
+    "relation_rescued": _feature("relation_rescued", 1, _relation_rescued),
+    "relation_recall": _feature("relation_recall", 1, _relation_recall),
+    "relation_missing_max": _feature("relation_missing_max", -1, _relation_missing_max),
     "without_synonym_missing_max": lambda: without_feature("synonym_missing_max"),
     "without_missing_tail_count": lambda: without_feature("missing_tail_count"),
     "without_pairs_in_one_sentence": lambda: without_feature("pairs_in_one_sentence"),
@@ -1798,7 +1842,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--synonyms", type=Path, help="another synonym table (build_synonym_table.py --senses N)"
     )
+    parser.add_argument(
+        "--relation-table", type=Path, help="a table for the relation_* variants (--relations)"
+    )
     args = parser.parse_args(argv)
+    if args.relation_table:
+        RELATION_TABLE.update(
+            _synonyms.parse_synonym_table(args.relation_table.read_text(encoding="utf-8"))
+        )
     if args.synonyms:
         _synonyms.synonym_table = synonyms_from(args.synonyms)  # type: ignore[assignment]
     if args.covariate_platt:
@@ -1816,7 +1867,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.prior_sweep:
         print("\n".join(prior_sweep()))
         return 0
-    for name in args.only or VARIANTS:
+    # the relation_* variants mean nothing without a relation table: asked for, they need one;
+    # in the every-variant run they are skipped
+    names = args.only or [
+        n for n in VARIANTS if args.relation_table or not n.startswith("relation_")
+    ]
+    if not args.relation_table and any(n.startswith("relation_") for n in names):
+        parser.error("the relation_* variants need --relation-table FILE")
+    for name in names:
         lines = criterion(name) if args.criterion else table(name, args.seeds)
         print("\n".join(lines), flush=True)
     return 0

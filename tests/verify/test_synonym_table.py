@@ -19,11 +19,14 @@ LICENSE = ["  1 Tiny WordNet license.  ", "  2 Keep this notice.  "]
 # offset lex_filenum ss_type w_cnt word lex_id ... p_cnt | gloss (the fields the builder reads)
 DATA = {
     "noun": [
-        "00000001 10 n 03 movie 0 film 0 flick 0 000 | a motion picture",
+        "00000001 10 n 03 movie 0 film 0 flick 0 001 ~ 00000006 n 0000 | a motion picture",
         "00000002 06 n 02 film 1 photographic_film 0 000 | a coating",
         "00000003 06 n 02 coat 0 coating 0 000 | an outer layer",
+        "00000006 10 n 01 talkie 0 001 @ 00000001 n 0000 | a film with sound",
+        "00000007 26 n 01 death 0 001 + 00000004 v 0101 | the end of life",
     ],
-    "verb": ["00000004 30 v 02 die 0 decease 0 000 | stop living"],
+    # a lexical pointer: lemma 1 of this synset (die) to lemma 1 of the target (death)
+    "verb": ["00000004 30 v 02 die 0 decease 0 001 + 00000007 n 0101 | stop living"],
     "adj": ["00000005 00 a 02 big(a) 0 large 0 000 | of size"],
     "adv": [],
 }
@@ -32,9 +35,11 @@ INDEX = {
     "noun": [
         "coat n 1 0 1 0 00000003",
         "coating n 2 0 2 0 00000002 00000003",
+        "death n 1 1 + 1 0 00000007",
         "film n 2 1 @ 2 0 00000001 00000002",
         "flick n 1 0 1 0 00000001",
-        "movie n 1 0 1 0 00000001",
+        "movie n 1 1 ~ 1 0 00000001",
+        "talkie n 1 1 @ 1 0 00000006",
     ],
     "verb": ["decease v 1 0 1 0 00000004", "die v 1 0 1 0 00000004"],
     "adj": ["big a 1 0 1 0 00000005", "large a 1 0 1 0 00000005"],
@@ -70,6 +75,16 @@ def test_only_the_first_sense_joins_words(builder: ModuleType, wordnet: Path) ->
     assert table[stem("coating")] == {stem("film")}  # coating's own first sense
     assert table[stem("die")] == {stem("decease")}
     assert table[stem("big")] == {stem("large")}  # the adjective marker "(a)" is dropped
+
+
+def test_relations_join_more_words_only_when_asked(builder: ModuleType, wordnet: Path) -> None:
+    assert stem("talkie") not in builder.synonym_table(wordnet)[stem("movie")]
+    hyponyms = builder.synonym_table(wordnet, relations=("hyponym",))
+    assert stem("talkie") in hyponyms[stem("movie")]  # a semantic pointer: the whole synset
+    assert stem("movie") not in hyponyms.get(stem("talkie"), set())  # one direction only
+    derived = builder.synonym_table(wordnet, relations=("derivation",))
+    assert derived[stem("die")] == {stem("decease"), stem("death")}
+    assert derived[stem("decease")] == {stem("die")}  # a lexical pointer: die's alone
 
 
 def test_the_table_carries_the_license_and_check_compares(
