@@ -102,6 +102,21 @@ def test_claim_rows_and_the_python_api(tmp_path: Path) -> None:
     assert len(lines) == len(claims) and json.loads(lines[0])["claim"] == claims["claim"][0]
 
 
+def test_claim_rows_carry_the_words_the_learned_checker_did_not_find(tmp_path: Path) -> None:
+    records = verify_only_records(2)
+    records[0]["answer"] = "Paris, the capital of France, was founded by Venetian sailors in 1066."
+    data = write_jsonl(tmp_path / "data.jsonl", records)
+    run = tmp_path / "bench"
+    base = ["bench", "run", "--data", str(data), "--pattern", "entailment", "--out_dir", str(run)]
+    flags = ["--verifier", "learned", "--no-cache", "--no-progress", "--no-report"]
+    assert main([*base, *flags, "--n-resamples", "20"]) == 0
+    assert main(["export", str(run), "--claims", "--out", str(tmp_path / "claims.csv")]) == 0
+    rows = _csv_rows(tmp_path / "claims.csv")
+    missing = [row["missing_words"] for row in rows if row["id"] == "v0"]
+    assert missing and "Venetian" in missing[0].split("; ") and "1066" in missing[0].split("; ")
+    assert all(row["missing_words"] == "" for row in rows if row["id"] == "v1")
+
+
 def test_judge_rows_one_per_evaluation(tmp_path: Path) -> None:
     run = _judge_run(tmp_path)
     loaded = assay.load_run(run)

@@ -1,5 +1,5 @@
-"""The report shows what the ``learned`` checker matched: each claim's evidence window and
-the features that decided it, in real headless Chromium."""
+"""The report shows what the ``learned`` checker matched: each claim's evidence window, the
+features that decided it and the claim's words the evidence lacks, in real headless Chromium."""
 
 from __future__ import annotations
 
@@ -21,7 +21,9 @@ def test_an_opened_claim_shows_its_window_and_deciding_features(
     browser: Any,  # noqa: F811
     tmp_path: Path,
 ) -> None:
-    data = write_jsonl(tmp_path / "data.jsonl", verify_only_records(3))
+    records = verify_only_records(3)
+    records[0]["answer"] = "Paris, the capital of France, was founded by Venetian sailors."
+    data = write_jsonl(tmp_path / "data.jsonl", records)
     run = tmp_path / "run"
     args = ["bench", "run", "--data", str(data), "--pattern", "entailment", "--out_dir", str(run)]
     flags = ["--generator", "stub/gen", "--verifier", "learned", "--no-cache", "--no-progress"]
@@ -29,10 +31,12 @@ def test_an_opened_claim_shows_its_window_and_deciding_features(
     first = json.loads((run / "results.jsonl").read_text().splitlines()[0])
     check = first["claim_checks"][0]
     assert check["evidence_window"] and check["deciding_features"]
+    assert "Venetian" in check["missing_words"]  # as the claim writes it, not its stem
     open_report(browser, write_report(run))
     browser.find_element("css selector", ".example-set tbody.rows tr").click()
     detail = wait_for(browser, ".detail .detail-body")
     text = detail.text
     assert "matched window" in text and "deciding features" in text
+    assert "not in the evidence" in text and "Venetian" in text
     name = check["deciding_features"][0][0]
     assert name in text

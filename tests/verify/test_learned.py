@@ -410,9 +410,28 @@ def test_a_first_sense_synonym_counts_as_found() -> None:
     p_other = LearnedChecker().check_sync(Claim(text="The opera premiered at Cannes."), evidence)
     assert p_synonym.p_supported is not None and p_other.p_supported is not None
     assert p_synonym.p_supported > p_other.p_supported
-    # the explanation names the words it found only as synonyms (as stems)
-    assert "found as synonyms: movi~film" in (p_synonym.rationale or "")
+    # the explanation names the words it found only as synonyms, as the texts write them
+    assert "found as synonyms: movie ~ film" in (p_synonym.rationale or "")
     assert "found as synonyms" not in (p_other.rationale or "")
+    assert p_other.missing_words == ("opera",) and p_synonym.missing_words == ()
+
+
+def test_a_check_names_the_missing_words_as_written_heaviest_first() -> None:
+    """``missing_words`` and the rationale read a claim's missing items back as its own words:
+    a date, a scaled number and a demonym as written, not as items or stems; the heaviest
+    (names and numbers weigh double) first, at most five."""
+    page = "The film premiered at Cannes on 19 May 2016 and earned two million dollars."
+    evidence = [Evidence(evidence_id="e1", text=page)]
+    claim = "The opera premiered in Venice on May 20, 2016, earning 3 million dollars."
+    check = LearnedChecker().check_sync(Claim(text=claim), evidence)
+    assert set(check.missing_words) == {"Venice", "May 20", "3 million", "opera"}
+    assert check.missing_words[-1] == "opera"  # the one plain word weighs least
+    assert 'not in the evidence: "' in check.rationale and '"May 20"' in check.rationale
+    many = "Seven British sailors, tailors, tinkers, bakers and brewers premiered it at Cannes."
+    long_check = LearnedChecker().check_sync(Claim(text=many), evidence)
+    assert len(long_check.missing_words) == 5 and "British" in long_check.missing_words
+    found = LearnedChecker().check_sync(Claim(text="The film premiered at Cannes."), evidence)
+    assert found.missing_words == () and "not in the evidence" not in found.rationale
 
 
 def test_words_found_only_apart_do_not_stand_together() -> None:
@@ -433,3 +452,29 @@ def test_the_missing_tail_is_counted_up_to_three_items() -> None:
     many = _features("The bridge opened in 1932 under Premier Jack Lang's Labor cabinet.", page)
     assert one["missing_tail_count"] == 1.0
     assert many["missing_tail_count"] == 3.0
+
+
+def test_an_answer_rechecked_against_its_citations_explains_that_check() -> None:
+    """When the answer-level verifier lowers an answer's score against the snippets it cites,
+    the window, deciding features and missing words shown are those of that check, not of the
+    check against all the evidence that it replaced."""
+    from assay.verify.checkers.answer_level import CheckerAnswerVerifier
+    from assay.verify.types import GoldCitation, GroundedQARecord
+
+    supports = Evidence(evidence_id="a", text="The film premiered at Cannes in 2016.")
+    cited = Evidence(evidence_id="b", text="Cannes hosts a festival every spring.")
+    answer = "The film premiered at Cannes in 2016 [cite:b]."
+    record = GroundedQARecord(
+        id="r", question="q", gold_answer=answer, evidence=(supports, cited),
+        gold_citations=(GoldCitation(evidence_id="a"),), answer=answer,
+    )  # fmt: skip
+    claim = Claim(text="The film premiered at Cannes in 2016.", cited_ids=("b",))  # as scored
+    whole = LearnedChecker().check_sync(claim, record.evidence)
+    check = asyncio.run(CheckerAnswerVerifier(LearnedChecker()).verify(claim, record))
+    assert whole.missing_words == () and whole.evidence_window == supports.text
+    assert check.rationale.startswith("against the cited snippets")
+    assert check.p_supported is not None and whole.p_supported is not None
+    assert check.p_supported < whole.p_supported
+    assert check.evidence_window == cited.text
+    assert set(check.missing_words) == {"film", "premiered", "2016"}
+    assert check.deciding_features != whole.deciding_features

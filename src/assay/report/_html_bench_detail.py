@@ -117,13 +117,17 @@ def claim_item(check: ClaimCheck, cap: int | None) -> ClaimItem:
 
 
 def _explanation(check: ClaimCheck, cap: int | None) -> list[Fact]:
-    """What a model-free checker matched: its evidence window and deciding features."""
+    """What a model-free checker matched: its evidence window, deciding features and the
+    claim's words it did not find."""
     facts = []
     if check.evidence_window:
         facts.append(Fact(label="matched window", value=clip(check.evidence_window, cap)))
     if check.deciding_features:
         deciding = ", ".join(f"{name} {value:+.2f}" for name, value in check.deciding_features)
         facts.append(Fact(label="deciding features", value=deciding))
+    if check.missing_words:
+        missing = ", ".join(check.missing_words)
+        facts.append(Fact(label="not in the evidence", value=clip(missing, cap)))
     return facts
 
 

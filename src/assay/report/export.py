@@ -180,6 +180,8 @@ def _check_columns(check: ClaimCheck) -> Row:
         "failure": check.failure,
         "check_ms": check.check_ms,
         "second_opinion_p_supported": None if second is None else second.p_supported,
+        # a word never holds "; " (the checker's tokens are letters, digits, ' and -)
+        "missing_words": "; ".join(check.missing_words),
     }
 
 

@@ -95,6 +95,8 @@ class ClaimCheck(BaseModel):
     # features that moved its score most (name, signed contribution to the logit)
     evidence_window: str | None = None
     deciding_features: tuple[tuple[str, float], ...] = ()
+    # the claim's words the evidence lacks (even as a synonym), heaviest first, as written
+    missing_words: tuple[str, ...] = ()
     second_opinion: SecondOpinion | None = None
 
 

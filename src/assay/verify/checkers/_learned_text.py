@@ -284,6 +284,34 @@ def text_stats(text: str) -> TextStats:
     )
 
 
+def surface_words(text: str) -> dict[str, str]:
+    """Content item -> the words of ``text`` that first gave it, as written (``#5/19`` ->
+    "May 19", ``#2000000`` -> "2 million", ``britai`` -> "British"): explanations show a reader
+    words, not stems. The walk is :func:`text_stats`'s, kept apart so that indexing a page pays
+    nothing for it."""
+    words: dict[str, str] = {}
+    raw = _raw_tokens(text)
+    for index, token in enumerate(raw):
+        item = _token_info(token)[0]
+        if item is None:
+            continue
+        scaled = _scaled(raw[index - 1], token) if item in _SCALE_ITEMS and index else None
+        if scaled is not None:
+            words.setdefault(scaled, f"{raw[index - 1]} {token}")
+        else:
+            words.setdefault(item, _as_written(token))
+    return words
+
+
+def _as_written(token: str) -> str:
+    """A token as a reader wrote it: a date of :func:`_with_dates` (``5/19``) as its month and
+    day, a number without the comma the tokenizer keeps after it ("2016," -> "2016")."""
+    month, slash, day = token.partition("/")
+    if slash and month.isdigit() and day.isdigit() and 1 <= int(month) <= len(_MONTH_ORDER):
+        return f"{_MONTH_ORDER[int(month) - 1].capitalize()} {day}"
+    return token.rstrip(",") if token[0].isdigit() else token
+
+
 # A claim's sentences: any sentence-final mark followed by space ends one, whatever comes next
 # (padding may start in lower case or with a bracket), except after an initial or a title.
 _CLAIM_BREAK = re.compile(r"(\S*)[.!?][\"'”’)\]]*\s+(?=\S)")

@@ -192,10 +192,14 @@ class CheckerAnswerVerifier:
             return check.model_copy(update={"failure": against_cited.failure})
         if against_cited.p_supported is None or against_cited.p_supported >= check.p_supported:
             return check
+        # the verdict now rests on the cited snippets, and so does its explanation
         return check.model_copy(
             update={
                 "label": against_cited.label,
                 "p_supported": against_cited.p_supported,
                 "rationale": f"against the cited snippets: {against_cited.rationale}",
+                "evidence_window": against_cited.evidence_window,
+                "deciding_features": against_cited.deciding_features,
+                "missing_words": against_cited.missing_words,
             }
         )

@@ -21,8 +21,9 @@ to a false claim cannot raise it (the padding attack of arXiv 2411.16638).
 
 Labels: ``p_supported >= upper`` is ``supported``, ``<= lower`` is ``unsupported``, and the band
 in between (from the weights file) is ``uncertain``. Each check keeps the evidence window it
-matched and the features that moved its score most (:attr:`ClaimCheck.evidence_window`,
-:attr:`ClaimCheck.deciding_features`).
+matched, the features that moved its score most and the claim's words the evidence lacks
+(:attr:`ClaimCheck.evidence_window`, :attr:`ClaimCheck.deciding_features`,
+:attr:`ClaimCheck.missing_words`).
 
 The weights and the Platt map are trained by ``scripts/train_learned_checker.py`` on public
 data in ``../shared/data`` only, deterministically; the probability speaks for a 50/50 prior
@@ -42,7 +43,7 @@ from importlib import resources
 
 from ..types import Claim, ClaimCheck, ClaimLabel, Evidence
 from ._align import EMPTY_WINDOW, EvidenceIndex, Window, evidence_index
-from ._learned_text import CAP, TextStats, split_claim_sentences, text_stats
+from ._learned_text import CAP, TextStats, split_claim_sentences, surface_words, text_stats
 from ._synonyms import synonym_in
 
 # learned-1: whole-page greedy cover, no IDF, no calibration; learned-2: the features below
@@ -73,6 +74,7 @@ FEATURE_NAMES: tuple[str, ...] = (
 )
 PAIRED_ITEMS = 6  # pairs_in_one_sentence looks at the claim's heaviest found items only
 DECIDING = 4  # features kept in a check's explanation
+MISSING_SHOWN = 5  # missing claim words kept in a check's explanation, heaviest first
 
 
 @dataclass(frozen=True)
@@ -81,8 +83,10 @@ class FeatureVector:
 
     values: tuple[float, ...]
     windows: tuple[Window, ...]  # the best window first, then those adding what it lacks
-    # claim items the evidence has only as a synonym, each with the synonym found (stems)
+    # claim items the evidence has only as a synonym, each with the evidence's word for it
     synonyms: tuple[tuple[str, str], ...] = ()
+    # claim items the evidence lacks even as a synonym, heaviest first (at most MISSING_SHOWN)
+    missing: tuple[str, ...] = ()
 
     @property
     def window(self) -> Window:
@@ -115,6 +119,7 @@ def _vector(claim: TextStats, index: EvidenceIndex) -> FeatureVector:
     synonyms = _synonym_matches(weights, index)
     found = {t for t in weights if t in index.items or t in synonyms}
     missing_synonyms = [w for t, w in weights.items() if t not in found]
+    heaviest_missing = sorted((t for t in weights if t not in found), key=lambda t: -weights[t])
     tail = _missing_tail(weights, found.__contains__)
     values = (
         _share(sum(w for t, w in weights.items() if t in found), total),
@@ -130,7 +135,17 @@ def _vector(claim: TextStats, index: EvidenceIndex) -> FeatureVector:
         min(CAP, float(len(tail))),
         _pairs_in_one_sentence(weights, index),
     )
-    return FeatureVector(values=values, windows=windows, synonyms=tuple(synonyms.items()))
+    return FeatureVector(
+        values=values,
+        windows=windows,
+        synonyms=tuple((t, _evidence_word(index, s)) for t, s in synonyms.items()),
+        missing=tuple(heaviest_missing[:MISSING_SHOWN]),
+    )
+
+
+def _evidence_word(index: EvidenceIndex, item: str) -> str:
+    """The evidence's word for ``item``, as written in the first sentence that has it."""
+    return surface_words(index.sentences[index.postings[item][0]].text).get(item, item)
 
 
 def _synonym_matches(weights: dict[str, float], index: EvidenceIndex) -> dict[str, str]:
@@ -265,6 +280,9 @@ class LearnedChecker:
         label = self.label_of(p)
         supporting = vector.cover_ids if label == "supported" else ()
         deciding = self.deciding(vector)
+        written = surface_words(claim.text)
+        missing = tuple(written.get(t, t) for t in vector.missing)
+        synonyms = tuple((written.get(t, t), word) for t, word in vector.synonyms)
         return ClaimCheck(
             claim=claim,
             label=label,
@@ -273,9 +291,10 @@ class LearnedChecker:
             supporting_ids=supporting,
             cited_supporting_ids=tuple(i for i in claim.cited_ids if i in supporting),
             checker=self.name,
-            rationale=_rationale(vector, deciding),
+            rationale=_rationale(vector, deciding, missing, synonyms),
             evidence_window=" … ".join(w.text for w in vector.windows) or None,
             deciding_features=deciding,
+            missing_words=missing,
         )
 
     def deciding(self, vector: FeatureVector) -> tuple[tuple[str, float], ...]:
@@ -292,7 +311,14 @@ class LearnedChecker:
         return "uncertain"
 
 
-def _rationale(vector: FeatureVector, deciding: Sequence[tuple[str, float]]) -> str:
+def _rationale(
+    vector: FeatureVector,
+    deciding: Sequence[tuple[str, float]],
+    missing: Sequence[str],
+    synonyms: Sequence[tuple[str, str]],
+) -> str:
+    """The check in words: how much of the claim the evidence holds, the claim's words it
+    lacks (as the claim writes them), those it has only as a synonym, and what decided."""
     values = dict(zip(FEATURE_NAMES, vector.values, strict=True))
     parts = [
         f"{values['idf_recall_all']:.0%} of the claim's IDF weight found in the evidence "
@@ -304,8 +330,10 @@ def _rationale(vector: FeatureVector, deciding: Sequence[tuple[str, float]]) -> 
         parts.append(f"{values['names_missing_all']:.0f} name(s) in no evidence")
     if values["negation_mismatch"]:
         parts.append("negation differs from the best window")
-    if vector.synonyms:
-        parts.append("found as synonyms: " + ", ".join(f"{a}~{b}" for a, b in vector.synonyms))
+    if missing:
+        parts.append("not in the evidence: " + ", ".join(f'"{word}"' for word in missing))
+    if synonyms:
+        parts.append("found as synonyms: " + ", ".join(f"{a} ~ {b}" for a, b in synonyms))
     if vector.cover_ids:
         parts.append("best window in " + ", ".join(vector.cover_ids))
     if deciding:
