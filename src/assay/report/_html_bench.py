@@ -3,6 +3,7 @@ intervals, the four plots, the failure-bucket table and every example, openable.
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -100,6 +101,7 @@ def bench_content(
     if section.summary.get("score_event"):
         section.notes.append(f"score: {section.summary['score_event']}")
     section.tables.extend(bucket_table(section.summary))
+    section.tables.extend(missing_words_table(section.summary))
     section.tables.extend(slice_tables(run_dir))
     path = run_dir / RESULTS_FILE
     if not path.exists():
@@ -194,6 +196,35 @@ def bucket_table(summary: dict[str, Any]) -> list[Table]:
             rows=rows,
             note="bucket = the gold error type of the answer (grounded = no error); "
             "flagged = the verifier says it has an error",
+        )
+    ]
+
+
+def missing_words_table(summary: dict[str, Any]) -> list[Table]:
+    """The claim words the checker found nowhere, side by side for its false alarms and the
+    errors it caught (summary.json's ``missing_words``; only a model-free checker keeps them)."""
+    stats = summary.get("missing_words")
+    if not isinstance(stats, dict):
+        return []
+    false_alarms, caught = stats.get("in_false_alarms") or [], stats.get("in_caught_errors") or []
+    rows: list[list[Cell]] = [
+        [*(a or ("", None)), *(c or ("", None))]
+        for a, c in itertools.zip_longest(false_alarms, caught)
+    ]
+    note = (
+        f"answers missing each word, among the {stats.get('false_alarms', 0)} grounded answers "
+        f"flagged (false alarms) and the {stats.get('caught_errors', 0)} error answers flagged; "
+        "words the false alarms miss are what the checker could not match (a paraphrase, the "
+        "answer's own words)"
+    )
+    if stats.get("capped"):
+        note += "; words first met after 50,000 distinct ones were not counted"
+    return [
+        Table(
+            title="Claim words not found in the evidence",
+            columns=["word (false alarms)", "answers", "word (caught errors)", "answers"],
+            rows=rows,
+            note=note,
         )
     ]
 

@@ -34,6 +34,8 @@ from .summary_parts import (
     BucketTally,
     CostStats,
     GroundingStats,
+    MissingWordsStats,
+    MissingWordsTally,
     RevisionStats,
     SelectionStats,
 )
@@ -115,6 +117,8 @@ class BenchSummary(BaseModel):
     calibration: dict[str, Any] | None = None
     # cost in money under the run's price table (``--prices``), or why it is unknown
     money: Money | None = None
+    # the claim words a model-free checker did not find, in the answers it flagged
+    missing_words: MissingWordsStats | None = None
 
 
 #: counts key: examples with a model call that failed after every retry (redone by the next run)
@@ -137,6 +141,7 @@ class SummaryTally:
         self.selection = SelectionStats()
         self.cost = CostStats()
         self.buckets: dict[str, BucketTally] = {}
+        self.missing_words = MissingWordsTally()
         self.counter: Counter[str] = Counter()
         self.failure_reasons: Counter[str] = Counter()
         self.sources: Counter[str] = Counter()
@@ -169,6 +174,7 @@ class SummaryTally:
         if (stats := self.buckets.get(bucket)) is None:
             stats = self.buckets[bucket] = BucketTally()
         stats.add(result)
+        self.missing_words.add(result)
 
     def merge(self, other: SummaryTally) -> None:
         """Add ``other``, a tally of the results after this one's: the same as adding them one
@@ -180,6 +186,7 @@ class SummaryTally:
         self.revision.merge(other.revision)
         self.selection.merge(other.selection)
         self.cost.merge(other.cost)
+        self.missing_words.merge(other.missing_words)
         for bucket, stats in other.buckets.items():
             if (mine := self.buckets.get(bucket)) is None:
                 mine = self.buckets[bucket] = BucketTally()
@@ -278,6 +285,7 @@ def build_summary(
         run={k: v for k, v in run.items() if k != "config"},
         calibration=applied,
         money=None if results is not None else _money(run_dir, config, tally),
+        missing_words=tally.missing_words.stats(),
     )
     if threshold is None:
         return summary.model_copy(update={"detection_note": "no scored results"})

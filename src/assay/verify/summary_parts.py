@@ -343,3 +343,81 @@ class SelectionStats(BaseModel):
             self.pass_at_n_rate = self.pass_at_n / self.records
         if self.verify_only:
             self.given_ranked_first_rate = self.given_ranked_first / self.verify_only
+
+
+MISSING_WORDS_LISTED = 15  # words listed per kind of flagged answer
+MISSING_WORDS_KEPT = 50_000  # distinct words counted per kind: bounded memory on huge runs
+
+
+class MissingWordsStats(BaseModel):
+    """The claim words a model-free checker (``learned``) found nowhere in the evidence, over
+    the labelled answers it flagged, by the number of answers missing each (lower case). In
+    false alarms (grounded answers) they show what it could not match: a paraphrase, a word of
+    the answer's own; in caught errors, what gave the errors away."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    false_alarms: int = 0  # flagged grounded answers
+    caught_errors: int = 0  # flagged answers with an error
+    in_false_alarms: list[tuple[str, int]] = Field(default_factory=list)
+    in_caught_errors: list[tuple[str, int]] = Field(default_factory=list)
+    # more distinct words than MISSING_WORDS_KEPT: words first met after that were not counted
+    capped: bool = False
+
+
+@dataclass
+class MissingWordsTally:
+    """:class:`MissingWordsStats` counted one result at a time."""
+
+    reported: bool = False  # some claim check kept missing words (else the stats are None)
+    false_alarms: int = 0
+    caught_errors: int = 0
+    in_false_alarms: dict[str, int] = field(default_factory=dict)
+    in_caught_errors: dict[str, int] = field(default_factory=dict)
+    capped: bool = False
+
+    def add(self, result: ResultRecord) -> None:
+        words = {w.lower() for check in result.claim_checks for w in check.missing_words}
+        self.reported |= bool(words)
+        if result.verifier_pass is not False or result.gold_error is None:
+            return
+        if result.gold_error:
+            self.caught_errors += 1
+            self._count(self.in_caught_errors, dict.fromkeys(sorted(words), 1))
+        else:
+            self.false_alarms += 1
+            self._count(self.in_false_alarms, dict.fromkeys(sorted(words), 1))
+
+    def merge(self, other: MissingWordsTally) -> None:
+        self.reported |= other.reported
+        self.false_alarms += other.false_alarms
+        self.caught_errors += other.caught_errors
+        self._count(self.in_false_alarms, other.in_false_alarms)
+        self._count(self.in_caught_errors, other.in_caught_errors)
+        self.capped |= other.capped
+
+    def _count(self, counts: dict[str, int], more: dict[str, int]) -> None:
+        """Add ``more`` (in its order: a merge adds new words as adding one by one would)."""
+        for word, n in more.items():
+            if word in counts:
+                counts[word] += n
+            elif len(counts) < MISSING_WORDS_KEPT:
+                counts[word] = n
+            else:
+                self.capped = True
+
+    def stats(self) -> MissingWordsStats | None:
+        if not self.reported:
+            return None
+        return MissingWordsStats(
+            false_alarms=self.false_alarms,
+            caught_errors=self.caught_errors,
+            in_false_alarms=_most_answers(self.in_false_alarms),
+            in_caught_errors=_most_answers(self.in_caught_errors),
+            capped=self.capped,
+        )
+
+
+def _most_answers(counts: dict[str, int]) -> list[tuple[str, int]]:
+    ranked = sorted(counts.items(), key=lambda pair: (-pair[1], pair[0]))
+    return ranked[:MISSING_WORDS_LISTED]
