@@ -1359,6 +1359,143 @@ def _relation_missing_max(
     return max(gone, default=0.0) / total if total else 0.0
 
 
+# Padding inside one sentence: true filler joined by "; ", ", and" or in parentheses escapes the
+# weakest-sentence rule, which splits at sentence ends only. These variants split a claim's
+# sentences further, for that rule alone (the weights, trained on whole answers, are the same).
+_SEMICOLON = re.compile(r";\s+")
+_CONJUNCTION = re.compile(r"[,;]\s+(?=(?:and|but|while|whereas|although|though|yet)\s)", re.I)
+_PARENTHESIS = re.compile(r"\s*[(\[]([^()\[\]]*)[)\]]")
+
+
+def clause_splitter(*joins: str) -> Callable[[str], list[str]]:
+    """``split_claim_sentences`` with each sentence split again at ``joins``: "semicolon",
+    "conjunction" (a comma or semicolon before and, but, while, ...), "parenthesis" (the
+    bracketed text a part of its own)."""
+    original = _learned_text.split_claim_sentences
+
+    def split(text: str) -> list[str]:
+        parts: list[str] = []
+        for sentence in original(text):
+            inner: list[str] = []
+            if "parenthesis" in joins:
+                inner += [m.group(1) for m in _PARENTHESIS.finditer(sentence)]
+                sentence = _PARENTHESIS.sub("", sentence)
+            pieces = [sentence]
+            for join, pattern in (("semicolon", _SEMICOLON), ("conjunction", _CONJUNCTION)):
+                if join in joins:
+                    pieces = [q for piece in pieces for q in pattern.split(piece)]
+            parts += [q.strip() for q in pieces + inner if q.strip()]
+        return parts or [text]
+
+    return split
+
+
+def split_clauses(*joins: str) -> Any:
+    return patched(learned, split_claim_sentences=clause_splitter(*joins))
+
+
+_JOINT = re.compile(
+    r"\s*;\s+|\s+[-\u2013\u2014]+\s+|,\s+(?=(?:and|but|or|which|who|whom|whose|where|when|while"
+    r"|whereas|although|though|yet|so|as|because|since|including)\s)",
+    re.I,
+)
+
+
+def segment_splitter(min_items: int) -> Callable[[str], list[str]]:
+    """Each sentence whole, and besides it each of its segments (split at semicolons, dashes,
+    a comma before a conjunction or relative word, brackets: the joints filler can hide
+    behind) that holds at least ``min_items`` content items: the weakest of all decides."""
+    original = _learned_text.split_claim_sentences
+
+    def split(text: str) -> list[str]:
+        parts: list[str] = []
+        for sentence in original(text):
+            parts.append(sentence)
+            inner = [m.group(1) for m in _PARENTHESIS.finditer(sentence)]
+            pieces = _JOINT.split(_PARENTHESIS.sub("", sentence)) + inner
+            if len(pieces) > 1:
+                parts += [
+                    q.strip()
+                    for q in pieces
+                    if len(_learned_text.text_stats(q.strip()).items) >= min_items
+                ]
+        return parts or [text]
+
+    return split
+
+
+_ANY_JOINT = re.compile(
+    r"\s*[,;:()\[\]]\s*|\s+[-\u2013\u2014]+\s+|\s+(?=(?:and|but|or|which|who|whom|whose|where|when|while"
+    r"|whereas|although|though|because|since|including)\s)",
+    re.I,
+)
+
+
+def _pieces(sentence: str) -> list[str]:
+    """A sentence cut at every joint filler can hide behind (brackets among them), in order."""
+    return [q.strip() for q in _ANY_JOINT.split(sentence) if q.strip()]
+
+
+def _sentences_holding(items: frozenset[str], index: EvidenceIndex) -> set[int] | None:
+    """The evidence sentences that hold every item (or a synonym of it); None for no items."""
+    places: set[int] | None = None
+    for item in items:
+        found = [item, *(s for s in _synonyms.synonym_table().get(item, ()) if s in index.items)]
+        at = {p for t in found for p in index.postings.get(t, ())}
+        places = at if places is None else places & at
+        if not places:
+            return set()
+    return places
+
+
+def _without_copied_runs(pieces: list[str], index: EvidenceIndex, min_items: int) -> list[str]:
+    """``pieces`` without each longest run of consecutive pieces that one evidence sentence
+    holds whole, where the run has at least ``min_items`` content items."""
+    stats = _learned_text.text_stats
+    kept: list[str] = []
+    start = 0
+    while start < len(pieces):
+        end, items = start, frozenset[str]()
+        while end < len(pieces):
+            grown = items | stats(pieces[end]).items
+            if _sentences_holding(grown, index) == set():
+                break
+            items, end = grown, end + 1
+        if end > start and len(items) >= min_items:
+            start = end  # a copied run: left out
+        else:
+            kept.append(pieces[start])
+            start += 1
+    return kept
+
+
+@contextmanager
+def minus_supported_pieces(min_items: int = 1) -> Iterator[None]:
+    """Each claim sentence is also scored without its pieces that one evidence sentence holds
+    whole: a claim is supported only if what remains is, so true filler joined into a sentence
+    (", which ...", "(...)", "; ...") is taken out again before the weakest part is taken. Only
+    pieces of at least ``min_items`` content items are taken out."""
+    from assay.verify.checkers._align import evidence_index
+
+    def claim_vectors(claim_text: str, evidence: Any) -> tuple[learned.FeatureVector, ...]:
+        index = evidence_index(evidence)
+        split = _learned_text.split_claim_sentences
+        stats = _learned_text.text_stats
+        sentences = [p for p in split(claim_text) if stats(p).items] or [claim_text]
+        vectors = [learned._vector(stats(p), index) for p in sentences]
+        for sentence in sentences:
+            pieces = _pieces(sentence)
+            kept = _without_copied_runs(pieces, index, min_items)
+            if len(pieces) > 1 and 0 < len(kept) < len(pieces):
+                rest = " ".join(kept)
+                if stats(rest).items:
+                    vectors.append(learned._vector(stats(rest), index))
+        return tuple(vectors)
+
+    with patched(learned, claim_vectors=claim_vectors), patched(tl, claim_vectors=claim_vectors):
+        yield
+
+
 VARIANTS: dict[str, Callable[[], Any]] = {
     "shipped": nothing,
     "learned_6": learned_6_features,
@@ -1368,6 +1505,19 @@ VARIANTS: dict[str, Callable[[], Any]] = {
     "learned_7": literal_tail,
     "without_synonyms": lambda: patched(learned, synonym_in=_no_synonym),
     "relation_rescued": _feature("relation_rescued", 1, _relation_rescued),
+    "split_semicolons": lambda: split_clauses("semicolon"),
+    "split_conjunctions": lambda: split_clauses("semicolon", "conjunction"),
+    "split_parentheses": lambda: split_clauses("parenthesis"),
+    "split_clauses": lambda: split_clauses("semicolon", "conjunction", "parenthesis"),
+    **{
+        f"segments_{n}": (lambda n=n: patched(learned, split_claim_sentences=segment_splitter(n)))
+        for n in (1, 3, 5, 8)
+    },
+    "minus_supported_pieces": minus_supported_pieces,
+    **{
+        f"minus_supported_pieces_{n}": (lambda n=n: minus_supported_pieces(n))
+        for n in (3, 4, 5, 6, 7, 10)
+    },
     "relation_recall": _feature("relation_recall", 1, _relation_recall),
     "relation_missing_max": _feature("relation_missing_max", -1, _relation_missing_max),
     "without_synonym_missing_max": lambda: without_feature("synonym_missing_max"),
