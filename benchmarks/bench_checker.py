@@ -21,7 +21,10 @@ Quality is scored as the benchmark's ``entailment`` pattern scores an answer (cl
 ``split_claims``, re-checked against the cited snippets when these do not support them,
 ``p_error`` = 1 - the weakest claim's probability, error = positive, threshold 0.5). The
 padding flip rate: every error answer the checker does not call supported, followed by two
-sentences of its own evidence, checked as one claim; a flip is a ``supported`` verdict.
+sentences of its own evidence, checked as one claim; a flip is a ``supported`` verdict. The
+joined flip rate: the same answers with the longest of their first five evidence sentences joined
+into the answer's own sentence (", which ..."), where splitting at sentence ends cannot take it
+out.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -117,7 +121,7 @@ def _quality(checker: Any, records: list[Any]) -> dict[str, Any]:
 
     truth: list[bool] = []
     p_error: list[float] = []
-    flips = padded = 0
+    flips = padded = joined = 0
     for record in records:
         p_ok: list[float] = []
         for claim in split_claims(record.answer or ""):
@@ -131,19 +135,35 @@ def _quality(checker: Any, records: list[Any]) -> dict[str, Any]:
             truth.append(bool(record.gold_error))
             p_error.append(1.0 - min(p_ok))
         if record.gold_error and record.answer:
-            flips, padded = _padding(checker, record, flips, padded)
-    return {"n": len(truth), **_metrics(truth, p_error), "padding": [flips, padded]}
+            flips, padded, joined = _padding(checker, record, (flips, padded, joined))
+    padding = {"padding": [flips, padded], "joined": [joined, padded]}
+    return {"n": len(truth), **_metrics(truth, p_error), **padding}
 
 
-def _padding(checker: Any, record: Any, flips: int, padded: int) -> tuple[int, int]:
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def _padding(checker: Any, record: Any, counts: tuple[int, int, int]) -> tuple[int, int, int]:
+    """(flips, padded, joined flips) after one more error answer."""
     from assay.verify.types import Claim
 
+    flips, padded, joined = counts
     answer = record.answer.rstrip(" .")
     if checker.check_sync(Claim(text=answer), record.evidence).label == "supported":
-        return flips, padded
+        return counts
     filler = " ".join(e.text for e in record.evidence[:2])[:600]
     check = checker.check_sync(Claim(text=f"{answer}. {filler}"), record.evidence)
-    return flips + (check.label == "supported"), padded + 1
+    # split here, not by the checker's code: the old tree's checker may have no sentence splitter
+    sentences = [s for e in record.evidence[:2] for s in SENTENCE_END.split(e.text)][:5]
+    sentences = [s for s in sentences if s.strip()] or [filler]
+    longest = max(sentences, key=len).rstrip(" .")
+    inside = f"{answer}, which {longest[:1].lower()}{longest[1:]}."
+    joined_check = checker.check_sync(Claim(text=inside), record.evidence)
+    return (
+        flips + (check.label == "supported"),
+        padded + 1,
+        joined + (joined_check.label == "supported"),
+    )
 
 
 def _metrics(truth: list[bool], p_error: list[float]) -> dict[str, float]:
@@ -189,14 +209,15 @@ def table(today: dict[str, Any], after: dict[str, Any]) -> str:
     lines += [
         "",
         "| data | n | today BAcc / AUROC / ECE | after BAcc / AUROC / ECE "
-        "| padding flips today | padding flips after |",
-        "|---|---:|---|---|---:|---:|",
+        "| padding flips today | padding flips after | joined flips today | joined flips after |",
+        "|---|---:|---|---|---:|---:|---:|---:|",
     ]
     for name in FILES:
         a, b = today[name], after[name]
         lines.append(
             f"| {name} | {b['n']} | {_quality_cell(a)} | {_quality_cell(b)} "
-            f"| {_flips(a)} | {_flips(b)} |"
+            f"| {_flips(a['padding'])} | {_flips(b['padding'])} "
+            f"| {_flips(a['joined'])} | {_flips(b['joined'])} |"
         )
     return "\n".join(lines)
 
@@ -209,8 +230,8 @@ def _quality_cell(q: dict[str, float]) -> str:
     return f"{100 * q['bacc']:.1f} / {q['auroc']:.3f} / {q['ece']:.3f}"
 
 
-def _flips(q: dict[str, Any]) -> str:
-    flips, padded = q["padding"]
+def _flips(counts: list[int]) -> str:
+    flips, padded = counts
     return f"{flips}/{padded} ({100 * flips / max(1, padded):.1f}%)"
 
 

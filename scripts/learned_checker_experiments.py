@@ -1424,76 +1424,16 @@ def segment_splitter(min_items: int) -> Callable[[str], list[str]]:
     return split
 
 
-_ANY_JOINT = re.compile(
-    r"\s*[,;:()\[\]]\s*|\s+[-\u2013\u2014]+\s+|\s+(?=(?:and|but|or|which|who|whom|whose|where|when|while"
-    r"|whereas|although|though|because|since|including)\s)",
-    re.I,
-)
-
-
-def _pieces(sentence: str) -> list[str]:
-    """A sentence cut at every joint filler can hide behind (brackets among them), in order."""
-    return [q.strip() for q in _ANY_JOINT.split(sentence) if q.strip()]
-
-
-def _sentences_holding(items: frozenset[str], index: EvidenceIndex) -> set[int] | None:
-    """The evidence sentences that hold every item (or a synonym of it); None for no items."""
+def _one_sentence_holds(items: frozenset[str], index: EvidenceIndex) -> bool:
+    """``learned._one_window_holds`` with windows of one evidence sentence only."""
     places: set[int] | None = None
     for item in items:
         found = [item, *(s for s in _synonyms.synonym_table().get(item, ()) if s in index.items)]
         at = {p for t in found for p in index.postings.get(t, ())}
         places = at if places is None else places & at
         if not places:
-            return set()
-    return places
-
-
-def _without_copied_runs(pieces: list[str], index: EvidenceIndex, min_items: int) -> list[str]:
-    """``pieces`` without each longest run of consecutive pieces that one evidence sentence
-    holds whole, where the run has at least ``min_items`` content items."""
-    stats = _learned_text.text_stats
-    kept: list[str] = []
-    start = 0
-    while start < len(pieces):
-        end, items = start, frozenset[str]()
-        while end < len(pieces):
-            grown = items | stats(pieces[end]).items
-            if _sentences_holding(grown, index) == set():
-                break
-            items, end = grown, end + 1
-        if end > start and len(items) >= min_items:
-            start = end  # a copied run: left out
-        else:
-            kept.append(pieces[start])
-            start += 1
-    return kept
-
-
-@contextmanager
-def minus_supported_pieces(min_items: int = 1) -> Iterator[None]:
-    """Each claim sentence is also scored without its pieces that one evidence sentence holds
-    whole: a claim is supported only if what remains is, so true filler joined into a sentence
-    (", which ...", "(...)", "; ...") is taken out again before the weakest part is taken. Only
-    pieces of at least ``min_items`` content items are taken out."""
-    from assay.verify.checkers._align import evidence_index
-
-    def claim_vectors(claim_text: str, evidence: Any) -> tuple[learned.FeatureVector, ...]:
-        index = evidence_index(evidence)
-        split = _learned_text.split_claim_sentences
-        stats = _learned_text.text_stats
-        sentences = [p for p in split(claim_text) if stats(p).items] or [claim_text]
-        vectors = [learned._vector(stats(p), index) for p in sentences]
-        for sentence in sentences:
-            pieces = _pieces(sentence)
-            kept = _without_copied_runs(pieces, index, min_items)
-            if len(pieces) > 1 and 0 < len(kept) < len(pieces):
-                rest = " ".join(kept)
-                if stats(rest).items:
-                    vectors.append(learned._vector(stats(rest), index))
-        return tuple(vectors)
-
-    with patched(learned, claim_vectors=claim_vectors), patched(tl, claim_vectors=claim_vectors):
-        yield
+            return False
+    return True
 
 
 VARIANTS: dict[str, Callable[[], Any]] = {
@@ -1513,10 +1453,11 @@ VARIANTS: dict[str, Callable[[], Any]] = {
         f"segments_{n}": (lambda n=n: patched(learned, split_claim_sentences=segment_splitter(n)))
         for n in (1, 3, 5, 8)
     },
-    "minus_supported_pieces": minus_supported_pieces,
+    "learned_8": lambda: patched(learned, COPIED_RUN_ITEMS=10**9),  # no run is left out
+    "copied_runs_in_one_sentence": lambda: patched(learned, _one_window_holds=_one_sentence_holds),
     **{
-        f"minus_supported_pieces_{n}": (lambda n=n: minus_supported_pieces(n))
-        for n in (3, 4, 5, 6, 7, 10)
+        f"copied_run_items_{n}": (lambda n=n: patched(learned, COPIED_RUN_ITEMS=n))
+        for n in (3, 4, 6, 7, 10)
     },
     "relation_recall": _feature("relation_recall", 1, _relation_recall),
     "relation_missing_max": _feature("relation_missing_max", -1, _relation_missing_max),

@@ -233,6 +233,85 @@ def test_the_padding_flip_rate_on_real_unsupported_claims_is_zero(trained: Any) 
     assert flips == 0
 
 
+JOINED_FILLER = {
+    "which": lambda answer, filler: f"{answer}, which {filler[0].lower()}{filler[1:]}.",
+    "and": lambda answer, filler: f"{answer}, and {filler[0].lower()}{filler[1:]}.",
+    "brackets": lambda answer, filler: f"{answer} ({filler[0].lower()}{filler[1:]}).",
+    "semicolon": lambda answer, filler: f"{answer}; {filler[0].lower()}{filler[1:]}.",
+}
+
+
+def test_filler_joined_into_the_sentence_rarely_raises_a_real_unsupported_claim(
+    trained: Any,
+) -> None:
+    """The same attack with the filler joined into the claim's own sentence, where splitting at
+    sentence ends cannot take it out: the longest of the first evidence sentences after ", which",
+    ", and", ";" or in brackets. ``learned-8`` turned 31-80% of these supported; the check
+    without copied runs keeps nearly all (docs/learned-checker.md, "Robustness to padding")."""
+    from assay.verify.checkers._align import split_evidence
+
+    checker = LearnedChecker()
+    flips = dict.fromkeys(JOINED_FILLER, 0)
+    total = 0
+    for name in ("halueval", "wice"):
+        for example in trained.corpus.examples[name][:200]:
+            record = example.record
+            answer = (record.answer or "").rstrip(" .")
+            sentences = [s for e in record.evidence[:2] for s in split_evidence(e.text)][:5]
+            if example.supported or not answer or not sentences:
+                continue
+            if checker.check_sync(Claim(text=answer + "."), record.evidence).label == "supported":
+                continue
+            filler = max(sentences, key=len).rstrip(" .")
+            total += 1
+            for join, pad in JOINED_FILLER.items():
+                padded = checker.check_sync(Claim(text=pad(answer, filler)), record.evidence)
+                flips[join] += padded.label == "supported"
+    assert total > 50
+    assert all(count <= 0.02 * total for count in flips.values()), (flips, total)
+
+
+def test_a_copied_run_is_left_out_only_when_it_is_long_enough() -> None:
+    """A run of pieces one evidence sentence holds whole is left out from COPIED_RUN_ITEMS
+    content items on (synonyms count); a short copied phrase, a name or a date, stays, and the
+    explanation quotes what was left out."""
+    from assay.verify.checkers._align import evidence_index
+    from assay.verify.checkers._learned_text import claim_pieces
+    from assay.verify.checkers.learned import COPIED_RUN_ITEMS, without_copied_runs
+
+    page = "The movie premiered at Cannes on 19 May 2016 and earned two million dollars."
+    index = evidence_index([Evidence(evidence_id="e1", text=page)])
+    pieces = claim_pieces(
+        "The opera opened in Venice, which film premiered at Cannes on 19 May 2016 (and earned "
+        "two million dollars), in 1990"
+    )
+    assert pieces == [
+        "The opera opened in Venice", "which film premiered at Cannes on 19 May 2016",
+        "and earned two million dollars", "in 1990",
+    ]  # fmt: skip
+    assert without_copied_runs(pieces, index) == ["The opera opened in Venice", "in 1990"]
+    short = claim_pieces("The opera opened in Venice, at Cannes")  # one copied item
+    assert COPIED_RUN_ITEMS > 1 and without_copied_runs(short, index) == short
+    # two adjacent sentences run together are one window; sentences of two snippets are not
+    two = "The film premiered at Cannes in May. It earned two million dollars in its first week."
+    glued = claim_pieces("Opera, which film premiered at Cannes in May.It earned two million")
+    adjacent = evidence_index([Evidence(evidence_id="e1", text=two)])
+    assert without_copied_runs(glued, adjacent) == ["Opera"]
+    apart = evidence_index([Evidence(evidence_id=f"e{i}", text=t) for i, t in
+                            enumerate(two.split(". "))])  # fmt: skip
+    assert (
+        "Opera" in without_copied_runs(glued, apart) and len(without_copied_runs(glued, apart)) > 1
+    )
+    check = LearnedChecker().check_sync(
+        Claim(text="The opera opened in Venice, which film premiered at Cannes on 19 May 2016."),
+        [Evidence(evidence_id="e1", text=page)],
+    )
+    assert check.label == "unsupported"
+    assert 'scored without the part one evidence sentence holds whole: "which film' in (
+        check.rationale
+    )
+
+
 def test_a_learned_run_records_the_checker_version(tmp_path: Path) -> None:
     from assay.verify.benchmark import BenchmarkConfig
 

@@ -318,6 +318,21 @@ _CLAIM_BREAK = re.compile(r"(\S*)[.!?][\"'”’)\]]*\s+(?=\S)")
 _NOT_AN_END = _words("mr mrs ms dr st jr sr vs no co inc etc e.g i.e")
 
 
+# Where true filler can be joined into a claim sentence: a comma, semicolon, colon or bracket,
+# a dash between spaces, or before a conjunction or relative word (", which ...", " and ...").
+_PIECE_JOINT = re.compile(
+    r"\s*[,;:()\[\]]\s*|\s+[-\u2013\u2014]+\s+"
+    r"|\s+(?=(?:and|but|or|which|who|whom|whose|where|when|while|whereas|although|though"
+    r"|because|since|including)\s)",
+    re.IGNORECASE,
+)
+
+
+def claim_pieces(sentence: str) -> list[str]:
+    """A claim sentence cut at every joint true filler could hide behind, in order."""
+    return [piece.strip() for piece in _PIECE_JOINT.split(sentence) if piece.strip()]
+
+
 def split_claim_sentences(text: str) -> list[str]:
     """The sentences of a claim, split more eagerly than evidence: a claim of two sentences is
     judged by its weaker one, so a missed split lets true filler hide a false sentence."""

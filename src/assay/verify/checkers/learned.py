@@ -37,14 +37,21 @@ import itertools
 import json
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
 
 from ..types import Claim, ClaimCheck, ClaimLabel, Evidence
 from ._align import EMPTY_WINDOW, EvidenceIndex, Window, evidence_index
-from ._learned_text import CAP, TextStats, split_claim_sentences, surface_words, text_stats
-from ._synonyms import synonym_in
+from ._learned_text import (
+    CAP,
+    TextStats,
+    claim_pieces,
+    split_claim_sentences,
+    surface_words,
+    text_stats,
+)
+from ._synonyms import synonym_in, synonym_table
 
 # learned-1: whole-page greedy cover, no IDF, no calibration; learned-2: the features below
 # with the first stemmer; learned-3: stems that meet across inflections (line/lines,
@@ -55,8 +62,10 @@ from ._synonyms import synonym_in
 # its month read as one number item ("May 19" = "19th of May" = ``#5/19``); learned-7: WordNet
 # first-sense synonyms count as found in idf_recall_all and synonym_missing_max, and two
 # features ask how much of a claim's end is missing and whether its words stand together;
-# learned-8: the same, with synonyms counting as found in the missing tail too.
-CHECKER_VERSION = "learned-8"
+# learned-8: the same, with synonyms counting as found in the missing tail too; learned-9: the
+# same features, and each claim sentence also scored without the runs of it that one evidence
+# sentence holds whole (true filler joined into a sentence is taken out again).
+CHECKER_VERSION = "learned-9"
 WEIGHTS_FILE = "learned_weights.json"
 FEATURE_NAMES: tuple[str, ...] = (
     "idf_recall_all",
@@ -75,6 +84,10 @@ FEATURE_NAMES: tuple[str, ...] = (
 PAIRED_ITEMS = 6  # pairs_in_one_sentence looks at the claim's heaviest found items only
 DECIDING = 4  # features kept in a check's explanation
 MISSING_SHOWN = 5  # missing claim words kept in a check's explanation, heaviest first
+# A run of a claim sentence's pieces that one evidence sentence holds whole is left out when it
+# has at least this many content items (a copied name or date stays: docs/learned-checker.md).
+COPIED_RUN_ITEMS = 5
+COPIED_SHOWN = 80  # characters of a left-out run quoted in a check's explanation
 
 
 @dataclass(frozen=True)
@@ -87,6 +100,8 @@ class FeatureVector:
     synonyms: tuple[tuple[str, str], ...] = ()
     # claim items the evidence lacks even as a synonym, heaviest first (at most MISSING_SHOWN)
     missing: tuple[str, ...] = ()
+    # the pieces left out of the sentence because one evidence sentence holds them whole
+    copied_out: tuple[str, ...] = ()
 
     @property
     def window(self) -> Window:
@@ -98,10 +113,72 @@ class FeatureVector:
 
 
 def claim_vectors(claim_text: str, evidence: Sequence[Evidence]) -> tuple[FeatureVector, ...]:
-    """One :class:`FeatureVector` per sentence of ``claim_text`` (at least one)."""
+    """One :class:`FeatureVector` per sentence of ``claim_text`` (at least one), and one more for
+    each sentence that holds a copied run (:func:`without_copied_runs`): the sentence without it.
+    The weakest decides, so true filler joined into a sentence (", which ...", "(...)") cannot
+    raise it, as filler in a sentence of its own cannot."""
     index = evidence_index(evidence)
     parts = [p for p in split_claim_sentences(claim_text) if text_stats(p).items] or [claim_text]
-    return tuple(_vector(text_stats(p), index) for p in parts)
+    vectors = [_vector(text_stats(p), index) for p in parts]
+    for part in parts:
+        pieces = claim_pieces(part)
+        kept = without_copied_runs(pieces, index)
+        rest = " ".join(kept)
+        if len(kept) < len(pieces) and text_stats(rest).items:
+            copied = tuple(p for p in pieces if p not in kept)
+            vectors.append(replace(_vector(text_stats(rest), index), copied_out=copied))
+    return tuple(vectors)
+
+
+def without_copied_runs(pieces: Sequence[str], index: EvidenceIndex) -> list[str]:
+    """``pieces`` without each longest run of consecutive pieces whose content items (or their
+    synonyms) one window holds together (an evidence sentence, or two adjacent ones), where the
+    run has at least
+    :data:`COPIED_RUN_ITEMS` items. A claim is supported only if what remains is too."""
+    kept: list[str] = []
+    start = 0
+    while start < len(pieces):
+        end, items = start, frozenset[str]()
+        while end < len(pieces):
+            grown = items | text_stats(pieces[end]).items
+            if not _one_window_holds(grown, index):
+                break
+            items, end = grown, end + 1
+        if len(items) >= COPIED_RUN_ITEMS:
+            start = end  # a copied run: left out
+        else:
+            kept.append(pieces[start])
+            start += 1
+    return kept
+
+
+def _one_window_holds(items: frozenset[str], index: EvidenceIndex) -> bool:
+    """Whether one window, an evidence sentence or two adjacent ones of the same evidence item,
+    has every item or a synonym of it (filler may be two sentences run together)."""
+    pairs: set[int] | None = None  # windows that may hold them all, by their first sentence
+    for item in items:
+        found = (item, *(s for s in synonym_table().get(item, ()) if s in index.items))
+        at = {p for t in found for p in index.postings.get(t, ())}
+        covering = at | {p - 1 for p in at if p > 0}
+        pairs = covering if pairs is None else pairs & covering
+        if not pairs:
+            return False
+    if pairs is None:
+        return True
+    last = len(index.item_of) - 1
+    # a start is a real pair only inside one evidence item; else its first sentence alone
+    # must hold every item, which a pair's test does not show, so it is checked
+    return any(
+        (p < last and index.item_of[p] == index.item_of[p + 1]) or _sentence_holds(items, index, p)
+        for p in pairs
+    )
+
+
+def _sentence_holds(items: frozenset[str], index: EvidenceIndex, position: int) -> bool:
+    sentence = index.sentences[position].stats.items
+    return all(
+        t in sentence or any(s in sentence for s in synonym_table().get(t, ())) for t in items
+    )
 
 
 def claim_features(claim_text: str, evidence: Sequence[Evidence]) -> FeatureVector:
@@ -334,6 +411,10 @@ def _rationale(
         parts.append("not in the evidence: " + ", ".join(f'"{word}"' for word in missing))
     if synonyms:
         parts.append("found as synonyms: " + ", ".join(f"{a} ~ {b}" for a, b in synonyms))
+    if vector.copied_out:
+        copied = " ".join(vector.copied_out)
+        copied = copied if len(copied) <= COPIED_SHOWN else copied[: COPIED_SHOWN - 1] + "…"
+        parts.append(f'scored without the part one evidence sentence holds whole: "{copied}"')
     if vector.cover_ids:
         parts.append("best window in " + ", ".join(vector.cover_ids))
     if deciding:
