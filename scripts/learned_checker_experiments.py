@@ -19,7 +19,10 @@ functions, the same data, held out exactly as there); ``--criterion`` prints ins
 script's own selection criterion (transfer AUROC between training files), which never reads the
 held-out file. The shipped checker is untouched; the
 numbers are quoted in docs/learned-checker.md ("What was tried and did not win", "What won").
-"Shipped" is the checker of the checkout: ``learned-8`` here; ``--only learned_7`` gives
+"Shipped" is the checker of the checkout: ``learned-9`` here; ``--only learned_8`` gives
+``learned-8``'s numbers (the twelfth round: copied runs left out, ``--only copied_run_items_N
+copied_runs_in_one_sentence``; its split variants, ``split_*`` and ``segments_N``, were measured
+on ``learned-8`` at commit 9a46333). At commit 9a46333 ``--only learned_7`` gives
 ``learned-7``'s numbers and ``--only learned_6`` ``learned-6``'s (the tenth round: synonyms, with
 ``--synonyms FILE`` for a table of more senses; its other rows were measured on ``learned-7`` at
 commit e63d720). The eleventh round (other WordNet relations) is measured on ``learned-8`` with

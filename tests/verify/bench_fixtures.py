@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from assay.verify.results import ResultRecord
+from assay.verify.summary import SummaryTally
 
 TOWER = [
     {
@@ -79,3 +83,15 @@ def write_jsonl(path: Path, records: list[dict[str, Any]]) -> Path:
 
 def mixed_file(path: Path, generated: int = 4, verified: int = 6) -> Path:
     return write_jsonl(path, generate_records(generated) + verify_only_records(verified))
+
+
+def tally_in_batches(results: Sequence[ResultRecord], size: int) -> SummaryTally:
+    """A summary tally merged from tallies of ``size`` results each, as a Ray run's driver
+    merges its workers' batches."""
+    merged = SummaryTally()
+    for start in range(0, len(results), size):
+        part = SummaryTally()
+        for result in results[start : start + size]:
+            part.add(result)
+        merged.merge(part)
+    return merged

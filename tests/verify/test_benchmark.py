@@ -20,7 +20,13 @@ from assay.verify.benchmark import BenchmarkConfig, run_benchmark
 from assay.verify.results import ResultRecord, failure_bucket, iter_results
 from assay.verify.summary import BenchSummary, build_summary, first_pass
 
-from .bench_fixtures import generate_records, mixed_file, verify_only_records, write_jsonl
+from .bench_fixtures import (
+    generate_records,
+    mixed_file,
+    tally_in_batches,
+    verify_only_records,
+    write_jsonl,
+)
 
 
 def _config(data: Path, out: Path, **changes: Any) -> BenchmarkConfig:
@@ -351,20 +357,13 @@ def _varied_results(tmp_path: Path) -> list[ResultRecord]:
 def test_a_tally_merged_from_batches_equals_one_fed_result_by_result(tmp_path: Path) -> None:
     """A Ray run merges its workers' tallies of their batches: the summary must be exactly
     the one of the same results added one by one, however they are grouped."""
-    from assay.verify.summary import SummaryTally
-
     results = _varied_results(tmp_path)
     whole = build_summary(tmp_path, results=results, plots=False, n_resamples=20)
     assert whole.revision.attempted and whole.counts["examples_with_failed_calls"]
     assert whole.counts["unlabelled"] and whole.selection is not None
     expected = whole.model_dump(mode="json", exclude={"created_at"})
     for size in (1, 3, 7, len(results)):
-        merged = SummaryTally()
-        for start in range(0, len(results), size):
-            part = SummaryTally()
-            for result in results[start : start + size]:
-                part.add(result)
-            merged.merge(part)
+        merged = tally_in_batches(results, size)
         summary = build_summary(tmp_path, plots=False, n_resamples=20, tally=merged)
         got = summary.model_dump(mode="json", exclude={"created_at", "money"})
         assert got == {k: v for k, v in expected.items() if k != "money"}, size

@@ -13,10 +13,11 @@ import pytest
 from assay.cli import main
 from assay.report.html import ReportOptions, build_report
 from assay.verify.results import iter_results
-from assay.verify.summary import SummaryTally, build_summary
+from assay.verify.summary import build_summary
 from assay.verify.summary_parts import MISSING_WORDS_LISTED, MissingWordsTally
 
 from ..conftest import REPO_ROOT
+from .bench_fixtures import tally_in_batches
 
 EXAMPLES = REPO_ROOT / "examples" / "grounded_qa_labelled.jsonl"
 
@@ -60,12 +61,7 @@ def test_a_tally_merged_in_batches_counts_the_same(learned_run: Path) -> None:
     results = list(iter_results(learned_run / "results.jsonl"))
     whole = build_summary(learned_run, results=results, plots=False, n_resamples=20)
     for size in (1, 4, 9):
-        merged = SummaryTally()
-        for start in range(0, len(results), size):
-            part = SummaryTally()
-            for result in results[start : start + size]:
-                part.add(result)
-            merged.merge(part)
+        merged = tally_in_batches(results, size)
         summary = build_summary(learned_run, plots=False, n_resamples=20, tally=merged)
         assert summary.missing_words == whole.missing_words
 
