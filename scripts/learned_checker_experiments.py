@@ -19,10 +19,11 @@ functions, the same data, held out exactly as there); ``--criterion`` prints ins
 script's own selection criterion (transfer AUROC between training files), which never reads the
 held-out file. The shipped checker is untouched; the
 numbers are quoted in docs/learned-checker.md ("What was tried and did not win", "What won").
-"Shipped" is the checker of the checkout: ``learned-9`` here; ``--only learned_8`` gives
-``learned-8``'s numbers (the twelfth round: copied runs left out, ``--only copied_run_items_N
-copied_runs_in_one_sentence``; its split variants, ``split_*`` and ``segments_N``, were measured
-on ``learned-8`` at commit 9a46333). At commit 9a46333 ``--only learned_7`` gives
+"Shipped" is the checker of the checkout: ``learned-10`` here; ``--only learned_9`` gives
+``learned-9``'s numbers and ``--only learned_8`` ``learned-8``'s (the twelfth round: copied runs
+left out; ``--only copied_run_items_N copied_runs_in_one_sentence`` were measured on
+``learned-9``'s rule at commit 58d7587, and the split variants, ``split_*`` and
+``segments_N``, on ``learned-8`` at commit 9a46333). At commit 9a46333 ``--only learned_7`` gives
 ``learned-7``'s numbers and ``--only learned_6`` ``learned-6``'s (the tenth round: synonyms, with
 ``--synonyms FILE`` for a table of more senses; its other rows were measured on ``learned-7`` at
 commit e63d720). The eleventh round (other WordNet relations) is measured on ``learned-8`` with
@@ -1439,6 +1440,31 @@ def _one_sentence_holds(items: frozenset[str], index: EvidenceIndex) -> bool:
     return True
 
 
+@contextmanager
+def learned_9_rest() -> Iterator[None]:
+    """``learned-9``: the sentence without its copied runs is scored whenever anything remains
+    (``learned-10`` only when a name or a number does)."""
+    from assay.verify.checkers._align import evidence_index
+
+    stats = _learned_text.text_stats
+
+    def claim_vectors(claim_text: str, evidence: Any) -> tuple[learned.FeatureVector, ...]:
+        index = evidence_index(evidence)
+        split = _learned_text.split_claim_sentences
+        parts = [p for p in split(claim_text) if stats(p).items] or [claim_text]
+        vectors = [learned._vector(stats(p), index) for p in parts]
+        for part in parts:
+            pieces = _learned_text.claim_pieces(part)
+            kept = learned.without_copied_runs(pieces, index)
+            rest = stats(" ".join(kept))
+            if len(kept) < len(pieces) and rest.items:
+                vectors.append(learned._vector(rest, index))
+        return tuple(vectors)
+
+    with patched(learned, claim_vectors=claim_vectors), patched(tl, claim_vectors=claim_vectors):
+        yield
+
+
 VARIANTS: dict[str, Callable[[], Any]] = {
     "shipped": nothing,
     "learned_6": learned_6_features,
@@ -1458,6 +1484,7 @@ VARIANTS: dict[str, Callable[[], Any]] = {
     },
     "learned_8": lambda: patched(learned, COPIED_RUN_ITEMS=10**9),  # no run is left out
     "copied_runs_in_one_sentence": lambda: patched(learned, _one_window_holds=_one_sentence_holds),
+    "learned_9": learned_9_rest,
     **{
         f"copied_run_items_{n}": (lambda n=n: patched(learned, COPIED_RUN_ITEMS=n))
         for n in (3, 4, 6, 7, 10)

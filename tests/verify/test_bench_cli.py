@@ -134,7 +134,7 @@ def test_the_learned_checker_can_be_the_verifier(tmp_path: Path) -> None:
     lines = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     assert {c["checker"] for line in lines for c in line["claim_checks"]} == {"learned"}
     verifier = json.loads((out / "run.json").read_text())["models"]["verifier"]
-    assert verifier["name"] == "learned" and verifier["checker_version"] == "learned-9"
+    assert verifier["name"] == "learned" and verifier["checker_version"] == "learned-10"
 
 
 def test_a_checker_name_is_not_a_model(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

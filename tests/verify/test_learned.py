@@ -246,8 +246,9 @@ def test_filler_joined_into_the_sentence_rarely_raises_a_real_unsupported_claim(
 ) -> None:
     """The same attack with the filler joined into the claim's own sentence, where splitting at
     sentence ends cannot take it out: the longest of the first evidence sentences after ", which",
-    ", and", ";" or in brackets. ``learned-8`` turned 31-80% of these supported; the check
-    without copied runs keeps nearly all (docs/learned-checker.md, "Robustness to padding")."""
+    ", and", ";" or in brackets. ``learned-8`` turned 45% of these supported; the check without
+    copied runs keeps all but the false answers that name nothing, 4.5% here
+    (docs/learned-checker.md, "Robustness to padding")."""
     from assay.verify.checkers._align import split_evidence
 
     checker = LearnedChecker()
@@ -268,7 +269,7 @@ def test_filler_joined_into_the_sentence_rarely_raises_a_real_unsupported_claim(
                 padded = checker.check_sync(Claim(text=pad(answer, filler)), record.evidence)
                 flips[join] += padded.label == "supported"
     assert total > 50
-    assert all(count <= 0.02 * total for count in flips.values()), (flips, total)
+    assert all(count <= 0.06 * total for count in flips.values()), (flips, total)
 
 
 def test_a_copied_run_is_left_out_only_when_it_is_long_enough() -> None:
@@ -310,6 +311,20 @@ def test_a_copied_run_is_left_out_only_when_it_is_long_enough() -> None:
     assert 'scored without the part one evidence sentence holds whole: "which film' in (
         check.rationale
     )
+
+
+def test_a_sentence_is_scored_without_its_copied_run_only_when_the_rest_names_something() -> None:
+    """What remains once a copied run is out is scored on its own when it holds a name or a
+    number (a false statement about something); a generated answer's framing around a copied
+    source sentence ("Despite these efforts, ...") is not judged alone."""
+    from assay.verify.checkers.learned import claim_vectors
+
+    page = [Evidence(evidence_id="e1", text="The film premiered at Cannes in May 2016 to acclaim.")]
+    copied = "the film premiered at Cannes in May 2016 to acclaim"
+    named = claim_vectors(f"The opera opened in Venice, and {copied}.", page)
+    framing = claim_vectors(f"Despite these efforts, {copied}.", page)
+    assert len(named) == 2 and named[1].copied_out and not named[0].copied_out
+    assert len(framing) == 1 and not framing[0].copied_out
 
 
 def test_a_learned_run_records_the_checker_version(tmp_path: Path) -> None:

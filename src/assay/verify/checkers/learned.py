@@ -64,8 +64,10 @@ from ._synonyms import synonym_in, synonym_table
 # features ask how much of a claim's end is missing and whether its words stand together;
 # learned-8: the same, with synonyms counting as found in the missing tail too; learned-9: the
 # same features, and each claim sentence also scored without the runs of it that one evidence
-# sentence holds whole (true filler joined into a sentence is taken out again).
-CHECKER_VERSION = "learned-9"
+# window holds whole (true filler joined into a sentence is taken out again); learned-10: the
+# same, but the sentence without its copied runs is scored only when what remains holds a name
+# or a number (a generated answer's own framing around a copied source sentence is not judged).
+CHECKER_VERSION = "learned-10"
 WEIGHTS_FILE = "learned_weights.json"
 FEATURE_NAMES: tuple[str, ...] = (
     "idf_recall_all",
@@ -114,19 +116,23 @@ class FeatureVector:
 
 def claim_vectors(claim_text: str, evidence: Sequence[Evidence]) -> tuple[FeatureVector, ...]:
     """One :class:`FeatureVector` per sentence of ``claim_text`` (at least one), and one more for
-    each sentence that holds a copied run (:func:`without_copied_runs`): the sentence without it.
-    The weakest decides, so true filler joined into a sentence (", which ...", "(...)") cannot
-    raise it, as filler in a sentence of its own cannot."""
+    each sentence that holds a copied run (:func:`without_copied_runs`): the sentence without it,
+    when that still names something (a name or a number). The weakest decides, so true filler
+    joined into a sentence (", which ...", "(...)") cannot raise a false statement about a name or
+    a number, as filler in a sentence of its own cannot raise any. A remainder without one is
+    usually the answer's own framing around a copied source sentence ("Despite these efforts"),
+    and judging it alone flagged grounded generated answers (docs/learned-checker.md, twelfth
+    round)."""
     index = evidence_index(evidence)
     parts = [p for p in split_claim_sentences(claim_text) if text_stats(p).items] or [claim_text]
     vectors = [_vector(text_stats(p), index) for p in parts]
     for part in parts:
         pieces = claim_pieces(part)
         kept = without_copied_runs(pieces, index)
-        rest = " ".join(kept)
-        if len(kept) < len(pieces) and text_stats(rest).items:
+        rest = text_stats(" ".join(kept))
+        if len(kept) < len(pieces) and (rest.names or rest.numbers):
             copied = tuple(p for p in pieces if p not in kept)
-            vectors.append(replace(_vector(text_stats(rest), index), copied_out=copied))
+            vectors.append(replace(_vector(rest, index), copied_out=copied))
     return tuple(vectors)
 
 
