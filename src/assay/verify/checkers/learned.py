@@ -86,7 +86,7 @@ FEATURE_NAMES: tuple[str, ...] = (
 PAIRED_ITEMS = 6  # pairs_in_one_sentence looks at the claim's heaviest found items only
 DECIDING = 4  # features kept in a check's explanation
 MISSING_SHOWN = 5  # missing claim words kept in a check's explanation, heaviest first
-# A run of a claim sentence's pieces that one evidence sentence holds whole is left out when it
+# A run of a claim sentence's pieces that one evidence window holds whole is left out when it
 # has at least this many content items (a copied name or date stays: docs/learned-checker.md).
 COPIED_RUN_ITEMS = 5
 COPIED_SHOWN = 80  # characters of a left-out run quoted in a check's explanation
@@ -102,7 +102,7 @@ class FeatureVector:
     synonyms: tuple[tuple[str, str], ...] = ()
     # claim items the evidence lacks even as a synonym, heaviest first (at most MISSING_SHOWN)
     missing: tuple[str, ...] = ()
-    # the pieces left out of the sentence because one evidence sentence holds them whole
+    # the pieces left out of the sentence because one evidence window holds them whole
     copied_out: tuple[str, ...] = ()
 
     @property
@@ -139,8 +139,8 @@ def claim_vectors(claim_text: str, evidence: Sequence[Evidence]) -> tuple[Featur
 def without_copied_runs(pieces: Sequence[str], index: EvidenceIndex) -> list[str]:
     """``pieces`` without each longest run of consecutive pieces whose content items (or their
     synonyms) one window holds together (an evidence sentence, or two adjacent ones), where the
-    run has at least
-    :data:`COPIED_RUN_ITEMS` items. A claim is supported only if what remains is too."""
+    run has at least :data:`COPIED_RUN_ITEMS` items. A claim is supported only if what remains
+    is too."""
     kept: list[str] = []
     start = 0
     while start < len(pieces):
