@@ -1216,6 +1216,10 @@ def _no_synonym(item: str, items: frozenset[str]) -> None:
     return None  # every synonym lookup misses: the checker reads the claim's own words only
 
 
+def _no_forms(item: str, items: frozenset[str]) -> list[str]:
+    return [item] if item in items else []
+
+
 @contextmanager
 def learned_6_features(synonyms: bool = False) -> Iterator[None]:
     """``learned-6``'s nine features (with ``synonyms``, WordNet synonyms counting as found in
@@ -1258,11 +1262,6 @@ def synonyms_from(path: Path) -> Callable[[], dict[str, tuple[str, ...]]]:
     return lambda: table
 
 
-def _with_synonyms(item: str, items: frozenset[str]) -> list[str]:
-    """``item`` and those of its synonyms that are among ``items``."""
-    return [s for s in (item, *_synonyms.synonym_table().get(item, ())) if s in items]
-
-
 def _synonym_bigram_recall(claim: TextStats, index: EvidenceIndex) -> float:
     if not claim.bigrams:
         return 1.0 if claim.items and claim.items <= index.items else 0.0
@@ -1270,7 +1269,7 @@ def _synonym_bigram_recall(claim: TextStats, index: EvidenceIndex) -> float:
         any(
             (x, y) in index.bigrams
             for x, y in itertools.product(
-                _with_synonyms(a, index.items), _with_synonyms(b, index.items)
+                _synonyms.forms_in(a, index.items), _synonyms.forms_in(b, index.items)
             )
         )
         for a, b in claim.bigrams
@@ -1289,7 +1288,7 @@ def _synonym_pairs(weights: dict[str, float], index: EvidenceIndex) -> float:
     found = _synonyms.found_with_synonyms(index.items)
     heaviest = sorted((t for t in weights if found(t)), key=lambda t: -weights[t])[:6]
     places = [
-        (weights[t], set().union(*(index.postings[a] for a in _with_synonyms(t, index.items))))
+        (weights[t], set().union(*(index.postings[a] for a in _synonyms.forms_in(t, index.items))))
         for t in heaviest
     ]
     total = together = 0.0
@@ -1430,39 +1429,9 @@ def segment_splitter(min_items: int) -> Callable[[str], list[str]]:
 
 def _one_sentence_holds(items: frozenset[str], index: EvidenceIndex) -> bool:
     """``learned._one_window_holds`` with windows of one evidence sentence only."""
-    places: set[int] | None = None
-    for item in items:
-        found = [item, *(s for s in _synonyms.synonym_table().get(item, ()) if s in index.items)]
-        at = {p for t in found for p in index.postings.get(t, ())}
-        places = at if places is None else places & at
-        if not places:
-            return False
-    return True
-
-
-@contextmanager
-def learned_9_rest() -> Iterator[None]:
-    """``learned-9``: the sentence without its copied runs is scored whenever anything remains
-    (``learned-10`` only when a name or a number does)."""
-    from assay.verify.checkers._align import evidence_index
-
-    stats = _learned_text.text_stats
-
-    def claim_vectors(claim_text: str, evidence: Any) -> tuple[learned.FeatureVector, ...]:
-        index = evidence_index(evidence)
-        split = _learned_text.split_claim_sentences
-        parts = [p for p in split(claim_text) if stats(p).items] or [claim_text]
-        vectors = [learned._vector(stats(p), index) for p in parts]
-        for part in parts:
-            pieces = _learned_text.claim_pieces(part)
-            kept = learned.without_copied_runs(pieces, index)
-            rest = stats(" ".join(kept))
-            if len(kept) < len(pieces) and rest.items:
-                vectors.append(learned._vector(rest, index))
-        return tuple(vectors)
-
-    with patched(learned, claim_vectors=claim_vectors), patched(tl, claim_vectors=claim_vectors):
-        yield
+    places = [{p for t in _synonyms.forms_in(i, index.items) for p in index.postings[t]}
+              for i in items]  # fmt: skip
+    return not places or bool(set.intersection(*places))
 
 
 VARIANTS: dict[str, Callable[[], Any]] = {
@@ -1472,7 +1441,7 @@ VARIANTS: dict[str, Callable[[], Any]] = {
         literal_tail, lambda: learned_6_features(synonyms=True)
     ),
     "learned_7": literal_tail,
-    "without_synonyms": lambda: patched(learned, synonym_in=_no_synonym),
+    "without_synonyms": lambda: patched(learned, synonym_in=_no_synonym, forms_in=_no_forms),
     "relation_rescued": _feature("relation_rescued", 1, _relation_rescued),
     "split_semicolons": lambda: split_clauses("semicolon"),
     "split_conjunctions": lambda: split_clauses("semicolon", "conjunction"),
@@ -1484,7 +1453,8 @@ VARIANTS: dict[str, Callable[[], Any]] = {
     },
     "learned_8": lambda: patched(learned, COPIED_RUN_ITEMS=10**9),  # no run is left out
     "copied_runs_in_one_sentence": lambda: patched(learned, _one_window_holds=_one_sentence_holds),
-    "learned_9": learned_9_rest,
+    # learned-9: the sentence without its copied runs judged whatever remains
+    "learned_9": lambda: patched(learned, _judged_alone=lambda rest: bool(rest.items)),
     **{
         f"copied_run_items_{n}": (lambda n=n: patched(learned, COPIED_RUN_ITEMS=n))
         for n in (3, 4, 6, 7, 10)

@@ -21,6 +21,11 @@ QUIET = ["--no-cache", "--no-progress", "--no-report", "--n-resamples", "20"]
 GENERATE = ["generate", "--questions", str(QUESTIONS), "--model", "stub/t", "--no-cache"]
 
 
+def _generate(out: Path, *options: str) -> int:
+    """`assay generate` of the example questions with the stub model into ``out``."""
+    return main([*GENERATE, "--out", str(out), *options])
+
+
 def _bench_run(data: Path, out: Path, *extra: str) -> int:
     args = ["bench", "run", "--data", str(data), "--pattern", "entailment", "--n", "2"]
     return main([*args, "--out_dir", str(out), *STUB, *QUIET, *extra])
@@ -149,11 +154,10 @@ def test_judge_run_and_generate_refuse_a_bench_run_directory(
     run_copy: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     outputs = tmp_path / "outputs"
-    generate = GENERATE
-    assert main([*generate, "--out", str(outputs)]) == 0
+    assert _generate(outputs) == 0
     capsys.readouterr()
     before = _tree(run_copy)
-    assert main([*generate, "--out", str(run_copy)]) == 2
+    assert _generate(run_copy) == 2
     assert f"{run_copy} holds a 'bench' run, not a generate run" in capsys.readouterr().err
     judge = ["judge", "run", "--questions", str(QUESTIONS), "--outputs", str(outputs)]
     assert main([*judge, "--judge", "stub/j", "--no-cache", "--out", str(run_copy)]) == 2
@@ -243,19 +247,18 @@ def test_generate_refuses_other_decoding_settings(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "outputs"
-    generate = GENERATE
-    assert main([*generate, "--out", str(out)]) == 0
+    assert _generate(out) == 0
     before = _tree(out)
     for option, value in (
         ("--max-tokens", "100"),
         ("--temperature", "0.9"),
         ("--system-prompt", "be brief"),
     ):
-        assert main([*generate, "--out", str(out), option, value]) == 2
+        assert _generate(out, option, value) == 2
         err = capsys.readouterr().err
         assert f"{out}: its outputs were generated with other settings: {option}" in err
     assert _tree(out) == before
-    assert main([*generate, "--out", str(out)]) == 0
+    assert _generate(out) == 0
     assert "0 outputs (8 already there" in capsys.readouterr().out
 
 
@@ -304,8 +307,7 @@ def test_generate_names_a_damaged_manifest_line(
 ) -> None:
     """A manifest line edited by hand is checked as judge run checks it, before any call."""
     out = tmp_path / "outputs"
-    generate = GENERATE
-    assert main([*generate, "--out", str(out)]) == 0
+    assert _generate(out) == 0
     manifest = out / "manifest.jsonl"
     lines = manifest.read_text(encoding="utf-8").splitlines()
     damaged = json.loads(lines[1])
@@ -314,7 +316,7 @@ def test_generate_names_a_damaged_manifest_line(
     manifest.write_text("\n".join(lines) + "\n", encoding="utf-8")
     capsys.readouterr()
     before = _tree(out)
-    assert main([*generate, "--out", str(out)]) == 2
+    assert _generate(out) == 2
     err = capsys.readouterr().err
     assert f"{manifest}:2 field 'question_id': Field required" in err
     assert "Traceback" not in err and "internal error" not in err
@@ -325,8 +327,7 @@ def test_judge_run_refuses_outputs_of_an_edited_prompt(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     outputs = tmp_path / "outputs"
-    generate = GENERATE
-    assert main([*generate, "--out", str(outputs)]) == 0
+    assert _generate(outputs) == 0
     edited, cell = _edited_questions(tmp_path)
     judge = ["judge", "run", "--outputs", str(outputs), "--judge", "stub/j", "--no-cache"]
     capsys.readouterr()

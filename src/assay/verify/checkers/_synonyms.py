@@ -41,3 +41,8 @@ def found_with_synonyms(items: frozenset[str]) -> Callable[[str], bool]:
 def synonym_in(item: str, items: frozenset[str]) -> str | None:
     """The first synonym of ``item`` among ``items`` (stems, in the table's order), if any."""
     return next((s for s in synonym_table().get(item, ()) if s in items), None)
+
+
+def forms_in(item: str, items: frozenset[str]) -> list[str]:
+    """``item`` and those of its synonyms that are among ``items`` (stems)."""
+    return [s for s in (item, *synonym_table().get(item, ())) if s in items]

@@ -51,7 +51,7 @@ from ._learned_text import (
     surface_words,
     text_stats,
 )
-from ._synonyms import synonym_in, synonym_table
+from ._synonyms import forms_in, synonym_in
 
 # learned-1: whole-page greedy cover, no IDF, no calibration; learned-2: the features below
 # with the first stemmer; learned-3: stems that meet across inflections (line/lines,
@@ -130,7 +130,7 @@ def claim_vectors(claim_text: str, evidence: Sequence[Evidence]) -> tuple[Featur
         pieces = claim_pieces(part)
         kept = without_copied_runs(pieces, index)
         rest = text_stats(" ".join(kept))
-        if len(kept) < len(pieces) and (rest.names or rest.numbers):
+        if len(kept) < len(pieces) and _judged_alone(rest):
             copied = tuple(p for p in pieces if p not in kept)
             vectors.append(replace(_vector(rest, index), copied_out=copied))
     return tuple(vectors)
@@ -158,32 +158,32 @@ def without_copied_runs(pieces: Sequence[str], index: EvidenceIndex) -> list[str
     return kept
 
 
+def _judged_alone(rest: TextStats) -> bool:
+    """Whether what remains of a sentence without its copied runs is scored on its own: when it
+    names something (a name or a number), not when it is the answer's own framing."""
+    return bool(rest.names or rest.numbers)
+
+
 def _one_window_holds(items: frozenset[str], index: EvidenceIndex) -> bool:
     """Whether one window, an evidence sentence or two adjacent ones of the same evidence item,
     has every item or a synonym of it (filler may be two sentences run together)."""
+    places: list[set[int]] = []  # per item, the sentences that have it or a synonym of it
     pairs: set[int] | None = None  # windows that may hold them all, by their first sentence
     for item in items:
-        found = (item, *(s for s in synonym_table().get(item, ()) if s in index.items))
-        at = {p for t in found for p in index.postings.get(t, ())}
+        at = {p for t in forms_in(item, index.items) for p in index.postings[t]}
         covering = at | {p - 1 for p in at if p > 0}
         pairs = covering if pairs is None else pairs & covering
         if not pairs:
             return False
+        places.append(at)
     if pairs is None:
         return True
     last = len(index.item_of) - 1
     # a start is a real pair only inside one evidence item; else its first sentence alone
-    # must hold every item, which a pair's test does not show, so it is checked
+    # must hold every item
     return any(
-        (p < last and index.item_of[p] == index.item_of[p + 1]) or _sentence_holds(items, index, p)
+        (p < last and index.item_of[p] == index.item_of[p + 1]) or all(p in at for at in places)
         for p in pairs
-    )
-
-
-def _sentence_holds(items: frozenset[str], index: EvidenceIndex, position: int) -> bool:
-    sentence = index.sentences[position].stats.items
-    return all(
-        t in sentence or any(s in sentence for s in synonym_table().get(t, ())) for t in items
     )
 
 
