@@ -8,6 +8,7 @@ ship, and ablations of what did.
     python scripts/learned_checker_experiments.py --in-domain wice --pool --seeds 0 1 2 3
     python scripts/learned_checker_experiments.py --prior-sweep   # one more map on every file
     python scripts/learned_checker_experiments.py --criterion --only shipped without_missing_tail
+    python scripts/learned_checker_experiments.py --flips --only shipped leading_names
     python scripts/learned_checker_experiments.py --tail-rates    # missing tails by label
     python scripts/learned_checker_experiments.py --em-prior      # label-free prior adaptation
     python scripts/learned_checker_experiments.py --covariate-platt   # record-dependent maps
@@ -20,7 +21,8 @@ script's own selection criterion (transfer AUROC between training files), which 
 held-out file. The shipped checker is untouched; the
 numbers are quoted in docs/learned-checker.md ("What was tried and did not win", "What won").
 "Shipped" is the checker of the checkout: ``learned-10`` here; ``--only learned_9`` gives
-``learned-9``'s numbers and ``--only learned_8`` ``learned-8``'s (the twelfth round: copied runs
+``learned-9``'s numbers and ``--only learned_8`` ``learned-8``'s; ``--only leading_names`` is
+the thirteenth round, on ``learned-10`` (the twelfth round: copied runs
 left out; ``--only copied_run_items_N copied_runs_in_one_sentence`` were measured on
 ``learned-9``'s rule at commit 58d7587, and the split variants, ``split_*`` and
 ``segments_N``, on ``learned-8`` at commit 9a46333). At commit 9a46333 ``--only learned_7`` gives
@@ -1434,6 +1436,45 @@ def _one_sentence_holds(items: frozenset[str], index: EvidenceIndex) -> bool:
     return not places or bool(set.intersection(*places))
 
 
+@contextmanager
+def leading_names() -> Iterator[None]:
+    """Thirteenth round: a remainder is also judged alone when its first word is capitalised and
+    the evidence writes that word as a name (not only at a sentence start), or when it holds a
+    name that stood inside the whole sentence. ``claim_vectors`` calls
+    ``without_copied_runs(pieces, index)`` just before ``_judged_alone``; the wrapper keeps the
+    sentence, the remainder and the index for the predicate."""
+    seen: dict[str, Any] = {}
+    original_runs = learned.without_copied_runs
+
+    def runs(pieces: Sequence[str], index: EvidenceIndex) -> list[str]:
+        kept = original_runs(pieces, index)
+        seen.update(sentence=" ".join(pieces), rest=" ".join(kept), index=index)
+        return kept
+
+    def judged(rest: TextStats) -> bool:
+        sentence_names = _learned_text.text_stats(seen["sentence"]).names
+        if rest.names or rest.numbers or sentence_names & rest.items:
+            return True
+        lead = _leading_name(seen["rest"])
+        index: EvidenceIndex = seen["index"]
+        return lead is not None and any(
+            lead in index.sentences[p].stats.names for p in index.postings.get(lead, ())
+        )
+
+    with patched(learned, without_copied_runs=runs, _judged_alone=judged):
+        yield
+
+
+def _leading_name(text: str) -> str | None:
+    """The item of ``text``'s first word when it is capitalised (``text_stats`` never counts a
+    sentence's first word as a name)."""
+    raw = _learned_text._raw_tokens(text)
+    if not raw:
+        return None
+    item, _, capitalised = _learned_text._token_info(raw[0])
+    return item if capitalised else None
+
+
 VARIANTS: dict[str, Callable[[], Any]] = {
     "shipped": nothing,
     "learned_6": learned_6_features,
@@ -1455,6 +1496,7 @@ VARIANTS: dict[str, Callable[[], Any]] = {
     "copied_runs_in_one_sentence": lambda: patched(learned, _one_window_holds=_one_sentence_holds),
     # learned-9: the sentence without its copied runs judged whatever remains
     "learned_9": lambda: patched(learned, _judged_alone=lambda rest: bool(rest.items)),
+    "leading_names": leading_names,
     **{
         f"copied_run_items_{n}": (lambda n=n: patched(learned, COPIED_RUN_ITEMS=n))
         for n in (3, 4, 6, 7, 10)
@@ -1862,6 +1904,33 @@ def criterion(name: str) -> list[str]:
     return [f"## criterion {name}: " + " | ".join(cells)]
 
 
+def padding_flips(name: str) -> list[str]:
+    """``bench_checker.py``'s padding attack on one variant, with the shipped weights: of the
+    unsupported answers the checker flags, the share that filler appended as sentences of their
+    own, or joined into the answer's sentence, turns supported."""
+    bench = _bench_checker()
+    clear_caches()
+    cells = []
+    with VARIANTS[name]():
+        for dataset, relative in bench.FILES.items():
+            records = tl.DATASET_FILES[dataset][1](tl.DEFAULT_DATA_DIR / relative).records
+            quality = bench._quality(learned.LearnedChecker(), records)
+            (appended, total), (joined, _) = quality["padding"], quality["joined"]
+            cells.append(f"{dataset} appended {appended}/{total} joined {joined}/{total} "
+                         f"({100 * joined / total:.1f}%)")  # fmt: skip
+    clear_caches()
+    return [f"## flips {name}: " + " | ".join(cells)]
+
+
+def _bench_checker() -> ModuleType:
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_checker.py"
+    spec = importlib.util.spec_from_file_location("bench_checker", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 PLATT_COVARIATES: dict[str, Callable[[Any], float]] = {
     "claims": lambda e: math.log(1 + len(e.units)),
     "answer_chars": lambda e: math.log(1 + len(e.record.answer or "")),
@@ -1927,6 +1996,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--criterion", action="store_true", help="the training script's transfer criterion only"
     )
+    parser.add_argument(
+        "--flips", action="store_true", help="padding flip rates (shipped weights) only"
+    )
     parser.add_argument("--tail-rates", action="store_true", help="missing tails by label")
     parser.add_argument("--em-prior", action="store_true", help="label-free prior adaptation")
     parser.add_argument("--covariate-platt", action="store_true", help="record-dependent maps")
@@ -1966,7 +2038,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.relation_table and any(n.startswith("relation_") for n in names):
         parser.error("the relation_* variants need --relation-table FILE")
     for name in names:
-        lines = criterion(name) if args.criterion else table(name, args.seeds)
+        if args.flips:
+            lines = padding_flips(name)
+        else:
+            lines = criterion(name) if args.criterion else table(name, args.seeds)
         print("\n".join(lines), flush=True)
     return 0
 
