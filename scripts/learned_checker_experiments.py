@@ -12,6 +12,7 @@ ship, and ablations of what did.
     python scripts/learned_checker_experiments.py --tail-rates    # missing tails by label
     python scripts/learned_checker_experiments.py --em-prior      # label-free prior adaptation
     python scripts/learned_checker_experiments.py --covariate-platt   # record-dependent maps
+    python scripts/learned_checker_experiments.py --covariate-platt --covariate-form shift
 
 Each variant changes one thing in the shipped recipe (a text normalisation, an extra feature,
 the calibration, the L2 choice) by patching the checker's modules in this process only, then
@@ -22,7 +23,8 @@ held-out file. The shipped checker is untouched; the
 numbers are quoted in docs/learned-checker.md ("What was tried and did not win", "What won").
 "Shipped" is the checker of the checkout: ``learned-10`` here; ``--only learned_9`` gives
 ``learned-9``'s numbers and ``--only learned_8`` ``learned-8``'s; ``--only leading_names`` is
-the thirteenth round, on ``learned-10`` (the twelfth round: copied runs
+the thirteenth round and ``key_share key_share_free key_weight_share key_count item_count
+platt_key_share`` the fourteenth, on ``learned-10`` (the twelfth round: copied runs
 left out; ``--only copied_run_items_N copied_runs_in_one_sentence`` were measured on
 ``learned-9``'s rule at commit 58d7587, and the split variants, ``split_*`` and
 ``segments_N``, on ``learned-8`` at commit 9a46333). At commit 9a46333 ``--only learned_7`` gives
@@ -52,7 +54,7 @@ import unicodedata
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -1202,6 +1204,74 @@ def both(*managers: Callable[[], Any]) -> Iterator[None]:
         yield
 
 
+def _share_of_keys(claim: TextStats) -> float:
+    """The share of the claim's content items that are names or numbers: a claim dense with
+    specifics has more to get wrong."""
+    return len(claim.names | claim.numbers) / max(1, len(claim.items))
+
+
+def _key_weight_share(claim: TextStats, weights: dict[str, float]) -> float:
+    """The share of the claim's IDF weight on its names and numbers."""
+    keys = claim.names | claim.numbers
+    return sum(v for k, v in weights.items() if k in keys) / (sum(weights.values()) or 1.0)
+
+
+@dataclass(frozen=True)
+class _KeyShiftedWeights(learned.LearnedWeights):
+    """Weights whose Platt map is shifted by the last value of the vector, the claim's key
+    share, standardized: ``p = sigmoid(a * logit + c * x + b)``."""
+
+    key_c: float = 0.0
+
+    def p_supported(self, values: Sequence[float]) -> float:
+        x = (values[-1] - self.mean[-1]) / self.scale[-1]
+        return learned._sigmoid(self.platt_a * self.logit(values) + self.key_c * x + self.platt_b)
+
+
+@contextmanager
+def platt_key_share() -> Iterator[None]:
+    """Fourteenth round: the claim's key share shifts the Platt map instead of entering the
+    regression. The regression is fitted on the shipped features (the key share's coefficient
+    is 0); the map ``sigmoid(a z + c x + b)`` is fitted on the training answers' logits ``z``
+    with ``x`` the whole answer's key share, and applied to each scored sentence with its own."""
+    with extra_features({"key_share": (0, lambda c, i, w: _share_of_keys(c))}):
+
+        def train(examples: Sequence[Any], config: Any) -> Any:
+            x = np.array([e.features for e in examples], dtype=np.float64)
+            y = np.array([1.0 if e.supported else 0.0 for e in examples])
+            mean, scale = x.mean(axis=0), x.std(axis=0)
+            scale[scale < 1e-9] = 1.0
+            with patched(tl, FEATURE_NAMES=BASE_NAMES):
+                coef, bias = tl.fit_signed(
+                    ((x - mean) / scale)[:, :-1], y, tl.sample_weights(examples), config
+                )
+            raw = _KeyShiftedWeights(
+                feature_names=learned.FEATURE_NAMES,
+                mean=tl._rounded(mean),
+                scale=tl._rounded(scale),
+                coef=tl._rounded(np.append(coef, 0.0)),
+                bias=round(bias, tl.DIGITS),
+                lower=config.lower,
+                upper=config.upper,
+            )
+            kept = [
+                (e, q) for e, q in zip(examples, tl.learned_scores(examples, raw), strict=True)
+                if q is not None
+            ]  # fmt: skip
+            p_ok = np.clip(np.array([1.0 - q for _, q in kept]), 1e-9, 1 - 1e-9)
+            z = np.log(p_ok / (1.0 - p_ok))
+            share = (np.array([e.features[-1] for e, _ in kept]) - mean[-1]) / scale[-1]
+            labels = np.array([1.0 if e.supported else 0.0 for e, _ in kept])
+            (a, c), b = tl.fit_logistic(
+                np.stack([z, share], 1), labels, tl.sample_weights([e for e, _ in kept]),
+                replace(config, l2=1e-3),
+            )  # fmt: skip
+            return replace(raw, platt_a=float(a), platt_b=float(b), key_c=float(c))
+
+        with patched(tl, train_weights=train):
+            yield
+
+
 def _feature(name: str, sign: int, f: Feature) -> Callable[[], Any]:
     return lambda: extra_features({name: (sign, f)})
 
@@ -1497,6 +1567,12 @@ VARIANTS: dict[str, Callable[[], Any]] = {
     # learned-9: the sentence without its copied runs judged whatever remains
     "learned_9": lambda: patched(learned, _judged_alone=lambda rest: bool(rest.items)),
     "leading_names": leading_names,
+    "key_share": _feature("key_share", -1, lambda c, i, w: _share_of_keys(c)),
+    "key_share_free": _feature("key_share", 0, lambda c, i, w: _share_of_keys(c)),
+    "platt_key_share": platt_key_share,
+    "key_count": _feature("key_count", -1, lambda c, i, w: min(4, len(c.names | c.numbers)) / 4),
+    "item_count": _feature("item_count", 0, lambda c, i, w: min(20, len(c.items)) / 20),
+    "key_weight_share": _feature("key_weight_share", -1, lambda c, i, w: _key_weight_share(c, w)),
     **{
         f"copied_run_items_{n}": (lambda n=n: patched(learned, COPIED_RUN_ITEMS=n))
         for n in (3, 4, 6, 7, 10)
@@ -1905,16 +1981,18 @@ def criterion(name: str) -> list[str]:
 
 
 def padding_flips(name: str) -> list[str]:
-    """``bench_checker.py``'s padding attack on one variant, with the shipped weights: of the
-    unsupported answers the checker flags, the share that filler appended as sentences of their
-    own, or joined into the answer's sentence, turns supported."""
+    """``bench_checker.py``'s padding attack on one variant, with the weights the shipped recipe
+    fits under it (all three files; for ``shipped`` the shipped weights): of the unsupported
+    answers the checker does not call supported, the share that filler appended as sentences of
+    their own, or joined into the answer's sentence, turns supported."""
     bench = _bench_checker()
     clear_caches()
     cells = []
     with VARIANTS[name]():
+        weights = tl.train_shipped(tl.DEFAULT_DATA_DIR).weights
         for dataset, relative in bench.FILES.items():
             records = tl.DATASET_FILES[dataset][1](tl.DEFAULT_DATA_DIR / relative).records
-            quality = bench._quality(learned.LearnedChecker(), records)
+            quality = bench._quality(learned.LearnedChecker(weights), records)
             (appended, total), (joined, _) = quality["padding"], quality["joined"]
             cells.append(f"{dataset} appended {appended}/{total} joined {joined}/{total} "
                          f"({100 * joined / total:.1f}%)")  # fmt: skip
@@ -1935,7 +2013,22 @@ PLATT_COVARIATES: dict[str, Callable[[Any], float]] = {
     "claims": lambda e: math.log(1 + len(e.units)),
     "answer_chars": lambda e: math.log(1 + len(e.record.answer or "")),
     "evidence_chars": lambda e: math.log(1 + sum(len(x.text) for x in e.record.evidence)),
+    "key_share": lambda e: _key_share(e.record.answer or ""),
+    "keys_missing": lambda e: float(_keys_missing(e.record.answer or "", e.record.evidence)),
 }
+
+
+def _key_share(answer: str) -> float:
+    """The share of the answer's content items that are names or numbers."""
+    stats = _learned_text.text_stats(answer)
+    return len(stats.names | stats.numbers) / max(1, len(stats.items))
+
+
+def _keys_missing(answer: str, evidence: Any) -> int:
+    """How many of the answer's names and numbers the evidence lacks (capped at 3)."""
+    stats = _learned_text.text_stats(answer)
+    index = _align.evidence_index(evidence)
+    return min(3, len((stats.names | stats.numbers) - index.items))
 
 
 def _logits(examples: Sequence[Any], weights: Any) -> Any:
@@ -1945,10 +2038,19 @@ def _logits(examples: Sequence[Any], weights: Any) -> Any:
     return np.log(p / (1 - p))
 
 
-def covariate_platt() -> list[str]:
+COVARIATE_FORMS: dict[str, tuple[Callable[[Any, Any], Any], ...]] = {
+    "full": (lambda z, x: z, lambda z, x: z * x, lambda z, x: x),  # a z + b z x + c x + d
+    "shift": (lambda z, x: z, lambda z, x: x),  # a z + c x + d
+    "slope": (lambda z, x: z, lambda z, x: z * x),  # a z + b z x + d
+}
+
+
+def covariate_platt(form: str = "full") -> list[str]:
     """LODO with one more map whose slope and shift depend on a property of the record (how
-    many claims, how long the answer or the evidence), fitted on the training files only:
-    ``p = sigmoid(a * z + b * z * x + c * x + d)``. Can the kind of data set the prior?"""
+    many claims, how long the answer or the evidence, how much of it names something), fitted
+    on the training files only: ``p = sigmoid(a * z + b * z * x + c * x + d)`` (``form``
+    "shift" drops ``b``, "slope" drops ``c``). Can the kind of data set the prior?"""
+    columns = COVARIATE_FORMS[form]
     clear_caches()
     corpus = tl.load_corpus(tl.DEFAULT_DATA_DIR)
     names = tuple(corpus.examples)
@@ -1972,12 +2074,12 @@ def covariate_platt() -> list[str]:
                 error = np.array([0.0 if e.supported else 1.0 for e in train_examples])
                 scored = ~np.isnan(z_train)
                 coef, bias = tl.fit_logistic(
-                    np.stack([z_train, z_train * x_train, x_train], 1)[scored],
+                    np.stack([f(z_train, x_train) for f in columns], 1)[scored],
                     error[scored],
                     tl.sample_weights(train_examples)[scored],
                     replace(config, l2=1e-3),
                 )
-                p = 1 / (1 + np.exp(-(np.stack([z, z * x, x], 1) @ coef + bias)))
+                p = 1 / (1 + np.exp(-(np.stack([f(z, x) for f in columns], 1) @ coef + bias)))
             scores = [None if np.isnan(v) else float(v) for v in p]
             cells.append(tl._triple(tl.score(examples, scores)))
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
@@ -2002,6 +2104,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--tail-rates", action="store_true", help="missing tails by label")
     parser.add_argument("--em-prior", action="store_true", help="label-free prior adaptation")
     parser.add_argument("--covariate-platt", action="store_true", help="record-dependent maps")
+    parser.add_argument("--covariate-form", choices=sorted(COVARIATE_FORMS), default="full")
     parser.add_argument(
         "--synonyms", type=Path, help="another synonym table (build_synonym_table.py --senses N)"
     )
@@ -2016,7 +2119,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.synonyms:
         _synonyms.synonym_table = synonyms_from(args.synonyms)  # type: ignore[assignment]
     if args.covariate_platt:
-        print("\n".join(covariate_platt()))
+        print("\n".join(covariate_platt(args.covariate_form)))
         return 0
     if args.em_prior:
         print("\n".join(label_free_prior()))
