@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import zlib
 from pathlib import Path
 
@@ -171,3 +172,48 @@ def test_calibrate_prints_the_warning_and_still_writes_the_file(
     err = capsys.readouterr().err
     assert "warning: on 60 dev answers the verifier's p_error ranks errors no better" in err
     assert read_calibration(out).platt_a < 0
+
+
+def test_a_map_applies_only_to_p_error_made_like_the_dev_runs(
+    runs: tuple[Path, Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The file records what made the dev run's p_error; a run whose p_error comes from another
+    verifier, or another version of the checker, refuses it with one error naming both, before
+    any work. A model's second opinion does not change the scorer: ``learned+MODEL`` is decided
+    by ``learned``. A file from before the scorer was recorded is taken as it is."""
+    from assay.verify.checkers.learned import CHECKER_VERSION
+
+    dev_run, shared_run, test_data = runs
+    test_run = tmp_path / "test-run"  # a copy: summarize adopts files into the run
+    shutil.copytree(shared_run, test_run)
+    out = tmp_path / "cal.json"
+    assert _bench("calibrate", str(dev_run), "--out", str(out)) == 0
+    assert read_calibration(out).dev_scorer == {
+        "pattern": "entailment", "verifier": "learned", "claim_splitter": "rules",
+        "checker_version": CHECKER_VERSION,
+    }  # fmt: skip
+    lexical = tmp_path / "lexical"
+    args = ["run", "--data", str(test_data), "--out_dir", str(lexical), *QUIET]
+    capsys.readouterr()
+    lexical_run = ["--pattern", "entailment", "--generator", "stub/gen", "--verifier", "lexical"]
+    assert _bench(*args, *lexical_run, "--calibration", str(out)) == 2
+    err = capsys.readouterr().err
+    assert f"{out}: fitted on the p_error of {dev_run}" in err and "Traceback" not in err
+    assert "verifier learned there, lexical here" in err and "checker_version" in err
+    assert not lexical.exists()  # refused before anything was written
+    combined = ["--pattern", "entailment", "--generator", "stub/gen", "--verifier"]
+    second_opinion = tmp_path / "combined"
+    assert _bench("run", "--data", str(test_data), "--out_dir", str(second_opinion), *QUIET,
+                  *combined, "learned+stub/v", "--calibration", str(out)) == 0  # fmt: skip
+    older = json.loads(out.read_text(encoding="utf-8"))
+    older["dev_scorer"]["checker_version"] = "learned-8"
+    stale = tmp_path / "stale.json"
+    stale.write_text(json.dumps(older), encoding="utf-8")
+    assert _bench("summarize", str(test_run), "--calibration", str(stale), "--no-plots") == 2
+    assert f"checker_version learned-8 there, {CHECKER_VERSION} here" in capsys.readouterr().err
+    del older["dev_scorer"]
+    unknown = tmp_path / "unknown.json"
+    unknown.write_text(json.dumps(older), encoding="utf-8")
+    assert _bench("summarize", str(test_run), "--calibration", str(unknown), "--no-plots") == 0
+    summary = json.loads((test_run / "summary.json").read_text(encoding="utf-8"))
+    assert summary["calibration"]["dev_scorer"] is None

@@ -40,12 +40,18 @@ def _calibrate(args: argparse.Namespace) -> int:
         backwards_note,
         dev_pairs,
         fit_calibration,
+        run_scorer,
         write_calibration,
     )
 
     truth, raw = dev_pairs(args.dev_run)
     calibration = fit_calibration(
-        truth, raw, target=args.target, method=args.method, dev_run=str(args.dev_run)
+        truth,
+        raw,
+        target=args.target,
+        method=args.method,
+        dev_run=str(args.dev_run),
+        dev_scorer=run_scorer(args.dev_run),
     )
     out = args.out or args.dev_run / f"calibration-{args.target.replace('@', '-at-')}.json"
     write_calibration(calibration, out)

@@ -58,7 +58,7 @@ from ..runs import (
     fingerprint,
     run_all,
 )
-from .defaults import DEFAULT_VERIFIER
+from .defaults import DEFAULT_VERIFIER, MODEL_FREE_CHECKERS
 from .metering import MeteredModel, metering
 from .oracle import label_with_oracle
 from .patterns import PatternContext, PatternName, PatternSettings, get_pattern
@@ -80,8 +80,6 @@ if TYPE_CHECKING:
     from .checkers.single_pass import SinglePassConfig
     from .summary import SummaryTally
 
-# claim checkers that need no model, by the name --verifier takes
-MODEL_FREE_CHECKERS = ("lexical", "learned")
 SKIPPED_FILE = "skipped_records.jsonl"
 CHUNK_SIZE = 256  # records in flight per batch: bounds memory on files of any size
 
@@ -170,6 +168,12 @@ class BenchmarkConfig(BaseModel):
     def public_dump(self) -> dict[str, Any]:
         """The config as recorded in run.json and summary.json (no secrets: keys are excluded)."""
         return self.model_dump(mode="json")
+
+    def scorer(self) -> dict[str, str]:
+        """What makes this run's ``p_error`` (:func:`assay.verify.calibration.scorer_of`)."""
+        from .calibration import scorer_of
+
+        return scorer_of(self.public_dump(), _checker_version(self.verifier).get("checker_version"))
 
 
 def _claim_check_protocol(config: BenchmarkConfig) -> dict[str, Any]:
@@ -302,7 +306,9 @@ def _run_locked(
     # finished work opens no model; a model the run needs and cannot open stops it here
     from .calibration import CALIBRATION_FILE, check_adoption
 
-    adopt = calibration is not None and check_adoption(calibration, config.out_dir, replace=False)
+    adopt = calibration is not None and check_adoption(
+        calibration, config.out_dir, replace=False, scorer=config.scorer()
+    )
     models = _open_models(config, backends or {}, plan.generates) if todo else {}
     if adopt and calibration is not None:  # the first write: every check has passed
         shutil.copyfile(calibration, config.out_dir / CALIBRATION_FILE)

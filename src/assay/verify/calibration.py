@@ -13,6 +13,10 @@ The file (:class:`Calibration`) is applied by ``assay bench run --calibration FI
 ``p_error`` at the file's threshold, and records which file it used. The map is non-decreasing,
 so "calibrated p_error >= threshold" is the same decision as "raw p_error >= raw_threshold":
 ``bench run`` gates answers (pass / revise) with ``raw_threshold``.
+
+A map is fitted on one scorer's ``p_error``: the file records what made the dev run's
+(:func:`scorer_of`: the pattern, the deciding verifier and its version, the claim splitter), and
+a run whose ``p_error`` is made otherwise refuses it.
 """
 
 from __future__ import annotations
@@ -22,9 +26,9 @@ import itertools
 import json
 import re
 import shutil
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Final, Literal
+from typing import Annotated, Any, Final, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -32,6 +36,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 
 from ..errors import ConfigError
 from ..metrics import roc_auc_score
+from ..runs import read_run_json
+from .defaults import MODEL_FREE_CHECKERS
 from .results import RESULTS_FILE, iter_results
 
 CALIBRATION_KIND: Final = "assay.calibration"
@@ -64,6 +70,8 @@ class Calibration(BaseModel):
     dev_run: str
     dev_n: int = Field(ge=0)
     dev_value: float  # the target's value on the dev run at the threshold (in fit)
+    # what made the dev run's p_error (scorer_of); None in files from before it was recorded
+    dev_scorer: dict[str, str] | None = None
 
     @field_validator("knots_x", "knots_y")
     @classmethod
@@ -110,8 +118,50 @@ def dev_pairs(run_dir: Path) -> tuple[npt.NDArray[np.bool_], Array]:
     return np.array(truth, dtype=bool), np.array(scores, dtype=np.float64)
 
 
+def scorer_of(config: Mapping[str, Any], checker_version: str | None) -> dict[str, str]:
+    """What makes a run's ``p_error``, from its config: the pattern, the verifier that decides
+    (the model-free primary of ``checker+model``: the model gives only a second opinion), the
+    checker's version, how claims are split and, for a model verifier, how it is asked. A map
+    fitted on one scorer's ``p_error`` means nothing on another's."""
+    verifier = str(config.get("verifier"))
+    first, plus, _ = verifier.partition("+")
+    decider = first if plus and first in MODEL_FREE_CHECKERS else verifier
+    scorer = {
+        "pattern": str(config.get("pattern")),
+        "verifier": decider,
+        "claim_splitter": str(config.get("claim_splitter", "rules")),
+    }
+    if config.get("claim_splitter") == "model" and config.get("splitter"):
+        scorer["splitter"] = str(config["splitter"])
+    if checker_version:
+        scorer["checker_version"] = checker_version
+    if decider not in MODEL_FREE_CHECKERS:
+        for key in ("claim_check", "claim_template", "claim_evidence_cut", "checker_votes"):
+            if key in config:
+                scorer[key] = str(config[key])
+    return scorer
+
+
+def run_scorer(run_dir: Path) -> dict[str, str] | None:
+    """:func:`scorer_of` a run, from its run.json (None without one)."""
+    data = read_run_json(run_dir)
+    config = data.get("config") if data else None
+    if not isinstance(config, dict):
+        return None
+    models = data.get("models") if data else None
+    verifier = models.get("verifier") if isinstance(models, dict) else None
+    version = verifier.get("checker_version") if isinstance(verifier, dict) else None
+    return scorer_of(config, version if isinstance(version, str) else None)
+
+
 def fit_calibration(
-    truth: npt.NDArray[np.bool_], raw: Array, *, target: str, method: Method, dev_run: str
+    truth: npt.NDArray[np.bool_],
+    raw: Array,
+    *,
+    target: str,
+    method: Method,
+    dev_run: str,
+    dev_scorer: dict[str, str] | None = None,
 ) -> Calibration:
     """Fit the map on ``raw`` and choose the threshold for ``target`` (see the module doc)."""
     if not _TARGET.match(target):
@@ -135,7 +185,12 @@ def fit_calibration(
     threshold, value = _best_threshold(truth, calibrated, target)
     raw_threshold = _raw_threshold(raw, calibrated, threshold)
     return mapped.model_copy(
-        update={"threshold": threshold, "raw_threshold": raw_threshold, "dev_value": value}
+        update={
+            "threshold": threshold,
+            "raw_threshold": raw_threshold,
+            "dev_value": value,
+            "dev_scorer": dev_scorer,
+        }
     )
 
 
@@ -284,17 +339,22 @@ def run_calibration(run_dir: Path) -> Calibration | None:
 
 def adopt_calibration(path: Path, run_dir: Path, *, replace: bool) -> None:
     """Keep a copy of the calibration file in the run, so its summary is rebuilt with it
-    (checked whole first, by :func:`check_adoption`)."""
-    if check_adoption(path, run_dir, replace=replace):
+    (checked whole first, by :func:`check_adoption`, against the run's recorded scorer)."""
+    if check_adoption(path, run_dir, replace=replace, scorer=run_scorer(run_dir)):
         run_dir.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, run_dir / CALIBRATION_FILE)
 
 
-def check_adoption(path: Path, run_dir: Path, *, replace: bool) -> bool:
+def check_adoption(
+    path: Path, run_dir: Path, *, replace: bool, scorer: dict[str, str] | None
+) -> bool:
     """Whether the run should keep a copy of ``path`` (False: it already has this one).
-    ``bench run`` (``replace=False``) refuses to swap the file of a run that has results: its
-    answers were gated with the old file's threshold; ``bench summarize`` may re-score."""
+    A file fitted on another scorer's ``p_error`` than the run's (``scorer``; None: unknown)
+    is refused. ``bench run`` (``replace=False``) refuses to swap the file of a run that has
+    results: its answers were gated with the old file's threshold; ``bench summarize`` may
+    re-score."""
     new = read_calibration(path)
+    _check_scorer(new, path, run_dir, scorer)
     kept = run_dir / CALIBRATION_FILE
     if path.resolve() == kept.resolve():
         return False
@@ -306,6 +366,24 @@ def check_adoption(path: Path, run_dir: Path, *, replace: bool) -> bool:
                 f"{run_dir}: its results were made with {made_with}; use a new --out_dir"
             )
     return True
+
+
+def _check_scorer(
+    calibration: Calibration, path: Path, run_dir: Path, scorer: dict[str, str] | None
+) -> None:
+    fitted = calibration.dev_scorer
+    if fitted is None or scorer is None or fitted == scorer:
+        return
+    differ = "; ".join(
+        f"{key} {fitted.get(key, '(none)')} there, {scorer.get(key, '(none)')} here"
+        for key in sorted(fitted.keys() | scorer.keys())
+        if fitted.get(key) != scorer.get(key)
+    )
+    raise ConfigError(
+        f"{path}: fitted on the p_error of {calibration.dev_run}, which was made otherwise than "
+        f"{run_dir}'s ({differ}); fit a map on a dev run made like this one "
+        "(assay bench calibrate DEV_RUN)"
+    )
 
 
 def write_calibration(calibration: Calibration, path: Path) -> None:
@@ -324,4 +402,5 @@ def calibration_record(calibration: Calibration, source: Path | str) -> dict[str
         "raw_threshold": calibration.raw_threshold,
         "dev_run": calibration.dev_run,
         "dev_n": calibration.dev_n,
+        "dev_scorer": calibration.dev_scorer,
     }
