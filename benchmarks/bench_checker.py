@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import statistics
@@ -66,8 +67,36 @@ def worker(data_dir: Path, repeats: int) -> dict[str, Any]:
         quality = _quality(LearnedChecker(), records)
         if name in TIMED:
             quality["timing"] = _timing(records, repeats)
+        if name == "wice":
+            quality["run_on"] = _run_on(records[:RUN_ON_PAGES], repeats)
         out[name] = quality
     return out
+
+
+RUN_ON_PAGES = 10
+RUN_ON_CLAUSES = 800
+
+
+def _run_on(records: list[Any], repeats: int) -> dict[str, float]:
+    """The worst case of a long claim: one sentence of RUN_ON_CLAUSES copies of a short clause
+    from the page ("the first four words of its first sentence, ..."), which one window holds
+    but which names too little to be a copied run; ms for one check (the best of ``repeats``,
+    caches cleared before each), median and max over the pages."""
+    from assay.verify.checkers.learned import LearnedChecker
+    from assay.verify.types import Claim
+
+    times: list[float] = []
+    for record in records:
+        clause = " ".join(record.evidence[0].text.split()[:4]).rstrip(",.;:")
+        claim = Claim(text=", ".join([clause] * RUN_ON_CLAUSES) + ".")
+        best = math.inf
+        for _ in range(repeats):
+            _clear_caches()
+            start = time.perf_counter()
+            LearnedChecker().check_sync(claim, record.evidence)
+            best = min(best, 1000 * (time.perf_counter() - start))
+        times.append(best)
+    return {"median_ms": statistics.median(times), "max_ms": max(times)}
 
 
 def _timing(records: list[Any], repeats: int) -> dict[str, float]:
@@ -205,6 +234,13 @@ def table(today: dict[str, Any], after: dict[str, Any]) -> str:
         lines.append(
             f"| {name} | {b['claims']} | {_ms(a)} | {_ms(b)} "
             f"| {a['median_ms'] / b['median_ms']:.1f}x |"
+        )
+    if "run_on" in today["wice"] and "run_on" in after["wice"]:
+        a, b = today["wice"]["run_on"], after["wice"]["run_on"]
+        lines.append(
+            f"| wice run-on claims ({RUN_ON_CLAUSES} clauses, {RUN_ON_PAGES} pages; median / max) "
+            f"| {RUN_ON_PAGES} | {a['median_ms']:.1f} / {a['max_ms']:.1f} "
+            f"| {b['median_ms']:.1f} / {b['max_ms']:.1f} | {a['median_ms'] / b['median_ms']:.1f}x |"
         )
     lines += [
         "",

@@ -313,6 +313,66 @@ def test_a_copied_run_is_left_out_only_when_it_is_long_enough() -> None:
     )
 
 
+def _runs_grown_afresh(pieces: list[str], index: Any) -> list[str]:
+    """The copied-run rule as defined: from each start, grow the longest held run anew."""
+    from assay.verify.checkers._learned_text import text_stats
+    from assay.verify.checkers.learned import COPIED_RUN_ITEMS, _one_window_holds
+
+    kept, start = [], 0
+    while start < len(pieces):
+        end, items = start, frozenset[str]()
+        while end < len(pieces):
+            grown = items | text_stats(pieces[end]).items
+            if not _one_window_holds(grown, index):
+                break
+            items, end = grown, end + 1
+        if len(items) >= COPIED_RUN_ITEMS:
+            start = end
+        else:
+            kept.append(pieces[start])
+            start += 1
+    return kept
+
+
+def test_the_copied_run_search_is_linear_in_the_pieces(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run-on sentence of many short clauses that the evidence holds together but that name
+    too little to be a copied run: growing every start afresh tested one window per pair of
+    pieces (320,400 tests, about a second, for 800 clauses). The search carries the held pieces
+    over: at most two window tests per piece, and the same pieces kept as by the definition,
+    here and on random sentences that do hold copied runs."""
+    import random
+
+    from assay.verify.checkers import learned
+    from assay.verify.checkers._align import evidence_index
+    from assay.verify.checkers._learned_text import claim_pieces
+
+    page = "Paris is in France. Lyon is a city in France, on the river Rhone, north of Marseille."
+    index = evidence_index([Evidence(evidence_id="e1", text=page)])
+    pieces = claim_pieces(", ".join(["Paris is in France"] * 800) + ", and Lyon is on the Rhone")
+    tests = 0
+    window_holds = learned._one_window_holds
+
+    def counted(items: frozenset[str], at: Any) -> bool:
+        nonlocal tests
+        tests += 1
+        return window_holds(items, at)
+
+    monkeypatch.setattr(learned, "_one_window_holds", counted)
+    kept = learned.without_copied_runs(pieces, index)
+    assert len(pieces) == 801 and tests <= 2 * len(pieces)
+    monkeypatch.undo()
+    assert kept == _runs_grown_afresh(pieces, index)
+    words = "Paris France Lyon city river Rhone north Marseille is in on the of".split()
+    rng = random.Random(0)
+    left_out = 0
+    for _ in range(500):
+        sentence = [" ".join(rng.choices(words, k=rng.randint(1, 4))) for _ in range(12)]
+        kept = learned.without_copied_runs(sentence, index)
+        assert kept == _runs_grown_afresh(sentence, index)
+        left_out += len(kept) < len(sentence)
+    assert left_out > 50  # the random sentences do hold copied runs
+
+
 def test_a_sentence_is_scored_without_its_copied_run_only_when_the_rest_names_something() -> None:
     """What remains once a copied run is out is scored on its own when it holds a name or a
     number (a false statement about something); a generated answer's framing around a copied

@@ -36,6 +36,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -140,21 +141,32 @@ def without_copied_runs(pieces: Sequence[str], index: EvidenceIndex) -> list[str
     """``pieces`` without each longest run of consecutive pieces whose content items (or their
     synonyms) one window holds together (an evidence sentence, or two adjacent ones), where the
     run has at least :data:`COPIED_RUN_ITEMS` items. A claim is supported only if what remains
-    is too."""
+    is too.
+
+    The run from each start is the longest one held; a later start's run reaches at least as
+    far (fewer items are held wherever more are), so the search carries the held pieces over
+    and tests only what lies beyond them: one window test per piece and start at most once,
+    linear in the pieces, where growing every start afresh was quadratic (a run-on sentence of
+    800 short copied clauses took about a second)."""
+    items_of = [text_stats(p).items for p in pieces]
     kept: list[str] = []
-    start = 0
+    held: Counter[str] = Counter()  # items of pieces[start:end], which one window holds
+    start = end = 0
     while start < len(pieces):
-        end, items = start, frozenset[str]()
-        while end < len(pieces):
-            grown = items | text_stats(pieces[end]).items
-            if not _one_window_holds(grown, index):
-                break
-            items, end = grown, end + 1
+        items = frozenset(held)
+        while end < len(pieces) and _one_window_holds(items | items_of[end], index):
+            items |= items_of[end]
+            held.update(items_of[end])
+            end += 1
         if len(items) >= COPIED_RUN_ITEMS:
-            start = end  # a copied run: left out
-        else:
-            kept.append(pieces[start])
-            start += 1
+            start, held = end, Counter()  # a copied run: left out
+            continue
+        kept.append(pieces[start])
+        if end > start:
+            held.subtract(items_of[start])
+            held = +held  # items no piece of the run has any more go
+        start += 1
+        end = max(end, start)
     return kept
 
 
