@@ -362,7 +362,21 @@ def test_the_copied_run_search_is_linear_in_the_pieces(monkeypatch: pytest.Monke
     assert len(pieces) == 801 and tests <= 2 * len(pieces)
     monkeypatch.undo()
     assert kept == _runs_grown_afresh(pieces, index)
-    words = "Paris France Lyon city river Rhone north Marseille is in on the of".split()
+    words = [
+        "Paris",
+        "France",
+        "Lyon",
+        "city",
+        "river",
+        "Rhone",
+        "north",
+        "Marseille",
+        "is",
+        "in",
+        "on",
+        "the",
+        "of",
+    ]
     rng = random.Random(0)
     left_out = 0
     for _ in range(500):
@@ -632,3 +646,26 @@ def test_an_answer_rechecked_against_its_citations_explains_that_check() -> None
     assert check.evidence_window == cited.text
     assert set(check.missing_words) == {"film", "premiered", "2016"}
     assert check.deciding_features != whole.deciding_features
+
+
+def test_a_claim_it_cannot_read_is_a_failure_with_its_reason_not_a_score() -> None:
+    """The checker compares words. A claim mostly in a script written without spaces between
+    words is one "word" per phrase to it, so a true claim would score as false: it is a failure
+    with its reason instead. An English claim that names something in such a script is still
+    checked. A claim with no word to compare ("No.") keeps the empty claim's score, and its
+    explanation says that nothing was compared."""
+    from assay.verify.checkers.learned import UNREAD
+
+    page = [
+        Evidence(
+            evidence_id="e1",
+            text="北京是中华人民共和国的首都。 Beijing (北京) is the capital of China.",
+        )
+    ]
+    checker = LearnedChecker()
+    unread = checker.check_sync(Claim(text="北京是中国的首都。"), page)
+    assert unread.failure == UNREAD and unread.p_supported is None and unread.label == "uncertain"
+    named = checker.check_sync(Claim(text="Beijing (北京) is the capital of China."), page)
+    assert named.failure is None and named.label == "supported"
+    bare = checker.check_sync(Claim(text="No."), page)
+    assert bare.failure is None and bare.rationale.startswith("no word to compare")

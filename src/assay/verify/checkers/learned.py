@@ -51,6 +51,7 @@ from ._learned_text import (
     split_claim_sentences,
     surface_words,
     text_stats,
+    unsegmented_share,
 )
 from ._synonyms import forms_in, synonym_in
 
@@ -89,6 +90,11 @@ DECIDING = 4  # features kept in a check's explanation
 MISSING_SHOWN = 5  # missing claim words kept in a check's explanation, heaviest first
 # A run of a claim sentence's pieces that one evidence window holds whole is left out when it
 # has at least this many content items (a copied name or date stays: docs/learned-checker.md).
+UNREAD = (
+    "not checked: the claim is mostly in a script written without spaces between words "
+    "(Chinese, Japanese, Thai, ...), which the learned checker cannot split into the words it "
+    "compares; use a model verifier"
+)
 COPIED_RUN_ITEMS = 5
 COPIED_SHOWN = 80  # characters of a left-out run quoted in a check's explanation
 
@@ -365,7 +371,11 @@ class LearnedChecker:
         return self.check_sync(claim, evidence)
 
     def check_sync(self, claim: Claim, evidence: Sequence[Evidence]) -> ClaimCheck:
-        """The same verdict without the event loop (the checker does no I/O)."""
+        """The same verdict without the event loop (the checker does no I/O). A claim mostly
+        in a script written without spaces between words is a failure, not a score: the
+        checker compares words and cannot find them there."""
+        if unsegmented_share(claim.text) > 0.5:
+            return ClaimCheck(claim=claim, label="uncertain", checker=self.name, failure=UNREAD)
         return self.verdict(claim, claim_vectors(claim.text, evidence))
 
     def verdict(self, claim: Claim, vectors: Sequence[FeatureVector]) -> ClaimCheck:
@@ -386,7 +396,7 @@ class LearnedChecker:
             supporting_ids=supporting,
             cited_supporting_ids=tuple(i for i in claim.cited_ids if i in supporting),
             checker=self.name,
-            rationale=_rationale(vector, deciding, missing, synonyms),
+            rationale=_rationale(vector, deciding, missing, synonyms, claim.text),
             evidence_window=" … ".join(w.text for w in vector.windows) or None,
             deciding_features=deciding,
             missing_words=missing,
@@ -411,14 +421,22 @@ def _rationale(
     deciding: Sequence[tuple[str, float]],
     missing: Sequence[str],
     synonyms: Sequence[tuple[str, str]],
+    claim_text: str,
 ) -> str:
     """The check in words: how much of the claim the evidence holds, the claim's words it
-    lacks (as the claim writes them), those it has only as a synonym, and what decided."""
+    lacks (as the claim writes them), those it has only as a synonym, and what decided. A
+    claim with no word to compare ("No.") says so: its score is the one the weights give
+    an empty claim, not a finding."""
     values = dict(zip(FEATURE_NAMES, vector.values, strict=True))
     parts = [
         f"{values['idf_recall_all']:.0%} of the claim's IDF weight found in the evidence "
         "(synonyms count)"
     ]
+    if not text_stats(claim_text).items:
+        parts = [
+            "no word to compare with the evidence (only stopwords, negations or punctuation): "
+            "the score of an empty claim"
+        ]
     if values["numbers_missing_all_frac"]:
         parts.append(f"{values['numbers_missing_all_frac']:.0%} of its numbers in no evidence")
     if values["names_missing_all"]:
