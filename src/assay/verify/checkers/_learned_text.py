@@ -284,21 +284,6 @@ def text_stats(text: str) -> TextStats:
     )
 
 
-# Scripts written without spaces between words (Chinese, Japanese kana, Thai, Lao, Burmese,
-# Khmer): the tokenizer reads a whole phrase as one word, so nothing in it can match.
-_UNSEGMENTED = re.compile(
-    "[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff]"
-)
-
-
-def unsegmented_share(text: str) -> float:
-    """The share of ``text``'s letters in scripts written without spaces between words."""
-    letters = [c for c in text if c.isalpha()]
-    if not letters:
-        return 0.0
-    return sum(1 for c in letters if _UNSEGMENTED.match(c)) / len(letters)
-
-
 def surface_words(text: str) -> dict[str, str]:
     """Content item -> the words of ``text`` that first gave it, as written (``#5/19`` ->
     "May 19", ``#2000000`` -> "2 million", ``britai`` -> "British"): explanations show a reader

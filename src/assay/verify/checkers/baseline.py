@@ -43,6 +43,7 @@ from dataclasses import dataclass
 
 from ..types import Claim, ClaimCheck, ClaimLabel, Evidence
 from ._lexical import TextFeatures, features
+from ._scripts import unreadable
 from ._sentences import split_evidence
 
 LEXICAL_VERSION = "lexical-2"
@@ -96,7 +97,10 @@ class LexicalChecker:
         return self.check_sync(claim, evidence)
 
     def check_sync(self, claim: Claim, evidence: Sequence[Evidence]) -> ClaimCheck:
-        """The same verdict without the event loop (the checker does no I/O)."""
+        """The same verdict without the event loop (the checker does no I/O); a claim it
+        cannot read (:mod:`._scripts`) is a failure with its reason."""
+        if reason := unreadable(claim.text, self.name):
+            return ClaimCheck(claim=claim, label="uncertain", checker=self.name, failure=reason)
         score = self.score(claim.text, evidence)
         label = self.label_of(score.p_supported)
         supporting = score.evidence_ids if label == "supported" else ()

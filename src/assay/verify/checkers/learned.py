@@ -51,8 +51,8 @@ from ._learned_text import (
     split_claim_sentences,
     surface_words,
     text_stats,
-    unsegmented_share,
 )
+from ._scripts import unreadable
 from ._synonyms import forms_in, synonym_in
 
 # learned-1: whole-page greedy cover, no IDF, no calibration; learned-2: the features below
@@ -90,11 +90,6 @@ DECIDING = 4  # features kept in a check's explanation
 MISSING_SHOWN = 5  # missing claim words kept in a check's explanation, heaviest first
 # A run of a claim sentence's pieces that one evidence window holds whole is left out when it
 # has at least this many content items (a copied name or date stays: docs/learned-checker.md).
-UNREAD = (
-    "not checked: the claim is mostly in a script written without spaces between words "
-    "(Chinese, Japanese, Thai, ...), which the learned checker cannot split into the words it "
-    "compares; use a model verifier"
-)
 COPIED_RUN_ITEMS = 5
 COPIED_SHOWN = 80  # characters of a left-out run quoted in a check's explanation
 
@@ -374,8 +369,8 @@ class LearnedChecker:
         """The same verdict without the event loop (the checker does no I/O). A claim mostly
         in a script written without spaces between words is a failure, not a score: the
         checker compares words and cannot find them there."""
-        if unsegmented_share(claim.text) > 0.5:
-            return ClaimCheck(claim=claim, label="uncertain", checker=self.name, failure=UNREAD)
+        if reason := unreadable(claim.text, self.name):
+            return ClaimCheck(claim=claim, label="uncertain", checker=self.name, failure=reason)
         return self.verdict(claim, claim_vectors(claim.text, evidence))
 
     def verdict(self, claim: Claim, vectors: Sequence[FeatureVector]) -> ClaimCheck:
