@@ -39,6 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +71,37 @@ def worker(data_dir: Path, repeats: int) -> dict[str, Any]:
         if name == "wice":
             quality["run_on"] = _run_on(records[:RUN_ON_PAGES], repeats)
         out[name] = quality
+    out["long_inputs"] = _long_inputs()
+    return out
+
+
+def _long_inputs() -> dict[str, float]:
+    """ms for one call on inputs a regular expression or a sort could make quadratic (timed
+    once: before the fixes of 2026-11-24 these took seconds)."""
+    from assay.instructions.language import detect_language
+    from assay.verify.checkers.learned import LearnedChecker
+    from assay.verify.types import Claim, Evidence
+
+    page = [Evidence(evidence_id="e1", text="It opened in 1932. It is 503 metres long.")]
+    unspaced = "QmFzZTY0" * 5000  # 40,000 characters without a space (a pasted blob)
+    numbers = " ".join(str(i) for i in range(20000)) + "."
+    calls: dict[str, Callable[[], object]] = {
+        "learned: claim of 40,000 characters without a space": lambda: LearnedChecker().check_sync(
+            Claim(text=unspaced), page
+        ),
+        "learned: claim of 20,000 numbers": lambda: LearnedChecker().check_sync(
+            Claim(text=numbers), page
+        ),
+        "instructions: language of 40,000 characters without a space": lambda: detect_language(
+            unspaced
+        ),
+    }
+    out = {}
+    for label, call in calls.items():
+        _clear_caches()
+        start = time.perf_counter()
+        call()
+        out[label] = 1000 * (time.perf_counter() - start)
     return out
 
 
@@ -242,6 +274,11 @@ def table(today: dict[str, Any], after: dict[str, Any]) -> str:
             f"| {RUN_ON_PAGES} | {a['median_ms']:.1f} / {a['max_ms']:.1f} "
             f"| {b['median_ms']:.1f} / {b['max_ms']:.1f} | {a['median_ms'] / b['median_ms']:.1f}x |"
         )
+    if "long_inputs" in today and "long_inputs" in after:
+        lines += ["", "| long input | today ms | after ms |", "|---|---:|---:|"]
+        for label, ms in after["long_inputs"].items():
+            before = today["long_inputs"].get(label, math.nan)
+            lines.append(f"| {label} | {before:.1f} | {ms:.1f} |")
     lines += [
         "",
         "| data | n | today BAcc / AUROC / ECE | after BAcc / AUROC / ECE "

@@ -160,6 +160,8 @@ def test_capital_word_frequency_counts_all_caps_tokens() -> None:
         ("यो राम्रो किताब हो र मलाई पनि मन पर्छ।", "ne"),
         ("बिहान बिराटनगरको संस्कृति भ्रमण गर्नुहोस्। होटलमा आराम गर्नुहोस्।", "ne"),
         ("Name: Jo Doe\nEmail: jo@mail.com", None),  # not "pt" for the "com"
+        # an address right after a tag is no more language than one after a space
+        ("<p class='x'>jo@correio.com.br</p> The cat sat on the mat and it was happy.", "en"),
         ("Это хорошая книга, и мы её читаем.", "ru"),
         ("Това е хубава книга и ние я четем със удоволствие, ъгъл.", "bg"),
         ("هذه مدينة جميلة في الصباح.", "ar"),

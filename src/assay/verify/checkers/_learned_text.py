@@ -314,7 +314,9 @@ def _as_written(token: str) -> str:
 
 # A claim's sentences: any sentence-final mark followed by space ends one, whatever comes next
 # (padding may start in lower case or with a bracket), except after an initial or a title.
-_CLAIM_BREAK = re.compile(r"(\S*)[.!?][\"'”’)\]]*\s+(?=\S)")
+# The word before the mark starts after a space: tried from inside a long run of non-space
+# characters, "\S*" would scan the rest of the run again from every one of them.
+_CLAIM_BREAK = re.compile(r"(?<!\S)(\S*)[.!?][\"'”’)\]]*\s+(?=\S)")
 _NOT_AN_END = _words("mr mrs ms dr st jr sr vs no co inc etc e.g i.e")
 
 
