@@ -77,7 +77,9 @@ def worker(data_dir: Path, repeats: int) -> dict[str, Any]:
 
 def _long_inputs() -> dict[str, float]:
     """ms for one call on inputs a regular expression or a sort could make quadratic (timed
-    once: before the fixes of 2026-11-24 these took seconds)."""
+    once: before the fixes of 2026-11-24 these took seconds): the learned checker, and two
+    instruction checks that scan a response."""
+    from assay.instructions.format_checks import number_placeholders
     from assay.instructions.language import detect_language
     from assay.verify.checkers.learned import LearnedChecker
     from assay.verify.types import Claim, Evidence
@@ -94,6 +96,9 @@ def _long_inputs() -> dict[str, float]:
         ),
         "instructions: language of 40,000 characters without a space": lambda: detect_language(
             unspaced
+        ),
+        "instructions: placeholders in a line of 20,000 '['": lambda: number_placeholders(
+            "[" * 20000, {"num_placeholders": 1}, ""
         ),
     }
     out = {}

@@ -107,11 +107,17 @@ def title(response: str, kwargs: Mapping[str, Any], prompt: str) -> CheckResult:
 # --- detectable_content ------------------------------------------------------------------
 
 
+_PLACEHOLDER = re.compile(r"\[[^\[\]\n]*\]")
+
+
 def number_placeholders(response: str, kwargs: Mapping[str, Any], prompt: str) -> CheckResult:
     """At least N square-bracket placeholders like ``[name]``."""
     reject_unknown(kwargs, frozenset({"num_placeholders"}))
     expected = require_int(kwargs, "num_placeholders", minimum=1)
-    found = len(re.findall(r"\[.*?\]", response))
+    # the same count as "\[.*?\]" (each "]" closing a "[" of its line since the last match),
+    # but a scan from each "[" stops at the next bracket: "\[.*?\]" rescanned the rest of the
+    # line from every "[" (3 s on a line of 20,000 of them)
+    found = len(_PLACEHOLDER.findall(response))
     return verdict(found >= expected, f"{found} [placeholders], expected >= {expected}")
 
 
