@@ -79,7 +79,7 @@ def _long_inputs() -> dict[str, float]:
     """ms for one call on inputs a regular expression or a sort could make quadratic (timed
     once: before the fixes of 2026-11-24 these took seconds): the learned checker, and two
     instruction checks that scan a response."""
-    from assay.instructions.format_checks import number_placeholders
+    from assay.instructions.format_checks import number_bullet_lists, number_placeholders
     from assay.instructions.language import detect_language
     from assay.verify.checkers.learned import LearnedChecker
     from assay.verify.types import Claim, Evidence
@@ -87,6 +87,7 @@ def _long_inputs() -> dict[str, float]:
     page = [Evidence(evidence_id="e1", text="It opened in 1932. It is 503 metres long.")]
     unspaced = "QmFzZTY0" * 5000  # 40,000 characters without a space (a pasted blob)
     numbers = " ".join(str(i) for i in range(20000)) + "."
+    spaced = "It opened" + " " * 20000 + "in 1932."  # a model's degenerate white space
     calls: dict[str, Callable[[], object]] = {
         "learned: claim of 40,000 characters without a space": lambda: LearnedChecker().check_sync(
             Claim(text=unspaced), page
@@ -94,11 +95,17 @@ def _long_inputs() -> dict[str, float]:
         "learned: claim of 20,000 numbers": lambda: LearnedChecker().check_sync(
             Claim(text=numbers), page
         ),
+        "learned: claim with a run of 20,000 spaces": lambda: LearnedChecker().check_sync(
+            Claim(text=spaced), page
+        ),
         "instructions: language of 40,000 characters without a space": lambda: detect_language(
             unspaced
         ),
         "instructions: placeholders in a line of 20,000 '['": lambda: number_placeholders(
             "[" * 20000, {"num_placeholders": 1}, ""
+        ),
+        "instructions: bullets after 20,000 blank lines": lambda: number_bullet_lists(
+            "\n" * 20000 + "* one", {"num_bullets": 1}, ""
         ),
     }
     out = {}

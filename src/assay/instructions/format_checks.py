@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from .types import (
@@ -28,7 +28,9 @@ def _preview(text: str, limit: int = 60) -> str:
 
 # --- detectable_format -------------------------------------------------------------------
 
-_BULLET = re.compile(r"^\s*(?:\*(?!\*)|-)", re.MULTILINE)
+# indentation within the line: "\s*" from every line start crossed the blank lines after it
+# (quadratic in a run of them) and counted each bullet once all the same
+_BULLET = re.compile(r"^[^\S\n]*(?:\*(?!\*)|-)", re.MULTILINE)
 
 
 def number_bullet_lists(response: str, kwargs: Mapping[str, Any], prompt: str) -> CheckResult:
@@ -52,7 +54,9 @@ def constrained_response(response: str, kwargs: Mapping[str, Any], prompt: str) 
     return failed(f"contains none of {list(_CONSTRAINED)}")
 
 
-_FENCE = re.compile(r"^```(?:json|javascript|JSON|Json)?\s*|\s*```$")
+# the closing fence's white space is taken from where it starts ("\s*" tried from each
+# character of a long run of it was quadratic)
+_FENCE = re.compile(r"^```(?:json|javascript|JSON|Json)?\s*|(?:(?<!\s)\s+)?```$")
 
 
 def json_format(response: str, kwargs: Mapping[str, Any], prompt: str) -> CheckResult:
@@ -92,16 +96,26 @@ def number_highlighted_sections(
     return verdict(found >= expected, f"{found} highlighted spans, expected >= {expected}")
 
 
-_TITLE = re.compile(r"<<([^\n]+?)>>")
-
-
 def title(response: str, kwargs: Mapping[str, Any], prompt: str) -> CheckResult:
     """A title in double angular brackets, ``<<like this>>``, on one line."""
     reject_unknown(kwargs, _NONE)
-    for match in _TITLE.finditer(response):
-        if match.group(1).strip():
-            return passed(f"title <<{match.group(1).strip()}>>")
+    for found in _titles(response):
+        if found.strip():
+            return passed(f"title <<{found.strip()}>>")
     return failed("no non-empty <<title>> found")
+
+
+def _titles(text: str) -> Iterator[str]:
+    """What ``<<([^\n]+?)>>`` finds, in order, in one pass over each line (the pattern tried
+    from every "<<" of a line without ">>" rescanned the rest of the line each time)."""
+    for line in text.split("\n"):
+        start = line.find("<<")
+        while start >= 0:
+            end = line.find(">>", start + 3)  # at least one character between
+            if end < 0:
+                break  # no later "<<" of this line has a ">>" after it either
+            yield line[start + 2 : end]
+            start = line.find("<<", end + 2)
 
 
 # --- detectable_content ------------------------------------------------------------------

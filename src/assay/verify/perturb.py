@@ -47,7 +47,9 @@ BUCKETS = (
 )
 WRONG_CITATION_MAX_RECALL = 0.5
 
-_MARKER_RE = re.compile(r"\s*\[\s*cite\s*:[^\[\]]*\]", re.IGNORECASE)
+# White space before a marker or a clause is taken from where it starts: "\s*" tried from each
+# character of a long run of it rescanned the run every time (quadratic).
+_MARKER_RE = re.compile(r"(?:(?<!\s)\s+)?\[\s*cite\s*:[^\[\]]*\]", re.IGNORECASE)
 _NUMBER_RE = re.compile(
     r"(?<![\w.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w])|(?<![\w.,])\d+(?:\.\d+)?(?![\w])"
 )
@@ -64,7 +66,8 @@ _QUANTIFIERS = (
 )
 _DATED_EVENT = re.compile(r"\b(?:in|during|since) (1[5-9]\d\d|20\d\d)\b")
 _QUALIFYING_CLAUSE = re.compile(
-    r",?\s*\b(?:if|unless|provided that|as long as|only when|only if|except when|when)\b[^.;,]*",
+    r"(?:,\s*|(?<!\s)\s+)?"
+    r"\b(?:if|unless|provided that|as long as|only when|only if|except when|when)\b[^.;,]*",
     re.IGNORECASE,
 )
 _ONLY = re.compile(r"\bonly\s+", re.IGNORECASE)
