@@ -104,8 +104,8 @@ def _long_inputs() -> dict[str, float]:
         "instructions: placeholders in a line of 20,000 '['": lambda: number_placeholders(
             "[" * 20000, {"num_placeholders": 1}, ""
         ),
-        "instructions: bullets after 20,000 blank lines": lambda: number_bullet_lists(
-            "\n" * 20000 + "* one", {"num_bullets": 1}, ""
+        "instructions: bullets in 20,000 blank lines and no bullet": lambda: number_bullet_lists(
+            "\n" * 20000 + "one", {"num_bullets": 1}, ""
         ),
     }
     out = {}
