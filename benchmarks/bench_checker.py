@@ -77,10 +77,12 @@ def worker(data_dir: Path, repeats: int) -> dict[str, Any]:
 
 def _long_inputs() -> dict[str, float]:
     """ms for one call on inputs a regular expression or a sort could make quadratic (timed
-    once: before the fixes of 2026-11-24 these took seconds): the learned checker, and two
-    instruction checks that scan a response."""
+    once: before the fixes of 2026-11-24 these took seconds): the learned checker, instruction
+    checks that scan a response, and the judge's salvage of JSON objects from a reply."""
     from assay.instructions.format_checks import number_bullet_lists, number_placeholders
     from assay.instructions.language import detect_language
+    from assay.judge.findings import Findings
+    from assay.judge.reply_json import parse_reply
     from assay.verify.checkers.learned import LearnedChecker
     from assay.verify.types import Claim, Evidence
 
@@ -107,6 +109,7 @@ def _long_inputs() -> dict[str, float]:
         "instructions: bullets in 20,000 blank lines and no bullet": lambda: number_bullet_lists(
             "\n" * 20000 + "one", {"num_bullets": 1}, ""
         ),
+        "judge: reply of 40,000 broken objects": lambda: parse_reply("{a} " * 40000, Findings()),
     }
     out = {}
     for label, call in calls.items():

@@ -1,4 +1,5 @@
-"""Patterns rewritten to run in linear time match as their definitions did.
+"""Patterns (and the judge's JSON salvage) rewritten to run in linear time match as their
+definitions did.
 
 Each pattern below was once written in a form that a long run of one kind of character (white
 space, characters without a space, "[" or "<<") made quadratic: tried from every character of
@@ -19,6 +20,7 @@ import pytest
 
 from assay.instructions import format_checks
 from assay.instructions.language import _NOT_PROSE
+from assay.judge import reply_json
 from assay.verify import perturb
 from assay.verify.checkers import _learned_text
 
@@ -105,3 +107,35 @@ def test_the_language_detector_drops_the_same_letters_as_its_definition() -> Non
     differing = [t for t in texts if letters(definition, t) != letters(_NOT_PROSE, t)]
     assert len(differing) <= len(texts) // 100, differing[:3]
     assert all(re.search(r"<[A-Za-z][^<>\n]* [^<>\n]*>", t) for t in differing)
+
+
+def _objects_decoded_against_the_whole_text(text: str) -> tuple[list[object], list[object]]:
+    """The judge's JSON salvage as first written: each candidate decoded against the whole
+    reply, so each decode error counted the lines before it."""
+    objects: list[object] = []
+    spans: list[object] = []
+    position = text.find("{")
+    while position != -1:
+        try:
+            value, end = reply_json._LENIENT.raw_decode(text, position)
+        except (ValueError, RecursionError):
+            closing = reply_json._matching_brace(text, position)
+            if closing is None:
+                break
+            position = text.find("{", closing + 1)
+            continue
+        if isinstance(value, dict):
+            objects.append(value)
+            spans.append((position, end))
+        position = text.find("{", end)
+    return objects, spans
+
+
+def test_the_judge_salvages_the_same_objects_as_before() -> None:
+    rng = random.Random(3)
+    alphabet = ["{", "}", "[", "]", '"', "\\", ":", ",", "1", "a", " ", "\n", '"a"', "true"]
+    alphabet += ['{"a": 1}', '{"b": [1, {"c": "}"}]}']
+    for _ in range(20000):
+        text = "".join(rng.choices(alphabet, k=rng.randint(0, 20)))
+        found = reply_json._find_objects(text)
+        assert (list(found[0]), list(found[1])) == _objects_decoded_against_the_whole_text(text)
