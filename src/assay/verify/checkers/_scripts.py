@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from ..types import Claim, ClaimCheck
+
 _UNSEGMENTED = re.compile(
     "[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff]"
 )
@@ -22,12 +24,15 @@ def unsegmented_share(text: str) -> float:
     return sum(1 for c in letters if _UNSEGMENTED.match(c)) / len(letters)
 
 
-def unreadable(text: str, checker: str) -> str | None:
-    """The failure reason when ``text`` is mostly in such a script, else None."""
+def unreadable_check(claim: Claim, checker: str) -> ClaimCheck | None:
+    """The failed check of a claim mostly in such a script, with its reason; None for a claim
+    the checker can read."""
+    text = claim.text
     if text.isascii() or unsegmented_share(text) <= 0.5:  # ASCII: one C-speed test per claim
         return None
-    return (
+    reason = (
         "not checked: the claim is mostly in a script written without spaces between words "
         f"(Chinese, Japanese, Thai, ...), which the {checker} checker cannot split into the "
         "words it compares; use a model verifier"
     )
+    return ClaimCheck(claim=claim, label="uncertain", checker=checker, failure=reason)

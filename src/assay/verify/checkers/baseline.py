@@ -43,7 +43,7 @@ from dataclasses import dataclass
 
 from ..types import Claim, ClaimCheck, ClaimLabel, Evidence
 from ._lexical import TextFeatures, features
-from ._scripts import unreadable
+from ._scripts import unreadable_check
 from ._sentences import split_evidence
 
 LEXICAL_VERSION = "lexical-2"
@@ -99,8 +99,8 @@ class LexicalChecker:
     def check_sync(self, claim: Claim, evidence: Sequence[Evidence]) -> ClaimCheck:
         """The same verdict without the event loop (the checker does no I/O); a claim it
         cannot read (:mod:`._scripts`) is a failure with its reason."""
-        if reason := unreadable(claim.text, self.name):
-            return ClaimCheck(claim=claim, label="uncertain", checker=self.name, failure=reason)
+        if (failed := unreadable_check(claim, self.name)) is not None:
+            return failed
         score = self.score(claim.text, evidence)
         label = self.label_of(score.p_supported)
         supporting = score.evidence_ids if label == "supported" else ()

@@ -52,7 +52,7 @@ from ._learned_text import (
     surface_words,
     text_stats,
 )
-from ._scripts import unreadable
+from ._scripts import unreadable_check
 from ._synonyms import forms_in, synonym_in
 
 # learned-1: whole-page greedy cover, no IDF, no calibration; learned-2: the features below
@@ -369,8 +369,8 @@ class LearnedChecker:
         """The same verdict without the event loop (the checker does no I/O). A claim mostly
         in a script written without spaces between words is a failure, not a score: the
         checker compares words and cannot find them there."""
-        if reason := unreadable(claim.text, self.name):
-            return ClaimCheck(claim=claim, label="uncertain", checker=self.name, failure=reason)
+        if (failed := unreadable_check(claim, self.name)) is not None:
+            return failed
         return self.verdict(claim, claim_vectors(claim.text, evidence))
 
     def verdict(self, claim: Claim, vectors: Sequence[FeatureVector]) -> ClaimCheck:
@@ -423,11 +423,10 @@ def _rationale(
     claim with no word to compare ("No.") says so: its score is the one the weights give
     an empty claim, not a finding."""
     values = dict(zip(FEATURE_NAMES, vector.values, strict=True))
-    parts = [
-        f"{values['idf_recall_all']:.0%} of the claim's IDF weight found in the evidence "
-        "(synonyms count)"
-    ]
-    if not text_stats(claim_text).items:
+    if text_stats(claim_text).items:
+        found = f"{values['idf_recall_all']:.0%} of the claim's IDF weight found in the evidence"
+        parts = [found + " (synonyms count)"]
+    else:
         parts = [
             "no word to compare with the evidence (only stopwords, negations or punctuation): "
             "the score of an empty claim"
