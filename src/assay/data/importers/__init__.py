@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import ConfigError
-from . import expertqa, halueval, ifeval, wice
+from . import aggrefact, expertqa, halueval, ifeval, wice
 from ._common import GroundedImport, ImportReport
 from .ifeval import IFEvalImport, IFEvalSources
 
@@ -69,6 +69,15 @@ IMPORTERS: dict[str, Importer] = {
         label_convention=halueval.LABEL_CONVENTION,
         convert=halueval.import_halueval,
     ),
+    "aggrefact": GroundedImporter(
+        name="aggrefact",
+        summary="LLM-AggreFact claims with their grounding documents (eleven source datasets) "
+        "-> one verify-only record per claim, meta.dataset = the source",
+        source="an LLM-AggreFact split exported as JSON lines or CSV, e.g. aggrefact_test.jsonl "
+        "(not in ../shared/data)",
+        label_convention=aggrefact.LABEL_CONVENTION,
+        convert=aggrefact.import_aggrefact,
+    ),
     "ifeval": JudgeSetImporter(
         name="ifeval",
         summary="IFEval prompts + one model's responses + IFEval's own labels -> a judge "
@@ -81,7 +90,8 @@ IMPORTERS: dict[str, Importer] = {
 
 
 def import_grounded(name: str, source: Path) -> GroundedImport:
-    """Import ``source`` with the grounded-QA importer ``name`` (expertqa, wice, halueval)."""
+    """Import ``source`` with the grounded-QA importer ``name`` (expertqa, wice, halueval,
+    aggrefact)."""
     importer = IMPORTERS.get(name)
     if not isinstance(importer, GroundedImporter):
         names = ", ".join(n for n, i in IMPORTERS.items() if isinstance(i, GroundedImporter))

@@ -195,14 +195,16 @@ def stable_key(text: str) -> str:
 
 
 class UniqueIds:
-    """Keeps ids unique: a repeated id (the same question twice in one file) gets the line."""
+    """Keeps ids unique: a repeated id (the same question twice in one file) gets the line
+    (``-L7``), or with ``tag="R"`` the row number, for formats whose rows may span lines."""
 
-    def __init__(self) -> None:
+    def __init__(self, tag: str = "L") -> None:
         self._seen: set[str] = set()
+        self._tag = tag
 
     def claim(self, record_id: str, line: int) -> str:
         if record_id in self._seen:
-            record_id = f"{record_id}-L{line}"
+            record_id = f"{record_id}-{self._tag}{line}"
         self._seen.add(record_id)
         return record_id
 

@@ -1,0 +1,159 @@
+"""LLM-AggreFact (Tang, Laban and Durrett, 2024): claims with the document that should ground
+them, from eleven fact-checking datasets (AggreFact-CNN/XSum, TofuEval-MediaS/MeetB, WiCE,
+REVEAL, ClaimVerify, FactCheck-GPT, ExpertQA, LFQA, RAGTruth), one row per claim with the fields
+``dataset``, ``doc``, ``claim`` and ``label`` (1 = supported).
+
+It is the usual form of the held-out *test* splits of the datasets the checkers are tuned on and
+of datasets no other importer reads (LFQA's long-form answer sentences, RAGTruth, ...). The
+file is the benchmark exported as JSON lines (``datasets``'
+``load_dataset("lytang/LLM-AggreFact")["test"].to_json(PATH)``) or CSV (``.to_csv(PATH)``);
+any other file with those four fields imports the same way.
+
+One record per claim: the claim is the answer to verify (no question), and the document is the
+evidence, one item per paragraph (blank-line separated; a document without blank lines is one
+item, which the checkers split into sentences). The row's ``dataset`` goes to ``meta.dataset``,
+so ``assay bench summarize RUN --by meta.dataset`` gives each source dataset its own metrics.
+Claims checked against the same document share ``group``: they are not independent for the
+bootstrap intervals.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ...errors import InputError
+from ..jsonl import check_input_file, open_lines
+from ..records import Evidence, GroundedQARecord
+from ._common import GroundedImport, Row, RowReader, Tally, UniqueIds, read_rows, stable_key
+
+DATASET = "aggrefact"
+LABEL_CONVENTION = (
+    "label 1 -> grounded (gold_error=false); label 0 -> grounding error (gold_error=true, "
+    "error_type='unsupported'), the benchmark's own binary label. meta.dataset = the row's "
+    "source dataset."
+)
+ERROR_TYPE = "unsupported"
+FIELDS = ("dataset", "doc", "claim", "label")
+
+SKIP_EMPTY_CLAIM = "empty claim"
+SKIP_EMPTY_DOC = "empty document"
+
+_PARAGRAPH_BREAK = re.compile(r"\n[^\S\n]*\n\s*")  # a blank line, however many follow it
+
+
+def import_aggrefact(path: Path) -> GroundedImport:
+    """Read an LLM-AggreFact split exported as JSON lines or CSV (``.csv``; gzip either way)."""
+    tally = Tally()
+    ids = UniqueIds(tag="R")  # a CSV row may span lines: the row number names it in any format
+    records: list[GroundedQARecord] = []
+    for line, row in _rows(path):
+        tally.rows += 1
+        reader = RowReader(row, path=path, line=line, dataset=DATASET)
+        tally.units[reader.text("dataset").strip() or "(no dataset)"] += 1
+        record = _claim_record(reader, tally)
+        if record is not None:
+            records.append(record.model_copy(update={"id": ids.claim(record.id, tally.rows)}))
+    return GroundedImport(
+        records=tuple(records), report=tally.report(DATASET, path, records, LABEL_CONVENTION)
+    )
+
+
+def _rows(path: Path) -> Iterator[tuple[int, Row]]:
+    name = path.name.lower().removesuffix(".gz")
+    if name.endswith(".parquet"):
+        raise InputError(
+            "Parquet is not read here",
+            path=path,
+            hint="export the split as JSON lines or CSV first, e.g. "
+            "load_dataset('lytang/LLM-AggreFact')['test'].to_json('aggrefact_test.jsonl')",
+        )
+    if name.endswith(".csv"):
+        yield from _csv_rows(path)
+    else:
+        yield from read_rows(path, DATASET)
+
+
+def _csv_rows(path: Path) -> Iterator[tuple[int, Row]]:
+    """(first line of the row, row) of a CSV file with a header; a quoted field may span lines,
+    so a row is named by the line it starts on."""
+    check_input_file(path, hint=f"SRC is the path of an {DATASET} file")
+    with io.TextIOWrapper(open_lines(path), encoding="utf-8-sig", newline="") as handle:
+        rows = csv.reader(handle)
+        try:
+            header = next(rows, None)
+            if header is None:
+                raise InputError("no records: the file is empty (expected a CSV header)", path=path)
+            found = False
+            start = rows.line_num + 1
+            for values in rows:
+                if any(v.strip() for v in values):
+                    found = True
+                    yield start, _csv_row(header, values, path, start)
+                start = rows.line_num + 1
+        except (csv.Error, UnicodeDecodeError) as error:
+            raise InputError(f"not a readable CSV file: {error}", path=path, line=start) from None
+    if not found:
+        raise InputError("no records: the CSV file has a header and no row", path=path)
+
+
+def _csv_row(header: list[str], values: list[str], path: Path, line: int) -> Row:
+    if len(values) != len(header):
+        raise InputError(
+            f"the row has {len(values)} values for the header's {len(header)} columns",
+            path=path,
+            line=line,
+        )
+    return dict(zip(header, values, strict=True))
+
+
+def _claim_record(reader: RowReader, tally: Tally) -> GroundedQARecord | None:
+    source = reader.text("dataset").strip()
+    claim = reader.text("claim").strip()
+    doc = reader.text("doc").strip()
+    supported = _supported(reader)
+    if not claim or not doc:
+        tally.skip(SKIP_EMPTY_CLAIM if not claim else SKIP_EMPTY_DOC)
+        return None
+    meta: dict[str, Any] = {"dataset": source}
+    contamination = reader.row.get("contamination_identifier")
+    if isinstance(contamination, str) and contamination:
+        meta["contamination_identifier"] = contamination
+    return GroundedQARecord(
+        id=f"{DATASET}-{_slug(source)}-{stable_key(_joined(doc, claim))}",
+        question="",
+        gold_answer=claim,
+        evidence=_paragraphs(doc),
+        answer=claim,
+        gold_error=not supported,
+        error_type=None if supported else ERROR_TYPE,
+        group=f"{DATASET}-{_slug(source)}-doc:{stable_key(doc)}",
+        meta=meta,
+    )
+
+
+def _supported(reader: RowReader) -> bool:
+    """The label: 1 or 0 (an integer in JSON, the text "1" or "0" in CSV)."""
+    value = reader.row.get("label")
+    if "label" not in reader.row:
+        reader.fail("label", "missing field")
+    if isinstance(value, bool) or value not in (0, 1, "0", "1"):
+        reader.fail("label", f"unknown label {value!r} (expected 1 = supported or 0)", shape=False)
+    return value in (1, "1")
+
+
+def _paragraphs(doc: str) -> tuple[Evidence, ...]:
+    parts = [p.strip() for p in _PARAGRAPH_BREAK.split(doc) if p.strip()]
+    return tuple(Evidence(evidence_id=f"p{i}", text=text) for i, text in enumerate(parts))
+
+
+def _joined(doc: str, claim: str) -> str:
+    return f"{doc}\n{claim}"
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "none"
