@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from assay.cli import main
-from assay.data.meta import MISSING, meta_value, parse_by
+from assay.data.meta import MISSING, keep_where, meta_value, parse_by, parse_where
 from assay.errors import ConfigError
 from assay.judge.archive import iter_archive
 from tests.judge.helpers import write_questions
@@ -175,3 +175,23 @@ def test_importers_keep_what_users_slice_by(tmp_path: Path) -> None:
         assert all(set(r["meta"]) == expected[name] for r in records), name
     expert = [json.loads(x) for x in (tmp_path / "expertqa.jsonl").read_text().splitlines()]
     assert len({r["meta"]["system"] for r in expert}) >= 2  # the answering systems
+
+
+def test_where_keeps_records_matching_every_key_and_names_misspelt_values() -> None:
+    records = [
+        {"meta": {"dataset": "Lfqa", "batch": {"week": 1}}},
+        {"meta": {"dataset": "RAGTruth", "batch": {"week": 2}}},
+        {"meta": {"dataset": "Lfqa", "batch": {"week": 2}}},
+        {"meta": None},
+    ]
+    where = parse_where(["meta.dataset=Lfqa", "meta.dataset=RAGTruth", "meta.batch.week=2"])
+    assert where == {("dataset",): {"Lfqa", "RAGTruth"}, ("batch", "week"): {"2"}}
+    assert keep_where(records, lambda r: r["meta"], where) == records[1:3]
+    assert keep_where(records, lambda r: r["meta"], parse_where([f"meta.dataset={MISSING}"])) == [
+        records[3]
+    ]
+    with pytest.raises(ConfigError, match=r"no record has the value 'LFQA'.*: Lfqa, RAGTruth$"):
+        keep_where(records, lambda r: r["meta"], parse_where(["meta.dataset=LFQA"]))
+    for bad in ("meta.dataset", "dataset=Lfqa", "meta.=x"):
+        with pytest.raises(ConfigError, match="--where"):
+            parse_where([bad])

@@ -204,3 +204,21 @@ def test_import_run_and_slices_by_source_dataset(
     assert "| 677 | 0.279 | 0.590" in rows["ExpertQA"]
     assert "| 1000 | 0.500 | 0.850" in rows["HaluEval"]
     assert "| 349 | 0.670 | 0.77" in rows["Wice"]
+
+
+def test_import_keeps_only_the_source_datasets_asked_for(
+    form_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source, out = str(form_file(".jsonl", form_dir)), tmp_path / "two.jsonl"
+    where = ["--where", "meta.dataset=Wice", "--where", "meta.dataset=HaluEval"]
+    assert main(["import", "aggrefact", source, "--out", str(out), *where]) == 0
+    assert "kept 1349 of 2026 records where meta.dataset is HaluEval or Wice" in (
+        capsys.readouterr().out
+    )
+    kept = load_records(out).records
+    assert Counter((r.meta or {})["dataset"] for r in kept) == {"HaluEval": 1000, "Wice": 349}
+    misspelt = ["import", "aggrefact", source, "--out", str(tmp_path / "none.jsonl")]
+    assert main([*misspelt, "--where", "meta.dataset=LFQA"]) == 2
+    err = capsys.readouterr().err
+    assert "no record has the value 'LFQA'" in err and "ExpertQA, HaluEval, Wice" in err
+    assert not (tmp_path / "none.jsonl").exists()

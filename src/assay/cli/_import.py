@@ -17,6 +17,7 @@ from ..data.importers import (
     IFEvalSources,
     JudgeSetImporter,
 )
+from ..data.meta import keep_where, parse_where
 from ..data.questions import MANIFEST_NAME
 from ..errors import ConfigError
 from ..runs import JsonlWriter
@@ -65,6 +66,14 @@ def _register_grounded(names: Any, importer: GroundedImporter) -> None:
     parser.add_argument(
         "--out", type=Path, required=True, help="grounded-QA JSONL to write (replaced if it exists)"
     )
+    parser.add_argument(
+        "--where",
+        action="append",
+        default=[],
+        metavar="meta.KEY=VALUE",
+        help="keep only records whose meta has this value (repeat: the same key keeps any of "
+        "its values, different keys must all match), e.g. --where meta.dataset=Lfqa",
+    )
     parser.set_defaults(handler=_import_grounded, importer=importer)
 
 
@@ -104,12 +113,24 @@ def _import_grounded(args: argparse.Namespace) -> int:
     importer: GroundedImporter = args.importer
     _refuse_overwriting_source(args.src, args.out)
     check_out_file(args.out)
+    where = parse_where(args.where)
     result = importer.convert(args.src)
-    write_jsonl(args.out, result.records)
+    records = keep_where(result.records, lambda r: r.meta, where) if where else result.records
+    write_jsonl(args.out, records)
     for line in result.report.lines():
         print(line)
-    print(f"wrote {len(result.records)} records to {args.out}")
+    if where:
+        print(f"kept {len(records)} of {len(result.records)} records {_where_text(where)}")
+    print(f"wrote {len(records)} records to {args.out}")
     return 0
+
+
+def _where_text(where: dict[tuple[str, ...], frozenset[str]]) -> str:
+    """``where meta.dataset is Lfqa or RAGTruth`` (keys joined by ``and``)."""
+    parts = [
+        f"meta.{'.'.join(path)} is {' or '.join(sorted(values))}" for path, values in where.items()
+    ]
+    return "where " + " and ".join(parts)
 
 
 def _import_judge_set(args: argparse.Namespace) -> int:

@@ -73,3 +73,51 @@ def _key_paths(meta: Mapping[str, Any] | None, prefix: str = "") -> Iterable[str
         yield name
         if isinstance(value, Mapping) and len(name) < 200:
             yield from _key_paths(value, name + ".")
+
+
+def parse_where(options: Iterable[str]) -> dict[tuple[str, ...], frozenset[str]]:
+    """``meta.KEY=VALUE`` options as key path -> the values kept (a key given twice keeps
+    either value; different keys must all match)."""
+    where: dict[tuple[str, ...], set[str]] = {}
+    for option in options:
+        name, equals, value = option.partition("=")
+        if not equals:
+            raise ConfigError(
+                f"--where {option!r}: expected meta.KEY=VALUE",
+                hint="for example: --where meta.dataset=Lfqa",
+            )
+        prefix, _, rest = name.strip().partition(".")
+        path = tuple(rest.split("."))
+        if prefix != "meta" or not all(path):
+            raise ConfigError(f"--where {option!r}: the key is named meta.KEY (a key of 'meta')")
+        where.setdefault(path, set()).add(value)
+    return {path: frozenset(values) for path, values in where.items()}
+
+
+def keep_where(
+    items: Iterable[T],
+    meta_of: Callable[[T], Mapping[str, Any] | None],
+    where: Mapping[tuple[str, ...], frozenset[str]],
+) -> list[T]:
+    """The items whose meta matches every key of ``where``; a value that no item has is a
+    ConfigError listing the values the items do have (a misspelt value would keep nothing)."""
+    items = list(items)
+    seen: dict[tuple[str, ...], set[str]] = {path: set() for path in where}
+    kept = []
+    for item in items:
+        values = {path: meta_value(meta_of(item), path) for path in where}
+        for path, value in values.items():
+            seen[path].add(value)
+        if all(values[path] in wanted for path, wanted in where.items()):
+            kept.append(item)
+    for path, wanted in where.items():
+        missing = sorted(wanted - seen[path])
+        if missing:
+            present = sorted(seen[path] - {MISSING})
+            shown = ", ".join(present[:KEYS_SHOWN]) or "none"
+            more = f" and {len(present) - KEYS_SHOWN} more" if len(present) > KEYS_SHOWN else ""
+            raise ConfigError(
+                f"--where meta.{'.'.join(path)}: no record has the value "
+                f"{', '.join(map(repr, missing))}; the values records have: {shown}{more}"
+            )
+    return kept
