@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Turn the long-form QA annotations of Chen et al., "Understanding Retrieval Augmentation for
+Long-Form Question Answering" (2023; github.com/timchen0618/LFQA-Verification, the source of
+LLM-AggreFact's LFQA set) into LLM-AggreFact rows, one per answer sentence.
+
+    python scripts/lfqa_to_aggrefact.py --annotations data/annotations/annotations-webgpt.json \
+        --docs data/docs/docs-webgpt.json --out lfqa_webgpt.jsonl
+    assay import aggrefact lfqa_webgpt.jsonl --out lfqa.jsonl
+    assay bench run --data lfqa.jsonl --pattern entailment --verifier learned --out_dir runs/lfqa
+
+An annotation file holds, per question, the answer's sentences and three annotators' labels for
+each (``supported``, ``partially``, ``not_supported``) against the documents the answer was
+written from; a docs file holds those documents per question. Questions are matched by their
+text (the two files number them differently). The document is the question's documents' texts
+separated by blank lines. A sentence is grounded (label 1) when at least two of its three
+annotators call it ``supported``, an error (label 0) otherwise (``--label all`` asks all three),
+as LLM-AggreFact counts partial support as no support. Both files may be a JSON array (as
+published) or JSON lines. Questions without documents are reported and left out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+SUPPORTED = "supported"
+LABELS = frozenset({"supported", "partially", "not_supported"})
+
+
+def read_objects(path: Path) -> list[dict[str, Any]]:
+    """A JSON array of objects, or JSON lines of objects."""
+    text = path.read_text(encoding="utf-8")
+    data: list[Any]
+    if text.lstrip().startswith("["):
+        data = json.loads(text)
+    else:
+        data = [json.loads(line) for line in text.splitlines() if line.strip()]
+    objects = [item for item in data if isinstance(item, dict)]
+    if len(objects) != len(data):
+        raise SystemExit(f"{path}: expected JSON objects")
+    return objects
+
+
+def documents_by_question(docs: list[dict[str, Any]]) -> dict[str, str]:
+    return {
+        _key(item["question"]): "\n\n".join(d["text"].strip() for d in item["docs"] if d["text"])
+        for item in docs
+    }
+
+
+def rows(
+    annotations: list[dict[str, Any]], documents: dict[str, str], name: str, need: int
+) -> Iterator[dict[str, object]]:
+    for item in annotations:
+        doc = documents.get(_key(item["question"]))
+        if not doc:
+            continue
+        for entry in item["annotations"]:
+            labels = entry["labels"]
+            unknown = set(labels) - LABELS
+            if unknown:
+                raise SystemExit(f"{item['questionid']}: unknown labels {sorted(unknown)}")
+            supported = sum(label == SUPPORTED for label in labels) >= need
+            yield {"dataset": name, "doc": doc, "claim": entry["answer"], "label": int(supported)}
+
+
+def _key(question: str) -> str:
+    return " ".join(question.split()).lower()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--annotations", type=Path, required=True)
+    parser.add_argument("--docs", type=Path, required=True)
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--name", default="LFQA", help="the rows' dataset name")
+    parser.add_argument("--label", choices=["majority", "all"], default="majority")
+    args = parser.parse_args(argv)
+    annotations = read_objects(args.annotations)
+    documents = documents_by_question(read_objects(args.docs))
+    need = 2 if args.label == "majority" else 3
+    written = list(rows(annotations, documents, args.name, need))
+    with args.out.open("w", encoding="utf-8") as handle:
+        handle.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in written)
+    missing = sum(_key(item["question"]) not in documents for item in annotations)
+    labels = Counter("grounded" if row["label"] else "error" for row in written)
+    print(
+        f"wrote {len(written)} sentences of {len(annotations) - missing} questions to {args.out} "
+        f"(grounded {labels['grounded']}, error {labels['error']}); "
+        f"{missing} questions without documents left out"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
