@@ -3,19 +3,23 @@
 Long-Form Question Answering" (2023; github.com/timchen0618/LFQA-Verification, the source of
 LLM-AggreFact's LFQA set) into LLM-AggreFact rows, one per answer sentence.
 
-    python scripts/lfqa_to_aggrefact.py --annotations data/annotations/annotations-webgpt.json \
-        --docs data/docs/docs-webgpt.json --out lfqa_webgpt.jsonl
-    assay import aggrefact lfqa_webgpt.jsonl --out lfqa.jsonl
+    python scripts/lfqa_to_aggrefact.py --docs data/docs/docs-webgpt.json --annotations \
+        data/annotations/annotations-{webgpt,gpt3_wdoc,alpaca_wdoc}.json --out lfqa_rows.jsonl
+    assay import aggrefact lfqa_rows.jsonl --out lfqa.jsonl
     assay bench run --data lfqa.jsonl --pattern entailment --verifier learned --out_dir runs/lfqa
+    assay bench summarize runs/lfqa --by meta.dataset
 
 An annotation file holds, per question, the answer's sentences and three annotators' labels for
 each (``supported``, ``partially``, ``not_supported``) against the documents the answer was
-written from; a docs file holds those documents per question. Questions are matched by their
-text (the two files number them differently). The document is the question's documents' texts
-separated by blank lines. A sentence is grounded (label 1) when at least two of its three
-annotators call it ``supported``, an error (label 0) otherwise (``--label all`` asks all three),
-as LLM-AggreFact counts partial support as no support. Both files may be a JSON array (as
-published) or JSON lines. Questions without documents are reported and left out.
+written from; a docs file holds those documents per question (the WebGPT documents serve the
+WebGPT, GPT-3 and Alpaca answers). Each annotation file's rows are named after it
+(``annotations-gpt3_wdoc.json`` -> ``LFQA-gpt3_wdoc``) unless ``--name`` says otherwise.
+Questions are matched by their text (the two files number them differently). The document is
+the question's documents' texts separated by blank lines. A sentence is grounded (label 1)
+when at least two of its three annotators call it ``supported``, an error (label 0) otherwise
+(``--label all`` asks all three), as LLM-AggreFact counts partial support as no support. Both
+files may be a JSON array (as published) or JSON lines. Questions without documents are
+reported and left out.
 """
 
 from __future__ import annotations
@@ -75,26 +79,33 @@ def _key(question: str) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    parser.add_argument("--annotations", type=Path, required=True)
+    parser.add_argument("--annotations", type=Path, nargs="+", required=True)
     parser.add_argument("--docs", type=Path, required=True)
     parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--name", default="LFQA", help="the rows' dataset name")
+    parser.add_argument("--name", help="the rows' dataset name (default: from each file's name)")
     parser.add_argument("--label", choices=["majority", "all"], default="majority")
     args = parser.parse_args(argv)
-    annotations = read_objects(args.annotations)
     documents = documents_by_question(read_objects(args.docs))
     need = 2 if args.label == "majority" else 3
-    written = list(rows(annotations, documents, args.name, need))
     with args.out.open("w", encoding="utf-8") as handle:
-        handle.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in written)
-    missing = sum(_key(item["question"]) not in documents for item in annotations)
-    labels = Counter("grounded" if row["label"] else "error" for row in written)
-    print(
-        f"wrote {len(written)} sentences of {len(annotations) - missing} questions to {args.out} "
-        f"(grounded {labels['grounded']}, error {labels['error']}); "
-        f"{missing} questions without documents left out"
-    )
+        for path in args.annotations:
+            annotations = read_objects(path)
+            name = args.name or _name(path)
+            written = list(rows(annotations, documents, name, need))
+            handle.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in written)
+            missing = sum(_key(item["question"]) not in documents for item in annotations)
+            labels = Counter("grounded" if row["label"] else "error" for row in written)
+            print(
+                f"{name}: {len(written)} sentences of {len(annotations) - missing} questions "
+                f"(grounded {labels['grounded']}, error {labels['error']}); "
+                f"{missing} questions without documents left out"
+            )
+    print(f"wrote {args.out}")
     return 0
+
+
+def _name(path: Path) -> str:
+    return "LFQA-" + path.stem.removeprefix("annotations-")
 
 
 if __name__ == "__main__":

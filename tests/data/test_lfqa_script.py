@@ -55,7 +55,7 @@ DOCS = [
 
 
 def convert(tmp_path: Path, *extra: str) -> tuple[list[dict[str, object]], str]:
-    annotations, docs = tmp_path / "annotations.json", tmp_path / "docs.json"
+    annotations, docs = tmp_path / "annotations.json", tmp_path / "docs-webgpt.json"
     annotations.write_text(json.dumps(ANNOTATIONS, indent=4), encoding="utf-8")
     docs.write_text(json.dumps(DOCS, indent=4), encoding="utf-8")
     out = tmp_path / "rows.jsonl"
@@ -75,7 +75,7 @@ def test_sentences_become_rows_with_the_majority_label(tmp_path: Path) -> None:
     assert rows[0]["doc"] == (
         "Endurance runners develop slow hearts.\n\nTraining raises vagal tone.\n\n\nIt helps."
     )
-    assert "wrote 2 sentences of 1 questions" in printed
+    assert "LFQA-annotations: 2 sentences of 1 questions" in printed  # named after the file
     assert "1 questions without documents left out" in printed
     imported = import_grounded("aggrefact", tmp_path / "rows.jsonl")
     assert [r.gold_error for r in imported.records] == [False, True]
