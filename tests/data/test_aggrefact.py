@@ -160,6 +160,26 @@ def test_unreadable_files(name: str, text: str, phrase: str, tmp_path: Path) -> 
     assert phrase in str(caught.value)
 
 
+def test_unreadable_csv_bytes_are_located_errors(tmp_path: Path) -> None:
+    latin = tmp_path / "latin.csv"
+    latin.write_bytes(b"dataset,doc,claim,label\nLfqa,caf\xe9,c,1\n")
+    with pytest.raises(InputError, match="not UTF-8 text"):
+        import_grounded("aggrefact", latin)
+    broken = tmp_path / "broken.csv.gz"
+    broken.write_bytes(b"\x1f\x8b" + b"not a gzip stream at all" * 4)  # gzip's magic, then junk
+    with pytest.raises(InputError, match="not a readable CSV file"):
+        import_grounded("aggrefact", broken)
+
+
+def test_a_csv_document_longer_than_csvs_default_field_limit(tmp_path: Path) -> None:
+    page = "A sentence of the page. " * 20_000  # 480,000 characters
+    path = tmp_path / "long.csv"
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        csv.writer(handle).writerows([["dataset", "doc", "claim", "label"], ["X", page, "c", 1]])
+    (record,) = import_grounded("aggrefact", path).records
+    assert record.evidence[0].text == page.strip()
+
+
 def test_empty_claims_and_documents_are_skipped_and_counted(tmp_path: Path) -> None:
     rows = [
         {

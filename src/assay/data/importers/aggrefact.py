@@ -22,6 +22,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -38,7 +39,7 @@ LABEL_CONVENTION = (
     "source dataset."
 )
 ERROR_TYPE = "unsupported"
-FIELDS = ("dataset", "doc", "claim", "label")
+CSV_FIELD_LIMIT = 64 * 1024 * 1024
 
 SKIP_EMPTY_CLAIM = "empty claim"
 SKIP_EMPTY_DOC = "empty document"
@@ -82,21 +83,25 @@ def _csv_rows(path: Path) -> Iterator[tuple[int, Row]]:
     """(first line of the row, row) of a CSV file with a header; a quoted field may span lines,
     so a row is named by the line it starts on."""
     check_input_file(path, hint=f"SRC is the path of an {DATASET} file")
-    with io.TextIOWrapper(open_lines(path), encoding="utf-8-sig", newline="") as handle:
-        rows = csv.reader(handle)
-        try:
+    # a grounding document can be a whole web page: far above csv's default 128 KiB field limit
+    csv.field_size_limit(max(csv.field_size_limit(), CSV_FIELD_LIMIT))
+    start, found = 1, False
+    try:
+        with io.TextIOWrapper(open_lines(path), encoding="utf-8-sig", newline="") as handle:
+            rows = csv.reader(handle)
             header = next(rows, None)
             if header is None:
                 raise InputError("no records: the file is empty (expected a CSV header)", path=path)
-            found = False
             start = rows.line_num + 1
             for values in rows:
                 if any(v.strip() for v in values):
                     found = True
                     yield start, _csv_row(header, values, path, start)
                 start = rows.line_num + 1
-        except (csv.Error, UnicodeDecodeError) as error:
-            raise InputError(f"not a readable CSV file: {error}", path=path, line=start) from None
+    except UnicodeDecodeError:
+        raise InputError("not UTF-8 text", path=path, line=start) from None
+    except (csv.Error, OSError, EOFError, zlib.error) as error:
+        raise InputError(f"not a readable CSV file: {error}", path=path, line=start) from None
     if not found:
         raise InputError("no records: the CSV file has a header and no row", path=path)
 
