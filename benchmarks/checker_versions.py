@@ -57,8 +57,7 @@ def export_source(rev: str, into: Path) -> Path:
     return into / "src"
 
 
-def without_meta(path: Path, into: Path) -> Path:
-    target = into / path.name
+def without_meta(path: Path, target: Path) -> Path:
     with path.open(encoding="utf-8") as source, target.open("w", encoding="utf-8") as out:
         for line in source:
             if line.strip():
@@ -110,25 +109,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--versions", nargs="+", choices=list(VERSIONS), default=list(VERSIONS))
     parser.add_argument("--by-dataset", action="store_true", help="rows per meta.dataset too")
     args = parser.parse_args(argv)
+    names = {path: dataset_of(path) for path in args.data}  # read once, for every version
+    groups = {path: sorted(set(names[path].values()) - {"(none)"}) for path in args.data}
     columns = [path.name for path in args.data]
-    groups = {path: sorted(set(dataset_of(path).values()) - {"(none)"}) for path in args.data}
     if args.by_dataset:
         columns += [f"{p.name}: {g}" for p in args.data for g in groups[p]]
     print("| version | " + " | ".join(columns) + " |")
     print("|---|" + "---|" * len(columns))
-    for version in args.versions:
-        with tempfile.TemporaryDirectory() as tmp:
-            src = export_source(VERSIONS[version], Path(tmp))
-            cells, by_group = [], []
-            for number, path in enumerate(args.data):
-                data = without_meta(path, Path(tmp))
-                rows = run_version(src, data, Path(tmp) / f"run{number}")
-                cells.append(scores(rows))
-                names = dataset_of(path)
-                for group in groups[path]:
-                    by_group.append(scores([r for r in rows if names.get(r[2]) == group]))
-            shown = cells + (by_group if args.by_dataset else [])
-            print(f"| `{version}` | " + " | ".join(shown) + " |", flush=True)
+    with tempfile.TemporaryDirectory() as shared:
+        # the inputs without meta, written once for every version
+        inputs = [without_meta(p, Path(shared) / f"data{i}.jsonl") for i, p in enumerate(args.data)]
+        for version in args.versions:
+            with tempfile.TemporaryDirectory() as tmp:
+                src = export_source(VERSIONS[version], Path(tmp))
+                cells, by_group = [], []
+                for number, (path, data) in enumerate(zip(args.data, inputs, strict=True)):
+                    rows = run_version(src, data, Path(tmp) / f"run{number}")
+                    cells.append(scores(rows))
+                    if args.by_dataset:
+                        by_group += [
+                            scores([r for r in rows if names[path].get(r[2]) == group])
+                            for group in groups[path]
+                        ]
+                print(f"| `{version}` | " + " | ".join(cells + by_group) + " |", flush=True)
     return 0
 
 

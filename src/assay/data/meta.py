@@ -20,14 +20,27 @@ KEYS_SHOWN = 20  # meta keys an error lists at most
 
 def parse_by(option: str) -> tuple[str, ...]:
     """``meta.KEY[.SUB]`` as the key path inside ``meta``; anything else is a usage error."""
-    prefix, dot, rest = option.partition(".")
-    parts = tuple(rest.split(".")) if dot else ()
-    if prefix != "meta" or not parts or not all(parts):
+    parts = _meta_path(option)
+    if parts is None:
         raise ConfigError(
             f"--by {option!r}: slices are named meta.KEY (a key of the records' 'meta' object)",
             hint="for example: --by meta.system",
         )
     return parts
+
+
+def _meta_path(name: str) -> tuple[str, ...] | None:
+    """The key path of ``meta.KEY[.SUB]``, or None for a name that is not one."""
+    prefix, dot, rest = name.partition(".")
+    parts = tuple(rest.split("."))
+    return parts if prefix == "meta" and dot and all(parts) else None
+
+
+def _listed(names: Iterable[str]) -> str:
+    """``a, b, c`` (the first :data:`KEYS_SHOWN`, then how many more), or ``none``."""
+    names = list(names)
+    shown = ", ".join(names[:KEYS_SHOWN]) or "none"
+    return shown + (f" and {len(names) - KEYS_SHOWN} more" if len(names) > KEYS_SHOWN else "")
 
 
 def meta_value(meta: Mapping[str, Any] | None, path: tuple[str, ...]) -> str:
@@ -55,11 +68,9 @@ def slices(
         groups.setdefault(value, []).append(item)
     if list(groups) == [MISSING]:
         option = "meta." + ".".join(path)
-        known = ", ".join(f"meta.{k}" for k in sorted(keys)[:KEYS_SHOWN]) or "none"
-        more = f" and {len(keys) - KEYS_SHOWN} more" if len(keys) > KEYS_SHOWN else ""
         raise ConfigError(
             f"--by {option}: no record has this key in its meta; the keys records have: "
-            f"{known}{more}"
+            + _listed(f"meta.{k}" for k in sorted(keys))
         )
     return dict(sorted(groups.items()))
 
@@ -86,9 +97,8 @@ def parse_where(options: Iterable[str]) -> dict[tuple[str, ...], frozenset[str]]
                 f"--where {option!r}: expected meta.KEY=VALUE",
                 hint="for example: --where meta.dataset=Lfqa",
             )
-        prefix, _, rest = name.strip().partition(".")
-        path = tuple(rest.split("."))
-        if prefix != "meta" or not all(path):
+        path = _meta_path(name.strip())
+        if path is None:
             raise ConfigError(f"--where {option!r}: the key is named meta.KEY (a key of 'meta')")
         where.setdefault(path, set()).add(value)
     return {path: frozenset(values) for path, values in where.items()}
@@ -101,7 +111,6 @@ def keep_where(
 ) -> list[T]:
     """The items whose meta matches every key of ``where``; a value that no item has is a
     ConfigError listing the values the items do have (a misspelt value would keep nothing)."""
-    items = list(items)
     seen: dict[tuple[str, ...], set[str]] = {path: set() for path in where}
     kept = []
     for item in items:
@@ -113,11 +122,9 @@ def keep_where(
     for path, wanted in where.items():
         missing = sorted(wanted - seen[path])
         if missing:
-            present = sorted(seen[path] - {MISSING})
-            shown = ", ".join(present[:KEYS_SHOWN]) or "none"
-            more = f" and {len(present) - KEYS_SHOWN} more" if len(present) > KEYS_SHOWN else ""
             raise ConfigError(
                 f"--where meta.{'.'.join(path)}: no record has the value "
-                f"{', '.join(map(repr, missing))}; the values records have: {shown}{more}"
+                f"{', '.join(map(repr, missing))}; the values records have: "
+                + _listed(sorted(seen[path] - {MISSING}))
             )
     return kept

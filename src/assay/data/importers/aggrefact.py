@@ -54,9 +54,7 @@ def import_aggrefact(path: Path) -> GroundedImport:
     records: list[GroundedQARecord] = []
     for line, row in _rows(path):
         tally.rows += 1
-        reader = RowReader(row, path=path, line=line, dataset=DATASET)
-        tally.units[reader.text("dataset").strip() or "(no dataset)"] += 1
-        record = _claim_record(reader, tally)
+        record = _claim_record(RowReader(row, path=path, line=line, dataset=DATASET), tally)
         if record is not None:
             records.append(record.model_copy(update={"id": ids.claim(record.id, tally.rows)}))
     return GroundedImport(
@@ -118,18 +116,20 @@ def _csv_row(header: list[str], values: list[str], path: Path, line: int) -> Row
 
 def _claim_record(reader: RowReader, tally: Tally) -> GroundedQARecord | None:
     source = reader.text("dataset").strip()
+    tally.units[source or "(no dataset)"] += 1
     claim = reader.text("claim").strip()
     doc = reader.text("doc").strip()
     supported = _supported(reader)
     if not claim or not doc:
         tally.skip(SKIP_EMPTY_CLAIM if not claim else SKIP_EMPTY_DOC)
         return None
+    pair = doc + "\n" + claim  # the id's content: the same claim on another document differs
     meta: dict[str, Any] = {"dataset": source}
     contamination = reader.row.get("contamination_identifier")
     if isinstance(contamination, str) and contamination:
         meta["contamination_identifier"] = contamination
     return GroundedQARecord(
-        id=f"{DATASET}-{_slug(source)}-{stable_key(_joined(doc, claim))}",
+        id=f"{DATASET}-{_slug(source)}-{stable_key(pair)}",
         question="",
         gold_answer=claim,
         evidence=_paragraphs(doc),
@@ -143,9 +143,9 @@ def _claim_record(reader: RowReader, tally: Tally) -> GroundedQARecord | None:
 
 def _supported(reader: RowReader) -> bool:
     """The label: 1 or 0 (an integer in JSON, the text "1" or "0" in CSV)."""
-    value = reader.row.get("label")
     if "label" not in reader.row:
         reader.fail("label", "missing field")
+    value = reader.row["label"]
     if isinstance(value, bool) or value not in (0, 1, "0", "1"):
         reader.fail("label", f"unknown label {value!r} (expected 1 = supported or 0)", shape=False)
     return value in (1, "1")
@@ -154,10 +154,6 @@ def _supported(reader: RowReader) -> bool:
 def _paragraphs(doc: str) -> tuple[Evidence, ...]:
     parts = [p.strip() for p in _PARAGRAPH_BREAK.split(doc) if p.strip()]
     return tuple(Evidence(evidence_id=f"p{i}", text=text) for i, text in enumerate(parts))
-
-
-def _joined(doc: str, claim: str) -> str:
-    return f"{doc}\n{claim}"
 
 
 def _slug(name: str) -> str:
