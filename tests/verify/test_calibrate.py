@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 import zlib
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -129,7 +131,43 @@ def test_precision_target_reaches_its_precision_on_the_dev_data() -> None:
     assert np.array_equal(flagged, raw >= calibration.raw_threshold)
 
 
-@pytest.mark.parametrize("method", ["platt", "isotonic"])
+def test_shift_recovers_the_base_rate_the_scores_miss_and_keeps_their_slope() -> None:
+    """Scores calibrated for a 50/50 prior, on data with 80% errors: the fitted shift is the
+    log prior odds, logit(0.8) = 1.386, within the sample's noise; the slope stays 1."""
+    rng = np.random.default_rng(2)
+    truth = rng.random(4000) < 0.8
+    # class means +-2, spread 2: the log likelihood ratio of x is x itself, so sigmoid(x) is
+    # p_error exactly as a verifier calibrated for a 50/50 prior gives it
+    balanced_logit = np.where(truth, 2.0, -2.0) + rng.normal(0, 2.0, 4000)
+    raw = 1 / (1 + np.exp(-balanced_logit))
+    fitted = fit_calibration(truth, raw, target="balanced_accuracy", method="shift", dev_run="x")
+    assert fitted.platt_a == 1.0
+    assert abs(fitted.platt_b - np.log(0.8 / 0.2)) < 0.15
+    calibrated = fitted.apply(raw)
+    assert abs(calibrated.mean() - truth.mean()) < 0.01  # the maximum-likelihood intercept
+    assert np.array_equal(np.argsort(calibrated, kind="stable"), np.argsort(raw, kind="stable"))
+
+
+def test_calibrate_writes_a_shift_and_summarize_applies_it(
+    runs: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    dev_run, test_run, _ = runs
+    out = tmp_path / "shift.json"
+    assert _bench("calibrate", str(dev_run), "--method", "shift", "--out", str(out)) == 0
+    calibration = read_calibration(out)
+    assert calibration.method == "shift" and calibration.platt_a == 1.0
+    truth = [
+        json.loads(line)["gold_error"]
+        for line in (dev_run / "results.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
+    # WiCE's answers are wrong more often than a 50/50 prior says: the shift raises p_error
+    assert np.mean(truth) > 0.5 and calibration.platt_b > 0
+    assert _bench("summarize", str(test_run), "--calibration", str(out), "--no-plots") == 0
+    summary = json.loads((test_run / "summary.json").read_text())
+    assert summary["calibration"]["method"] == "shift"
+
+
+@pytest.mark.parametrize("method", ["platt", "isotonic", "shift"])
 def test_a_map_from_scores_that_rank_backwards_comes_with_a_warning(method: str) -> None:
     """Scores that rank errors below grounded answers fit a Platt slope <= 0 (it would turn
     the verifier's order around) or a flat isotonic map; the note says so, a sound fit has
@@ -147,6 +185,8 @@ def test_a_map_from_scores_that_rank_backwards_comes_with_a_warning(method: str)
             assert note is not None and "no better than chance (AUROC 0." in note
             if method == "platt":
                 assert fitted.platt_a < 0 and "reverses the scores' order" in note
+            elif method == "shift":
+                assert fitted.platt_a == 1.0 and "keeps that order" in note
             else:
                 assert "the isotonic map has 1 level(s)" in note
 
@@ -217,3 +257,38 @@ def test_a_map_applies_only_to_p_error_made_like_the_dev_runs(
     assert _bench("summarize", str(test_run), "--calibration", str(unknown), "--no-plots") == 0
     summary = json.loads((test_run / "summary.json").read_text(encoding="utf-8"))
     assert summary["calibration"]["dev_scorer"] is None
+
+
+def _budget_module() -> Any:
+    """benchmarks/calibration_budget.py, which is a script, not part of the package."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "calibration_budget.py"
+    spec = importlib.util.spec_from_file_location("calibration_budget", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses resolve their module by name
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_label_budget_draws_whole_groups_and_scores_only_the_rest() -> None:
+    budget = _budget_module()
+    rng = np.random.default_rng(3)
+    group = np.repeat(np.arange(60), 5)  # 60 groups of 5 answers
+    truth = rng.random(300) < 0.3
+    p_error = np.clip(truth * 0.3 + rng.random(300) * 0.7, 0, 1)
+    scored = budget.Scored("synthetic", truth, p_error, group)
+    dev = budget.draw_dev(scored, 23, np.random.default_rng(0))
+    assert dev is not None and dev.sum() == 25  # whole groups, so the first multiple of 5
+    for g in range(60):
+        assert len(set(dev[group == g].tolist())) == 1  # no group on both sides
+    cells = budget.measure(scored, 50, draws=20, seed=0)
+    assert set(cells) == {"none", "shift", "platt", "isotonic"}
+    assert all(len(cell.bacc) == 20 for cell in cells.values())
+    # `none` is the checker's own 0.5 on the held-out answers, whatever the dev draw
+    bacc, ece = budget.held_out(scored, dev, "none")
+    from assay.metrics import balanced_accuracy_score, expected_calibration_error
+
+    assert bacc == balanced_accuracy_score(truth[~dev], p_error[~dev] >= 0.5)
+    assert ece == expected_calibration_error(truth[~dev], p_error[~dev])

@@ -28,7 +28,13 @@ def register_calibrate(commands: Any) -> None:
         help="balanced_accuracy (default), f1, precision@R (most recall with precision >= R) "
         "or recall@R (most precision with recall >= R)",
     )
-    parser.add_argument("--method", choices=("isotonic", "platt"), default="isotonic")
+    parser.add_argument(
+        "--method",
+        choices=("isotonic", "platt", "shift"),
+        default="isotonic",
+        help="isotonic (default): a non-decreasing step map; platt: sigmoid(a*logit(p)+b); "
+        "shift: sigmoid(logit(p)+b), one number, for small dev sets",
+    )
     parser.add_argument(
         "--out", type=Path, help="calibration file (default DEV_RUN/calibration-<target>.json)"
     )

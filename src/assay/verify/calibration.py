@@ -1,8 +1,9 @@
 """Operating points chosen on a labelled dev run and applied to another run.
 
 ``assay bench calibrate DEV_RUN --target T`` fits a monotone map from the verifier's raw
-``p_error`` to a calibrated one (isotonic by default, or Platt) on the dev run's labelled,
-scored answers, then picks the threshold on the calibrated score that is best for the target:
+``p_error`` to a calibrated one (isotonic by default, Platt, or a shift of the log-odds) on the
+dev run's labelled, scored answers, then picks the threshold on the calibrated score that is
+best for the target:
 
 - ``balanced_accuracy`` or ``f1``: the threshold maximising it;
 - ``precision@R``: the highest recall whose precision is at least ``R`` (e.g. ``precision@0.9``);
@@ -42,7 +43,7 @@ from .results import RESULTS_FILE, iter_results
 
 CALIBRATION_KIND: Final = "assay.calibration"
 CALIBRATION_FILE = "calibration.json"  # the copy a run keeps of the file it was given
-Method = Literal["isotonic", "platt"]
+Method = Literal["isotonic", "platt", "shift"]
 Array = npt.NDArray[np.float64]
 _TARGET = re.compile(r"^(balanced_accuracy|f1|(precision|recall)@(0?\.\d+|1(\.0+)?))$")
 Probability = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
@@ -60,7 +61,7 @@ class Calibration(BaseModel):
     # both non-decreasing (the map never reorders answers), of equal length, in [0, 1]
     knots_x: tuple[Probability, ...] = ()
     knots_y: tuple[Probability, ...] = ()
-    # platt: calibrated = sigmoid(a * logit(raw) + b)
+    # platt: calibrated = sigmoid(a * logit(raw) + b); shift: the same with a = 1
     platt_a: float = Field(default=1.0, allow_inf_nan=False)
     platt_b: float = Field(default=0.0, allow_inf_nan=False)
     target: str = Field(pattern=_TARGET.pattern)
@@ -176,7 +177,7 @@ def fit_calibration(
             raw_threshold=0.5, dev_run=dev_run, dev_n=len(raw), dev_value=0.0,
         )  # fmt: skip
     else:
-        a, b = _platt(truth, raw)
+        a, b = _platt(truth, raw) if method == "platt" else (1.0, _shift(truth, raw))
         mapped = Calibration(
             method=method, platt_a=a, platt_b=b, target=target, threshold=0.5,
             raw_threshold=0.5, dev_run=dev_run, dev_n=len(raw), dev_value=0.0,
@@ -205,6 +206,8 @@ def backwards_note(truth: npt.NDArray[np.bool_], raw: Array, fitted: Calibration
     shape = (
         f"the Platt slope is {fitted.platt_a:.3f}, which reverses the scores' order"
         if fitted.method == "platt"
+        else f"a shift of the log-odds (by {fitted.platt_b:.3f}) keeps that order"
+        if fitted.method == "shift"
         else f"the isotonic map has {len(set(fitted.knots_y))} level(s)"
     )
     return (
@@ -242,6 +245,24 @@ def _platt(truth: npt.NDArray[np.bool_], raw: Array) -> tuple[float, float]:
         if float(np.max(np.abs(step))) < 1e-10:
             break
     return round(float(beta[0]), 9), round(float(beta[1]), 9)
+
+
+def _shift(truth: npt.NDArray[np.bool_], raw: Array) -> float:
+    """The intercept ``b`` of ``sigmoid(logit(raw) + b)`` by maximum likelihood (Newton's method):
+    one number, the log of how much more often the dev run's answers are wrong than the scores
+    say. A verifier trained with its classes balanced speaks for a 50/50 prior; this moves it to
+    the dev data's own base rate and keeps its slope, so a few dozen labels pin it where a
+    two-parameter or isotonic map would still follow the sample's noise."""
+    z = _logit(raw)
+    y = truth.astype(np.float64)
+    b = 0.0
+    for _ in range(100):
+        p = _sigmoid(z + b)
+        step = float((p - y).sum()) / (float((p * (1 - p)).sum()) + 1e-6)
+        b -= step
+        if abs(step) < 1e-10:
+            break
+    return round(b, 9)
 
 
 def _best_threshold(truth: npt.NDArray[np.bool_], p: Array, target: str) -> tuple[float, float]:
