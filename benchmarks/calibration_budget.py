@@ -18,7 +18,10 @@ aggrefact``); the three shared files are imported with assay's own importers. Ru
 ``--work`` (default runs/calibration_budget, gitignored) and resume: a rerun scores nothing
 twice. Each cell is BAcc / ECE on the held-out answers, the median over the draws with the
 10th-90th percentile span, then the share of draws whose held-out ECE is lower than ``none``'s
-on the same answers.
+on the same answers. A second table per file says how often ``bench calibrate``'s own check
+(5-fold cross-validation on the dev labels alone) said the fitted isotonic threshold was worse
+than the checker's 0.5, among the draws where it then did worse on the other answers, and among
+the rest.
 """
 
 from __future__ import annotations
@@ -161,6 +164,49 @@ def measure(scored: Scored, n: int, draws: int, seed: int) -> dict[str, Cell] | 
     return cells
 
 
+def warnings(scored: Scored, n: int, draws: int, seed: int, method: str) -> list[str] | None:
+    """Does ``bench calibrate``'s held-out check (cross-validation on the dev labels alone)
+    say the fitted threshold is worse than the checker's own when it then does worse on new
+    answers? The same draws as :func:`measure`; returns the row's cells."""
+    from assay.verify.calibration import DevAnswers, Method, cross_validate
+
+    rng = np.random.default_rng([seed, n])
+    lost, warned_lost, warned_other, unmeasured, done = 0, 0, 0, 0, 0
+    attempts = 0
+    while done < draws and attempts < 10 * draws:
+        attempts += 1
+        dev = draw_dev(scored, n, rng)
+        if dev is None:
+            continue
+        done += 1
+        answers = DevAnswers(
+            truth=scored.truth[dev],
+            raw=scored.p_error[dev],
+            groups=tuple(str(g) for g in scored.group[dev]),
+            threshold=0.5,
+        )
+        checked = cross_validate(answers, target=TARGET, method=cast(Method, method))
+        if checked is None or checked.target_before is None:
+            unmeasured += 1
+            continue
+        after = checked.target_after
+        warned = after is None or after < checked.target_before
+        worse = held_out(scored, dev, method)[0] < held_out(scored, dev, "none")[0]
+        lost += worse
+        warned_lost += warned and worse
+        warned_other += warned and not worse
+    if not done:
+        return None
+    measured = done - unmeasured
+    return [
+        str(n),
+        f"{lost}/{measured}",
+        f"{warned_lost}/{lost}",
+        f"{warned_other}/{measured - lost}",
+        f"{unmeasured}/{done}",
+    ]
+
+
 def _span(values: Floats, scale: float, digits: int) -> str:
     low, mid, high = np.percentile(values, [10, 50, 90]) * scale
     return f"{mid:.{digits}f} ({low:.{digits}f}-{high:.{digits}f})"
@@ -189,6 +235,17 @@ def table(scored: Scored, label: str, sizes: list[int], draws: int, seed: int) -
                 text += f", {100 * cell.ece_better:.0f}%"
             row.append(text)
         lines.append("| " + " | ".join(row) + " |")
+    lines += [
+        "",
+        "| labelled dev answers | isotonic's threshold lost BAcc held out "
+        "| cross-validation said worse, of those | said worse, of the others "
+        "| not measured (a fold with one class) |",
+        "|---|---|---|---|---|",
+    ]
+    for n in sizes:
+        said = warnings(scored, n, draws, seed, "isotonic") if 2 * n <= len(scored.truth) else None
+        if said is not None:
+            lines.append("| " + " | ".join(said) + " |")
     return lines
 
 

@@ -36,7 +36,7 @@ import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from ..errors import ConfigError
-from ..metrics import roc_auc_score
+from ..metrics import expected_calibration_error, roc_auc_score
 from ..runs import read_run_json
 from .defaults import MODEL_FREE_CHECKERS
 from .results import RESULTS_FILE, iter_results
@@ -47,6 +47,22 @@ Method = Literal["isotonic", "platt", "shift"]
 Array = npt.NDArray[np.float64]
 _TARGET = re.compile(r"^(balanced_accuracy|f1|(precision|recall)@(0?\.\d+|1(\.0+)?))$")
 Probability = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
+
+
+class CrossValidation(BaseModel):
+    """What the method and target would have done on dev answers it was not fitted on: each
+    of ``folds`` folds of the dev run (by group: no question or article on both sides) scored
+    by a map and threshold fitted on the other folds, pooled. ``*_before`` is the dev run's own
+    scores at its own threshold; a target value is None where the target is not reached."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    folds: int = Field(ge=2)
+    threshold_before: float = Field(ge=0.0, le=1.0, allow_inf_nan=False)
+    target_before: float | None
+    target_after: float | None
+    ece_before: float = Field(ge=0.0, le=1.0, allow_inf_nan=False)
+    ece_after: float = Field(ge=0.0, le=1.0, allow_inf_nan=False)
 
 
 class Calibration(BaseModel):
@@ -73,6 +89,9 @@ class Calibration(BaseModel):
     dev_value: float  # the target's value on the dev run at the threshold (in fit)
     # what made the dev run's p_error (scorer_of); None in files from before it was recorded
     dev_scorer: dict[str, str] | None = None
+    # the same fit, held out on folds of the dev run (cross_validate); None in older files and
+    # when a fold's training part lacks a class
+    dev_cross_validation: CrossValidation | None = None
 
     @field_validator("knots_x", "knots_y")
     @classmethod
@@ -101,22 +120,41 @@ class Calibration(BaseModel):
         return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]
 
 
-def dev_pairs(run_dir: Path) -> tuple[npt.NDArray[np.bool_], Array]:
-    """(gold_error, raw p_error) of the run's labelled, scored answers."""
+class DevAnswers(BaseModel):
+    """A dev run's labelled, scored answers: gold label, raw ``p_error``, group, and the
+    threshold the run gated them with."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    truth: npt.NDArray[np.bool_]
+    raw: Array
+    groups: tuple[str, ...]
+    threshold: float
+
+
+def dev_answers(run_dir: Path) -> DevAnswers:
+    """The labelled, scored answers of a bench run (both classes required)."""
     path = run_dir / RESULTS_FILE
     if not path.is_file():
         raise ConfigError(f"{run_dir}: no {RESULTS_FILE} (not a bench run directory?)")
-    truth, scores = [], []
+    truth, scores, groups, thresholds = [], [], [], set()
     for result in iter_results(path):
         if result.gold_error is not None and result.verifier_score is not None:
             truth.append(result.gold_error)
             scores.append(result.verifier_score)
+            groups.append(result.cluster)
+            thresholds.add(result.threshold)
     if len(set(truth)) < 2:
         raise ConfigError(
             f"{path}: calibration needs labelled, scored answers of both classes "
             f"(found {len(truth)}, errors {sum(truth)})"
         )
-    return np.array(truth, dtype=bool), np.array(scores, dtype=np.float64)
+    return DevAnswers(
+        truth=np.array(truth, dtype=bool),
+        raw=np.array(scores, dtype=np.float64),
+        groups=tuple(groups),
+        threshold=min(thresholds),  # one value unless the run's results were gated otherwise
+    )
 
 
 def scorer_of(config: Mapping[str, Any], checker_version: str | None) -> dict[str, str]:
@@ -193,6 +231,47 @@ def fit_calibration(
             "dev_scorer": dev_scorer,
         }
     )
+
+
+def cross_validate(
+    dev: DevAnswers, *, target: str, method: Method, folds: int = 5
+) -> CrossValidation | None:
+    """Fit on all folds but one, score that one, for each fold; pool the held-out scores and
+    compare them with the run's own scores at its own threshold (see :class:`CrossValidation`).
+    None when some fold's training part has one class only (too few labels to say)."""
+    fold = np.array([_fold_of(group, folds) for group in dev.groups])
+    calibrated = np.zeros(len(dev.raw))
+    flagged = np.zeros(len(dev.raw), dtype=bool)
+    for k in range(folds):
+        train, test = fold != k, fold == k
+        if not test.any():
+            continue
+        if len(set(dev.truth[train].tolist())) < 2:
+            return None
+        fitted = fit_calibration(
+            dev.truth[train], dev.raw[train], target=target, method=method, dev_run="-"
+        )
+        calibrated[test] = fitted.apply(dev.raw[test])
+        flagged[test] = calibrated[test] >= fitted.threshold
+    return CrossValidation(
+        folds=folds,
+        threshold_before=dev.threshold,
+        target_before=_rounded_value(dev.truth, dev.raw >= dev.threshold, target),
+        target_after=_rounded_value(dev.truth, flagged, target),
+        ece_before=round(expected_calibration_error(dev.truth, dev.raw), 6),
+        ece_after=round(expected_calibration_error(dev.truth, calibrated), 6),
+    )
+
+
+def _fold_of(group: str, folds: int) -> int:
+    return int(hashlib.sha256(group.encode()).hexdigest()[:8], 16) % folds
+
+
+def _rounded_value(
+    truth: npt.NDArray[np.bool_], flagged: npt.NDArray[np.bool_], target: str
+) -> float | None:
+    value = _value_at(truth, flagged, target)
+    return None if value is None else round(value, 6)
 
 
 def backwards_note(truth: npt.NDArray[np.bool_], raw: Array, fitted: Calibration) -> str | None:
@@ -272,21 +351,27 @@ def _best_threshold(truth: npt.NDArray[np.bool_], p: Array, target: str) -> tupl
     candidates = [0.0, *((values[:-1] + values[1:]) / 2)]
     if values[-1] < 1.0:
         candidates.append(1.0)
-    best: tuple[float, float, float] | None = None  # (key, secondary, threshold)
+    best: tuple[float, float] | None = None  # (key, threshold)
     for threshold in candidates:
-        flagged = p >= threshold
-        tp = float((flagged & truth).sum())
-        precision = tp / flagged.sum() if flagged.any() else 1.0
-        recall = tp / truth.sum()
-        specificity = float((~flagged & ~truth).sum()) / max(1, (~truth).sum())
-        key = _target_value(target, precision, recall, specificity)
+        key = _value_at(truth, p >= threshold, target)
         if key is None:
             continue
         if best is None or key > best[0]:
-            best = (key, recall, threshold)
+            best = (key, threshold)
     if best is None:
         raise ConfigError(f"--target {target}: no threshold on the dev run reaches it")
-    return round(best[2], 9), round(best[0], 6)
+    return round(best[1], 9), round(best[0], 6)
+
+
+def _value_at(
+    truth: npt.NDArray[np.bool_], flagged: npt.NDArray[np.bool_], target: str
+) -> float | None:
+    """The target's value when the ``flagged`` answers are called errors (None: not reached)."""
+    tp = float((flagged & truth).sum())
+    precision = tp / flagged.sum() if flagged.any() else 1.0
+    recall = tp / max(1.0, float(truth.sum()))
+    specificity = float((~flagged & ~truth).sum()) / max(1, (~truth).sum())
+    return _target_value(target, precision, recall, specificity)
 
 
 def _target_value(target: str, precision: float, recall: float, specificity: float) -> float | None:
