@@ -18,10 +18,11 @@ aggrefact``); the three shared files are imported with assay's own importers. Ru
 ``--work`` (default runs/calibration_budget, gitignored) and resume: a rerun scores nothing
 twice. Each cell is BAcc / ECE on the held-out answers, the median over the draws with the
 10th-90th percentile span, then the share of draws whose held-out ECE is lower than ``none``'s
-on the same answers. A second table per file says how often ``bench calibrate``'s own check
-(5-fold cross-validation on the dev labels alone) said the fitted isotonic threshold was worse
-than the checker's 0.5, among the draws where it then did worse on the other answers, and among
-the rest.
+on the same answers. A second table per file gives the ECE of ``bench calibrate --error-rate R``
+(no labels; the verdicts do not change) at the file's own error rate and 0.1 either side. A
+third says how often ``bench calibrate``'s own check (5-fold cross-validation on the dev labels
+alone) said the fitted isotonic threshold was worse than the checker's 0.5, among the draws
+where it then did worse on the other answers, and among the rest.
 """
 
 from __future__ import annotations
@@ -207,6 +208,21 @@ def warnings(scored: Scored, n: int, draws: int, seed: int, method: str) -> list
     ]
 
 
+def stated_rates(scored: Scored) -> str:
+    """ECE with no labels: ``bench calibrate --error-rate R`` at the file's own error rate
+    (what a user who knows it gets) and 0.1 either side of it (a rough guess)."""
+    from assay.metrics import expected_calibration_error
+    from assay.verify.calibration import stated_error_rate_map
+
+    rate = float(scored.truth.mean())
+    cells = [f"{expected_calibration_error(scored.truth, scored.p_error):.3f}"]
+    for stated in (rate - 0.1, rate, rate + 0.1):
+        stated = round(min(max(stated, 0.05), 0.95), 2)
+        mapped = stated_error_rate_map(stated).apply(scored.p_error)
+        cells.append(f"{expected_calibration_error(scored.truth, mapped):.3f} at {stated:.2f}")
+    return "| " + " | ".join(cells) + " |"
+
+
 def _span(values: Floats, scale: float, digits: int) -> str:
     low, mid, high = np.percentile(values, [10, 50, 90]) * scale
     return f"{mid:.{digits}f} ({low:.{digits}f}-{high:.{digits}f})"
@@ -236,6 +252,10 @@ def table(scored: Scored, label: str, sizes: list[int], draws: int, seed: int) -
             row.append(text)
         lines.append("| " + " | ".join(row) + " |")
     lines += [
+        "",
+        "| ECE, no calibration | stated error rate 0.1 under the file's | the file's | 0.1 over |",
+        "|---|---|---|---|",
+        stated_rates(scored),
         "",
         "| labelled dev answers | isotonic's threshold lost BAcc held out "
         "| cross-validation said worse, of those | said worse, of the others "

@@ -350,3 +350,57 @@ def test_calibrate_reports_and_records_the_held_out_check(
         in (_held_out_lines(unreached, "precision@0.9")[0])
     )
     assert "not measured" in _held_out_lines(None, "f1")[0]
+
+
+def test_a_stated_error_rate_shifts_the_probabilities_and_keeps_every_decision() -> None:
+    from assay.verify.calibration import stated_error_rate_map
+
+    calibration = stated_error_rate_map(0.3)
+    assert calibration.method == "shift" and calibration.stated_error_rate == 0.3
+    assert abs(calibration.platt_b - np.log(0.3 / 0.7)) < 1e-8
+    assert calibration.raw_threshold == 0.5 and abs(calibration.threshold - 0.3) < 1e-9
+    raw = np.concatenate([np.linspace(0, 1, 1001), [0.5, 0.4999999, 0.5000001]])
+    assert np.array_equal(calibration.apply(raw) >= calibration.threshold, raw >= 0.5)
+    assert calibration.apply(np.array([0.5]))[0] == calibration.threshold
+
+
+def test_calibrate_with_a_stated_error_rate_changes_ece_not_verdicts(
+    runs: tuple[Path, Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, test_run, _ = runs
+    run = tmp_path / "run"
+    shutil.copytree(test_run, run)
+    (run / "calibration.json").unlink(missing_ok=True)
+    assert _bench("summarize", str(run), "--no-plots") == 0
+    before = json.loads((run / "summary.json").read_text())
+    out = tmp_path / "rate.json"
+    assert _bench("calibrate", "--error-rate", "0.67", "--out", str(out)) == 0
+    assert "decisions unchanged (raw threshold 0.5)" in capsys.readouterr().out
+    assert _bench("summarize", str(run), "--calibration", str(out), "--no-plots") == 0
+    after = json.loads((run / "summary.json").read_text())
+    assert after["calibration"]["stated_error_rate"] == 0.67
+    metrics = before["detection"]["metrics"], after["detection"]["metrics"]
+    for name in ("balanced_accuracy", "precision", "recall"):
+        assert metrics[0][name]["value"] == metrics[1][name]["value"]
+    assert metrics[0]["ece_uniform"]["value"] != metrics[1]["ece_uniform"]["value"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((), "give a DEV_RUN or --error-rate, one of the two"),
+        (("DEV", "--error-rate", "0.3", "--out", "x.json"), "one of the two"),
+        (("--error-rate", "0.3"), "give --out FILE (there is no DEV_RUN)"),
+        (("--error-rate", "1.5", "--out", "x.json"), "--error-rate 1.5: expected a rate between"),
+        (("--error-rate", "0.3", "--out", "x.json", "--target", "f1"), "need labelled answers"),
+        (("--error-rate", "0.3", "--out", "x.json", "--method", "platt"), "need labelled answers"),
+    ],
+)
+def test_stated_error_rate_mistakes_are_one_clear_error(
+    args: tuple[str, ...], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = tuple(str(tmp_path / a) if a in ("DEV", "x.json") else a for a in args)
+    assert _bench("calibrate", *args) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+    assert not (tmp_path / "x.json").exists()

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ConfigError
 
 if TYPE_CHECKING:
-    from ..verify.calibration import CrossValidation
+    from ..verify.calibration import CrossValidation, Method
 
 DEFAULT_THRESHOLD = 0.5
 
@@ -21,10 +21,19 @@ def register_calibrate(commands: Any) -> None:
         "calibrate",
         help="fit a threshold and calibration map on a labelled dev run",
         description="Fit a calibration map of p_error and an operating threshold on the "
-        "labelled, scored answers of DEV_RUN; apply them to another run with "
-        "`assay bench run --calibration FILE` or `assay bench summarize --calibration FILE`.",
+        "labelled, scored answers of DEV_RUN (or, with no labels, shift p_error to a stated "
+        "--error-rate); apply them to another run with `assay bench run --calibration FILE` "
+        "or `assay bench summarize --calibration FILE`.",
     )
-    parser.add_argument("dev_run", type=Path, help="a bench run directory with gold labels")
+    parser.add_argument(
+        "dev_run", type=Path, nargs="?", help="a bench run directory with gold labels"
+    )
+    parser.add_argument(
+        "--error-rate",
+        type=float,
+        help="no DEV_RUN: the share of answers you expect to be wrong; p_error is shifted to it "
+        "(Bayes' rule for a new prior) and the verifier's decisions are kept (needs --out)",
+    )
     parser.add_argument(
         "--target",
         default="balanced_accuracy",
@@ -34,7 +43,6 @@ def register_calibrate(commands: Any) -> None:
     parser.add_argument(
         "--method",
         choices=("isotonic", "platt", "shift"),
-        default="isotonic",
         help="isotonic (default): a non-decreasing step map; platt: sigmoid(a*logit(p)+b); "
         "shift: sigmoid(logit(p)+b), one number, for small dev sets",
     )
@@ -45,6 +53,10 @@ def register_calibrate(commands: Any) -> None:
 
 
 def _calibrate(args: argparse.Namespace) -> int:
+    if (args.dev_run is None) == (args.error_rate is None):
+        raise ConfigError("bench calibrate: give a DEV_RUN or --error-rate, one of the two")
+    if args.error_rate is not None:
+        return _stated_rate(args)
     from ..verify.calibration import (
         backwards_note,
         cross_validate,
@@ -54,21 +66,22 @@ def _calibrate(args: argparse.Namespace) -> int:
         write_calibration,
     )
 
+    method: Method = args.method or "isotonic"
     dev = dev_answers(args.dev_run)
     calibration = fit_calibration(
         dev.truth,
         dev.raw,
         target=args.target,
-        method=args.method,
+        method=method,
         dev_run=str(args.dev_run),
         dev_scorer=run_scorer(args.dev_run),
     )
-    checked = cross_validate(dev, target=args.target, method=args.method)
+    checked = cross_validate(dev, target=args.target, method=method)
     calibration = calibration.model_copy(update={"dev_cross_validation": checked})
     out = args.out or args.dev_run / f"calibration-{args.target.replace('@', '-at-')}.json"
     write_calibration(calibration, out)
     print(
-        f"wrote {out}: {args.method} map on {calibration.dev_n} answers, threshold "
+        f"wrote {out}: {method} map on {calibration.dev_n} answers, threshold "
         f"{calibration.threshold:.4f} on calibrated p_error (raw {calibration.raw_threshold:.4f}), "
         f"{args.target} {calibration.dev_value:.3f} on the dev run (in fit)"
     )
@@ -76,6 +89,25 @@ def _calibrate(args: argparse.Namespace) -> int:
     backwards = backwards_note(dev.truth, dev.raw, calibration)
     if backwards:
         print(f"warning: {backwards}", file=sys.stderr)
+    return 0
+
+
+def _stated_rate(args: argparse.Namespace) -> int:
+    from ..verify.calibration import stated_error_rate_map, write_calibration
+
+    if args.out is None:
+        raise ConfigError("bench calibrate --error-rate: give --out FILE (there is no DEV_RUN)")
+    if args.target != "balanced_accuracy" or args.method is not None:
+        raise ConfigError(
+            "bench calibrate --error-rate keeps the verifier's decisions and shifts p_error; "
+            "--target and --method need labelled answers (give a DEV_RUN instead)"
+        )
+    calibration = stated_error_rate_map(args.error_rate)
+    write_calibration(calibration, args.out)
+    print(
+        f"wrote {args.out}: p_error shifted to an error rate of {args.error_rate:g} "
+        f"(log-odds {calibration.platt_b:+.4f}); decisions unchanged (raw threshold 0.5)"
+    )
     return 0
 
 

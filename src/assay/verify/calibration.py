@@ -84,14 +84,17 @@ class Calibration(BaseModel):
     # on the calibrated p_error: flag (error) when calibrated >= threshold
     threshold: float = Field(ge=0.0, le=1.0, allow_inf_nan=False)
     raw_threshold: float = Field(ge=0.0, le=1.0, allow_inf_nan=False)  # the same on raw p_error
-    dev_run: str
+    dev_run: str  # "" for a stated error rate
     dev_n: int = Field(ge=0)
-    dev_value: float  # the target's value on the dev run at the threshold (in fit)
+    # the target's value on the dev run at the threshold (in fit); None without a dev run
+    dev_value: float | None
     # what made the dev run's p_error (scorer_of); None in files from before it was recorded
     dev_scorer: dict[str, str] | None = None
     # the same fit, held out on folds of the dev run (cross_validate); None in older files and
     # when a fold's training part lacks a class
     dev_cross_validation: CrossValidation | None = None
+    # a shift from an error rate the user states instead of labels (stated_error_rate_map)
+    stated_error_rate: float | None = Field(default=None, gt=0.0, lt=1.0, allow_inf_nan=False)
 
     @field_validator("knots_x", "knots_y")
     @classmethod
@@ -231,6 +234,24 @@ def fit_calibration(
             "dev_scorer": dev_scorer,
         }
     )
+
+
+def stated_error_rate_map(error_rate: float) -> Calibration:
+    """A shift of the log-odds by ``logit(error_rate)``, with no labels: Bayes' rule for a
+    new prior (Saerens, Latinne and Decaestecker, Neural Computation 2002). A verifier whose
+    ``p_error`` speaks for a 50/50 prior (the learned checker: its classes were balanced in
+    training) then speaks for the stated one. The decisions stay the verifier's: for balanced
+    accuracy the best threshold of a calibrated score is the error rate itself, which is raw
+    ``p_error`` 0.5 (the only target a stated rate can serve)."""
+    if not 0.0 < error_rate < 1.0:
+        raise ConfigError(f"--error-rate {error_rate}: expected a rate between 0 and 1")
+    b = round(float(_logit(np.array([error_rate]))[0]), 9)
+    mapped = Calibration(
+        method="shift", platt_b=b, target="balanced_accuracy", threshold=0.5, raw_threshold=0.5,
+        dev_run="", dev_n=0, dev_value=None, stated_error_rate=error_rate,
+    )  # fmt: skip
+    # the same arithmetic that maps a run's scores, so raw 0.5 lands exactly on the threshold
+    return mapped.model_copy(update={"threshold": float(mapped.apply(np.array([0.5]))[0])})
 
 
 def cross_validate(
@@ -509,4 +530,5 @@ def calibration_record(calibration: Calibration, source: Path | str) -> dict[str
         "dev_run": calibration.dev_run,
         "dev_n": calibration.dev_n,
         "dev_scorer": calibration.dev_scorer,
+        "stated_error_rate": calibration.stated_error_rate,
     }
