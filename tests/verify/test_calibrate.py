@@ -383,6 +383,19 @@ def test_calibrate_with_a_stated_error_rate_changes_ece_not_verdicts(
     for name in ("balanced_accuracy", "precision", "recall"):
         assert metrics[0][name]["value"] == metrics[1][name]["value"]
     assert metrics[0]["ece_uniform"]["value"] != metrics[1]["ece_uniform"]["value"]
+    # the report says which file scored the metrics, and where its map came from
+    from assay.report._html_bench import calibration_note
+    from assay.report.html import ReportOptions, build_report
+
+    payload, _ = build_report([run], ReportOptions())
+    note = next(n for n in payload.runs[0].notes if n.startswith("calibrated:"))
+    assert f"by {run / 'calibration.json'} (shift map, a stated error rate of 0.67, no" in note
+    assert "(raw 0.5000, target balanced_accuracy)" in note
+    fitted = dict(after["calibration"], stated_error_rate=None, dev_run="runs/dev", dev_n=60)
+    assert "fitted on runs/dev (60 labelled answers)" in str(
+        calibration_note({"calibration": fitted})
+    )
+    assert calibration_note({"calibration": None}) is None
 
 
 @pytest.mark.parametrize(

@@ -100,6 +100,8 @@ def bench_content(
         section.notes.append(f"money: unknown ({money.get('note', '')})")
     if section.summary.get("score_event"):
         section.notes.append(f"score: {section.summary['score_event']}")
+    if (calibrated := calibration_note(section.summary)) is not None:
+        section.notes.append(calibrated)
     section.tables.extend(bucket_table(section.summary))
     section.tables.extend(missing_words_table(section.summary))
     section.tables.extend(slice_tables(run_dir))
@@ -147,6 +149,22 @@ def describe_bench(run: dict[str, Any], summary: dict[str, Any]) -> str:
         if config.get(key):
             parts.append(f"{label} {Path(str(config[key])).name if key == 'data' else config[key]}")
     return ", ".join(parts)
+
+
+def calibration_note(summary: dict[str, Any]) -> str | None:
+    """Which calibration file the metrics were scored with, and where its map came from."""
+    applied = summary.get("calibration")
+    if not isinstance(applied, dict):
+        return None
+    if applied.get("stated_error_rate") is not None:
+        source = f"a stated error rate of {applied['stated_error_rate']:g}, no labels"
+    else:
+        source = f"fitted on {applied.get('dev_run')} ({applied.get('dev_n')} labelled answers)"
+    return (
+        f"calibrated: p_error mapped by {applied.get('file')} ({applied.get('method')} map, "
+        f"{source}); flagged at calibrated p_error >= {applied.get('threshold', 0.0):.4f} "
+        f"(raw {applied.get('raw_threshold', 0.0):.4f}, target {applied.get('target')})"
+    )
 
 
 def headline_metrics(summary: dict[str, Any]) -> list[Metric]:
