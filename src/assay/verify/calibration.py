@@ -66,7 +66,8 @@ class CrossValidation(BaseModel):
 
 
 class Calibration(BaseModel):
-    """A calibration map and an operating threshold, fitted on one dev run."""
+    """A calibration map and an operating threshold, fitted on one dev run (or, for a shift,
+    set from an error rate the user states: :func:`stated_error_rate_map`)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
