@@ -367,44 +367,52 @@ def _shift(truth: npt.NDArray[np.bool_], raw: Array) -> float:
 
 
 def _best_threshold(truth: npt.NDArray[np.bool_], p: Array, target: str) -> tuple[float, float]:
-    """The threshold (midway between distinct calibrated scores) best for ``target``."""
+    """The threshold (midway between distinct calibrated scores) best for ``target``; the first
+    of equals. Every candidate is scored at once from sorted scores (O(n log n)), so a dev run
+    of a million answers takes seconds."""
     values = np.unique(p)
     # flag all (0.0), midpoints, and flag none where a threshold in [0, 1] can say it
-    candidates = [0.0, *((values[:-1] + values[1:]) / 2)]
-    if values[-1] < 1.0:
-        candidates.append(1.0)
-    best: tuple[float, float] | None = None  # (key, threshold)
-    for threshold in candidates:
-        key = _value_at(truth, p >= threshold, target)
-        if key is None:
-            continue
-        if best is None or key > best[0]:
-            best = (key, threshold)
-    if best is None:
+    ends = [1.0] if values[-1] < 1.0 else []
+    candidates = np.concatenate([[0.0], (values[:-1] + values[1:]) / 2, ends])
+    keys = _target_values(target, *_rates(truth, p, candidates))
+    if np.isnan(keys).all():
         raise ConfigError(f"--target {target}: no threshold on the dev run reaches it")
-    return round(best[1], 9), round(best[0], 6)
+    best = int(np.nanargmax(keys))
+    return round(float(candidates[best]), 9), round(float(keys[best]), 6)
 
 
 def _value_at(
     truth: npt.NDArray[np.bool_], flagged: npt.NDArray[np.bool_], target: str
 ) -> float | None:
     """The target's value when the ``flagged`` answers are called errors (None: not reached)."""
-    tp = float((flagged & truth).sum())
-    precision = tp / flagged.sum() if flagged.any() else 1.0
-    recall = tp / max(1.0, float(truth.sum()))
-    specificity = float((~flagged & ~truth).sum()) / max(1, (~truth).sum())
-    return _target_value(target, precision, recall, specificity)
+    as_score = flagged.astype(np.float64)  # flagged = score >= 1
+    value = float(_target_values(target, *_rates(truth, as_score, np.array([1.0])))[0])
+    return None if np.isnan(value) else value
 
 
-def _target_value(target: str, precision: float, recall: float, specificity: float) -> float | None:
+def _rates(truth: npt.NDArray[np.bool_], p: Array, thresholds: Array) -> tuple[Array, Array, Array]:
+    """(precision, recall, specificity) of flagging ``p >= t``, for each threshold ``t``."""
+    errors, grounded = np.sort(p[truth]), np.sort(p[~truth])
+    tp = (len(errors) - np.searchsorted(errors, thresholds, side="left")).astype(np.float64)
+    fp = (len(grounded) - np.searchsorted(grounded, thresholds, side="left")).astype(np.float64)
+    flagged = tp + fp
+    precision = np.divide(tp, flagged, out=np.ones_like(tp), where=flagged > 0)
+    recall = tp / max(1, len(errors))
+    specificity = (len(grounded) - fp) / max(1, len(grounded))
+    return precision, recall, specificity
+
+
+def _target_values(target: str, precision: Array, recall: Array, specificity: Array) -> Array:
+    """The target at each threshold; NaN where it is not reached (precision@R, recall@R)."""
     if target == "balanced_accuracy":
         return (recall + specificity) / 2
     if target == "f1":
-        return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        both = precision + recall
+        return np.divide(2 * precision * recall, both, out=np.zeros_like(both), where=both > 0)
     name, level = target.split("@")
     if name == "precision":
-        return recall if precision >= float(level) else None
-    return precision if recall >= float(level) else None
+        return np.where(precision >= float(level), recall, np.nan)
+    return np.where(recall >= float(level), precision, np.nan)
 
 
 def _raw_threshold(raw: Array, calibrated: Array, threshold: float) -> float:
