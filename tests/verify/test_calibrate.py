@@ -417,3 +417,48 @@ def test_stated_error_rate_mistakes_are_one_clear_error(
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
     assert not (tmp_path / "x.json").exists()
+
+
+def _naive_best(truth: np.ndarray, p: np.ndarray, target: str) -> tuple[float, float] | None:
+    """Every candidate threshold scored by a pass over all answers: the search's definition."""
+    values = np.unique(p)
+    candidates = [0.0, *((values[:-1] + values[1:]) / 2)] + ([1.0] if values[-1] < 1 else [])
+    best = None
+    for threshold in candidates:
+        flagged = p >= threshold
+        tp = float((flagged & truth).sum())
+        precision = tp / flagged.sum() if flagged.any() else 1.0
+        recall = tp / truth.sum()
+        specificity = float((~flagged & ~truth).sum()) / (~truth).sum()
+        name, _, level = target.partition("@")
+        key: float | None = {
+            "balanced_accuracy": (recall + specificity) / 2,
+            "f1": 2 * precision * recall / (precision + recall) if precision + recall else 0.0,
+            "precision": recall if level and precision >= float(level) else None,
+            "recall": precision if level and recall >= float(level) else None,
+        }[name]
+        if key is not None and (best is None or key > best[0]):
+            best = (key, threshold)
+    return None if best is None else (round(float(best[1]), 9), round(best[0], 6))
+
+
+@pytest.mark.parametrize("target", ["balanced_accuracy", "f1", "precision@0.8", "recall@0.7"])
+def test_the_threshold_search_finds_what_scoring_every_candidate_finds(target: str) -> None:
+    """The search scores all candidates at once from sorted scores; on random dev sets, with
+    ties and scores at 0 and 1, it picks the threshold a pass per candidate picks."""
+    from assay.errors import ConfigError
+    from assay.verify.calibration import _best_threshold
+
+    rng = np.random.default_rng(5)
+    for trial in range(300):
+        n = int(rng.integers(2, 60))
+        truth = rng.random(n) < rng.uniform(0.1, 0.9)
+        if truth.all() or not truth.any():
+            continue
+        p = rng.random(n) if trial % 2 else np.round(rng.random(n) * 4) / 4
+        expected = _naive_best(truth, p, target)
+        if expected is None:
+            with pytest.raises(ConfigError):
+                _best_threshold(truth, p, target)
+        else:
+            assert _best_threshold(truth, p, target) == expected
