@@ -34,8 +34,20 @@ def test_underscore_and_dash_spellings_are_the_same_options(tmp_path: Path) -> N
     args = ["bench", "run", "--data", str(data), "--pattern", "best_of_n", *STUB]
     assert main([*args, "--max-examples", "1", "--out-dir", str(tmp_path / "a")]) == 0
     assert main([*args, "--max_examples", "1", "--out_dir", str(tmp_path / "b")]) == 0
-    for name in "ab":
+    assert main([*args, "--max-examples", "1", "--out", str(tmp_path / "c")]) == 0  # as judge run
+    for name in "abc":
         assert len((tmp_path / name / "results.jsonl").read_text().splitlines()) == 1
+
+
+def test_a_run_directory_that_is_a_file_is_named_as_typed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = write_jsonl(tmp_path / "data.jsonl", generate_records(1))
+    afile = tmp_path / "afile"
+    afile.write_text("x", encoding="utf-8")
+    args = ["bench", "run", "--data", str(data), "--pattern", "best_of_n", *STUB]
+    assert main([*args, "--out", str(afile)]) == 2
+    assert f"error: --out {afile} is a file, not a directory" in capsys.readouterr().err
 
 
 def test_every_record_runs_by_default_and_a_limit_says_what_it_left_out(

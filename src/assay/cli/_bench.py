@@ -100,6 +100,7 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--out_dir",
         "--out-dir",
+        "--out",  # as `judge run` names its run directory
         dest="out_dir",
         type=Path,
         help="run directory (default runs/<data>-<pattern>-n<n>-s<seed>)",
@@ -194,7 +195,7 @@ def config_from_args(args: argparse.Namespace) -> Any:
     out_dir = args.out_dir or Path("runs") / (
         f"{Path(args.data).stem}-{args.pattern}-n{args.n}-s{args.seed}"
     )
-    check_run_dir(out_dir, typed_option(args, "--out_dir", "--out-dir"))
+    check_run_dir(out_dir, typed_option(args, "--out_dir", "--out-dir", "--out"))
     if args.max_examples < 0:
         option = typed_option(args, "--max_examples", "--max-examples")
         raise ConfigError(f"{option}: must be 0 (all) or a positive number")
