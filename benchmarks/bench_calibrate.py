@@ -18,6 +18,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from _git_source import source_at
+
 REPO = Path(__file__).resolve().parents[1]
 METHODS = ("isotonic", "platt")
 CHILD = """
@@ -32,17 +34,6 @@ start = time.perf_counter()
 fitted = fit_calibration(truth, raw, target="balanced_accuracy", method=method, dev_run="-")
 print(json.dumps({"seconds": time.perf_counter() - start, "threshold": fitted.threshold}))
 """
-
-
-def source_at(revision: str, into: Path) -> Path:
-    """This repository's ``src`` at ``revision``, unpacked under ``into``."""
-    archive = subprocess.run(
-        ["git", "-C", str(REPO), "archive", "--format=tar", revision, "src"],
-        check=True,
-        capture_output=True,
-    ).stdout
-    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
-    return into / "src"
 
 
 def measure(src: Path, n: int, method: str) -> dict[str, float]:

@@ -43,6 +43,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from _git_source import source_at
+
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data"
 TODAY_REV = "02bdbc6^"  # the last commit whose checker is learned-1, "today" in the issue
@@ -389,17 +391,6 @@ def _demo_row(work: Path, dev: str, test: str, cal: Path | None) -> str:
         + " | ".join(cells)
         + " |"
     )
-
-
-def source_at(revision: str, into: Path) -> Path:
-    """This repository's ``src`` at ``revision``, unpacked under ``into``."""
-    archive = subprocess.run(
-        ["git", "-C", str(REPO), "archive", "--format=tar", revision, "src"],
-        check=True,
-        capture_output=True,
-    ).stdout
-    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
-    return into / "src"
 
 
 def main() -> int:

@@ -26,6 +26,8 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from _git_source import source_at
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
@@ -47,14 +49,6 @@ VERSIONS = {  # the commit that made each version (learned-1: the last commit be
     "learned-9": "ac89cb3",
     "learned-10": "cb70189",
 }
-
-
-def export_source(rev: str, into: Path) -> Path:
-    archive = subprocess.run(
-        ["git", "-C", str(REPO), "archive", rev, "src"], capture_output=True, check=True
-    ).stdout
-    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
-    return into / "src"
 
 
 def without_meta(path: Path, target: Path) -> Path:
@@ -121,7 +115,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         inputs = [without_meta(p, Path(shared) / f"data{i}.jsonl") for i, p in enumerate(args.data)]
         for version in args.versions:
             with tempfile.TemporaryDirectory() as tmp:
-                src = export_source(VERSIONS[version], Path(tmp))
+                src = source_at(VERSIONS[version], Path(tmp))
                 cells, by_group = [], []
                 for number, (path, data) in enumerate(zip(args.data, inputs, strict=True)):
                     rows = run_version(src, data, Path(tmp) / f"run{number}")
