@@ -21,8 +21,9 @@ twice. Each cell is BAcc / ECE on the held-out answers, the median over the draw
 on the same answers. A second table per file gives the ECE of ``bench calibrate --error-rate R``
 (no labels; the verdicts do not change) at the file's own error rate and 0.1 either side. A
 third says how often ``bench calibrate``'s own check (5-fold cross-validation on the dev labels
-alone) said the fitted isotonic threshold was worse than the checker's 0.5, among the draws
-where it then did worse on the other answers, and among the rest.
+alone) said the fitted isotonic threshold was worse than the checker's 0.5 (and the map's ECE
+worse than the raw scores'), among the draws where it then was worse on the other answers, and
+among the rest.
 """
 
 from __future__ import annotations
@@ -167,13 +168,14 @@ def measure(scored: Scored, n: int, draws: int, seed: int) -> dict[str, Cell] | 
 
 def warnings(scored: Scored, n: int, draws: int, seed: int, method: str) -> list[str] | None:
     """Does ``bench calibrate``'s held-out check (cross-validation on the dev labels alone)
-    say the fitted threshold is worse than the checker's own when it then does worse on new
-    answers? The same draws as :func:`measure`; returns the row's cells."""
+    say the fit is worse than the checker's own scores (BAcc at the fitted threshold; ECE)
+    when it then is worse on new answers? The same draws as :func:`measure`; returns the row's
+    cells."""
     from assay.verify.calibration import DevAnswers, Method, cross_validate
 
     rng = np.random.default_rng([seed, n])
-    lost, warned_lost, warned_other, unmeasured, done = 0, 0, 0, 0, 0
-    attempts = 0
+    said = {"bacc": Agreement(), "ece": Agreement()}
+    unmeasured, done, attempts = 0, 0, 0
     while done < draws and attempts < 10 * draws:
         attempts += 1
         dev = draw_dev(scored, n, rng)
@@ -191,21 +193,41 @@ def warnings(scored: Scored, n: int, draws: int, seed: int, method: str) -> list
             unmeasured += 1
             continue
         after = checked.target_after
-        warned = after is None or after < checked.target_before
-        worse = held_out(scored, dev, method)[0] < held_out(scored, dev, "none")[0]
-        lost += worse
-        warned_lost += warned and worse
-        warned_other += warned and not worse
+        (bacc, ece), (bacc_none, ece_none) = (
+            held_out(scored, dev, method),
+            held_out(scored, dev, "none"),
+        )
+        said["bacc"].add(after is None or after < checked.target_before, bacc < bacc_none)
+        said["ece"].add(checked.ece_after > checked.ece_before, ece > ece_none)
     if not done:
         return None
-    measured = done - unmeasured
-    return [
-        str(n),
-        f"{lost}/{measured}",
-        f"{warned_lost}/{lost}",
-        f"{warned_other}/{measured - lost}",
-        f"{unmeasured}/{done}",
-    ]
+    return [str(n), *said["bacc"].cells(), *said["ece"].cells(), f"{unmeasured}/{done}"]
+
+
+@dataclass
+class Agreement:
+    """How often a check said "worse", among the draws that were worse and among the rest."""
+
+    worse: int = 0
+    said_worse: int = 0
+    others: int = 0
+    said_other: int = 0
+
+    def add(self, said: bool, worse: bool) -> None:
+        if worse:
+            self.worse += 1
+            self.said_worse += said
+        else:
+            self.others += 1
+            self.said_other += said
+
+    def cells(self) -> list[str]:
+        measured = self.worse + self.others
+        return [
+            f"{self.worse}/{measured}",
+            f"{self.said_worse}/{self.worse}",
+            f"{self.said_other}/{self.others}",
+        ]
 
 
 def stated_rates(scored: Scored) -> str:
@@ -258,9 +280,10 @@ def table(scored: Scored, label: str, sizes: list[int], draws: int, seed: int) -
         stated_rates(scored),
         "",
         "| labelled dev answers | isotonic's threshold lost BAcc held out "
-        "| cross-validation said worse, of those | said worse, of the others "
+        "| cross-validation said so, of those | said so, of the others "
+        "| isotonic's map raised ECE held out | said so, of those | said so, of the others "
         "| not measured (a fold with one class) |",
-        "|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for n in sizes:
         said = warnings(scored, n, draws, seed, "isotonic") if 2 * n <= len(scored.truth) else None

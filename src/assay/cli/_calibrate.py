@@ -113,8 +113,9 @@ def _stated_rate(args: argparse.Namespace) -> int:
 
 def _held_out_lines(checked: CrossValidation | None, target: str) -> list[str]:
     """The cross-validation's numbers: an estimate the in-fit dev value is not. With a few
-    hundred labels or fewer its target comparison is noisy (docs/learned-checker.md, "How
-    many labels it takes"), so it is reported, not turned into a verdict."""
+    hundred labels or fewer neither comparison predicts what new answers will show
+    (docs/learned-checker.md, "How many labels it takes"), so they are reported, not turned
+    into a verdict."""
     if checked is None:
         return ["held out on the dev run: not measured (a fold's training part has one class)"]
     before, after = checked.target_before, checked.target_after
