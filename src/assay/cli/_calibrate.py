@@ -43,7 +43,8 @@ def register_calibrate(commands: Any) -> None:
     parser.add_argument(
         "--method",
         choices=("isotonic", "platt", "shift"),
-        help="isotonic (default): a non-decreasing step map; platt: sigmoid(a*logit(p)+b); "
+        help="isotonic (default): a non-decreasing map, linear between fitted knots; platt: "
+        "sigmoid(a*logit(p)+b); "
         "shift: sigmoid(logit(p)+b), one number, for small dev sets",
     )
     parser.add_argument(
