@@ -18,6 +18,8 @@ claim is grounded in them (label 1) when at least one passage completely support
 label is about the evidence, not about the world (a true claim the passages do not support is
 an error here). Claims without passages, or whose stances do not match their passages one for
 one, are counted and left out. This rule was fixed before any checker was scored on the rows;
+each row also names its response's prompt as its ``group`` (added after, it changes only the
+bootstrap intervals: they resample whole answers);
 LLM-AggreFact builds its FactCheck-GPT rows with rules of its own, so the numbers are near its
 figures' kind of data, not the same rows.
 """
@@ -73,6 +75,7 @@ def rows(responses: list[dict[str, Any]], tally: Counter[str]) -> Iterator[dict[
                     "doc": "\n\n".join(texts),
                     "claim": claim,
                     "label": int(grounded),
+                    "group": response.get("prompt") or "",  # claims of one answer: one cluster
                 }
 
 

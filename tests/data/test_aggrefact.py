@@ -128,6 +128,11 @@ def test_a_multiline_csv_row_is_named_by_the_line_it_starts_on(tmp_path: Path) -
         ({"dataset": "Lfqa", "doc": "d", "claim": "c"}, "label", "missing field"),
         ({"dataset": "Lfqa", "claim": "c", "label": 1}, "doc", "does not look like an aggrefact"),
         ({"dataset": "Lfqa", "doc": 3, "claim": "c", "label": 1}, "doc", "expected a string"),
+        (
+            {"dataset": "Lfqa", "doc": "d", "claim": "c", "label": 1, "group": 7},
+            "group",
+            "expected a string",
+        ),
     ],
 )
 def test_a_bad_row_gives_one_located_error(
@@ -140,6 +145,23 @@ def test_a_bad_row_gives_one_located_error(
         import_grounded("aggrefact", path)
     assert (caught.value.path, caught.value.line, caught.value.field) == (str(path), 2, field)
     assert phrase in str(caught.value)
+
+
+def test_a_row_may_name_its_own_group(tmp_path: Path) -> None:
+    """Claims of one answer, each on passages of its own, cluster by the row's ``group``; rows
+    without one cluster by their document, as before."""
+    rows = [
+        {"dataset": "FactCheck-GPT", "doc": "Page one.", "claim": "A.", "label": 1, "group": "q1"},
+        {"dataset": "FactCheck-GPT", "doc": "Page two.", "claim": "B.", "label": 0, "group": "q1"},
+        {"dataset": "FactCheck-GPT", "doc": "Page two.", "claim": "C.", "label": 0, "group": " "},
+        {"dataset": "FactCheck-GPT", "doc": "Page two.", "claim": "D.", "label": 1},
+    ]
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    clusters = [r.cluster for r in import_grounded("aggrefact", path).records]
+    assert clusters[0] == clusters[1] and clusters[0].startswith("aggrefact-factcheck-gpt-group:")
+    assert clusters[2] == clusters[3] and clusters[2].startswith("aggrefact-factcheck-gpt-doc:")
+    assert clusters[1] != clusters[2]
 
 
 @pytest.mark.parametrize(

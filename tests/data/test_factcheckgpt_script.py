@@ -59,6 +59,7 @@ def test_claims_become_rows_grounded_only_by_complete_support(tmp_path: Path) ->
     ]
     assert rows[1]["doc"] == "Douglas (1898-1980) was a jurist.\n\nHe served from 1939.\n\nA photo."
     assert {r["dataset"] for r in rows} == {"FactCheck-GPT"}
+    assert {r["group"] for r in rows} == {RESPONSE["prompt"]}  # one answer, one cluster
     printed = done.stdout
     assert "FactCheck-GPT: 2 claims of 1 responses (grounded 1, error 1)" in printed
     assert "left out: no passages: 1" in printed
@@ -67,6 +68,7 @@ def test_claims_become_rows_grounded_only_by_complete_support(tmp_path: Path) ->
     imported = import_grounded("aggrefact", out)
     assert [r.gold_error for r in imported.records] == [True, False]
     assert len(imported.records[1].evidence) == 3  # one item per passage
+    assert len({r.cluster for r in imported.records}) == 1
 
 
 def test_a_line_that_is_not_a_response_stops_the_script(tmp_path: Path) -> None:

@@ -14,7 +14,9 @@ evidence, one item per paragraph (blank-line separated; a document without blank
 item, which the checkers split into sentences). The row's ``dataset`` goes to ``meta.dataset``,
 so ``assay bench summarize RUN --by meta.dataset`` gives each source dataset its own metrics.
 Claims checked against the same document share ``group``: they are not independent for the
-bootstrap intervals.
+bootstrap intervals. A row may name its own ``group`` (text: a question, an answer), which then
+clusters it instead of its document: claims of one answer, each checked against passages of its
+own, are not independent either.
 """
 
 from __future__ import annotations
@@ -136,9 +138,17 @@ def _claim_record(reader: RowReader, tally: Tally) -> GroundedQARecord | None:
         answer=claim,
         gold_error=not supported,
         error_type=None if supported else ERROR_TYPE,
-        group=f"{DATASET}-{_slug(source)}-doc:{stable_key(doc)}",
+        group=_group(reader, source, doc),
         meta=meta,
     )
+
+
+def _group(reader: RowReader, source: str, doc: str) -> str:
+    """The row's own ``group`` when it names one, else its document."""
+    named = reader.text("group", optional=True).strip()
+    if named:
+        return f"{DATASET}-{_slug(source)}-group:{stable_key(named)}"
+    return f"{DATASET}-{_slug(source)}-doc:{stable_key(doc)}"
 
 
 def _supported(reader: RowReader) -> bool:
