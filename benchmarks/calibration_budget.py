@@ -32,7 +32,7 @@ import argparse
 import json
 import sys
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
@@ -107,19 +107,33 @@ def score_file(name: str, records: Path, work: Path) -> Scored:
     return Scored(name, np.array(truth), np.array(p_error), np.array(group, dtype=np.intp))
 
 
-def draw_dev(scored: Scored, n: int, rng: np.random.Generator) -> Bools | None:
-    """Whole groups in random order until ``n`` answers; None when one class is missing."""
-    members: dict[int, list[int]] = defaultdict(list)
-    for index, g in enumerate(scored.group):
-        members[int(g)].append(index)
+def draw_dev(
+    scored: Scored,
+    n: int,
+    rng: np.random.Generator,
+    members: list[list[int]] | None = None,
+) -> Bools | None:
+    """Whole groups in random order until ``n`` answers; None when one class is missing.
+    ``members`` (:func:`group_members`) saves rebuilding the groups on every draw."""
+    members = group_members(scored) if members is None else members
     dev = np.zeros(len(scored.truth), dtype=bool)
+    taken = 0
     for g in rng.permutation(len(members)):
-        if dev.sum() >= n:
+        if taken >= n:
             break
         dev[members[int(g)]] = True
+        taken += len(members[int(g)])
     both = 0 < scored.truth[dev].sum() < dev.sum()
     rest = ~dev
     return dev if both and 0 < scored.truth[rest].sum() < rest.sum() else None
+
+
+def group_members(scored: Scored) -> list[list[int]]:
+    """The answers of each group, by group index."""
+    members: dict[int, list[int]] = defaultdict(list)
+    for index, g in enumerate(scored.group):
+        members[int(g)].append(index)
+    return [members[g] for g in range(len(members))]
 
 
 def held_out(scored: Scored, dev: Bools, method: str) -> tuple[float, float]:
@@ -144,17 +158,26 @@ def held_out(scored: Scored, dev: Bools, method: str) -> tuple[float, float]:
     return bacc, expected_calibration_error(truth, calibrated)
 
 
-def measure(scored: Scored, n: int, draws: int, seed: int) -> dict[str, Cell] | None:
+def measure(
+    scored: Scored, n: int, draws: int, seed: int, check: Check | None = None
+) -> dict[str, Cell] | None:
+    """Every method on ``draws`` dev sets of ``n`` answers, scored on the rest. With ``check``,
+    the same draws also ask ``bench calibrate``'s held-out check (cross-validation on the dev
+    labels alone) whether the isotonic fit is worse than the checker's own scores, and count
+    how that compares with what the rest of the file then shows."""
     rng = np.random.default_rng([seed, n])
+    members = group_members(scored)
     results: dict[str, list[tuple[float, float]]] = {m: [] for m in METHODS}
     attempts = 0
     while len(results["none"]) < draws and attempts < 10 * draws:
         attempts += 1
-        dev = draw_dev(scored, n, rng)
+        dev = draw_dev(scored, n, rng, members)
         if dev is None:
             continue
         for method in METHODS:
             results[method].append(held_out(scored, dev, method))
+        if check is not None:
+            check.add(scored, dev, results["isotonic"][-1], results["none"][-1])
     if not results["none"]:
         return None
     base_ece = np.array([e for _, e in results["none"]])
@@ -164,44 +187,6 @@ def measure(scored: Scored, n: int, draws: int, seed: int) -> dict[str, Cell] | 
         ece = np.array([e for _, e in values])
         cells[method] = Cell(bacc, ece, float(np.mean(ece < base_ece)))
     return cells
-
-
-def warnings(scored: Scored, n: int, draws: int, seed: int, method: str) -> list[str] | None:
-    """Does ``bench calibrate``'s held-out check (cross-validation on the dev labels alone)
-    say the fit is worse than the checker's own scores (BAcc at the fitted threshold; ECE)
-    when it then is worse on new answers? The same draws as :func:`measure`; returns the row's
-    cells."""
-    from assay.verify.calibration import DevAnswers, Method, cross_validate
-
-    rng = np.random.default_rng([seed, n])
-    said = {"bacc": Agreement(), "ece": Agreement()}
-    unmeasured, done, attempts = 0, 0, 0
-    while done < draws and attempts < 10 * draws:
-        attempts += 1
-        dev = draw_dev(scored, n, rng)
-        if dev is None:
-            continue
-        done += 1
-        answers = DevAnswers(
-            truth=scored.truth[dev],
-            raw=scored.p_error[dev],
-            groups=tuple(str(g) for g in scored.group[dev]),
-            threshold=0.5,
-        )
-        checked = cross_validate(answers, target=TARGET, method=cast(Method, method))
-        if checked is None or checked.target_before is None:
-            unmeasured += 1
-            continue
-        after = checked.target_after
-        (bacc, ece), (bacc_none, ece_none) = (
-            held_out(scored, dev, method),
-            held_out(scored, dev, "none"),
-        )
-        said["bacc"].add(after is None or after < checked.target_before, bacc < bacc_none)
-        said["ece"].add(checked.ece_after > checked.ece_before, ece > ece_none)
-    if not done:
-        return None
-    return [str(n), *said["bacc"].cells(), *said["ece"].cells(), f"{unmeasured}/{done}"]
 
 
 @dataclass
@@ -230,6 +215,50 @@ class Agreement:
         ]
 
 
+@dataclass
+class Check:
+    """``bench calibrate``'s held-out check of the isotonic fit against what the draws show:
+    BAcc at the fitted threshold, and ECE."""
+
+    bacc: Agreement = field(default_factory=Agreement)
+    ece: Agreement = field(default_factory=Agreement)
+    unmeasured: int = 0
+    draws: int = 0
+
+    def add(
+        self,
+        scored: Scored,
+        dev: Bools,
+        fitted: tuple[float, float],
+        raw: tuple[float, float],
+    ) -> None:
+        """One draw: ``fitted`` and ``raw`` are (BAcc, ECE) held out, isotonic and none."""
+        from assay.verify.calibration import DevAnswers, cross_validate
+
+        self.draws += 1
+        answers = DevAnswers(
+            truth=scored.truth[dev],
+            raw=scored.p_error[dev],
+            groups=tuple(str(g) for g in scored.group[dev]),
+            threshold=0.5,
+        )
+        checked = cross_validate(answers, target=TARGET, method="isotonic")
+        if checked is None or checked.target_before is None:
+            self.unmeasured += 1
+            return
+        after = checked.target_after
+        self.bacc.add(after is None or after < checked.target_before, fitted[0] < raw[0])
+        self.ece.add(checked.ece_after > checked.ece_before, fitted[1] > raw[1])
+
+    def cells(self, n: int) -> list[str]:
+        return [
+            str(n),
+            *self.bacc.cells(),
+            *self.ece.cells(),
+            f"{self.unmeasured}/{self.draws}",
+        ]
+
+
 def stated_rates(scored: Scored) -> str:
     """ECE with no labels: ``bench calibrate --error-rate R`` at the file's own error rate
     (what a user who knows it gets) and 0.1 either side of it (a rough guess)."""
@@ -252,7 +281,8 @@ def _span(values: Floats, scale: float, digits: int) -> str:
 
 def table(scored: Scored, label: str, sizes: list[int], draws: int, seed: int) -> list[str]:
     """One row per dev size; each cell BAcc / ECE on the held-out answers, median (10th-90th
-    percentile) over the draws, and the share of draws whose ECE beats ``none``'s."""
+    percentile) over the draws, and the share of draws whose ECE beats ``none``'s; then the
+    stated-rate ECE and the held-out check's record."""
     lines = [
         f"**{scored.name}** ({len(scored.truth)} answers, {len(set(scored.group.tolist()))} "
         f"groups, error rate {scored.truth.mean():.2f}; checker {label})",
@@ -260,10 +290,12 @@ def table(scored: Scored, label: str, sizes: list[int], draws: int, seed: int) -
         "| labelled dev answers | " + " | ".join(METHODS) + " |",
         "|---|" + "---|" * len(METHODS),
     ]
+    checks: list[list[str]] = []
     for n in sizes:
         if 2 * n > len(scored.truth):
             continue
-        cells = measure(scored, n, draws, seed)
+        check = Check()
+        cells = measure(scored, n, draws, seed, check)
         if cells is None:
             continue
         row = [str(n)]
@@ -273,7 +305,9 @@ def table(scored: Scored, label: str, sizes: list[int], draws: int, seed: int) -
                 text += f", {100 * cell.ece_better:.0f}%"
             row.append(text)
         lines.append("| " + " | ".join(row) + " |")
-    lines += [
+        checks.append(check.cells(n))
+    return [
+        *lines,
         "",
         "| ECE, no calibration | stated error rate 0.1 under the file's | the file's | 0.1 over |",
         "|---|---|---|---|",
@@ -284,12 +318,8 @@ def table(scored: Scored, label: str, sizes: list[int], draws: int, seed: int) -
         "| isotonic's map raised ECE held out | said so, of those | said so, of the others "
         "| not measured (a fold with one class) |",
         "|---|---|---|---|---|---|---|---|",
+        *("| " + " | ".join(cells) + " |" for cells in checks),
     ]
-    for n in sizes:
-        said = warnings(scored, n, draws, seed, "isotonic") if 2 * n <= len(scored.truth) else None
-        if said is not None:
-            lines.append("| " + " | ".join(said) + " |")
-    return lines
 
 
 def main(argv: list[str] | None = None) -> int:

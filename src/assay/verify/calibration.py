@@ -28,6 +28,7 @@ import json
 import re
 import shutil
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Final, Literal
 
@@ -124,11 +125,10 @@ class Calibration(BaseModel):
         return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]
 
 
-class DevAnswers(BaseModel):
+@dataclass(frozen=True)
+class DevAnswers:
     """A dev run's labelled, scored answers: gold label, raw ``p_error``, group, and the
     threshold the run gated them with."""
-
-    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
     truth: npt.NDArray[np.bool_]
     raw: Array
