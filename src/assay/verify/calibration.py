@@ -212,18 +212,10 @@ def fit_calibration(
             f"--target {target!r}: expected balanced_accuracy, f1, precision@R or recall@R "
             "with R in (0, 1]"
         )
-    if method == "isotonic":
-        knots_x, knots_y = _isotonic(truth, raw)
-        mapped = Calibration(
-            method=method, knots_x=knots_x, knots_y=knots_y, target=target, threshold=0.5,
-            raw_threshold=0.5, dev_run=dev_run, dev_n=len(raw), dev_value=0.0,
-        )  # fmt: skip
-    else:
-        a, b = _platt(truth, raw) if method == "platt" else (1.0, _shift(truth, raw))
-        mapped = Calibration(
-            method=method, platt_a=a, platt_b=b, target=target, threshold=0.5,
-            raw_threshold=0.5, dev_run=dev_run, dev_n=len(raw), dev_value=0.0,
-        )  # fmt: skip
+    mapped = Calibration(
+        method=method, target=target, threshold=0.5, raw_threshold=0.5, dev_run=dev_run,
+        dev_n=len(raw), dev_value=0.0, **_map_fields(truth, raw, method),
+    )  # fmt: skip
     calibrated = mapped.apply(raw)
     threshold, value = _best_threshold(truth, calibrated, target)
     raw_threshold = _raw_threshold(raw, calibrated, threshold)
@@ -235,6 +227,18 @@ def fit_calibration(
             "dev_scorer": dev_scorer,
         }
     )
+
+
+def _map_fields(truth: npt.NDArray[np.bool_], raw: Array, method: Method) -> dict[str, Any]:
+    """The fields of the fitted map: the knots, or Platt's slope and intercept (slope 1 for a
+    shift)."""
+    if method == "isotonic":
+        knots_x, knots_y = _isotonic(truth, raw)
+        return {"knots_x": knots_x, "knots_y": knots_y}
+    if method == "platt":
+        a, b = _platt(truth, raw)
+        return {"platt_a": a, "platt_b": b}
+    return {"platt_a": 1.0, "platt_b": _shift(truth, raw)}
 
 
 def stated_error_rate_map(error_rate: float) -> Calibration:
