@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sys
 import zlib
@@ -169,9 +170,9 @@ def test_calibrate_writes_a_shift_and_summarize_applies_it(
 
 @pytest.mark.parametrize("method", ["platt", "isotonic", "shift"])
 def test_a_map_from_scores_that_rank_backwards_comes_with_a_warning(method: str) -> None:
-    """Scores that rank errors below grounded answers fit a Platt slope <= 0 (it would turn
-    the verifier's order around) or a flat isotonic map; the note says so, a sound fit has
-    none."""
+    """Scores that rank errors below grounded answers fit a Platt slope held at 0 (a negative
+    one would turn the verifier's order around) or a flat isotonic map; the note says so, a
+    sound fit has none."""
     from assay.verify.calibration import backwards_note
 
     rng = np.random.default_rng(1)
@@ -184,7 +185,8 @@ def test_a_map_from_scores_that_rank_backwards_comes_with_a_warning(method: str)
         if warned:
             assert note is not None and "no better than chance (AUROC 0." in note
             if method == "platt":
-                assert fitted.platt_a < 0 and "reverses the scores' order" in note
+                assert fitted.platt_a == 0 and "held at 0" in note
+                assert len(set(fitted.apply(raw).tolist())) == 1
             elif method == "shift":
                 assert fitted.platt_a == 1.0 and "keeps that order" in note
             else:
@@ -211,7 +213,7 @@ def test_calibrate_prints_the_warning_and_still_writes_the_file(
     assert _bench("calibrate", str(flipped), "--method", "platt", "--out", str(out)) == 0
     err = capsys.readouterr().err
     assert "warning: on 60 dev answers the verifier's p_error ranks errors no better" in err
-    assert read_calibration(out).platt_a < 0
+    assert read_calibration(out).platt_a == 0
 
 
 def test_a_map_applies_only_to_p_error_made_like_the_dev_runs(
@@ -462,3 +464,89 @@ def test_the_threshold_search_finds_what_scoring_every_candidate_finds(target: s
                 _best_threshold(truth, p, target)
         else:
             assert _best_threshold(truth, p, target) == expected
+
+
+@pytest.mark.parametrize("method", ["isotonic", "platt", "shift"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_gate_and_the_summary_agree_on_scores_the_dev_run_never_had(
+    method: str, seed: int
+) -> None:
+    """``bench run`` gates with raw >= raw_threshold, the summary counts calibrated >=
+    threshold: the two must agree on every raw score, not only on the dev run's (a raw
+    threshold set midway between two dev scores did not, between them)."""
+    rng = np.random.default_rng(seed)
+    truth = rng.random(60) < 0.4
+    raw = np.round(np.clip(truth * 0.3 + rng.random(60) * 0.7, 0, 1), 2)  # ties too
+    fitted = fit_calibration(truth, raw, target="balanced_accuracy", method=method, dev_run="x")
+    new = np.concatenate([np.linspace(0, 1, 200_001), raw])
+    assert np.array_equal(fitted.apply(new) >= fitted.threshold, new >= fitted.raw_threshold)
+
+
+def test_isotonic_pools_tied_scores_so_row_order_does_not_matter() -> None:
+    """Answers with one score are one block: the map at that score is their error rate, in
+    whatever order the rows come (rows taken one by one left several knots at one score, the
+    map there depending on the order)."""
+    truth = np.array([0, 0, 0, 1, 1, 1, 1, 1], dtype=bool)
+    raw = np.array([0.1, 0.1, 0.3, 0.3, 0.3, 0.3, 0.8, 0.8])
+    for order in (np.arange(8), np.arange(8)[::-1], np.array([3, 2, 1, 0, 7, 6, 5, 4])):
+        fitted = fit_calibration(
+            truth[order], raw[order], target="balanced_accuracy", method="isotonic", dev_run="x"
+        )
+        assert (fitted.knots_x, fitted.knots_y) == ((0.1, 0.3, 0.8), (0.0, 0.75, 1.0))
+
+
+def _written(tmp_path: Path, **changes: Any) -> Path:
+    rng = np.random.default_rng(3)
+    truth = rng.random(80) < 0.5
+    raw = np.clip(truth * 0.3 + rng.random(80) * 0.7, 0, 1)
+    fitted = fit_calibration(truth, raw, target="balanced_accuracy", method="platt", dev_run="x")
+    data = json.loads(fitted.model_dump_json()) | changes
+    path = tmp_path / "cal.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"threshold": "0.5"}, "field 'threshold': Input should be a valid number"),
+        ({"raw_threshold": 0.95}, "raw_threshold: 0.95 is not where the map reaches"),
+        ({"platt_a": -2.0}, "field 'platt_a': Input should be greater than or equal to 0"),
+        ({"method": "shift", "platt_a": 3.0}, "platt_a: a shift has slope 1, not 3.0"),
+        ({"schema_version": 3}, "3 is not a version this assay reads (1, 2)"),
+    ],
+)
+def test_a_calibration_file_that_contradicts_itself_is_refused(
+    tmp_path: Path, changes: dict[str, Any], message: str
+) -> None:
+    from assay.errors import ConfigError
+
+    assert read_calibration(_written(tmp_path)).schema_version == 2  # the file before changes
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        read_calibration(_written(tmp_path, **changes))
+
+
+def test_a_version_1_file_is_read_with_its_own_raw_threshold(tmp_path: Path) -> None:
+    """Files written before raw_threshold was the map's preimage set it midway between two dev
+    scores; they are read as written, so a run begun with one resumes with the same gate."""
+    path = _written(tmp_path, schema_version=1, raw_threshold=0.4321)
+    assert read_calibration(path).raw_threshold == 0.4321
+
+
+@pytest.mark.parametrize("target", ["precision@0.0", "precision@0", "recall@.00", "f1@0.5"])
+def test_a_target_level_of_zero_is_refused(target: str) -> None:
+    from assay.errors import ConfigError
+
+    truth = np.array([0, 1, 0, 1], dtype=bool)
+    with pytest.raises(ConfigError, match="with R in"):
+        fit_calibration(truth, np.array([0.1, 0.9, 0.2, 0.8]), target=target, method="platt",
+                        dev_run="x")  # fmt: skip
+
+
+@pytest.mark.parametrize("rate", [1e-320, 1e-7, 1 - 1e-9])
+def test_a_stated_rate_beyond_what_the_log_odds_tell_apart_is_refused(rate: float) -> None:
+    from assay.errors import ConfigError
+    from assay.verify.calibration import stated_error_rate_map
+
+    with pytest.raises(ConfigError, match="expected a rate between 1e-06 and 0.999999"):
+        stated_error_rate_map(rate)

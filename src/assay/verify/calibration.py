@@ -11,9 +11,11 @@ best for the target:
 
 The file (:class:`Calibration`) is applied by ``assay bench run --calibration FILE`` and
 ``assay bench summarize --calibration FILE``: the run's summary scores the calibrated
-``p_error`` at the file's threshold, and records which file it used. The map is non-decreasing,
-so "calibrated p_error >= threshold" is the same decision as "raw p_error >= raw_threshold":
-``bench run`` gates answers (pass / revise) with ``raw_threshold``.
+``p_error`` at the file's threshold, and records which file it used. The map is non-decreasing
+and ``raw_threshold`` is the least raw score it carries to ``threshold`` (:func:`preimage`), so
+"calibrated p_error >= threshold" is the same decision as "raw p_error >= raw_threshold" on any
+run, not only on the dev run's scores: ``bench run`` gates answers (pass / revise) with
+``raw_threshold``.
 
 A map is fitted on one scorer's ``p_error``: the file records what made the dev run's
 (:func:`scorer_of`: the pattern, the deciding verifier and its version, the claim splitter), and
@@ -25,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import math
 import re
 import shutil
 from collections.abc import Mapping, Sequence
@@ -34,7 +37,15 @@ from typing import Annotated, Any, Final, Literal
 
 import numpy as np
 import numpy.typing as npt
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from ..errors import ConfigError
 from ..metrics import expected_calibration_error, roc_auc_score
@@ -44,9 +55,14 @@ from .results import RESULTS_FILE, iter_results
 
 CALIBRATION_KIND: Final = "assay.calibration"
 CALIBRATION_FILE = "calibration.json"  # the copy a run keeps of the file it was given
+SCHEMA_VERSION: Final = 2
+_LOGIT_FLOOR: Final = 1e-6  # scores are clipped to [floor, 1 - floor] before the log-odds
+# how far a file's raw_threshold may be from the map's preimage of its threshold (rounding)
+RAW_THRESHOLD_TOLERANCE: Final = 1e-6
 Method = Literal["isotonic", "platt", "shift"]
 Array = npt.NDArray[np.float64]
-_TARGET = re.compile(r"^(balanced_accuracy|f1|(precision|recall)@(0?\.\d+|1(\.0+)?))$")
+# R in (0, 1]: 0.5, .9, 1, 1.0; not 0, 0.0
+_TARGET = re.compile(r"^(balanced_accuracy|f1|(precision|recall)@(0?\.\d*[1-9]\d*|1(\.0+)?))$")
 Probability = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
 
 
@@ -73,14 +89,17 @@ class Calibration(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     kind: Literal["assay.calibration"] = CALIBRATION_KIND
-    schema_version: Literal[1] = 1
+    # 2: raw_threshold is the map's preimage of threshold (checked on reading). Files of
+    # version 1 set it midway between two dev scores, which agrees with the map on the dev
+    # run's answers only; they are read as they are, so their runs resume as they began.
+    schema_version: Literal[1, 2] = SCHEMA_VERSION
     method: Method
     # isotonic: knots (raw p_error, calibrated p_error), linear between them, flat outside;
     # both non-decreasing (the map never reorders answers), of equal length, in [0, 1]
     knots_x: tuple[Probability, ...] = ()
     knots_y: tuple[Probability, ...] = ()
-    # platt: calibrated = sigmoid(a * logit(raw) + b); shift: the same with a = 1
-    platt_a: float = Field(default=1.0, allow_inf_nan=False)
+    # platt: calibrated = sigmoid(a * logit(raw) + b), a >= 0; shift: the same with a = 1
+    platt_a: float = Field(default=1.0, ge=0.0, allow_inf_nan=False)
     platt_b: float = Field(default=0.0, allow_inf_nan=False)
     target: str = Field(pattern=_TARGET.pattern)
     # on the calibrated p_error: flag (error) when calibrated >= threshold
@@ -114,6 +133,23 @@ class Calibration(BaseModel):
         if xs is not None and info.data.get("method") == "isotonic" and not knots:
             raise ValueError("an isotonic map needs at least one knot")
         return knots
+
+    @model_validator(mode="after")
+    def _one_decision(self) -> Calibration:
+        """A shift has slope 1, and (from version 2) the raw threshold is where the map
+        reaches the threshold: otherwise ``bench run`` would gate answers one way and the
+        summary count them another."""
+        if self.method == "shift" and self.platt_a != 1.0:
+            raise ValueError(f"platt_a: a shift has slope 1, not {self.platt_a}")
+        if self.schema_version >= 2:
+            expected = preimage(self, self.threshold)
+            if abs(expected - self.raw_threshold) > RAW_THRESHOLD_TOLERANCE:
+                raise ValueError(
+                    f"raw_threshold: {self.raw_threshold} is not where the map reaches the "
+                    f"threshold {self.threshold} ({expected:.9f}): the gate and the summary "
+                    "would disagree"
+                )
+        return self
 
     def apply(self, p_error: Sequence[float] | Array) -> Array:
         raw = np.clip(np.asarray(p_error, dtype=np.float64), 0.0, 1.0)
@@ -212,17 +248,15 @@ def fit_calibration(
             f"--target {target!r}: expected balanced_accuracy, f1, precision@R or recall@R "
             "with R in (0, 1]"
         )
-    mapped = Calibration(
-        method=method, target=target, threshold=0.5, raw_threshold=0.5, dev_run=dev_run,
-        dev_n=len(raw), dev_value=0.0, **_map_fields(truth, raw, method),
-    )  # fmt: skip
-    calibrated = mapped.apply(raw)
-    threshold, value = _best_threshold(truth, calibrated, target)
-    raw_threshold = _raw_threshold(raw, calibrated, threshold)
-    return mapped.model_copy(
-        update={
+    fields: dict[str, Any] = {"method": method, "target": target, "dev_run": dev_run}
+    fields |= {"dev_n": len(raw), **_map_fields(truth, raw, method)}
+    mapped = Calibration.model_construct(**fields)  # the map alone, to score the dev answers
+    threshold, value = _best_threshold(truth, mapped.apply(raw), target)
+    return Calibration.model_validate(
+        fields
+        | {
             "threshold": threshold,
-            "raw_threshold": raw_threshold,
+            "raw_threshold": preimage(mapped, threshold),
             "dev_value": value,
             "dev_scorer": dev_scorer,
         }
@@ -248,15 +282,19 @@ def stated_error_rate_map(error_rate: float) -> Calibration:
     training) then speaks for the stated one. The decisions stay the verifier's: for balanced
     accuracy the best threshold of a calibrated score is the error rate itself, which is raw
     ``p_error`` 0.5 (the only target a stated rate can serve)."""
-    if not 0.0 < error_rate < 1.0:
-        raise ConfigError(f"--error-rate {error_rate}: expected a rate between 0 and 1")
+    if not _LOGIT_FLOOR <= error_rate <= 1 - _LOGIT_FLOOR:
+        raise ConfigError(
+            f"--error-rate {error_rate}: expected a rate between {_LOGIT_FLOOR:g} and "
+            f"{1 - _LOGIT_FLOOR:g} (log-odds beyond them are not told apart)"
+        )
     b = round(float(_logit(np.array([error_rate]))[0]), 9)
-    mapped = Calibration(
-        method="shift", platt_b=b, target="balanced_accuracy", threshold=0.5, raw_threshold=0.5,
-        dev_run="", dev_n=0, dev_value=None, stated_error_rate=error_rate,
-    )  # fmt: skip
+    fields: dict[str, Any] = {
+        "method": "shift", "platt_b": b, "target": "balanced_accuracy", "dev_run": "",
+        "dev_n": 0, "dev_value": None, "stated_error_rate": error_rate,
+    }  # fmt: skip
     # the same arithmetic that maps a run's scores, so raw 0.5 lands exactly on the threshold
-    return mapped.model_copy(update={"threshold": float(mapped.apply(np.array([0.5]))[0])})
+    threshold = float(Calibration.model_construct(**fields).apply(np.array([0.5]))[0])
+    return Calibration.model_validate(fields | {"threshold": threshold, "raw_threshold": 0.5})
 
 
 def cross_validate(
@@ -302,14 +340,20 @@ def _rounded_value(
 
 def backwards_note(truth: npt.NDArray[np.bool_], raw: Array, fitted: Calibration) -> str | None:
     """Why ``fitted`` is not worth applying, when the dev run's scores rank its errors no
-    better than chance (AUROC <= 0.5): Platt then fits a slope <= 0, which turns the order of
-    the verifier's scores around, and isotonic regression a map of one level, which flags every
-    answer or none. The file is written either way: the numbers are the fit's."""
+    better than chance (AUROC <= 0.5): Platt's slope then stops at 0 (a map may not turn the
+    verifier's order around) and isotonic regression fits one level: either map gives every
+    answer the same probability and flags every answer or none. The file is written either
+    way: the numbers are the fit's."""
     auroc = roc_auc_score(truth, raw)
     if auroc > 0.5:
         return None
     shape = (
-        f"the Platt slope is {fitted.platt_a:.3f}, which reverses the scores' order"
+        (
+            "the Platt slope is held at 0 (it may not reverse the scores' order), so the map "
+            "is one level"
+            if fitted.platt_a == 0
+            else f"the Platt slope is {fitted.platt_a:.3f}"
+        )
         if fitted.method == "platt"
         else f"a shift of the log-odds (by {fitted.platt_b:.3f}) keeps that order"
         if fitted.method == "shift"
@@ -322,11 +366,14 @@ def backwards_note(truth: npt.NDArray[np.bool_], raw: Array, fitted: Calibration
 
 
 def _isotonic(truth: npt.NDArray[np.bool_], raw: Array) -> tuple[tuple[float, ...], ...]:
-    """Pool-adjacent-violators on the sorted scores; knots at each block's mean raw score."""
-    order = np.argsort(raw, kind="stable")
+    """Pool-adjacent-violators over the distinct scores (answers with one score are one block
+    from the start, so the map does not depend on their order); knots at each block's mean raw
+    score, strictly increasing."""
+    scores, first, counts = np.unique(raw, return_inverse=True, return_counts=True)
+    errors = np.bincount(first, weights=truth.astype(np.float64), minlength=len(scores))
     blocks: list[list[float]] = []  # [sum_y, count, sum_x]
-    for x, y in zip(raw[order], truth[order].astype(np.float64), strict=True):
-        blocks.append([float(y), 1.0, float(x)])
+    for x, y, n in zip(scores, errors, counts, strict=True):
+        blocks.append([float(y), float(n), float(x) * float(n)])
         while len(blocks) > 1 and blocks[-2][0] / blocks[-2][1] >= blocks[-1][0] / blocks[-1][1]:
             top = blocks.pop()
             blocks[-1] = [a + b for a, b in zip(blocks[-1], top, strict=True)]
@@ -336,7 +383,17 @@ def _isotonic(truth: npt.NDArray[np.bool_], raw: Array) -> tuple[tuple[float, ..
 
 
 def _platt(truth: npt.NDArray[np.bool_], raw: Array) -> tuple[float, float]:
-    """Logistic regression of the label on logit(raw p_error), by Newton's method."""
+    """Logistic regression of the label on logit(raw p_error), by Newton's method, with the
+    slope held at 0 or above: a map must not reverse the verifier's order (the gate compares
+    raw scores with one threshold). Where the free fit's slope is negative the likelihood,
+    concave, is best on the boundary: slope 0 and the dev run's error rate for every answer."""
+    a, b = _platt_free(truth, raw)
+    if a >= 0:
+        return a, b
+    return 0.0, _shift(truth, np.full_like(raw, 0.5))
+
+
+def _platt_free(truth: npt.NDArray[np.bool_], raw: Array) -> tuple[float, float]:
     z = _logit(raw)
     design = np.stack([z, np.ones_like(z)], axis=1)
     y = truth.astype(np.float64)
@@ -419,19 +476,40 @@ def _target_values(target: str, precision: Array, recall: Array, specificity: Ar
     return np.where(recall >= float(level), precision, np.nan)
 
 
-def _raw_threshold(raw: Array, calibrated: Array, threshold: float) -> float:
-    """The raw score at which the (non-decreasing) map reaches ``threshold``."""
-    above = raw[calibrated >= threshold]
-    below = raw[calibrated < threshold]
-    if not above.size:
-        return 1.0
-    if not below.size:
+def preimage(calibration: Calibration, threshold: float) -> float:
+    """The least raw ``p_error`` the (non-decreasing) map carries to ``threshold`` or above:
+    0.0 when every score reaches it, 1.0 when none does. Rounded up to 9 decimals, so the gate
+    never flags a score the map leaves under the threshold."""
+    if calibration.method == "isotonic":
+        exact = _isotonic_preimage(calibration.knots_x, calibration.knots_y, threshold)
+    else:
+        exact = _sigmoid_preimage(calibration.platt_a, calibration.platt_b, threshold)
+    return min(1.0, math.ceil(round(exact * 1e9, 3)) / 1e9)
+
+
+def _isotonic_preimage(xs: Sequence[float], ys: Sequence[float], threshold: float) -> float:
+    if ys[0] >= threshold:  # flat at ys[0] left of the first knot
         return 0.0
-    return round(float((below.max() + above.min()) / 2), 9)
+    if ys[-1] < threshold:
+        return 1.0
+    i = next(k for k, y in enumerate(ys) if y >= threshold)
+    (x0, y0), (x1, y1) = (xs[i - 1], ys[i - 1]), (xs[i], ys[i])
+    return x0 + (threshold - y0) * (x1 - x0) / (y1 - y0)
+
+
+def _sigmoid_preimage(a: float, b: float, threshold: float) -> float:
+    def mapped(raw: float) -> float:
+        return float(_sigmoid(a * _logit(np.array([raw])) + b)[0])
+
+    if mapped(0.0) >= threshold:  # scores are clipped before the log-odds: flat below the floor
+        return 0.0
+    if a == 0 or mapped(1.0) < threshold:
+        return 1.0
+    return float(_sigmoid(np.array([(float(_logit(np.array([threshold]))[0]) - b) / a]))[0])
 
 
 def _logit(p: Array) -> Array:
-    q = np.clip(p, 1e-6, 1 - 1e-6)
+    q = np.clip(p, _LOGIT_FLOOR, 1 - _LOGIT_FLOOR)
     return np.asarray(np.log(q / (1 - q)), dtype=np.float64)
 
 
@@ -460,15 +538,16 @@ def read_calibration(path: Path) -> Calibration:
         raise ConfigError(f"{path}: not readable JSON ({error})") from None
     if not isinstance(data, dict) or data.get("kind") != CALIBRATION_KIND:
         raise ConfigError(f"{path}: not a calibration file (kind must be {CALIBRATION_KIND!r})")
-    try:
-        return Calibration.model_validate(data)
+    try:  # strict: a number written as a string is a mistake in the file, not a number
+        return Calibration.model_validate_json(text, strict=True)
     except ValidationError as error:
         first = error.errors()[0]
         field = ".".join(str(p) for p in first["loc"])
         message = str(first["msg"]).removeprefix("Value error, ")
         if field == "schema_version":
-            message = f"{data.get('schema_version')!r} is not a version this assay reads (1)"
-        raise ConfigError(f"{path}: field {field!r}: {message}") from None
+            message = f"{data.get('schema_version')!r} is not a version this assay reads (1, 2)"
+        where = f"field {field!r}: " if field else ""
+        raise ConfigError(f"{path}: {where}{message}") from None
 
 
 def run_calibration(run_dir: Path) -> Calibration | None:
