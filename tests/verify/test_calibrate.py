@@ -548,5 +548,5 @@ def test_a_stated_rate_beyond_what_the_log_odds_tell_apart_is_refused(rate: floa
     from assay.errors import ConfigError
     from assay.verify.calibration import stated_error_rate_map
 
-    with pytest.raises(ConfigError, match="expected a rate between 1e-06 and 0.999999"):
+    with pytest.raises(ConfigError, match=re.escape("expected a rate between 1e-06 and 0.999999")):
         stated_error_rate_map(rate)

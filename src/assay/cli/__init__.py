@@ -89,13 +89,15 @@ def _modules_for(argv: Sequence[str] | None) -> set[str] | None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
+    # --debug is the top-level parser's, but an error's hint says "rerun with --debug", which
+    # users add at the end: accepted anywhere on the line
+    debug = "--debug" in args_list
     parser = build_parser(args_list)
-    args = parser.parse_args(args_list)
+    args = parser.parse_args([a for a in args_list if a != "--debug"])
     args.argv = args_list  # the retry hint repeats the command as given
     if not getattr(args, "handler", None):
         parser.print_help()
         return 2
-    debug = bool(args.debug)
     from pydantic import ValidationError  # loaded by every command anyway; not by --help
 
     try:
@@ -108,6 +110,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # output piped into `head` and friends: not an error
         sys.stderr.close()
         return 0
+    except OSError as error:  # a file or folder the command cannot read or write
+        if error.filename is None:
+            return _internal_error(error, debug)
+        return _fail(f"error: {_describe_os_error(error)}", 2, debug)
     except KeyboardInterrupt:
         print(
             "\ninterrupted: finished work is kept; run the same command again to resume",
@@ -115,12 +121,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 130
     except Exception as error:  # a bug in assay: one line unless asked for the traceback
-        return _fail(
-            f"internal error: {type(error).__name__}: {error}"
-            + ("" if debug else "\n  rerun with --debug for the traceback"),
-            1,
-            debug,
-        )
+        return _internal_error(error, debug)
+
+
+def _internal_error(error: Exception, debug: bool) -> int:
+    hint = "" if debug else "\n  rerun with --debug for the traceback"
+    return _fail(f"internal error: {type(error).__name__}: {error}{hint}", 1, debug)
+
+
+def _describe_os_error(error: OSError) -> str:
+    """``runs/x/summary.json: Permission denied``. A rename names its destination: files are
+    written to a temporary name and renamed into place, and the temporary name means nothing
+    to the user."""
+    path = error.filename if error.filename2 is None else error.filename2
+    return f"{path}: {error.strerror or type(error).__name__}"
 
 
 def _fail(message: str, code: int, debug: bool) -> int:

@@ -7,6 +7,7 @@ spec's underscore spellings (``--max_examples``, ``--out_dir``) and dashed ones.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from ._common import (
 )
 
 PATTERNS = ("best_of_n", "entailment", "self_consistency")
+DEFAULT_THRESHOLD = 0.5
 
 
 def register(subparsers: Any) -> None:
@@ -110,8 +112,7 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--threshold",
         type=float,
-        default=0.5,
-        help="pass when p_error < threshold (0.5)",
+        help="pass when p_error < threshold (default 0.5; not with --calibration)",
     )
     parser.add_argument("--temperature", type=float, default=0.7, help="answer sampling (0.7)")
     parser.add_argument("--max-tokens", type=int, default=256, help="tokens per answer (256)")
@@ -199,6 +200,8 @@ def config_from_args(args: argparse.Namespace) -> Any:
     if args.max_examples < 0:
         option = typed_option(args, "--max_examples", "--max-examples")
         raise ConfigError(f"{option}: must be 0 (all) or a positive number")
+    if args.threshold is None:
+        args.threshold = DEFAULT_THRESHOLD
     if not 0.0 <= args.threshold <= 1.0:  # NaN too, which no bound of the config names
         raise ConfigError(f"--threshold: must be a number in [0, 1], got {args.threshold}")
     # an option out of range is a pydantic ValidationError, reported under the option's name
@@ -331,27 +334,31 @@ def _metrics_line(detection: dict[str, Any]) -> str:
 
 
 def _summarize(args: argparse.Namespace) -> int:
-    from ..runs import partial_tail
+    from ..runs import RunDirLock, partial_tail
     from ..verify.results import RESULTS_FILE
     from ..verify.summary import write_summary
     from ._calibrate import adopt_calibration
 
     if not (args.run / RESULTS_FILE).is_file():
         raise ConfigError(f"{args.run}: no {RESULTS_FILE} (not a bench run directory?)")
-    _check_before_writing(args, [args.run])
-    if partial_tail(args.run / RESULTS_FILE):
-        print(
-            f"note: {args.run / RESULTS_FILE}: its last line is unfinished (a run stopped while "
-            "writing it) and is left out (a bench run that appends to the file cuts it first)",
-            file=sys.stderr,
-        )
-    adopt_calibration(args.calibration, args.run, replace=True)
-    apply_prices(args, [args.run])
-    summary = write_summary(args.run, n_resamples=args.n_resamples, plots=not args.no_plots)
-    print(f"wrote {args.run / 'summary.json'}")
-    print(headline(summary))
-    _print_slices([args.run], args.by, args.n_resamples)
-    write_run_report(args.run, args)
+    if args.n_resamples is not None and args.n_resamples < 0:
+        raise ConfigError(f"--n-resamples: must be 0 or more, got {args.n_resamples}")
+    with RunDirLock(args.run):  # a run still writing its results is not summarised under it
+        _check_before_writing(args, [args.run])
+        if partial_tail(args.run / RESULTS_FILE):
+            print(
+                f"note: {args.run / RESULTS_FILE}: its last line is unfinished (a run stopped "
+                "while writing it) and is left out (a bench run that appends to the file cuts "
+                "it first)",
+                file=sys.stderr,
+            )
+        adopt_calibration(args.calibration, args.run, replace=True)
+        apply_prices(args, [args.run])
+        summary = write_summary(args.run, n_resamples=args.n_resamples, plots=not args.no_plots)
+        print(f"wrote {args.run / 'summary.json'}")
+        print(headline(summary))
+        _print_slices([args.run], args.by, args.n_resamples)
+        write_run_report(args.run, args)
     return 0
 
 
@@ -410,19 +417,24 @@ def _add_calibrate_parser(commands: Any) -> None:
 
 
 def _compare(args: argparse.Namespace) -> int:
+    from ..runs import RunDirLock
     from ..verify.compare import compare_markdown
-    from ._common import check_out_file
+    from ._common import check_not_run_file, check_out_file
 
     check_out_file(args.out)
-    _check_before_writing(args, args.runs)
-    if apply_prices(args, args.runs):
-        from ..verify.summary import refresh_money
+    check_not_run_file(args.out, args.runs)
+    with contextlib.ExitStack() as locks:  # --prices and --by write into the runs
+        for run in dict.fromkeys(args.runs):
+            locks.enter_context(RunDirLock(run))
+        _check_before_writing(args, args.runs)
+        if apply_prices(args, args.runs):
+            from ..verify.summary import refresh_money
 
-        for run in args.runs:
-            refresh_money(run)
-    text = compare_markdown(args.runs)
-    sys.stdout.write(text)
-    text += _print_slices(args.runs, args.by, None)
+            for run in args.runs:
+                refresh_money(run)
+        text = compare_markdown(args.runs)
+        sys.stdout.write(text)
+        text += _print_slices(args.runs, args.by, None)
     if args.out is not None:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(text, encoding="utf-8")

@@ -9,11 +9,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
+from ._common import check_not_run_file, check_out_file
 
 if TYPE_CHECKING:
     from ..verify.calibration import CrossValidation, Method
-
-DEFAULT_THRESHOLD = 0.5
 
 
 def register_calibrate(commands: Any) -> None:
@@ -68,6 +67,9 @@ def _calibrate(args: argparse.Namespace) -> int:
     )
 
     method: Method = args.method or "isotonic"
+    out = args.out or args.dev_run / f"calibration-{args.target.replace('@', '-at-')}.json"
+    check_out_file(out)
+    check_not_run_file(out, [args.dev_run])
     dev = dev_answers(args.dev_run)
     calibration = fit_calibration(
         dev.truth,
@@ -79,7 +81,6 @@ def _calibrate(args: argparse.Namespace) -> int:
     )
     checked = cross_validate(dev, target=args.target, method=method)
     calibration = calibration.model_copy(update={"dev_cross_validation": checked})
-    out = args.out or args.dev_run / f"calibration-{args.target.replace('@', '-at-')}.json"
     write_calibration(calibration, out)
     print(
         f"wrote {out}: {method} map on {calibration.dev_n} answers, threshold "
@@ -98,6 +99,8 @@ def _stated_rate(args: argparse.Namespace) -> int:
 
     if args.out is None:
         raise ConfigError("bench calibrate --error-rate: give --out FILE (there is no DEV_RUN)")
+    check_out_file(args.out)
+    check_not_run_file(args.out, [])
     if args.target != "balanced_accuracy" or args.method is not None:
         raise ConfigError(
             "bench calibrate --error-rate keeps the verifier's decisions and shifts p_error; "
@@ -132,11 +135,11 @@ def _value(value: float | None) -> str:
     return "not reached" if value is None else f"{value:.3f}"
 
 
-def calibration_threshold(path: Path, given: float) -> float:
+def calibration_threshold(path: Path, given: float | None) -> float:
     """The raw threshold ``bench run`` gates with under a calibration file."""
     from ..verify.calibration import read_calibration
 
-    if given != DEFAULT_THRESHOLD:
+    if given is not None:
         raise ConfigError("--threshold and --calibration: give one (the file sets the threshold)")
     return read_calibration(path).raw_threshold
 

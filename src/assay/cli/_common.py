@@ -97,6 +97,38 @@ def check_out_file(path: Path | None, option: str = "--out") -> None:
         raise ConfigError(f"{option} {path}: {file} is a file, not a directory")
 
 
+# what a bench run directory holds: an output file of another command must not replace one
+RUN_OWNED_NAMES = frozenset(
+    {
+        "results.jsonl",
+        "summary.json",
+        "run.json",
+        "run_log.jsonl",
+        "calibration.json",
+        "prices.json",
+        "report.html",
+        "skipped_records.jsonl",
+        ".assay.lock",
+        "plots",
+        "slices",
+    }
+)
+
+
+def check_not_run_file(path: Path | None, runs: list[Path], option: str = "--out") -> None:
+    """An output file that is not one of the files a run keeps (``--out RUN/results.jsonl``
+    would replace the run's finished results)."""
+    if path is None or path.name not in RUN_OWNED_NAMES:
+        return
+    folder = path.resolve().parent
+    if folder in {run.resolve() for run in runs} or (folder / "results.jsonl").is_file():
+        raise ConfigError(
+            f"{option} {path}: is a file the run {folder} keeps; writing it would replace "
+            "the run's own",
+            hint="give a file name of its own (for example outside the run directory)",
+        )
+
+
 def check_run_dir_parents(path: Path) -> None:
     """A directory to make: not inside a file."""
     if (file := _file_above(path)) is not None:

@@ -569,22 +569,32 @@ def check_adoption(
 ) -> bool:
     """Whether the run should keep a copy of ``path`` (False: it already has this one).
     A file fitted on another scorer's ``p_error`` than the run's (``scorer``; None: unknown)
-    is refused. ``bench run`` (``replace=False``) refuses to swap the file of a run that has
-    results: its answers were gated with the old file's threshold; ``bench summarize`` may
+    is refused. ``bench run`` (``replace=False``) refuses a file that gates otherwise than the
+    run's results were gated (their raw threshold, whichever file, if any, set it; ``bench
+    summarize --calibration`` may have swapped the run's copy since); ``bench summarize`` may
     re-score."""
     new = read_calibration(path)
     _check_scorer(new, path, run_dir, scorer)
     kept = run_dir / CALIBRATION_FILE
     if path.resolve() == kept.resolve():
         return False
-    if not replace and (run_dir / RESULTS_FILE).is_file():
-        before = read_calibration(kept) if kept.is_file() else None
-        if before != new:
-            made_with = f"another calibration file ({kept})" if before else "no calibration file"
-            raise ConfigError(
-                f"{run_dir}: its results were made with {made_with}; use a new --out_dir"
-            )
+    gate = _results_gate(run_dir) if not replace else None
+    if gate is not None and gate != new.raw_threshold:
+        raise ConfigError(
+            f"{run_dir}: its results were gated at raw p_error >= {gate:g}, and {path} gates "
+            f"at {new.raw_threshold:g}",
+            hint="resume with the calibration file (or --threshold) the run began with, or "
+            "use a new --out_dir; `bench summarize --calibration` re-scores finished results",
+        )
     return True
+
+
+def _results_gate(run_dir: Path) -> float | None:
+    """The raw threshold a run's results were gated with (None: no results yet)."""
+    path = run_dir / RESULTS_FILE
+    if not path.is_file():
+        return None
+    return next((result.threshold for result in iter_results(path)), None)
 
 
 def _check_scorer(

@@ -12,6 +12,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from ..errors import InputError
 from ..tables import Table
 from .results import RESULTS_FILE, iter_results
@@ -41,12 +43,30 @@ def load_summary(run_dir: Path) -> BenchSummary:
     """The run's summary.json, or one rebuilt from its results.jsonl (no plots written)."""
     path = run_dir / SUMMARY_FILE
     if path.is_file():
-        return BenchSummary.model_validate_json(path.read_text(encoding="utf-8"))
+        return _read_summary(path)
     if not (run_dir / RESULTS_FILE).is_file():
         raise InputError(
             "not a bench run directory (no summary.json, no results.jsonl)", path=run_dir
         )
     return build_summary(run_dir, plots=False)
+
+
+def _read_summary(path: Path) -> BenchSummary:
+    """A summary.json, or one error naming the file and its first bad field (``bench
+    summarize RUN`` rebuilds it from the run's results)."""
+    try:
+        return BenchSummary.model_validate_json(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as error:
+        raise InputError(f"not UTF-8 text (byte {error.start + 1})", path=path) from None
+    except ValidationError as error:
+        first = error.errors()[0]
+        field = ".".join(str(p) for p in first["loc"]) or None
+        raise InputError(
+            f"not a bench summary: {first['msg']}",
+            path=path,
+            field=field,
+            hint=f"assay bench summarize {path.parent} rebuilds it from the run's results",
+        ) from None
 
 
 def compare_markdown(run_dirs: Sequence[Path]) -> str:
