@@ -124,7 +124,23 @@ def test_a_multiline_csv_row_is_named_by_the_line_it_starts_on(tmp_path: Path) -
     ("row", "field", "phrase"),
     [
         ({"dataset": "Lfqa", "doc": "d", "claim": "c", "label": 2}, "label", "unknown label 2"),
-        ({"dataset": "Lfqa", "doc": "d", "claim": "c", "label": True}, "label", "unknown label"),
+        # JSON lines hold the integers 0/1: another type is refused, never read as a label
+        (
+            {"dataset": "Lfqa", "doc": "d", "claim": "c", "label": True},
+            "label",
+            "unknown label true (a boolean; a label in JSON lines is the integer 1",
+        ),
+        (
+            {"dataset": "Lfqa", "doc": "d", "claim": "c", "label": "0"},
+            "label",
+            'unknown label "0" (a string; a label in JSON lines is the integer 1',
+        ),
+        (
+            {"dataset": "Lfqa", "doc": "d", "claim": "c", "label": 1.0},
+            "label",
+            "unknown label 1.0 (a float; a label in JSON lines is the integer 1",
+        ),
+        ({"dataset": "Lfqa", "doc": "d", "claim": "c", "label": None}, "label", "label null (null"),
         ({"dataset": "Lfqa", "doc": "d", "claim": "c"}, "label", "missing field"),
         ({"dataset": "Lfqa", "claim": "c", "label": 1}, "doc", "does not look like an aggrefact"),
         ({"dataset": "Lfqa", "doc": 3, "claim": "c", "label": 1}, "doc", "expected a string"),
@@ -145,6 +161,21 @@ def test_a_bad_row_gives_one_located_error(
         import_grounded("aggrefact", path)
     assert (caught.value.path, caught.value.line, caught.value.field) == (str(path), 2, field)
     assert phrase in str(caught.value)
+
+
+def test_a_string_label_in_json_lines_stops_the_import_and_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``"label": "1"`` is what a CSV cell holds, not a JSON line: one located error, exit 2."""
+    path, out = tmp_path / "rows.jsonl", tmp_path / "out.jsonl"
+    rows = [{"dataset": "X", "doc": "d", "claim": "c", "label": v} for v in (1, "1")]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    assert main(["import", "aggrefact", str(path), "--out", str(out)]) == 2
+    assert capsys.readouterr().err == (
+        f"error: {path}:2 field 'label': unknown label \"1\" (a string; a label in JSON lines is "
+        "the integer 1 = supported or 0)\n"
+    )
+    assert not out.exists()
 
 
 def test_a_row_may_name_its_own_group(tmp_path: Path) -> None:
