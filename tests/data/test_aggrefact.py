@@ -213,6 +213,21 @@ def test_unreadable_files(name: str, text: str, phrase: str, tmp_path: Path) -> 
     assert phrase in str(caught.value)
 
 
+def test_a_csv_header_naming_a_column_twice_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Rows are read by column name: the second ``label`` would silently win over the first."""
+    path, out = tmp_path / "rows.csv", tmp_path / "out.jsonl"
+    path.write_text("dataset,doc,claim,label,label\nLfqa,d,c,1,0\n", encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        import_grounded("aggrefact", path)
+    assert (caught.value.path, caught.value.line, caught.value.field) == (str(path), 1, "label")
+    assert "names the column 'label' twice (columns 4 and 5)" in str(caught.value)
+    assert main(["import", "aggrefact", str(path), "--out", str(out)]) == 2
+    assert capsys.readouterr().err.startswith(f"error: {path}:1 field 'label': the header names")
+    assert not out.exists()
+
+
 def test_unreadable_csv_bytes_are_located_errors(tmp_path: Path) -> None:
     latin = tmp_path / "latin.csv"
     latin.write_bytes(b"dataset,doc,claim,label\nLfqa,caf\xe9,c,1\n")

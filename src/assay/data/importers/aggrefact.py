@@ -93,6 +93,7 @@ def _csv_rows(path: Path) -> Iterator[tuple[int, Row]]:
             header = next(rows, None)
             if header is None:
                 raise InputError("no records: the file is empty (expected a CSV header)", path=path)
+            _check_header(header, path)
             start = rows.line_num + 1
             for values in rows:
                 if any(v.strip() for v in values):
@@ -105,6 +106,22 @@ def _csv_rows(path: Path) -> Iterator[tuple[int, Row]]:
         raise InputError(f"not a readable CSV file: {error}", path=path, line=start) from None
     if not found:
         raise InputError("no records: the CSV file has a header and no row", path=path)
+
+
+def _check_header(header: list[str], path: Path) -> None:
+    """Refuse a column named twice: each row becomes a dict by column name, in which the last
+    of the two would silently win."""
+    first: dict[str, int] = {}
+    for column, name in enumerate(header, start=1):
+        if name in first:
+            raise InputError(
+                f"the header names the column {shown(name)} twice (columns {first[name]} and "
+                f"{column}); give each column a name of its own",
+                path=path,
+                line=1,
+                field=name or None,
+            )
+        first[name] = column
 
 
 def _csv_row(header: list[str], values: list[str], path: Path, line: int) -> Row:
