@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import gzip
+import io
 import json
 import re
 import subprocess
@@ -231,12 +232,43 @@ def test_a_csv_header_naming_a_column_twice_is_refused(
 def test_unreadable_csv_bytes_are_located_errors(tmp_path: Path) -> None:
     latin = tmp_path / "latin.csv"
     latin.write_bytes(b"dataset,doc,claim,label\nLfqa,caf\xe9,c,1\n")
-    with pytest.raises(InputError, match="not UTF-8 text"):
+    with pytest.raises(InputError) as caught:
         import_grounded("aggrefact", latin)
+    assert str(caught.value) == f"{latin}:2: not UTF-8 text (byte 9 of the line)"
     broken = tmp_path / "broken.csv.gz"
     broken.write_bytes(b"\x1f\x8b" + b"not a gzip stream at all" * 4)  # gzip's magic, then junk
     with pytest.raises(InputError, match="not a readable CSV file"):
         import_grounded("aggrefact", broken)
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".csv.gz"])
+def test_a_byte_that_is_not_utf8_is_named_by_its_physical_line(suffix: str, tmp_path: Path) -> None:
+    """Rows whose documents hold line breaks span several lines: the error names the line the
+    byte is on (as in JSON lines), not the row being parsed nor where a decoded block ended."""
+    text = io.StringIO()
+    rows = [["X", f"Paragraph {i}.\n\nAnother paragraph.", f"Claim {i}.", "1"] for i in range(900)]
+    csv.writer(text).writerows([["dataset", "doc", "claim", "label"], *rows])
+    lines = text.getvalue().encode("utf-8").split(b"\n")  # row i starts on line 3 * i + 2
+    assert lines[2500] == b'X,"Paragraph 833.'
+    lines[2500] = b'X,"Paragraph 8\xff33.'  # line 2501, byte 15
+    path = tmp_path / f"rows{suffix}"
+    data = b"\n".join(lines)
+    path.write_bytes(gzip.compress(data) if suffix.endswith(".gz") else data)
+    with pytest.raises(InputError) as caught:
+        import_grounded("aggrefact", path)
+    assert str(caught.value) == f"{path}:2501: not UTF-8 text (byte 15 of the line)"
+
+
+@pytest.mark.parametrize("end", [b"\r\n", b"\n", b"\r"])
+def test_csv_line_ends_and_a_byte_order_mark(end: bytes, tmp_path: Path) -> None:
+    """Windows, Unix and old Mac line ends, a BOM before the header (Excel writes one), and a
+    quoted field spanning lines."""
+    path = tmp_path / "rows.csv"
+    rows = [b"dataset,doc,claim,label", b'X,"Page.' + end + end + b'More.",c,1', b"X,d,c2,0"]
+    path.write_bytes(b"\xef\xbb\xbf" + end.join(rows) + end)
+    first, second = import_grounded("aggrefact", path).records
+    assert first.evidence[0].text.startswith("Page.") and first.evidence[-1].text.endswith("More.")
+    assert (first.gold_error, second.gold_error, second.answer) == (False, True, "c2")
 
 
 def test_a_csv_document_longer_than_csvs_default_field_limit(tmp_path: Path) -> None:

@@ -22,16 +22,15 @@ own, are not independent either.
 from __future__ import annotations
 
 import csv
-import io
 import json
 import re
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from ...errors import SHOWN_CHARS, InputError, shown
-from ..jsonl import check_input_file, open_lines
+from ..jsonl import check_input_file, decode_line, open_lines
 from ..records import Evidence, GroundedQARecord
 from ._common import GroundedImport, Row, RowReader, Tally, UniqueIds, read_rows, stable_key
 
@@ -88,8 +87,8 @@ def _csv_rows(path: Path) -> Iterator[tuple[int, Row]]:
     csv.field_size_limit(max(csv.field_size_limit(), CSV_FIELD_LIMIT))
     start, found = 1, False
     try:
-        with io.TextIOWrapper(open_lines(path), encoding="utf-8-sig", newline="") as handle:
-            rows = csv.reader(handle)
+        with open_lines(path) as handle:
+            rows = csv.reader(_text_lines(handle, path))
             header = next(rows, None)
             if header is None:
                 raise InputError("no records: the file is empty (expected a CSV header)", path=path)
@@ -100,12 +99,24 @@ def _csv_rows(path: Path) -> Iterator[tuple[int, Row]]:
                     found = True
                     yield start, _csv_row(header, values, path, start)
                 start = rows.line_num + 1
-    except UnicodeDecodeError:
-        raise InputError("not UTF-8 text", path=path, line=start) from None
     except (csv.Error, OSError, EOFError, zlib.error) as error:
         raise InputError(f"not a readable CSV file: {error}", path=path, line=start) from None
     if not found:
         raise InputError("no records: the CSV file has a header and no row", path=path)
+
+
+def _text_lines(handle: BinaryIO, path: Path) -> Iterator[str]:
+    """The file's physical lines, each decoded on its own and keeping its line end (csv needs
+    it), so that a byte that is not UTF-8 is named by its own line, as in JSON lines. Decoding
+    the file in blocks named the row being parsed when a block failed, which can be hundreds
+    of lines before the byte: a quoted field may hold line breaks."""
+    number = 0
+    for block in handle:  # ends at each \n
+        # a bare \r ends a line too (old Mac files), as in a text file opened with newline="";
+        # bytes.splitlines splits at \r, \n and \r\n only, never inside a UTF-8 character
+        for raw in block.splitlines(keepends=True):
+            number += 1
+            yield decode_line(raw, path, number)  # also drops a byte order mark on line 1
 
 
 def _check_header(header: list[str], path: Path) -> None:
