@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from assay.cli import main
-from assay.runs.prices import PriceTable, money, session_usage
+from assay.errors import InputError
+from assay.runs.prices import PriceTable, load_prices, money, session_usage
 from tests.judge.helpers import write_manifest, write_questions
 from tests.verify.bench_fixtures import generate_records, write_jsonl
 
@@ -122,3 +123,26 @@ def test_a_bad_price_table_is_a_located_error(
     assert main(["bench", "summarize", str(run), "--prices", str(prices)]) == 2
     err = capsys.readouterr().err
     assert str(prices) in err and "models.stub/gen.input" in err
+
+
+@pytest.mark.parametrize(
+    ("entry", "field", "named"),
+    [
+        ("{input: .nan, output: 1}", "models.stub/gen.input", "NaN"),
+        (
+            "{input: 1, output: 1, batch_discount: .inf}",
+            "models.stub/gen.batch_discount",
+            "Infinity",
+        ),
+        ("{input: 1, output: 1, cached_input: -.inf}", "models.stub/gen.cached_input", "-Infinity"),
+    ],
+)
+def test_a_non_finite_price_is_named(entry: str, field: str, named: str, tmp_path: Path) -> None:
+    """YAML spells NaN and the infinities ``.nan``, ``.inf``: the error names them, not the bound
+    they fail (``Input should be less than 1``)."""
+    prices = tmp_path / "prices.yaml"
+    prices.write_text(f"models:\n  stub/gen: {entry}\n", encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        load_prices(prices)
+    assert (caught.value.path, caught.value.field) == (str(prices), field)
+    assert caught.value.reason == f"{named} is not a number assay accepts (give a finite number)"

@@ -372,6 +372,54 @@ def test_a_corrupt_results_line_is_a_located_error_for_every_reader(
     assert _tree(run_copy) == before
 
 
+@pytest.mark.parametrize(
+    ("value", "field"),
+    [
+        ("NaN", "verifier_score"),
+        ("Infinity", "verifier_score"),
+        ("-Infinity", "claim_checks[0].p_supported"),
+    ],
+)
+def test_a_non_finite_score_is_named_by_every_reader(
+    run_copy: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], value: str, field: str
+) -> None:
+    """Python's json reads NaN and Infinity; the error names them, not the bound NaN fails."""
+    results = run_copy / "results.jsonl"
+    lines = results.read_text(encoding="utf-8").splitlines(keepends=True)
+    line = json.loads(lines[4])
+    if field == "verifier_score":
+        line["verifier_score"] = float(value)
+    else:
+        line["claim_checks"][0]["p_supported"] = float(value)
+    lines[4] = json.dumps(line) + "\n"
+    results.write_text("".join(lines), encoding="utf-8")
+    before = _tree(run_copy)
+    for command in (
+        ["bench", "summarize", str(run_copy)],
+        ["report", str(run_copy), "--out", str(tmp_path / "r.html")],
+        ["export", str(run_copy), "--out", str(tmp_path / "x.csv")],
+        ["bench", "compare", str(run_copy)],
+        ["bench", "calibrate", str(run_copy), "--out", str(tmp_path / "c.json")],
+    ):
+        assert main(command) == 2, command
+        assert capsys.readouterr().err == (
+            f"error: {results}:5 field '{field}': {value} is not a number assay accepts "
+            "(give a finite number)\n"
+        ), command
+    assert _tree(run_copy) == before
+    assert not list(tmp_path.glob("[rxc].*"))
+
+
+def test_a_nan_in_run_json_is_named(run_copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    log = json.loads((run_copy / "run.json").read_text(encoding="utf-8"))
+    (run_copy / "run.json").write_text(json.dumps({**log, "sample_count": float("nan")}), "utf-8")
+    assert main(["bench", "summarize", str(run_copy), "--no-plots"]) == 2
+    assert capsys.readouterr().err == (
+        f"error: {run_copy / 'run.json'} field 'sample_count': NaN is not a number assay "
+        "accepts (give a finite number)\n"
+    )
+
+
 def test_line_numbers_count_blank_lines(run_copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
     results = run_copy / "results.jsonl"
     lines = results.read_text(encoding="utf-8").splitlines(keepends=True)

@@ -70,15 +70,22 @@ def yaml_problem(error: Any) -> str:
 
 def describe_problem(item: Any) -> str:
     """One problem of a pydantic ValidationError (an item of ``errors()``) as a message: no
-    ``Value error, `` prefix, a NaN named as such, long values cut."""
+    ``Value error, `` prefix, a NaN or an infinity named as such, long values cut."""
+    value = item.get("input")
+    if isinstance(value, float) and not math.isfinite(value):
+        # pydantic names the bound a NaN fails ("less than or equal to 1"), not the NaN
+        return f"{_spelled(value)} is not a number assay accepts (give a finite number)"
     message = str(item.get("msg", ""))
     for prefix in ("Value error, ", "Assertion failed, "):
         message = message.removeprefix(prefix)
-    value = item.get("input")
-    bounds = ("greater_than", "greater_than_equal", "less_than", "less_than_equal")
-    if item.get("type") in bounds and isinstance(value, float) and math.isnan(value):
-        message = "must be a number, not NaN"
     return shorten_message(message, limit=MESSAGE_CHARS // 2)
+
+
+def _spelled(value: float) -> str:
+    """A non-finite float as JSON readers and the docs spell it."""
+    if math.isnan(value):
+        return "NaN"
+    return "Infinity" if value > 0 else "-Infinity"
 
 
 class AssayError(Exception):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import gzip
+import io
 import json
 import re
 import subprocess
@@ -124,7 +125,23 @@ def test_a_multiline_csv_row_is_named_by_the_line_it_starts_on(tmp_path: Path) -
     ("row", "field", "phrase"),
     [
         ({"dataset": "Lfqa", "doc": "d", "claim": "c", "label": 2}, "label", "unknown label 2"),
-        ({"dataset": "Lfqa", "doc": "d", "claim": "c", "label": True}, "label", "unknown label"),
+        # JSON lines hold the integers 0/1: another type is refused, never read as a label
+        (
+            {"dataset": "Lfqa", "doc": "d", "claim": "c", "label": True},
+            "label",
+            "unknown label true (a boolean; a label in JSON lines is the integer 1",
+        ),
+        (
+            {"dataset": "Lfqa", "doc": "d", "claim": "c", "label": "0"},
+            "label",
+            'unknown label "0" (a string; a label in JSON lines is the integer 1',
+        ),
+        (
+            {"dataset": "Lfqa", "doc": "d", "claim": "c", "label": 1.0},
+            "label",
+            "unknown label 1.0 (a float; a label in JSON lines is the integer 1",
+        ),
+        ({"dataset": "Lfqa", "doc": "d", "claim": "c", "label": None}, "label", "label null (null"),
         ({"dataset": "Lfqa", "doc": "d", "claim": "c"}, "label", "missing field"),
         ({"dataset": "Lfqa", "claim": "c", "label": 1}, "doc", "does not look like an aggrefact"),
         ({"dataset": "Lfqa", "doc": 3, "claim": "c", "label": 1}, "doc", "expected a string"),
@@ -145,6 +162,21 @@ def test_a_bad_row_gives_one_located_error(
         import_grounded("aggrefact", path)
     assert (caught.value.path, caught.value.line, caught.value.field) == (str(path), 2, field)
     assert phrase in str(caught.value)
+
+
+def test_a_string_label_in_json_lines_stops_the_import_and_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``"label": "1"`` is what a CSV cell holds, not a JSON line: one located error, exit 2."""
+    path, out = tmp_path / "rows.jsonl", tmp_path / "out.jsonl"
+    rows = [{"dataset": "X", "doc": "d", "claim": "c", "label": v} for v in (1, "1")]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    assert main(["import", "aggrefact", str(path), "--out", str(out)]) == 2
+    assert capsys.readouterr().err == (
+        f"error: {path}:2 field 'label': unknown label \"1\" (a string; a label in JSON lines is "
+        "the integer 1 = supported or 0)\n"
+    )
+    assert not out.exists()
 
 
 def test_a_row_may_name_its_own_group(tmp_path: Path) -> None:
@@ -182,15 +214,61 @@ def test_unreadable_files(name: str, text: str, phrase: str, tmp_path: Path) -> 
     assert phrase in str(caught.value)
 
 
+def test_a_csv_header_naming_a_column_twice_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Rows are read by column name: the second ``label`` would silently win over the first."""
+    path, out = tmp_path / "rows.csv", tmp_path / "out.jsonl"
+    path.write_text("dataset,doc,claim,label,label\nLfqa,d,c,1,0\n", encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        import_grounded("aggrefact", path)
+    assert (caught.value.path, caught.value.line, caught.value.field) == (str(path), 1, "label")
+    assert "names the column 'label' twice (columns 4 and 5)" in str(caught.value)
+    assert main(["import", "aggrefact", str(path), "--out", str(out)]) == 2
+    assert capsys.readouterr().err.startswith(f"error: {path}:1 field 'label': the header names")
+    assert not out.exists()
+
+
 def test_unreadable_csv_bytes_are_located_errors(tmp_path: Path) -> None:
     latin = tmp_path / "latin.csv"
     latin.write_bytes(b"dataset,doc,claim,label\nLfqa,caf\xe9,c,1\n")
-    with pytest.raises(InputError, match="not UTF-8 text"):
+    with pytest.raises(InputError) as caught:
         import_grounded("aggrefact", latin)
+    assert str(caught.value) == f"{latin}:2: not UTF-8 text (byte 9 of the line)"
     broken = tmp_path / "broken.csv.gz"
     broken.write_bytes(b"\x1f\x8b" + b"not a gzip stream at all" * 4)  # gzip's magic, then junk
     with pytest.raises(InputError, match="not a readable CSV file"):
         import_grounded("aggrefact", broken)
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".csv.gz"])
+def test_a_byte_that_is_not_utf8_is_named_by_its_physical_line(suffix: str, tmp_path: Path) -> None:
+    """Rows whose documents hold line breaks span several lines: the error names the line the
+    byte is on (as in JSON lines), not the row being parsed nor where a decoded block ended."""
+    text = io.StringIO()
+    rows = [["X", f"Paragraph {i}.\n\nAnother paragraph.", f"Claim {i}.", "1"] for i in range(900)]
+    csv.writer(text).writerows([["dataset", "doc", "claim", "label"], *rows])
+    lines = text.getvalue().encode("utf-8").split(b"\n")  # row i starts on line 3 * i + 2
+    assert lines[2500] == b'X,"Paragraph 833.'
+    lines[2500] = b'X,"Paragraph 8\xff33.'  # line 2501, byte 15
+    path = tmp_path / f"rows{suffix}"
+    data = b"\n".join(lines)
+    path.write_bytes(gzip.compress(data) if suffix.endswith(".gz") else data)
+    with pytest.raises(InputError) as caught:
+        import_grounded("aggrefact", path)
+    assert str(caught.value) == f"{path}:2501: not UTF-8 text (byte 15 of the line)"
+
+
+@pytest.mark.parametrize("end", [b"\r\n", b"\n", b"\r"])
+def test_csv_line_ends_and_a_byte_order_mark(end: bytes, tmp_path: Path) -> None:
+    """Windows, Unix and old Mac line ends, a BOM before the header (Excel writes one), and a
+    quoted field spanning lines."""
+    path = tmp_path / "rows.csv"
+    rows = [b"dataset,doc,claim,label", b'X,"Page.' + end + end + b'More.",c,1', b"X,d,c2,0"]
+    path.write_bytes(b"\xef\xbb\xbf" + end.join(rows) + end)
+    first, second = import_grounded("aggrefact", path).records
+    assert first.evidence[0].text.startswith("Page.") and first.evidence[-1].text.endswith("More.")
+    assert (first.gold_error, second.gold_error, second.answer) == (False, True, "c2")
 
 
 def test_a_csv_document_longer_than_csvs_default_field_limit(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .. import __version__
-from ..errors import InputError, RunError
+from ..errors import InputError, RunError, describe_problem, field_path
 from ..redact import public_command
 from ._jsonl import JsonlWriter, parse_json_object
 
@@ -122,8 +122,8 @@ def read_run_log(run_dir: Path) -> RunLog | None:
         return RunLog.model_validate(data)
     except ValidationError as error:
         first = error.errors()[0]
-        field = ".".join(str(p) for p in first["loc"]) or None
-        raise InputError(first["msg"], path=run_dir / RUN_FILE, field=field) from None
+        field = field_path(first["loc"]) or None
+        raise InputError(describe_problem(first), path=run_dir / RUN_FILE, field=field) from None
 
 
 def check_run_kind(

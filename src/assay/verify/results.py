@@ -20,7 +20,7 @@ from typing import Any, NamedTuple, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..errors import InputError
+from ..errors import InputError, describe_problem, field_path
 from ..runs import fingerprint, parse_record_line, read_numbered_jsonl, read_numbered_lines
 from .patterns.base import (
     Candidate,
@@ -247,8 +247,8 @@ def iter_numbered_results(path: Path) -> Iterator[tuple[int, ResultRecord]]:
             yield number, ResultRecord.model_validate(data)
         except ValidationError as error:
             first = error.errors()[0]
-            field = ".".join(str(p) for p in first["loc"]) or None
-            raise InputError(first["msg"], path=path, line=number, field=field) from None
+            field = field_path(first["loc"]) or None
+            raise InputError(describe_problem(first), path=path, line=number, field=field) from None
 
 
 def _id_of(data: dict[str, Any]) -> str | None:

@@ -22,15 +22,15 @@ own, are not independent either.
 from __future__ import annotations
 
 import csv
-import io
+import json
 import re
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
-from ...errors import InputError
-from ..jsonl import check_input_file, open_lines
+from ...errors import SHOWN_CHARS, InputError, shown
+from ..jsonl import check_input_file, decode_line, open_lines
 from ..records import Evidence, GroundedQARecord
 from ._common import GroundedImport, Row, RowReader, Tally, UniqueIds, read_rows, stable_key
 
@@ -51,12 +51,14 @@ _PARAGRAPH_BREAK = re.compile(r"\n[^\S\n]*\n\s*")  # a blank line, however many 
 
 def import_aggrefact(path: Path) -> GroundedImport:
     """Read an LLM-AggreFact split exported as JSON lines or CSV (``.csv``; gzip either way)."""
+    from_csv = _is_csv(path)
     tally = Tally()
     ids = UniqueIds(tag="R")  # a CSV row may span lines: the row number names it in any format
     records: list[GroundedQARecord] = []
-    for line, row in _rows(path):
+    for line, row in _csv_rows(path) if from_csv else read_rows(path, DATASET):
         tally.rows += 1
-        record = _claim_record(RowReader(row, path=path, line=line, dataset=DATASET), tally)
+        reader = RowReader(row, path=path, line=line, dataset=DATASET)
+        record = _claim_record(reader, tally, from_csv=from_csv)
         if record is not None:
             records.append(record.model_copy(update={"id": ids.claim(record.id, tally.rows)}))
     return GroundedImport(
@@ -64,7 +66,8 @@ def import_aggrefact(path: Path) -> GroundedImport:
     )
 
 
-def _rows(path: Path) -> Iterator[tuple[int, Row]]:
+def _is_csv(path: Path) -> bool:
+    """Whether ``path`` is read as CSV (by its name, ``.gz`` or not); Parquet is refused."""
     name = path.name.lower().removesuffix(".gz")
     if name.endswith(".parquet"):
         raise InputError(
@@ -73,10 +76,7 @@ def _rows(path: Path) -> Iterator[tuple[int, Row]]:
             hint="export the split as JSON lines or CSV first, e.g. "
             "load_dataset('lytang/LLM-AggreFact')['test'].to_json('aggrefact_test.jsonl')",
         )
-    if name.endswith(".csv"):
-        yield from _csv_rows(path)
-    else:
-        yield from read_rows(path, DATASET)
+    return name.endswith(".csv")
 
 
 def _csv_rows(path: Path) -> Iterator[tuple[int, Row]]:
@@ -87,23 +87,52 @@ def _csv_rows(path: Path) -> Iterator[tuple[int, Row]]:
     csv.field_size_limit(max(csv.field_size_limit(), CSV_FIELD_LIMIT))
     start, found = 1, False
     try:
-        with io.TextIOWrapper(open_lines(path), encoding="utf-8-sig", newline="") as handle:
-            rows = csv.reader(handle)
+        with open_lines(path) as handle:
+            rows = csv.reader(_text_lines(handle, path))
             header = next(rows, None)
             if header is None:
                 raise InputError("no records: the file is empty (expected a CSV header)", path=path)
+            _check_header(header, path)
             start = rows.line_num + 1
             for values in rows:
                 if any(v.strip() for v in values):
                     found = True
                     yield start, _csv_row(header, values, path, start)
                 start = rows.line_num + 1
-    except UnicodeDecodeError:
-        raise InputError("not UTF-8 text", path=path, line=start) from None
     except (csv.Error, OSError, EOFError, zlib.error) as error:
         raise InputError(f"not a readable CSV file: {error}", path=path, line=start) from None
     if not found:
         raise InputError("no records: the CSV file has a header and no row", path=path)
+
+
+def _text_lines(handle: BinaryIO, path: Path) -> Iterator[str]:
+    """The file's physical lines, each decoded on its own and keeping its line end (csv needs
+    it), so that a byte that is not UTF-8 is named by its own line, as in JSON lines. Decoding
+    the file in blocks named the row being parsed when a block failed, which can be hundreds
+    of lines before the byte: a quoted field may hold line breaks."""
+    number = 0
+    for block in handle:  # ends at each \n
+        # a bare \r ends a line too (old Mac files), as in a text file opened with newline="";
+        # bytes.splitlines splits at \r, \n and \r\n only, never inside a UTF-8 character
+        for raw in block.splitlines(keepends=True):
+            number += 1
+            yield decode_line(raw, path, number)  # also drops a byte order mark on line 1
+
+
+def _check_header(header: list[str], path: Path) -> None:
+    """Refuse a column named twice: each row becomes a dict by column name, in which the last
+    of the two would silently win."""
+    first: dict[str, int] = {}
+    for column, name in enumerate(header, start=1):
+        if name in first:
+            raise InputError(
+                f"the header names the column {shown(name)} twice (columns {first[name]} and "
+                f"{column}); give each column a name of its own",
+                path=path,
+                line=1,
+                field=name or None,
+            )
+        first[name] = column
 
 
 def _csv_row(header: list[str], values: list[str], path: Path, line: int) -> Row:
@@ -116,12 +145,12 @@ def _csv_row(header: list[str], values: list[str], path: Path, line: int) -> Row
     return dict(zip(header, values, strict=True))
 
 
-def _claim_record(reader: RowReader, tally: Tally) -> GroundedQARecord | None:
+def _claim_record(reader: RowReader, tally: Tally, *, from_csv: bool) -> GroundedQARecord | None:
     source = reader.text("dataset").strip()
     tally.units[source or "(no dataset)"] += 1
     claim = reader.text("claim").strip()
     doc = reader.text("doc").strip()
-    supported = _supported(reader)
+    supported = _supported(reader, from_csv=from_csv)
     if not claim or not doc:
         tally.skip(SKIP_EMPTY_CLAIM if not claim else SKIP_EMPTY_DOC)
         return None
@@ -151,14 +180,38 @@ def _group(reader: RowReader, source: str, doc: str) -> str:
     return f"{DATASET}-{_slug(source)}-doc:{stable_key(doc)}"
 
 
-def _supported(reader: RowReader) -> bool:
-    """The label: 1 or 0 (an integer in JSON, the text "1" or "0" in CSV)."""
+def _supported(reader: RowReader, *, from_csv: bool) -> bool:
+    """The label: the integer 1 or 0 in JSON lines, the text "1" or "0" in CSV (a CSV cell is
+    text whatever it holds). In JSON lines a string "0", a float 1.0 or ``true`` is refused
+    rather than read as a label: the benchmark's labels are integers, so another type means a
+    file written some other way, whose values need a look before they are trusted."""
     if "label" not in reader.row:
         reader.fail("label", "missing field")
     value = reader.row["label"]
-    if isinstance(value, bool) or value not in (0, 1, "0", "1"):
-        reader.fail("label", f"unknown label {value!r} (expected 1 = supported or 0)", shape=False)
-    return value in (1, "1")
+    # type() and not ==: 1.0 == 1 and True == 1 in Python, and "0" is a str
+    if type(value) is (str if from_csv else int) and value in (0, 1, "0", "1"):
+        return value in (1, "1")
+    if from_csv or type(value) is int:
+        reader.fail(
+            "label", f"unknown label {shown(value)} (expected 1 = supported or 0)", shape=False
+        )
+    reader.fail(
+        "label",
+        f"unknown label {_json_text(value)} ({_json_kind(value)}; a label in JSON lines is the "
+        "integer 1 = supported or 0)",
+        shape=False,
+    )
+
+
+def _json_text(value: Any) -> str:
+    """``value`` as the JSON line has it (``true``, ``"0"``), cut as error messages cut."""
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= SHOWN_CHARS else f"{text[:SHOWN_CHARS]}… ({len(text):,} characters)"
+
+
+def _json_kind(value: Any) -> str:
+    kinds = {str: "a string", float: "a float", bool: "a boolean", list: "an array"}
+    return "null" if value is None else kinds.get(type(value), "an object")
 
 
 def _paragraphs(doc: str) -> tuple[Evidence, ...]:
