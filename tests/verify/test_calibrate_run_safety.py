@@ -39,10 +39,15 @@ def run_copy(run_dir: Path, tmp_path: Path) -> Path:
 
 
 def test_every_file_a_run_keeps_is_protected() -> None:
-    from assay.report.html import REPORT_NAME
+    from assay.judge.archive import INVALID_DIR, PROTOCOL_FILE, QUARANTINE_DIR, VALID_DIR
+    from assay.judge.archive_shards import BLOBS_FILE
+    from assay.judge.generate import FAILURES_NAME
+    from assay.judge.run import COVERAGE_FILE
 
     kept = {RESULTS_FILE, SUMMARY_FILE, RUN_FILE, "run_log.jsonl", CALIBRATION_FILE}
-    kept |= {PRICES_FILE, REPORT_NAME, SKIPPED_FILE, LOCK_FILE, PLOTS_DIR, SLICES_DIR}
+    kept |= {PRICES_FILE, SKIPPED_FILE, LOCK_FILE, PLOTS_DIR, SLICES_DIR}
+    kept |= {PROTOCOL_FILE, BLOBS_FILE, COVERAGE_FILE, VALID_DIR, INVALID_DIR, QUARANTINE_DIR}
+    kept |= {FAILURES_NAME, "manifest.jsonl"}
     assert kept <= RUN_OWNED_NAMES
 
 

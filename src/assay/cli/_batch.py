@@ -168,6 +168,7 @@ def _import(args: argparse.Namespace) -> int:
         requested_ids,
     )
     from ..runs import RunDirLock
+    from ._common import check_out_file
 
     _check_batch_files(args.files)
     directory = args.batch_dir or args.files[0].parent
@@ -178,6 +179,7 @@ def _import(args: argparse.Namespace) -> int:
             hint="pass --batch-dir, the directory the run wrote its requests to",
         )
     with RunDirLock(directory):  # never while a run writes requests into it
+        check_out_file(args.cache_path, "--cache-path")  # the answers are written there
         cache = ResponseCache.shared(args.cache_path or default_cache_path())
         report = import_batch_output(cache, args.files, requested_ids(inputs))
         cache.flush()

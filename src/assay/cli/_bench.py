@@ -419,10 +419,9 @@ def _add_calibrate_parser(commands: Any) -> None:
 def _compare(args: argparse.Namespace) -> int:
     from ..runs import RunDirLock
     from ..verify.compare import compare_markdown
-    from ._common import check_not_run_file, check_out_file
+    from ._common import check_out_file
 
     check_out_file(args.out)
-    check_not_run_file(args.out, args.runs)
     with contextlib.ExitStack() as locks:  # --prices and --by write into the runs
         for run in dict.fromkeys(args.runs):
             locks.enter_context(RunDirLock(run))

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
-from ._common import check_not_run_file, check_out_file
+from ._common import check_out_file
 
 if TYPE_CHECKING:
     from ..verify.calibration import CrossValidation, Method
@@ -69,7 +69,6 @@ def _calibrate(args: argparse.Namespace) -> int:
     method: Method = args.method or "isotonic"
     out = args.out or args.dev_run / f"calibration-{args.target.replace('@', '-at-')}.json"
     check_out_file(out)
-    check_not_run_file(out, [args.dev_run])
     dev = dev_answers(args.dev_run)
     calibration = fit_calibration(
         dev.truth,
@@ -100,7 +99,6 @@ def _stated_rate(args: argparse.Namespace) -> int:
     if args.out is None:
         raise ConfigError("bench calibrate --error-rate: give --out FILE (there is no DEV_RUN)")
     check_out_file(args.out)
-    check_not_run_file(args.out, [])
     if args.target != "balanced_accuracy" or args.method is not None:
         raise ConfigError(
             "bench calibrate --error-rate keeps the verifier's decisions and shifts p_error; "

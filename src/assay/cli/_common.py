@@ -6,6 +6,7 @@ import argparse
 import os
 import shlex
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +55,7 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
 def model_options(args: argparse.Namespace) -> ModelOptions:
     from ._batch import batch_dir
 
+    check_out_file(args.cache_path, "--cache-path")  # the cache is written there too
     return ModelOptions(
         base_url=args.base_url,
         api_key=os.environ.get(args.api_key_env) or None,
@@ -83,9 +85,12 @@ def check_run_dir(path: Path, option: str) -> Path:
     return path
 
 
-def check_out_file(path: Path | None, option: str = "--out") -> None:
-    """An output file the command can write once its work is done: not a directory, and not
-    inside a file (a missing folder is made when the file is written)."""
+def check_out_file(
+    path: Path | None, option: str = "--out", *, inputs: Iterable[Path | None] = ()
+) -> None:
+    """An output file the command can write once its work is done: not a directory, not
+    inside a file (a missing folder is made when the file is written), not one of the
+    command's own ``inputs``, and not a file a run keeps (:func:`kept_by_a_run`)."""
     if path is None:
         return
     if path.is_dir():
@@ -95,38 +100,40 @@ def check_out_file(path: Path | None, option: str = "--out") -> None:
         )
     if (file := _file_above(path)) is not None:
         raise ConfigError(f"{option} {path}: {file} is a file, not a directory")
-
-
-# what a bench run directory holds: an output file of another command must not replace one
-RUN_OWNED_NAMES = frozenset(
-    {
-        "results.jsonl",
-        "summary.json",
-        "run.json",
-        "run_log.jsonl",
-        "calibration.json",
-        "prices.json",
-        "report.html",
-        "skipped_records.jsonl",
-        ".assay.lock",
-        "plots",
-        "slices",
-    }
-)
-
-
-def check_not_run_file(path: Path | None, runs: list[Path], option: str = "--out") -> None:
-    """An output file that is not one of the files a run keeps (``--out RUN/results.jsonl``
-    would replace the run's finished results)."""
-    if path is None or path.name not in RUN_OWNED_NAMES:
-        return
-    folder = path.resolve().parent
-    if folder in {run.resolve() for run in runs} or (folder / "results.jsonl").is_file():
+    target = path.resolve()
+    if any(source is not None and source.resolve() == target for source in inputs):
+        raise ConfigError(f"{option} {path} is one of the command's inputs; choose another path")
+    if (run := kept_by_a_run(target)) is not None:
         raise ConfigError(
-            f"{option} {path}: is a file the run {folder} keeps; writing it would replace "
-            "the run's own",
+            f"{option} {path}: is a file the run {run} keeps; writing it would replace the "
+            "run's own",
             hint="give a file name of its own (for example outside the run directory)",
         )
+
+
+# What a run directory holds (bench, judge and generate runs): another command's output file
+# must not replace one. A run's report.html is not here: `assay report --out` rewrites it.
+RUN_OWNED_NAMES = frozenset(
+    {
+        "results.jsonl", "summary.json", "run.json", "run_log.jsonl", "calibration.json",
+        "prices.json", "skipped_records.jsonl", ".assay.lock", "plots", "slices",
+        "protocol.json", "archive_blobs.jsonl", "coverage.json", "used_prompt_manifest.md",
+        "results_analysis.md", "valid_evaluations", "invalid_evaluations", "quarantine",
+        "manifest.jsonl", "generation_failures.jsonl",
+    }
+)  # fmt: skip
+RUN_MARKERS = ("run.json", "protocol.json")  # a directory holding one is a run
+
+
+def kept_by_a_run(target: Path) -> Path | None:
+    """The run directory that keeps the (resolved) path ``target``, if any: a file of the
+    run's own (RUN_OWNED_NAMES), or anything in one of its folders (judge shards, plots, a
+    target model's outputs). A new file of another name beside them is the user's."""
+    for folder in target.parents:
+        if any((folder / marker).is_file() for marker in RUN_MARKERS):
+            inside = target.relative_to(folder).parts
+            return folder if len(inside) > 1 or inside[0] in RUN_OWNED_NAMES else None
+    return None
 
 
 def check_run_dir_parents(path: Path) -> None:

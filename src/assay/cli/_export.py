@@ -36,8 +36,10 @@ def register(subparsers: Any) -> None:
 
 def _export(args: argparse.Namespace) -> int:
     from ..report.export import export_run, load_run
+    from ..runs import check_not_being_written
     from ._common import check_out_file
 
+    check_not_being_written(args.run)  # a run still being written would export in part
     if args.format == "files":
         return _export_files(args.run, args.out)
     check_out_file(args.out)

@@ -84,8 +84,8 @@ def _register_agreement(commands: Any) -> None:
 
 
 def _check(args: argparse.Namespace) -> int:
-    check_out_file(args.out)
     inputs = args.inputs or args.data.parent / INPUTS_FILE
+    check_out_file(args.out, inputs=[args.data, inputs])
     if not inputs.is_file():
         raise InputError("inputs file not found (pass --inputs)", path=inputs)
     checked = check_responses_file(args.data, inputs, args.mode)
@@ -117,8 +117,9 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _agreement(args: argparse.Namespace) -> int:
-    check_out_file(args.out)
-    check_out_file(args.disagreements, "--disagreements")
+    read = sorted(args.data_dir.iterdir()) if args.data_dir.is_dir() else []
+    check_out_file(args.out, inputs=read)
+    check_out_file(args.disagreements, "--disagreements", inputs=[*read, args.out])
     modes = list(MODES) if args.mode == "both" else [args.mode]
     reports = [measure_agreement(args.data_dir, mode) for mode in modes]
     table = render_markdown(reports)

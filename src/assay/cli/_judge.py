@@ -94,9 +94,16 @@ def _agreement(args: argparse.Namespace) -> int:
     from ..judge.agreement import label_agreement, load_labels, report_markdown, write_report
     from ..judge.archive import read_protocol_state
     from ..judge.evaluations import load_evaluations
+    from ._common import check_out_file
 
     if read_protocol_state(args.run_dir) is None:
         raise ConfigError(f"{args.run_dir} is not a judge run directory (no protocol.json)")
+    if args.resamples < 1:
+        raise ConfigError(f"--resamples: must be 1 or more, got {args.resamples}")
+    if args.seed < 0:
+        raise ConfigError(f"--seed: must be 0 or more, got {args.seed}")
+    out = args.out or args.run_dir / "agreement.json"
+    check_out_file(out, inputs=args.labels)
     labels = [label for path in args.labels for label in load_labels(path)]
     records, _ = load_evaluations(args.run_dir)
     report = label_agreement(
@@ -106,7 +113,6 @@ def _agreement(args: argparse.Namespace) -> int:
         seed=args.seed,
         files=[str(p) for p in args.labels],
     )
-    out = args.out or args.run_dir / "agreement.json"
     write_report(report, out)
     print(report_markdown(report), end="")
     print(f"wrote {out}")

@@ -46,8 +46,8 @@ def _report(args: argparse.Namespace) -> int:
     from ..report.html import ReportOptions, write_comparison, write_report
     from ._common import check_out_file
 
-    if args.max_mb <= 0:
-        raise ConfigError("--max-mb must be positive")
+    if not 0 < args.max_mb < 1e9:  # NaN and infinity too
+        raise ConfigError(f"--max-mb must be a positive number of megabytes, got {args.max_mb}")
     if args.sample < 1:
         raise ConfigError("--sample must be at least 1")
     sampling = SampleSettings(size=args.sample, seed=args.sample_seed)

@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
+from ..errors import ConfigError
 from ..json_safe import load_model, model_json
 from ._types import CallFailure, ChatMessage, Completion, GenerateConfig
 
@@ -87,8 +88,17 @@ class ResponseCache:
         self._commit_every = commit_every
         self._commit_interval_s = commit_interval_s
         self._last_commit = time.monotonic()
+        if path.is_dir():
+            raise ConfigError(f"{path}: is a directory, not a response cache file")
         db = sqlite3.connect(str(path), check_same_thread=False, timeout=_BUSY_TIMEOUT_S)
-        _when_unlocked(lambda: _prepare(db))
+        try:
+            _when_unlocked(lambda: _prepare(db))
+        except sqlite3.DatabaseError as error:  # another kind of file under the cache's name
+            db.close()
+            raise ConfigError(
+                f"{path}: not a response cache (an SQLite database): {error}",
+                hint="give --cache-path a new file name, or the cache file assay wrote",
+            ) from None
         self._db: sqlite3.Connection | None = db
 
     @classmethod

@@ -12,7 +12,7 @@ from ._jsonl import (
     read_numbered_lines,
     repair_partial_tail,
 )
-from ._lock import LOCK_FILE, RunDirLock
+from ._lock import LOCK_FILE, RunDirLock, check_not_being_written
 from ._paths import inside, safe_filename
 from ._progress import Progress
 from ._runlog import (
@@ -39,6 +39,7 @@ __all__ = [
     "RunLogger",
     "RunStatus",
     "canonical_json",
+    "check_not_being_written",
     "check_run_kind",
     "fingerprint",
     "inside",

@@ -92,6 +92,26 @@ class RunDirLock:
         self.release()
 
 
+def check_not_being_written(run_dir: Path) -> None:
+    """For a command that only reads ``run_dir``: refuse while another process writes it (a
+    read then sees part of the run). Takes no lock and writes nothing, so a run on read-only
+    storage can still be read."""
+    try:
+        handle = (run_dir / LOCK_FILE).open("r", encoding="utf-8")
+    except OSError:  # no lock file (nobody writes), or not ours to open
+        return
+    with handle:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise RunError(
+                f"{run_dir} is being written by another assay process: "
+                f"{_describe(_read_holder(handle))}",
+                hint="wait for it to finish; what it has written so far is not the whole run",
+            ) from None
+        fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
 def _write_holder(handle: IO[str]) -> None:
     holder = {
         "pid": os.getpid(),

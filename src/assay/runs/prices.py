@@ -32,11 +32,13 @@ PER = 1_000_000
 
 
 class ModelPrice(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # strict: a price written as a string is a mistake in the table, not a number
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
 
-    input: float = Field(ge=0)  # USD per million prompt tokens
-    output: float = Field(ge=0)  # USD per million completion tokens
-    cached_input: float | None = Field(default=None, ge=0)  # default: the input price
+    # finite: an infinite price would be kept in the run as null, which no later read accepts
+    input: float = Field(ge=0, allow_inf_nan=False)  # USD per million prompt tokens
+    output: float = Field(ge=0, allow_inf_nan=False)  # USD per million completion tokens
+    cached_input: float | None = Field(default=None, ge=0, allow_inf_nan=False)  # default: input
     batch_discount: float = Field(default=0.0, ge=0, lt=1)  # share taken off batch calls
 
 
