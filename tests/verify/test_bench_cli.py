@@ -192,6 +192,35 @@ def test_model_free_checks_record_their_time_per_claim(
     assert cost["check_ms_per_claim"] == pytest.approx(sum(times) / len(times))
 
 
+def test_best_of_n_times_its_answer_level_checks(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each candidate's answer-level verdict is timed as a claim check is (it was 0.0)."""
+    data = write_jsonl(tmp_path / "data.jsonl", verify_only_records(4))
+    assert _run(data, tmp_path / "run", "best_of_n") == 0
+    assert "ms per claim check" in capsys.readouterr().out
+    lines = [json.loads(x) for x in (tmp_path / "run" / "results.jsonl").read_text().splitlines()]
+    times = [c["check_ms"] for line in lines for c in line["claim_checks"]]
+    assert times and all(t > 0 for t in times)
+    cost = json.loads((tmp_path / "run" / "summary.json").read_text())["cost"]
+    assert cost["claim_checks"] == len(times)
+    assert cost["check_ms_per_claim"] == pytest.approx(sum(times) / len(times))
+
+
+def test_self_consistency_claim_verdicts_are_not_timed_checks(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Its claim verdicts are read off one critique call: no time per claim, not 0.0 ms."""
+    data = write_jsonl(tmp_path / "data.jsonl", verify_only_records(4))
+    assert _run(data, tmp_path / "run", "self_consistency") == 0
+    assert "ms per claim check" not in capsys.readouterr().out
+    lines = [json.loads(x) for x in (tmp_path / "run" / "results.jsonl").read_text().splitlines()]
+    checks = [c for line in lines for c in line["claim_checks"]]
+    assert checks and all(c["check_ms"] is None for c in checks)
+    cost = json.loads((tmp_path / "run" / "summary.json").read_text())["cost"]
+    assert cost["claim_checks"] == 0 and cost["check_ms_per_claim"] is None
+
+
 def test_the_evidence_cut_is_a_setting_of_the_run(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -194,8 +194,14 @@ def _usage_columns(result: ResultRecord) -> Row:
         "prompt_tokens": usage.prompt_tokens,
         "completion_tokens": usage.completion_tokens,
         "latency_ms": usage.latency_ms,
-        "check_ms": sum(c.check_ms for c in result.claim_checks),
+        "check_ms": _summed_check_ms(result),
     }
+
+
+def _summed_check_ms(result: ResultRecord) -> float | None:
+    """The answer's timed claim checks' wall times, summed; None when none was timed."""
+    times = [c.check_ms for c in result.claim_checks if c.check_ms is not None]
+    return sum(times) if times else None
 
 
 # ---------------------------------------------------------------- judge rows

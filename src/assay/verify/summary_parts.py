@@ -180,7 +180,9 @@ class CostStats(ExampleCost):
 
     examples: int = 0
     per_example: dict[str, float] = Field(default_factory=dict)
-    # time in claim checks, model-free ones included (their cost is not in calls or tokens)
+    # time in claim checks, model-free ones included (their cost is not in calls or tokens);
+    # claim_checks counts the checks that were timed (self_consistency's are not: its claim
+    # verdicts come from one critique call), so check_ms_per_claim is None without them
     claim_checks: int = 0
     check_ms: float = 0.0
     check_ms_per_claim: float | None = None
@@ -194,8 +196,9 @@ class CostStats(ExampleCost):
             sums[name] = sums.get(name, 0) + getattr(usage, name)
         run.latency_ms.add(usage.latency_ms)
         for check in checks:
-            run.check_ms.add(check.check_ms)
-        run.claim_checks += len(checks)
+            if check.check_ms is not None:
+                run.check_ms.add(check.check_ms)
+                run.claim_checks += 1
         run.examples += 1
 
     def merge(self, other: CostStats) -> None:

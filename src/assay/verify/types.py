@@ -89,8 +89,9 @@ class ClaimCheck(BaseModel):
     rationale: str = ""
     failure: str | None = None  # a model call or parse failure, with its reason
     # wall time of the check (for a model checker: its call, cache hits included); what a
-    # model-free checker costs, which no call count shows
-    check_ms: float = Field(default=0.0, ge=0.0)
+    # model-free checker costs, which no call count shows. None: no check was timed (the
+    # claim's verdict was read off self_consistency's critique, one call for all claims)
+    check_ms: float | None = Field(default=None, ge=0.0)
     # what a model-free checker matched: the evidence window its verdict rests on, and the
     # features that moved its score most (name, signed contribution to the logit)
     evidence_window: str | None = None

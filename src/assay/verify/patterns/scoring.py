@@ -118,7 +118,9 @@ async def score_answer_level(
         return base.model_copy(update={"failure": "the answer states no claim"})
     verifier = context.answer_verifier or CheckerAnswerVerifier(context.checker)
     whole = Claim(text=" ".join(text.split()), cited_ids=cites.ids)
+    started = time.perf_counter()
     check = await verifier.verify(whole, record)
+    check = check.model_copy(update={"check_ms": 1000 * (time.perf_counter() - started)})
     if check.failure is not None:
         reason = f"answer-level check failed: {check.failure}"
         return base.model_copy(update={"claim_checks": (check,), "failure": reason})
@@ -164,7 +166,8 @@ async def _check(
     if cited and not check.cited_supporting_ids and check.label != "unsupported":
         against_cited = await _timed_check(context, claim, cited)
         # the claim's time is both checks'
-        check = check.model_copy(update={"check_ms": check.check_ms + against_cited.check_ms})
+        both = (check.check_ms or 0.0) + (against_cited.check_ms or 0.0)
+        check = check.model_copy(update={"check_ms": both})
         if against_cited.failure is not None:
             return check.model_copy(update={"failure": against_cited.failure}), None
         p_ok = min(p_ok, _probability(against_cited))
