@@ -162,3 +162,20 @@ def test_a_run_resumes_with_its_calibration_after_summarize_swapped_it(tmp_path:
     results = [json.loads(line) for line in (run / RESULTS_FILE).read_text().splitlines()]
     assert len(results) == 60 and {r["threshold"] for r in results} == {0.5}
     assert read_calibration(run / CALIBRATION_FILE) == read_calibration(a)
+
+
+def test_a_bad_finished_result_stops_a_resumed_run_before_it_writes(
+    run_copy: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A results line that is JSON but not a result (a score of 2) is found before the run
+    writes run.json or its log, not by the summary at the end."""
+    lines = (run_copy / RESULTS_FILE).read_text(encoding="utf-8").splitlines()
+    row = json.loads(lines[4])
+    row["verifier_score"] = 2.0
+    lines[4] = json.dumps(row)
+    (run_copy / RESULTS_FILE).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    before = {p.name: p.read_bytes() for p in run_copy.iterdir() if p.is_file()}
+    data, _ = _halves(tmp_path)
+    assert _bench("run", "--data", str(data), "--out_dir", str(run_copy), *RUN, *QUIET) == 2
+    assert f"{run_copy / RESULTS_FILE}:5" in capsys.readouterr().err
+    assert {p.name: p.read_bytes() for p in run_copy.iterdir() if p.is_file()} == before

@@ -298,6 +298,10 @@ def _run_locked(
     from .summary import FAILED_CALLS, refresh_money, write_summary
 
     protocol_fp, previous = _check_protocol(config)
+    # every finished result read whole, not only as JSON: a bad line found by the summary at
+    # the end would come after run.json and the log were written
+    for _ in iter_results(config.out_dir / RESULTS_FILE):
+        pass
     recorded = result_index(config.out_dir / RESULTS_FILE)
     done = {key for key, current in recorded.items() if current.complete}
     # bad input, and input other than the run's, stop here, before anything is written
