@@ -45,7 +45,15 @@ from .archive_shards import (
     shard_lines,
 )
 from .findings import Check
-from .protocol import JUDGE_CALL_FAILED, UNPARSABLE_OUTPUT, DecodingMode, DecodingSettings, Method, Protocol
+from .judged import Judged, output_fingerprint
+from .protocol import (
+    JUDGE_CALL_FAILED,
+    UNPARSABLE_OUTPUT,
+    DecodingMode,
+    DecodingSettings,
+    Method,
+    Protocol,
+)
 from .validate import Classification, classify
 
 VALID_DIR = "valid_evaluations"
@@ -155,6 +163,9 @@ class EvaluationRecord(BaseModel):
     aliases: dict[str, str] | None = None
     # the sample's own fields from the question set and the manifest (not the reply's `meta`)
     sample_meta: dict[str, Any] | None = None
+    # fingerprints of the output text and the task judged: a resumed run refuses inputs that
+    # changed under the same ids (None: archived before the fingerprints existed)
+    judged: Judged | None = None
 
     @model_validator(mode="after")
     def _mirrors_classification(self) -> EvaluationRecord:
@@ -649,6 +660,13 @@ def _rederived_differences(record: EvaluationRecord, protocol: Protocol) -> str 
     which the record keeps; so a hand edit of any derived field, or a validator that now
     decides differently, shows as a difference, named by its field.
     """
+    if record.judged is not None:
+        evaluated = output_fingerprint(record.evaluated_output)
+        if record.judged.output != evaluated:
+            return (
+                f"field 'judged.output': stored {record.judged.output!r}, the evaluated_output "
+                f"gives {evaluated!r}"
+            )
     if record.raw_reply is None:
         return _call_failure_difference(record)
     if _is_unarchivable_fallback(record.classification):
