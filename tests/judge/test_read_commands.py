@@ -3,6 +3,7 @@ written (its lock), and analyze checks every option and file before it writes an
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -76,3 +77,55 @@ def test_a_run_being_written_is_refused_with_the_locks_message(
     code, out, _ = run_cli(["judge", command[0], str(run), *command[1:]], capsys)
     assert code == 0, out
     assert not (run / ".assay.lock").exists()  # released
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--seed", "-1"], "error: --seed: must be 0 or more, got -1"),
+        (["--resamples", "0"], "error: --resamples: must be 1 or more, got 0"),
+        (["--resamples", "-3"], "error: --resamples: must be 1 or more, got -3"),
+    ],
+)
+def test_a_bad_option_is_named_as_typed_before_anything_is_written(
+    run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], options: list[str], message: str
+) -> None:
+    prices = tmp_path / "prices.yaml"
+    prices.write_text('models: {"stub/*": {input: 1, output: 2}}\n')
+    before = contents(run)
+    code, _, err = run_cli(
+        ["judge", "analyze", str(run), "--prices", str(prices), *options], capsys
+    )
+    assert code == 2 and err.strip() == message
+    assert contents(run) == before
+
+
+def test_a_corrupt_coverage_report_is_named_before_anything_is_written(
+    run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (run / "coverage.json").write_text("{not json")
+    prices = tmp_path / "prices.yaml"
+    prices.write_text('models: {"stub/*": {input: 1, output: 2}}\n')
+    before = contents(run)
+    code, _, err = run_cli(["judge", "analyze", str(run), "--prices", str(prices)], capsys)
+    assert code == 2 and "Traceback" not in err and err.count("error:") == 1
+    assert err.startswith(f"error: {run / 'coverage.json'} (the run's coverage report): ")
+    assert "Invalid JSON" in err and "invalid setting" not in err
+    assert contents(run) == before  # prices.json, summary.json: none written
+
+
+def test_a_slice_key_with_a_slash_gets_a_safe_file_name(
+    run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run_cli(
+        ["judge", "analyze", str(run), "--by", "meta.sub/x", "--no-plots", "--no-report"], capsys
+    )
+    assert code == 0, err
+    [written] = (run / "slices").iterdir()
+    assert written.name.startswith("meta.sub_x-") and written.suffix == ".json"
+    assert f"wrote {written}" in out
+    payload = json.loads(written.read_text())
+    assert payload["by"] == "meta.sub/x" and sorted(payload["slices"]) == ["v0", "v1"]
+    code, _, _ = run_cli(["judge", "analyze", str(run), "--by", "meta.sub/x"], capsys)
+    assert code == 0  # the report reads the slices back
+    assert "Slices by meta.sub/x" in (run / "report.html").read_text()

@@ -38,7 +38,7 @@ from ._common import (
 )
 
 if TYPE_CHECKING:  # loaded only by the commands that analyse
-    from ..judge.analysis_types import AnalysisResult
+    from ..judge.analysis_types import AnalysisResult, AnalysisSettings
 
 
 def register(subparsers: Any) -> None:
@@ -415,16 +415,12 @@ def _describe_recheck(report: RecheckReport) -> str:
 
 
 def _analyze(args: argparse.Namespace) -> int:
-    from ..judge.analysis_types import AnalysisSettings
     from ..judge.analyze import analyze_run
-    from ..judge.slices import check_slices
-    from ..runs import read_run_log
 
-    settings = AnalysisSettings(n_resamples=args.resamples, seed=args.seed, plots=not args.no_plots)
+    settings = _analysis_settings(args)
     _require_judge_run(args.run_dir)
     with _run_lock(args.run_dir):  # a run still appending records is not analysed under it
-        read_run_log(args.run_dir)  # a broken run.json stops here, before anything is written
-        check_slices(args.run_dir, args.by)  # so does a --by key no sample has
+        _check_before_analysis(args)
         apply_prices(args, [args.run_dir])
         result = analyze_run(args.run_dir, settings)
         _print_analysis(result)
@@ -436,6 +432,33 @@ def _analyze(args: argparse.Namespace) -> int:
             print(slices_markdown(option, summaries))
         write_run_report(args.run_dir, args)
     return 0
+
+
+def _analysis_settings(args: argparse.Namespace) -> AnalysisSettings:
+    """The analysis options, each checked under the name it was typed with."""
+    from ..judge.analysis_types import AnalysisSettings
+
+    if args.resamples < 1:
+        raise ConfigError(f"--resamples: must be 1 or more, got {args.resamples}")
+    if args.seed < 0:
+        raise ConfigError(f"--seed: must be 0 or more, got {args.seed}")
+    return AnalysisSettings(n_resamples=args.resamples, seed=args.seed, plots=not args.no_plots)
+
+
+def _check_before_analysis(args: argparse.Namespace) -> None:
+    """Every file and option the analysis reads, checked before it writes anything: run.json,
+    coverage.json, the price table, and the --by keys (a key no sample has included)."""
+    from ..judge.analyze import read_coverage
+    from ..judge.slices import check_slices
+    from ..runs import read_run_log
+
+    read_run_log(args.run_dir)
+    read_coverage(args.run_dir)
+    if args.prices is not None:
+        from ..runs.prices import load_prices
+
+        load_prices(args.prices)
+    check_slices(args.run_dir, args.by)
 
 
 def _print_analysis(result: AnalysisResult) -> None:
