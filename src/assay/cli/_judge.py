@@ -416,8 +416,10 @@ def _describe_recheck(report: RecheckReport) -> str:
 
 def _analyze(args: argparse.Namespace) -> int:
     from ..judge.analyze import analyze_run
+    from ..runs import read_run_log
 
     settings = _analysis_settings(args)
+    read_run_log(args.run_dir)  # a broken run.json is named first, whatever the directory holds
     _require_judge_run(args.run_dir)
     with _run_lock(args.run_dir):  # a run still appending records is not analysed under it
         _check_before_analysis(args)
