@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,14 +15,16 @@ from assay.judge.archive import (
     VALID_DIR,
     Archive,
     EvaluationRecord,
+    FailureInfo,
     iter_archive,
     recheck_archive,
     record_path,
 )
 from assay.judge.archive_shards import BLOBS_FILE, BlobStore
-from assay.judge.protocol import DecodingSettings, Protocol, Thresholds
+from assay.judge.findings import Check
+from assay.judge.protocol import JUDGE_CALL_FAILED, DecodingSettings, Protocol, Thresholds
 from assay.judge.run import protocol_state
-from assay.judge.validate import classify
+from assay.judge.validate import Classification, classify
 from assay.model import system, user
 
 from .helpers import META, OUTPUT_TEXT, dumps, valid_body
@@ -155,9 +159,92 @@ def test_recheck_finds_misfiled_tampered_and_duplicates(tmp_path: Path) -> None:
     (archive.run_dir / VALID_DIR / "garbage.json").write_text("{")
     report = recheck_archive(archive.run_dir)
     assert not report.consistent
-    assert str(good) in report.reclassified
+    assert any(entry.startswith(f"{good} field 'classification.") for entry in report.reclassified)
     assert str(moved) in report.misfiled and str(moved) in report.duplicated_attempts
     assert len(report.unreadable) == 1
+
+
+def _edit_stored(path: Path, line: int, edit: Callable[[dict[str, Any]], None]) -> None:
+    """Change one stored record (a file, or a line of a shard) in place, as a hand edit."""
+    lines = [path.read_text()] if path.suffix == ".json" else path.read_text().splitlines()
+    data = json.loads(lines[line - 1])
+    edit(data)
+    lines[line - 1] = json.dumps(data)
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_recheck_finds_edited_scores_under_an_untouched_reply(archive: Archive) -> None:
+    """The reply says INSTRUCTION_COMPLIANCE 1 and overall 6; the stored classification is
+    edited to 2 and 7, valid and flags left as they were: validate names both fields."""
+    where = archive.add(make_record(archive.state.fingerprint, dumps(valid_body())))
+    archive.close()
+    assert recheck_archive(archive.run_dir).consistent
+
+    def edit(data: dict[str, Any]) -> None:
+        data["classification"]["scores"]["INSTRUCTION_COMPLIANCE"] = 2
+        data["classification"]["overall_score"] = 7
+
+    _edit_stored(where, 1, edit)
+    report = recheck_archive(archive.run_dir)
+    assert not report.consistent and (report.valid, report.invalid) == (1, 0)
+    place = f"{where}:1" if archive.sharded else str(where)
+    assert report.reclassified == (
+        f"{place} field 'classification.scores.INSTRUCTION_COMPLIANCE': stored 2, the reply "
+        "gives 1; field 'classification.overall_score': stored 7, the reply gives 6",
+    )
+
+
+def test_recheck_finds_an_edited_verdict_and_evidence(archive: Archive) -> None:
+    where = archive.add(make_record(archive.state.fingerprint, dumps(valid_body())))
+    archive.close()
+
+    def edit(data: dict[str, Any]) -> None:
+        data["classification"]["verdict"] = "PASS"
+        data.get("_stored", {}).pop("evidence_located", None)  # the shard's compact form
+        evidence = [dict(item, located=True) for item in valid_body()["evidence"]]
+        evidence[0]["quote"] = "not what the reply quoted"
+        data["classification"]["evidence"] = evidence
+
+    _edit_stored(where, 1, edit)
+    [entry] = recheck_archive(archive.run_dir).reclassified
+    assert "field 'classification.verdict': stored 'PASS', the reply gives 'PARTIAL'" in entry
+    assert "field 'classification.evidence[0].quote': stored 'not what the reply quoted'" in entry
+
+
+def test_recheck_takes_a_reply_stored_escaped(tmp_path: Path) -> None:
+    """A reply the per-file archive cannot hold as is (an infinity in its JSON) is stored
+    escaped with an 'archivable' check: its classification says why, and is not re-derived."""
+    state = protocol_state(Protocol(), DecodingSettings(), layout="files")
+    archive = Archive.open(tmp_path / "run", state)
+    archive.add(make_record(archive.state.fingerprint, '{"scores": {"x": 1e999}}'))
+    [item] = iter_archive(archive.run_dir)
+    assert item.record is not None
+    assert [c.name for c in item.record.classification.checks] == ["archivable"]
+    assert recheck_archive(archive.run_dir).consistent
+
+
+def test_recheck_finds_a_failed_call_given_scores(archive: Archive) -> None:
+    record = make_record(archive.state.fingerprint, "")
+    failed = Classification(
+        valid=False,
+        flags=(JUDGE_CALL_FAILED,),
+        checks=(Check(name="model_call", passed=False, flag=JUDGE_CALL_FAILED, detail="timeout"),),
+        parse="none",
+    )
+    record = record.model_copy(
+        update={
+            "raw_reply": None,
+            "flags": failed.flags,
+            "classification": failed,
+            "call_failure": FailureInfo(kind="timeout", message="timed out", attempts=3),
+        }
+    )
+    where = archive.add(record)
+    archive.close()
+    assert recheck_archive(archive.run_dir).consistent
+    _edit_stored(where, 1, lambda data: data["classification"].update(overall_score=8))
+    [entry] = recheck_archive(archive.run_dir).reclassified
+    assert entry.endswith("field 'classification.overall_score': a failed call has none")
 
 
 def test_recheck_needs_a_run_dir(tmp_path: Path) -> None:
@@ -179,7 +266,8 @@ def test_recheck_finds_tampered_and_unreadable_shard_lines(tmp_path: Path) -> No
     data["raw_reply"] = "Sure! " + json.dumps(data["classification"]["parsed"])
     shard.write_text(json.dumps(data) + "\n" + "{not json\n" + second + "\n")
     report = recheck_archive(archive.run_dir)
-    assert report.reclassified == (f"{shard}:1",)
+    [entry] = report.reclassified
+    assert entry.startswith(f"{shard}:1 field 'classification.")
     assert len(report.unreadable) == 1 and report.unreadable[0].startswith(f"{shard}:2: ")
     assert (report.valid, report.files) == (2, 3)
 

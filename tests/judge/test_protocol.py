@@ -21,6 +21,9 @@ from assay.judge.protocol import (
     protocol_fingerprint,
     verdict_for,
 )
+from assay.judge.validate import classify
+
+from .helpers import META, OUTPUT_TEXT, dumps, valid_body
 
 
 def scores(*values: int) -> dict[str, int]:
@@ -95,6 +98,43 @@ def test_finer_rubric_must_cover_every_dimension() -> None:
         FinerRubric(dimensions=(FineDimension(key="a", description="", maps_to=DIMENSION_KEYS[0]),))
     with pytest.raises(ValueError, match="maps_to"):
         FineDimension(key="a", description="", maps_to="D9")
+
+
+def fine_rubric(first_key: str, first_maps_to: str) -> dict[str, object]:
+    """The settings of a finer rubric whose first key and mapping are given, one fine
+    dimension per D1-D4 dimension."""
+    dims = [{"key": first_key, "maps_to": first_maps_to, "description": "x"}]
+    dims += [
+        {"key": f"FINE_{key}", "maps_to": key, "description": "x"}
+        for key in DIMENSION_KEYS
+        if key != first_maps_to
+    ]
+    return {"finer_rubric": {"dimensions": dims}}
+
+
+def test_a_fine_key_named_like_another_dimension_is_refused() -> None:
+    """Evidence names a dimension by a D1-D4 key or a fine key: FORMAT_COMPLIANCE mapped onto
+    INSTRUCTION_COMPLIANCE would name both, and no reply could evidence D1 and D2 (every
+    evaluation was invalid). Refused when the settings load, naming the entry and its key."""
+    with pytest.raises(ConfigError) as caught:
+        load_protocol(fine_rubric("FORMAT_COMPLIANCE", "INSTRUCTION_COMPLIANCE"), "p.yaml")
+    assert str(caught.value).startswith(
+        "p.yaml: field 'finer_rubric.dimensions[0]': key 'FORMAT_COMPLIANCE' is the name of a "
+        "D1-D4 dimension but maps_to is 'INSTRUCTION_COMPLIANCE'"
+    )
+
+
+def test_a_fine_key_named_like_its_own_dimension_is_kept_and_judged_valid() -> None:
+    protocol = load_protocol(fine_rubric("FORMAT_COMPLIANCE", "FORMAT_COMPLIANCE"), "p.yaml")
+    body = valid_body()  # D1-D4 = 2, 1, 2, 1, evidence under the D1-D4 keys
+    body["fine_scores"] = {
+        "FORMAT_COMPLIANCE": 2,
+        "FINE_INSTRUCTION_COMPLIANCE": 1,
+        "FINE_SEMANTIC_FIDELITY": 2,
+        "FINE_COMPLETENESS": 1,
+    }
+    outcome = classify(dumps(body), META, OUTPUT_TEXT, protocol)
+    assert outcome.valid, outcome.problems()
 
 
 def test_schema_describes_the_spec_format() -> None:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import errno
 import json
 import sys
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import yaml
 
@@ -20,6 +22,7 @@ from ..judge.generate import GenerateSettings, generate_outputs
 from ..judge.protocol import DECODING_MODES, DecodingSettings, Protocol, load_protocol
 from ..judge.run import JudgeRunConfig, run_judges
 from ..model import Model, ModelOptions, get_model, open_cache
+from ..runs import RunDirLock
 from ._batch import add_executor_options, batch_session, finish_batch
 from ._common import (
     add_model_options,
@@ -33,6 +36,9 @@ from ._common import (
     shows_money,
     write_run_report,
 )
+
+if TYPE_CHECKING:  # loaded only by the commands that analyse
+    from ..judge.analysis_types import AnalysisResult, AnalysisSettings
 
 
 def register(subparsers: Any) -> None:
@@ -345,12 +351,52 @@ def _protocol(path: Path | None) -> Protocol:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    report = recheck_archive(args.run_dir)
+    _require_judge_run(args.run_dir)
+    with _run_lock(args.run_dir):  # a run still appending records is not checked under it
+        report = recheck_archive(args.run_dir)
     if args.json:
         print(report.model_dump_json(indent=2))
     else:
         print(_describe_recheck(report))
     return 0 if report.consistent else 1
+
+
+def _require_judge_run(run_dir: Path) -> None:
+    """A judge run directory (checked before its lock is taken: the lock would make it)."""
+    from ..judge.archive import read_protocol_state
+
+    if read_protocol_state(run_dir) is None:
+        raise ConfigError(f"{run_dir} is not a judge run directory (no protocol.json)")
+
+
+@contextlib.contextmanager
+def _run_lock(run_dir: Path) -> Iterator[None]:
+    """Hold the run directory's lock while a command reads a judge run (``judge run`` holds
+    it while it writes): a run being written is refused with the lock's message, not read
+    half-written."""
+    lock = RunDirLock(run_dir)
+    locked = _try_lock(lock)
+    try:
+        yield
+    finally:
+        if locked:
+            lock.release()
+
+
+def _try_lock(lock: RunDirLock) -> bool:
+    """Take the lock (a RunError when another process holds it). A directory this process
+    may not write cannot be locked, and no assay process of this user can be writing it: it
+    is read without the lock, with a note (False)."""
+    try:
+        lock.acquire()
+    except OSError as error:
+        if error.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
+            raise
+        print(f"note: {lock.run_dir} cannot be locked ({error.strerror})", file=sys.stderr)
+        return False
+    if lock.stale_note:  # a writer that died: what it left is read as it is
+        print(f"note: {lock.stale_note}", file=sys.stderr)
+    return True
 
 
 def _describe_recheck(report: RecheckReport) -> str:
@@ -375,17 +421,55 @@ def _describe_recheck(report: RecheckReport) -> str:
 
 
 def _analyze(args: argparse.Namespace) -> int:
-    from ..judge.analysis_types import AnalysisSettings
     from ..judge.analyze import analyze_run
     from ..runs import read_run_log
 
-    settings = AnalysisSettings(n_resamples=args.resamples, seed=args.seed, plots=not args.no_plots)
-    from ..judge.slices import check_slices
+    settings = _analysis_settings(args)
+    read_run_log(args.run_dir)  # a broken run.json is named first, whatever the directory holds
+    _require_judge_run(args.run_dir)
+    with _run_lock(args.run_dir):  # a run still appending records is not analysed under it
+        _check_before_analysis(args)
+        apply_prices(args, [args.run_dir])
+        result = analyze_run(args.run_dir, settings)
+        _print_analysis(result)
+        for option in args.by:
+            from ..judge.slices import sliced_summaries, slices_markdown, write_slices
 
-    read_run_log(args.run_dir)  # a broken run.json stops here, before anything is written
-    check_slices(args.run_dir, args.by)  # so does a --by key no sample has
-    apply_prices(args, [args.run_dir])
-    result = analyze_run(args.run_dir, settings)
+            summaries = sliced_summaries(args.run_dir, option, settings)
+            print(f"wrote {write_slices(args.run_dir, option, summaries)}")
+            print(slices_markdown(option, summaries))
+        write_run_report(args.run_dir, args)
+    return 0
+
+
+def _analysis_settings(args: argparse.Namespace) -> AnalysisSettings:
+    """The analysis options, each checked under the name it was typed with."""
+    from ..judge.analysis_types import AnalysisSettings
+
+    if args.resamples < 1:
+        raise ConfigError(f"--resamples: must be 1 or more, got {args.resamples}")
+    if args.seed < 0:
+        raise ConfigError(f"--seed: must be 0 or more, got {args.seed}")
+    return AnalysisSettings(n_resamples=args.resamples, seed=args.seed, plots=not args.no_plots)
+
+
+def _check_before_analysis(args: argparse.Namespace) -> None:
+    """Every file and option the analysis reads, checked before it writes anything: run.json,
+    coverage.json, the price table, and the --by keys (a key no sample has included)."""
+    from ..judge.analyze import read_coverage
+    from ..judge.slices import check_slices
+    from ..runs import read_run_log
+
+    read_run_log(args.run_dir)
+    read_coverage(args.run_dir)
+    if args.prices is not None:
+        from ..runs.prices import load_prices
+
+        load_prices(args.prices)
+    check_slices(args.run_dir, args.by)
+
+
+def _print_analysis(result: AnalysisResult) -> None:
     skipped = result.summary.skipped_unreadable
     if skipped:
         print(f"skipped {len(skipped)} unreadable record(s):", file=sys.stderr)
@@ -400,11 +484,3 @@ def _analyze(args: argparse.Namespace) -> int:
             tokens = f"{cost.prompt_tokens} prompt + {cost.completion_tokens} completion tokens"
             print(f"  {judge}: {tokens}, {usd}")
     print(f"wrote {', '.join(result.written)}")
-    for option in args.by:
-        from ..judge.slices import sliced_summaries, slices_markdown, write_slices
-
-        summaries = sliced_summaries(args.run_dir, option, settings)
-        print(f"wrote {write_slices(args.run_dir, option, summaries)}")
-        print(slices_markdown(option, summaries))
-    write_run_report(args.run_dir, args)
-    return 0

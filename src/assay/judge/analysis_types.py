@@ -20,7 +20,7 @@ class AnalysisSettings(BaseModel):
 
     n_resamples: int = Field(default=1000, ge=1)
     confidence: float = Field(default=0.95, gt=0, lt=1)
-    seed: int = 0
+    seed: int = Field(default=0, ge=0)  # numpy's generators take no negative seed
     plots: bool = True
 
 

@@ -18,9 +18,10 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
+from pydantic import ValidationError
 
 from .. import metrics
-from ..errors import RunError
+from ..errors import RunError, describe_validation
 from ..runs import read_run_json, write_atomic
 from ..runs.prices import Money, read_run_prices, run_money
 from .analysis_types import (
@@ -64,7 +65,7 @@ def analyze_run(run_dir: Path, settings: AnalysisSettings | None = None) -> Anal
     summary = summary.model_copy(
         update={
             "thresholds": state.protocol.thresholds.model_dump(),
-            "coverage": _coverage(run_dir),
+            "coverage": read_coverage(run_dir),
             "skipped_unreadable": tuple(unreadable),
             "money": _money(run_dir, len(final_evaluations(records))),
         }
@@ -86,11 +87,17 @@ def _money(run_dir: Path, items: int) -> Money:
     return run_money(run_dir, read_run_prices(run_dir), items, batch=batch)
 
 
-def _coverage(run_dir: Path) -> CoverageReport | None:
+def read_coverage(run_dir: Path) -> CoverageReport | None:
+    """The run's coverage.json (None when the run has none), or an error naming the file."""
     path = run_dir / COVERAGE_FILE
     if not path.is_file():
         return None
-    return CoverageReport.model_validate_json(path.read_text(encoding="utf-8"))
+    try:
+        return CoverageReport.model_validate_json(path.read_bytes())
+    except OSError as error:
+        raise RunError(f"{path}: cannot read the coverage report: {error.strerror}") from None
+    except ValidationError as error:
+        raise RunError(describe_validation(error, f"{path} (the run's coverage report)")) from None
 
 
 def summarize(

@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from pydantic_core import PydanticSerializationError
 
 from ..data.questions import model_dir_name
-from ..errors import RunError, describe_validation
+from ..errors import RunError, describe_validation, shown
 from ..json_safe import load_model, model_json
 from ..model import ChatMessage
 from ..runs import fingerprint, inside, safe_filename, utc_now, write_atomic
@@ -45,7 +45,15 @@ from .archive_shards import (
     shard_lines,
 )
 from .findings import Check
-from .protocol import UNPARSABLE_OUTPUT, DecodingMode, DecodingSettings, Method, Protocol
+from .judged import Judged, output_fingerprint
+from .protocol import (
+    JUDGE_CALL_FAILED,
+    UNPARSABLE_OUTPUT,
+    DecodingMode,
+    DecodingSettings,
+    Method,
+    Protocol,
+)
 from .validate import Classification, classify
 
 VALID_DIR = "valid_evaluations"
@@ -155,6 +163,9 @@ class EvaluationRecord(BaseModel):
     aliases: dict[str, str] | None = None
     # the sample's own fields from the question set and the manifest (not the reply's `meta`)
     sample_meta: dict[str, Any] | None = None
+    # fingerprints of the output text and the task judged: a resumed run refuses inputs that
+    # changed under the same ids (None: archived before the fingerprints existed)
+    judged: Judged | None = None
 
     @model_validator(mode="after")
     def _mirrors_classification(self) -> EvaluationRecord:
@@ -603,8 +614,8 @@ def recheck_archive(run_dir: Path) -> RecheckReport:
         counts["valid" if record.valid else "invalid"] += 1
         for flag in record.flags:
             flag_counts[flag] = flag_counts.get(flag, 0) + 1
-        for problem in _record_problems(item, record, state, seen):
-            found[problem].append(item.where)
+        for problem, detail in _record_problems(item, record, state, seen):
+            found[problem].append(item.where if detail is None else f"{item.where} {detail}")
     return RecheckReport(
         run_dir=str(run_dir),
         fingerprint=state.fingerprint,
@@ -624,25 +635,115 @@ def _record_problems(
     record: EvaluationRecord,
     state: ProtocolState,
     seen: set[int],
-) -> list[str]:
-    problems = []
+) -> list[tuple[str, str | None]]:
+    """The problems of one record, each with a detail to print after its place (or None)."""
+    problems: list[tuple[str, str | None]] = []
     if record.valid != item.in_valid_archive:
-        problems.append("misfiled")
+        problems.append(("misfiled", None))
     if record.fingerprint != state.fingerprint:
-        problems.append("other_fingerprint")
+        problems.append(("other_fingerprint", None))
     identity = _identity(record)
     if identity in seen:
-        problems.append("dup")
+        problems.append(("dup", None))
     seen.add(identity)
-    if record.raw_reply is not None:
-        fresh = classify(
-            record.raw_reply, expected_meta(record), record.evaluated_output, state.protocol
-        )
-        if (fresh.valid, fresh.flags) != (record.valid, record.flags):
-            problems.append("reclassified")
-    elif record.call_failure is None or record.valid:
-        problems.append("reclassified")  # no reply must mean a recorded, invalid call failure
+    changed = _rederived_differences(record, state.protocol)
+    if changed:
+        problems.append(("reclassified", changed))
     return problems
+
+
+def _rederived_differences(record: EvaluationRecord, protocol: Protocol) -> str | None:
+    """What in the stored classification the stored reply does not give again, or None.
+
+    Everything in ``classification`` (validity, flags, checks, scores, overall score, verdict,
+    evidence, ...) is derived from the reply, the sample's ids and the evaluated output, all of
+    which the record keeps; so a hand edit of any derived field, or a validator that now
+    decides differently, shows as a difference, named by its field.
+    """
+    if record.judged is not None:
+        evaluated = output_fingerprint(record.evaluated_output)
+        if record.judged.output != evaluated:
+            return (
+                f"field 'judged.output': stored {record.judged.output!r}, the evaluated_output "
+                f"gives {evaluated!r}"
+            )
+    if record.raw_reply is None:
+        return _call_failure_difference(record)
+    if _is_unarchivable_fallback(record.classification):
+        return None  # the reply is stored escaped: its classification says why, not what
+    fresh = classify(record.raw_reply, expected_meta(record), record.evaluated_output, protocol)
+    found = _differences("classification", record.classification.model_dump(), fresh.model_dump())
+    return _describe_differences(found)
+
+
+def _call_failure_difference(record: EvaluationRecord) -> str | None:
+    """A record without a reply is a failed call: invalid, flagged JUDGE_CALL_FAILED only,
+    and scored nothing."""
+    if record.call_failure is None:
+        return "field 'raw_reply': no reply and no call_failure"
+    if record.flags != (JUDGE_CALL_FAILED,):
+        return f"field 'flags': {list(record.flags)} for a failed call (only JUDGE_CALL_FAILED)"
+    scored = [
+        name
+        for name in ("scores", "fine_scores", "overall_score", "verdict")
+        if getattr(record.classification, name) is not None
+    ]
+    return f"field 'classification.{scored[0]}': a failed call has none" if scored else None
+
+
+def _is_unarchivable_fallback(classification: Classification) -> bool:
+    """The record :func:`_unarchivable` made for a reply the archive could not hold as is."""
+    return (
+        not classification.valid
+        and classification.flags == (UNPARSABLE_OUTPUT,)
+        and [check.name for check in classification.checks] == ["archivable"]
+    )
+
+
+_ABSENT = object()
+_DIFFERENCES_SHOWN = 3
+
+
+def _differences(path: str, stored: Any, fresh: Any) -> list[tuple[str, Any, Any]]:
+    """Every leaf where ``stored`` and ``fresh`` differ: (field path, stored, fresh)."""
+    if isinstance(stored, dict) and isinstance(fresh, dict):
+        keys = [*stored, *(key for key in fresh if key not in stored)]
+        return [
+            found
+            for key in keys
+            for found in _differences(
+                f"{path}.{key}", stored.get(key, _ABSENT), fresh.get(key, _ABSENT)
+            )
+        ]
+    sequences = (list, tuple)
+    if isinstance(stored, sequences) and isinstance(fresh, sequences) and len(stored) == len(fresh):
+        return [
+            found
+            for index, (a, b) in enumerate(zip(stored, fresh, strict=True))
+            for found in _differences(f"{path}[{index}]", a, b)
+        ]
+    return [] if _same(stored, fresh) else [(path, stored, fresh)]
+
+
+def _same(a: Any, b: Any) -> bool:
+    # a NaN the reply held is not equal to itself, yet it is the same value read twice
+    both_nan = isinstance(a, float) and isinstance(b, float) and a != a and b != b
+    return bool(a == b) or both_nan
+
+
+def _describe_differences(found: list[tuple[str, Any, Any]]) -> str | None:
+    if not found:
+        return None
+    parts = [
+        f"field '{path}': stored {_shown(stored)}, the reply gives {_shown(fresh)}"
+        for path, stored, fresh in found[:_DIFFERENCES_SHOWN]
+    ]
+    more = len(found) - _DIFFERENCES_SHOWN
+    return "; ".join(parts) + (f"; and {more} more" if more > 0 else "")
+
+
+def _shown(value: Any) -> str:
+    return "nothing" if value is _ABSENT else shown(value)
 
 
 def expected_meta(record: EvaluationRecord) -> dict[str, str]:

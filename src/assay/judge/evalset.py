@@ -40,6 +40,7 @@ class Sample(BaseModel):
     # the question's and the output's own fields (the output's win on a clash): archived with
     # every evaluation for slicing, never shown to the judge
     meta: dict[str, Any] | None = None
+    source: str = ""  # where the output was read (file and line): what an error names
 
     @property
     def key(self) -> tuple[str, str, str, str]:
@@ -320,4 +321,5 @@ def _sample(questions: QuestionLookup, output: TargetOutput) -> Sample:
         constraints=variant.constraints,
         intent=question.intent,
         meta={**(question.meta or {}), **(output.meta or {})} or None,
+        source=output.source,
     )

@@ -27,7 +27,7 @@ from ..data.questions import (
     model_dir_name,
     refuse_edited_prompt,
 )
-from ..errors import RunError
+from ..errors import InputError, RunError
 from ..model import (
     CallFailure,
     ChatMessage,
@@ -111,6 +111,9 @@ class _Job(BaseModel):
     question_id: str
     variant: PromptVariant
     model_index: int
+    # an output the manifest lists but whose file is gone: written again to this path (relative
+    # to the output directory), under the manifest line that names it (None: a new output)
+    rewrite: str | None = None
 
 
 async def generate_outputs(
@@ -130,10 +133,15 @@ async def _generate_locked(
     questions: QuestionSet, models: Sequence[Model], out_dir: Path, settings: GenerateSettings
 ) -> GenerateSummary:
     _check_settings(out_dir, settings)  # before anything is written
-    done = _finished_cells(out_dir, questions)
+    done, lost = _finished_cells(out_dir, questions)
     out_dir.mkdir(parents=True, exist_ok=True)
     jobs = [
-        _Job(question_id=q.question_id, variant=v, model_index=i)
+        _Job(
+            question_id=q.question_id,
+            variant=v,
+            model_index=i,
+            rewrite=lost.get((q.question_id, v.variant, model.name)),
+        )
         for i, model in enumerate(models)
         for q in questions.questions
         for v in q.variants
@@ -155,7 +163,11 @@ async def _generate_locked(
         model_name = models[job.model_index].name
         if isinstance(outcome, Completion):
             entry = _write_output(out_dir, job, model_name, outcome)
-            manifest.append(entry.model_dump(mode="json", exclude_none=True))
+            if job.rewrite is None:
+                manifest.append(entry.model_dump(mode="json", exclude_none=True))
+            else:  # the manifest is append-only: the line that names the file stays
+                missing = out_dir / job.rewrite
+                print(f"note: {missing} was missing; generated again", file=sys.stderr)
             counts["written"] += 1
         elif is_deferred(outcome):
             counts["deferred"] += 1
@@ -203,11 +215,18 @@ def _check_settings(out_dir: Path, settings: GenerateSettings) -> None:
         )
 
 
-def _finished_cells(out_dir: Path, questions: QuestionSet) -> set[tuple[str, str, str]]:
-    """The (question, variant, model) cells the manifest holds; an output whose recorded
-    prompt is not the question set's prompt now is refused, not kept as if it answered it."""
+def _finished_cells(
+    out_dir: Path, questions: QuestionSet
+) -> tuple[set[tuple[str, str, str]], dict[tuple[str, str, str], str]]:
+    """The (question, variant, model) cells the manifest holds with their output file, and the
+    cells whose file is gone (each with the path its line names, to write it again there).
+
+    An output whose recorded prompt is not the question set's prompt now is refused, not kept
+    as if it answered it.
+    """
     path = out_dir / MANIFEST_NAME
     done: set[tuple[str, str, str]] = set()
+    lost: dict[tuple[str, str, str], str] = {}
     for number, data in read_numbered_jsonl(path):
         entry = manifest_entry(data, path, number)
         cell = (entry.question_id, entry.prompt_variant, entry.target_model)
@@ -221,8 +240,29 @@ def _finished_cells(out_dir: Path, questions: QuestionSet) -> set[tuple[str, str
                 hint="use a new --out directory for the edited prompts, or the question set the "
                 "outputs were generated from",
             )
+        if found is not None and _file_lost(out_dir, entry, number):
+            lost[cell] = str(entry.path)
+            continue
         done.add(cell)
-    return done
+    return done, {cell: where for cell, where in lost.items() if cell not in done}
+
+
+def _file_lost(out_dir: Path, entry: ManifestEntry, number: int) -> bool:
+    """Whether the output file a manifest line names is gone (deleted by hand, or a disk
+    fault). A ``judge run`` on the directory would stop at the line; generating it again (from
+    the response cache, when it holds the answer) repairs the directory."""
+    if entry.path is None:
+        return False
+    file = out_dir / entry.path
+    if not file.resolve().is_relative_to(out_dir.resolve()):
+        raise InputError(
+            f"path leads outside the output directory {out_dir}",
+            path=out_dir / MANIFEST_NAME,
+            line=number,
+            field="path",
+            hint="generate writes its outputs inside --out; restore the manifest line",
+        )
+    return not file.exists()
 
 
 def _messages(variant: PromptVariant, settings: GenerateSettings) -> list[ChatMessage]:
@@ -236,6 +276,8 @@ def _write_output(
     path = inside(
         out_dir, model_dir_name(model_name), f"{job.question_id}__{job.variant.variant}.txt"
     )
+    if job.rewrite is not None:  # checked inside out_dir when the manifest was read
+        path = out_dir / job.rewrite
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path.parent / TARGET_NAME_FILE, model_name + "\n")
     write_atomic(path, completion.text)

@@ -179,6 +179,15 @@ class FineDimension(BaseModel):
     def _known_target(self) -> FineDimension:
         if self.maps_to not in DIMENSION_KEYS:
             raise ValueError(f"maps_to must be one of {list(DIMENSION_KEYS)}")
+        # An evidence item names its dimension by a D1-D4 key or a fine key; a fine key spelled
+        # like another D dimension would name two dimensions at once, and the reply could never
+        # evidence both (every evaluation would be invalid).
+        if self.key in DIMENSION_KEYS and self.key != self.maps_to:
+            raise ValueError(
+                f"key {self.key!r} is the name of a D1-D4 dimension but maps_to is "
+                f"{self.maps_to!r}: evidence for {self.key!r} would mean both; give the fine "
+                f"dimension a name of its own (or map it to {self.key})"
+            )
         return self
 
 

@@ -57,6 +57,7 @@ from .archive import (
 from .evalset import EvalSet, Sample
 from .exact_schema import exact_schema
 from .findings import Check
+from .judged import changed_input_error, judged_id, judged_of
 from .prompts import PROMPT_TEMPLATES, JudgeRequest, judge_messages, reask_messages
 from .protocol import (
     JUDGE_CALL_FAILED,
@@ -224,6 +225,10 @@ class _JudgeSession:
         self.done_valid = IdentitySet()
         self.done_invalid = IdentitySet()  # out of asks; a later valid attempt still counts
         self.failed_now = IdentitySet()  # the call failed in this session: retried next run
+        # what the archived attempts judged (pair and fingerprints, 8 bytes each), and the
+        # pairs with an attempt archived before the fingerprints existed (not checked)
+        self.judged = IdentitySet()
+        self.unfingerprinted = IdentitySet()
         self.attempts_made = 0
         self.finished_now = 0  # pairs this session finished
         self.valid_now = 0  # ... of which valid
@@ -250,6 +255,16 @@ class _JudgeSession:
 
     def is_valid(self, work: _Work) -> bool:
         return pair_id(self.key_of(work)) in self.done_valid
+
+    def judged_other(self, work: _Work) -> bool:
+        """Whether the pair's archived attempts judged another output text or task than the
+        sample now has (the inputs changed under the same ids since)."""
+        key = self.key_of(work)
+        pair = pair_id(key)
+        archived = pair in self.done_valid or pair in self.done_invalid or key in self.previous
+        if not archived or pair in self.unfingerprinted:
+            return False
+        return judged_id(key, judged_of(work.sample)) not in self.judged
 
     def restore(self, record: EvaluationRecord) -> None:
         """Take in an attempt archived by an earlier session (call :meth:`restored` after)."""
@@ -278,6 +293,10 @@ class _JudgeSession:
         """Add an attempt to its pair; a pair that this finishes drops its attempts."""
         key = record.work_key
         pair = pair_id(key)
+        if record.judged is None:
+            self.unfingerprinted.add(pair)
+        else:
+            self.judged.add(judged_id(key, record.judged))
         if pair in self.done_valid:
             return
         if record.valid:
@@ -433,6 +452,7 @@ class _JudgeSession:
             reply_budget=plan.max_tokens,
             aliases=request.aliases(sample),
             sample_meta=sample.meta,
+            judged=judged_of(sample),
         )
 
 
@@ -508,10 +528,17 @@ class _Plan:
     def __iter__(self) -> Iterator[_Work]:
         return iter_work(self.eval_set, self.judge_names, self.mode)
 
-    def pending(self, session: _JudgeSession) -> Iterator[_Work]:
-        """The pairs not finished yet, counting the finished ones (once, if none is held)."""
+    def pending(self, session: _JudgeSession, run_dir: Path) -> Iterator[_Work]:
+        """The pairs not finished yet, counting the finished ones (once, if none is held).
+
+        A pair whose archived attempts judged another output text or task than the inputs now
+        give is refused here, before any model call."""
         if session.done_valid or session.done_invalid or session.previous:
             for item in self:
+                if session.judged_other(item):
+                    key = session.key_of(item)
+                    source = self.eval_set.questions.source
+                    raise changed_input_error(run_dir, item.sample, key, source)
                 if session.finished(item):
                     self.already += 1
                     self.already_valid += int(session.is_valid(item))
@@ -532,13 +559,13 @@ async def _run_session(
         print(
             f"note: unreadable record moved to {moved}; its sample is judged again", file=sys.stderr
         )
-    write_atomic(run_dir / COVERAGE_FILE, eval_set.coverage.model_dump_json(indent=2))
     today = config.timestamp or dt.datetime.now(dt.UTC).date().isoformat()
     session = _JudgeSession(judges, archive.state, config, today, archive.add)
     for record in archive.existing_records():
         session.restore(record)
     session.restored()
-    pending = plan.pending(session)
+    pending = plan.pending(session, run_dir)  # refuses changed inputs before writing
+    write_atomic(run_dir / COVERAGE_FILE, eval_set.coverage.model_dump_json(indent=2))
     write_prompt_manifest(run_dir, plan, judges, session, [m for m, n in plan.counts.items() if n])
     logger = RunLogger(run_dir, _run_log(archive, judges, config, plan.total))
     try:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..data.meta import parse_by, slices
-from ..runs import write_atomic
+from ..runs import safe_filename, write_atomic
 from ..tables import Cell, Table
 from .analysis_types import AnalysisSettings, JudgeSummary
 from .analyze import summarize
@@ -47,8 +47,14 @@ def _summary(
     return summarize(records, settings, run_dir=str(run_dir))
 
 
+def slices_file(run_dir: Path, option: str) -> Path:
+    """``slices/<option>.json``; a key with characters a file name must not hold (``/``)
+    gets a safe name with a short hash (the file's ``by`` keeps the option as given)."""
+    return run_dir / SLICES_DIR / (safe_filename(option, max_length=120) + ".json")
+
+
 def write_slices(run_dir: Path, option: str, summaries: dict[str, JudgeSummary]) -> Path:
-    target = run_dir / SLICES_DIR / f"{option}.json"
+    target = slices_file(run_dir, option)
     target.parent.mkdir(exist_ok=True)
     payload = {"by": option, "slices": {k: v.model_dump(mode="json") for k, v in summaries.items()}}
     write_atomic(target, json.dumps(payload, indent=2))

@@ -1,0 +1,92 @@
+"""`generate` repairs its own output directory: an output file the manifest lists but that is
+gone is generated again, from the response cache when it holds the answer."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from assay.cli import main
+
+from .helpers import write_questions
+
+
+def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(args)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def generate(questions: Path, outputs: Path) -> list[str]:
+    return [
+        *("generate", "--questions", str(questions), "--out", str(outputs)),
+        *("--model", "stub/a", "--model", "stub/b"),
+    ]
+
+
+def last_session_usage(outputs: Path) -> dict[str, dict[str, int]]:
+    ends = [json.loads(line) for line in (outputs / "run_log.jsonl").read_text().splitlines()]
+    usage: dict[str, dict[str, int]] = [e for e in ends if "usage" in e][-1]["usage"]
+    return usage
+
+
+def test_a_lost_output_file_is_generated_again_from_the_cache(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    questions = write_questions(tmp_path / "q.jsonl")
+    outputs = tmp_path / "outputs"
+    assert run_cli(generate(questions, outputs), capsys)[0] == 0
+    manifest = (outputs / "manifest.jsonl").read_bytes()
+    victim = outputs / "stub--a" / "Q2__B.txt"
+    text = victim.read_text()
+    victim.unlink()
+
+    code, out, err = run_cli(generate(questions, outputs), capsys)
+    assert code == 0 and "generated 1 outputs (7 already there, 0 failed calls) of 8" in out
+    assert f"note: {victim} was missing; generated again" in err
+    assert victim.read_text() == text
+    assert (outputs / "manifest.jsonl").read_bytes() == manifest  # its line still names it
+    usage = last_session_usage(outputs)["stub/a"]
+    assert (usage["calls"], usage["cache_hits"]) == (0, 1)  # answered by the response cache
+
+    judge = [
+        *("judge", "run", "--questions", str(questions), "--outputs", str(outputs)),
+        *("--judge", "stub/j", "--out", str(tmp_path / "run")),
+    ]
+    assert run_cli(judge, capsys)[0] == 0  # was: manifest.jsonl:N field 'path': not found
+    code, out, _ = run_cli(generate(questions, outputs), capsys)
+    assert code == 0 and "generated 0 outputs (8 already there" in out
+
+
+def test_a_lost_model_directory_is_generated_again(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    questions = write_questions(tmp_path / "q.jsonl")
+    outputs = tmp_path / "outputs"
+    assert run_cli(generate(questions, outputs), capsys)[0] == 0
+    kept = {p.name: p.read_text() for p in (outputs / "stub--b").iterdir()}
+    for file in (outputs / "stub--b").iterdir():
+        file.unlink()
+    (outputs / "stub--b").rmdir()
+    code, out, _ = run_cli(generate(questions, outputs), capsys)
+    assert code == 0 and "generated 4 outputs (4 already there" in out
+    assert {p.name: p.read_text() for p in (outputs / "stub--b").iterdir()} == kept
+
+
+def test_a_lost_file_named_outside_the_directory_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    questions = write_questions(tmp_path / "q.jsonl")
+    outputs = tmp_path / "outputs"
+    assert run_cli(generate(questions, outputs), capsys)[0] == 0
+    lines = (outputs / "manifest.jsonl").read_text().splitlines()
+    entry = json.loads(lines[1])
+    entry["path"] = "../elsewhere.txt"
+    lines[1] = json.dumps(entry)
+    (outputs / "manifest.jsonl").write_text("\n".join(lines) + "\n")
+    code, _, err = run_cli(generate(questions, outputs), capsys)
+    assert code == 2 and "Traceback" not in err
+    assert f"{outputs / 'manifest.jsonl'}:2 field 'path': path leads outside" in err
+    assert not (tmp_path / "elsewhere.txt").exists()

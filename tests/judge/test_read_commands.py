@@ -1,0 +1,131 @@
+"""`judge analyze` and `judge validate` on real run directories: they refuse a run being
+written (its lock), and analyze checks every option and file before it writes anything."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from assay.cli import main
+
+from .helpers import QUESTIONS_JSONL, write_manifest, write_questions
+
+HOLD = """
+import sys, time
+from pathlib import Path
+from assay.runs import RunDirLock
+lock = RunDirLock(Path(sys.argv[1])).acquire()
+print("locked", flush=True)
+time.sleep(120)
+"""
+
+
+def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(args)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def contents(run: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(run)): p.read_bytes() for p in sorted(run.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture
+def run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    """A finished stub judge run whose questions carry a meta key with '/' in it."""
+    rows = [{**question, "meta": {"sub/x": f"v{i}"}} for i, question in enumerate(QUESTIONS_JSONL)]
+    questions = write_questions(tmp_path / "q.jsonl", rows)
+    outputs = write_manifest(tmp_path / "m.jsonl", ["stub/a", "stub/b"])
+    command = ["judge", "run", "--questions", str(questions), "--outputs", str(outputs)]
+    command += ["--judge", "stub/a", "--judge", "stub/b", "--out", str(tmp_path / "run")]
+    assert run_cli(command, capsys)[0] == 0
+    return tmp_path / "run"
+
+
+@pytest.fixture
+def held(run: Path) -> Iterator[subprocess.Popen[str]]:
+    """Another process holding the run's lock, as `judge run` does while it writes."""
+    process = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(run)], stdout=subprocess.PIPE, text=True
+    )
+    assert process.stdout is not None and process.stdout.readline().strip() == "locked"
+    yield process
+    process.kill()
+    process.wait()
+
+
+@pytest.mark.parametrize("command", [["analyze", "--no-plots", "--no-report"], ["validate"]])
+def test_a_run_being_written_is_refused_with_the_locks_message(
+    run: Path,
+    held: subprocess.Popen[str],
+    capsys: pytest.CaptureFixture[str],
+    command: list[str],
+) -> None:
+    before = contents(run)
+    code, out, err = run_cli(["judge", command[0], str(run), *command[1:]], capsys)
+    assert code == 2 and out == "" and "Traceback" not in err
+    assert f"error: {run} is being written by another assay process: pid {held.pid}" in err
+    assert contents(run) == before  # no summary.json from a partial archive
+
+    held.kill()
+    held.wait()
+    code, out, _ = run_cli(["judge", command[0], str(run), *command[1:]], capsys)
+    assert code == 0, out
+    assert not (run / ".assay.lock").exists()  # released
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--seed", "-1"], "error: --seed: must be 0 or more, got -1"),
+        (["--resamples", "0"], "error: --resamples: must be 1 or more, got 0"),
+        (["--resamples", "-3"], "error: --resamples: must be 1 or more, got -3"),
+    ],
+)
+def test_a_bad_option_is_named_as_typed_before_anything_is_written(
+    run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], options: list[str], message: str
+) -> None:
+    prices = tmp_path / "prices.yaml"
+    prices.write_text('models: {"stub/*": {input: 1, output: 2}}\n')
+    before = contents(run)
+    code, _, err = run_cli(
+        ["judge", "analyze", str(run), "--prices", str(prices), *options], capsys
+    )
+    assert code == 2 and err.strip() == message
+    assert contents(run) == before
+
+
+def test_a_corrupt_coverage_report_is_named_before_anything_is_written(
+    run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (run / "coverage.json").write_text("{not json")
+    prices = tmp_path / "prices.yaml"
+    prices.write_text('models: {"stub/*": {input: 1, output: 2}}\n')
+    before = contents(run)
+    code, _, err = run_cli(["judge", "analyze", str(run), "--prices", str(prices)], capsys)
+    assert code == 2 and "Traceback" not in err and err.count("error:") == 1
+    assert err.startswith(f"error: {run / 'coverage.json'} (the run's coverage report): ")
+    assert "Invalid JSON" in err and "invalid setting" not in err
+    assert contents(run) == before  # prices.json, summary.json: none written
+
+
+def test_a_slice_key_with_a_slash_gets_a_safe_file_name(
+    run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run_cli(
+        ["judge", "analyze", str(run), "--by", "meta.sub/x", "--no-plots", "--no-report"], capsys
+    )
+    assert code == 0, err
+    [written] = (run / "slices").iterdir()
+    assert written.name.startswith("meta.sub_x-") and written.suffix == ".json"
+    assert f"wrote {written}" in out
+    payload = json.loads(written.read_text())
+    assert payload["by"] == "meta.sub/x" and sorted(payload["slices"]) == ["v0", "v1"]
+    code, _, _ = run_cli(["judge", "analyze", str(run), "--by", "meta.sub/x"], capsys)
+    assert code == 0  # the report reads the slices back
+    assert "Slices by meta.sub/x" in (run / "report.html").read_text()
