@@ -146,3 +146,17 @@ def test_a_non_finite_price_is_named(entry: str, field: str, named: str, tmp_pat
         load_prices(prices)
     assert (caught.value.path, caught.value.field) == (str(prices), field)
     assert caught.value.reason == f"{named} is not a number assay accepts (give a finite number)"
+
+
+def test_a_model_priced_twice_in_yaml_is_refused_with_its_line(tmp_path: Path) -> None:
+    from assay.errors import InputError
+    from assay.runs.prices import load_prices
+
+    prices = tmp_path / "prices.yaml"
+    prices.write_text(
+        "models:\n  stub/gen: {input: 1, output: 1}\n  stub/gen: {input: 9, output: 9}\n"
+    )
+    with pytest.raises(InputError) as error:
+        load_prices(prices)
+    assert str(prices) in str(error.value) and "line 3" in str(error.value)
+    assert "given twice" in str(error.value)

@@ -61,7 +61,7 @@ BAD_DATA: list[tuple[str, Callable[[Path], Path], str]] = [
     ),
     (
         "deep nesting (parsed)",
-        _second_line(_record().replace('"gold_error"', f'"group": "g", "x": {_deep(100)}, "y"')),
+        _second_line(_record().replace('"gold_error"', f'"x": {_deep(100)}, "y"')),
         "data.jsonl:2 field 'x",
     ),
     (
@@ -155,6 +155,22 @@ QUESTION_CASES: list[tuple[str, str | bytes, str]] = [
         "q.yaml:1 field 'variants.v[0][0]",
     ),
     ("q.yaml", b"- question_id: Q1\n  variants: {v: \xff}\n", "q.yaml: not UTF-8"),
+    (
+        "q.jsonl",
+        '{"question_id": "Q1", "question_id": "Q2", "variants": {"v": "hi"}}\n',
+        "q.jsonl:1 field 'question_id': the key is given twice in one object",
+    ),
+    (
+        "q.yaml",
+        "- question_id: Q1\n  variants: {v: hi}\n- question_id: Q2\n  question_id: Q3\n"
+        "  variants: {v: hi}\n",
+        "q.yaml:4: the key 'question_id' is given twice in one mapping (also on line 3)",
+    ),
+    (
+        "q.yaml",
+        "- question_id: Q1\n  variants:\n    yes: do it\n    no: do not\n",
+        "q.yaml:3: the key yes is not text (YAML reads it as a boolean)",
+    ),
 ]
 
 

@@ -130,3 +130,30 @@ def test_a_prompt_listed_twice_with_other_instructions_is_an_error(small_data: P
     with pytest.raises(InputError, match="same prompt as line 2") as caught:
         run(["instructions", "check", "--data", str(small_data)])
     assert caught.value.line == 3 and caught.value.field == "prompt"
+
+
+def test_a_key_given_to_two_prompts_names_both_lines(small_data: Path) -> None:
+    inputs = small_data.parent / "input_data.jsonl"
+    other = {"key": 1, "prompt": "Another.", "instruction_id_list": [], "kwargs": []}
+    inputs.write_text(inputs.read_text() + json.dumps(other) + "\n")
+    with pytest.raises(InputError, match="key 1 is also the key of line 1") as caught:
+        run(["instructions", "check", "--data", str(small_data)])
+    assert caught.value.line == 3 and caught.value.field == "key"
+
+
+def test_a_response_given_twice_names_both_lines(small_data: Path) -> None:
+    again = {"prompt": "Say hi without commas.", "response": "Hi, you."}
+    small_data.write_text(small_data.read_text() + json.dumps(again) + "\n")
+    out = small_data.parent / "checked.jsonl"
+    with pytest.raises(InputError, match="same prompt and response as line 1") as caught:
+        run(["instructions", "check", "--data", str(small_data), "--out", str(out)])
+    assert caught.value.line == 4 and caught.value.field == "response"
+    assert not out.exists()
+
+
+def test_distinct_responses_to_one_prompt_are_each_checked(small_data: Path) -> None:
+    other = {"prompt": "Say hi without commas.", "response": "Hi you."}
+    small_data.write_text(small_data.read_text() + json.dumps(other) + "\n")
+    out = small_data.parent / "checked.jsonl"
+    assert run(["instructions", "check", "--data", str(small_data), "--out", str(out)]) == 0
+    assert len(out.read_text().splitlines()) == 3

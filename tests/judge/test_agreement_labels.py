@@ -168,3 +168,77 @@ def test_a_bad_labels_line_is_located(tmp_path: Path, capsys: pytest.CaptureFixt
     assert main(["judge", "agreement", str(run), "--labels", str(labels)]) == 2
     err = capsys.readouterr().err
     assert f"{labels}:2" in err and "dimension" in err and "D7" in err
+
+
+_ROW = {"question_id": "Q1", "prompt_variant": "A", "target_model": "stub/a", "dimension": "D1"}
+_HEADER = "question_id,prompt_variant,target_model,dimension,score\n"
+
+
+@pytest.mark.parametrize("score", ["2", True, 1.0])
+def test_a_json_score_must_be_an_integer(tmp_path: Path, score: object) -> None:
+    """JSON has types: "2", true and 1.0 are not the label 2 (docs/errors.md)."""
+    from assay.errors import InputError
+    from assay.judge.agreement import load_labels
+
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text(
+        json.dumps({**_ROW, "score": 1})
+        + "\n"
+        + json.dumps({**_ROW, "annotator": "b", "score": score})
+        + "\n"
+    )
+    with pytest.raises(InputError) as error:
+        load_labels(labels)
+    assert f"{labels}:2" in str(error.value) and "score" in str(error.value)
+
+
+def test_csv_cells_and_json_verdicts_stay_readable(tmp_path: Path) -> None:
+    from assay.judge.agreement import load_labels
+
+    table = tmp_path / "labels.csv"
+    table.write_text(_HEADER + "Q1,A,stub/a,D1,2\nQ1,A,stub/a,verdict,PASS\n")
+    assert [label.score for label in load_labels(table)] == [2, 2]
+    lines = tmp_path / "labels.jsonl"
+    lines.write_text(json.dumps({**_ROW, "dimension": "verdict", "score": "PARTIAL"}) + "\n")
+    assert [label.score for label in load_labels(lines)] == [1]
+
+
+@pytest.mark.parametrize("second", ["2", "1"])
+def test_a_sample_labelled_twice_names_both_lines(tmp_path: Path, second: str) -> None:
+    from assay.errors import InputError
+    from assay.judge.agreement import load_labels
+
+    table = tmp_path / "labels.csv"
+    table.write_text(
+        _HEADER + "Q1,A,stub/a,D1,1\nQ2,A,stub/a,D1,1\n" + f"Q1,A,stub/a,D1,{second}\n"
+    )
+    with pytest.raises(InputError) as error:
+        load_labels(table)
+    message = str(error.value)
+    assert f"{table}:4" in message and "line 2" in message
+
+
+def test_a_second_annotator_is_not_a_repeat(tmp_path: Path) -> None:
+    from assay.judge.agreement import load_labels
+
+    table = tmp_path / "labels.csv"
+    table.write_text(
+        "question_id,prompt_variant,target_model,dimension,score,annotator\n"
+        "Q1,A,stub/a,D1,1,ann1\nQ1,A,stub/a,D1,2,ann2\n"
+    )
+    assert len(load_labels(table)) == 2
+
+
+def test_a_csv_row_longer_than_the_header_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    table = tmp_path / "labels.csv"
+    table.write_text(_HEADER + "Q1,A,stub/a,D1,1\nQ1,A,stub/a,D2,1,extra\n")
+    out = tmp_path / "agreement.json"
+    assert (
+        main(["judge", "agreement", str(_run(tmp_path)), "--labels", str(table), "--out", str(out)])
+        == 2
+    )
+    err = capsys.readouterr().err
+    assert f"{table}:3" in err and "6 fields" in err and "Traceback" not in err
+    assert not out.exists()

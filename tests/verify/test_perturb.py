@@ -177,3 +177,15 @@ def test_records_whose_gold_answer_is_an_error_are_not_used() -> None:
     }
     assert made["grounded"].answer == "The bridge opened in 1932 [cite:0]."
     assert made["wrong_citation"].citations == ("1",)
+
+
+def test_a_repeated_bucket_is_refused_and_nothing_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """grounded,grounded wrote 24 records with 12 ids, which bench run refused."""
+    out = tmp_path / "p.jsonl"
+    args = ["perturb", "--data", str(EXAMPLES), "--out", str(out), "--buckets", "grounded,grounded"]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "--buckets" in err and "grounded" in err and "Traceback" not in err
+    assert not out.exists()

@@ -9,7 +9,9 @@ and, where there is one, the field; never in an internal error or a crash mid-ru
 - bytes that are not UTF-8; a line that is not JSON, or not a JSON object;
 - JSON that parses but cannot be processed safely: an integer of more digits than Python
   converts (4,300), nesting deeper than :data:`MAX_DEPTH`, ``NaN``/``Infinity`` (not JSON),
-  a lone UTF-16 surrogate (``"\\ud800"``: no UTF-8 file or archive could hold it).
+  a lone UTF-16 surrogate (``"\\ud800"``: no UTF-8 file or archive could hold it);
+- a key given twice in one object (``{"question_id": "Q1", "question_id": "Q2"}``): json
+  would keep the last value and say nothing.
 """
 
 from __future__ import annotations
@@ -98,7 +100,14 @@ def parse_object_line(line: str, path: Path | str, number: int) -> dict[str, Any
 def parse_json_line(line: str, path: Path | str, number: int) -> Any:
     """One line of JSON, checked for what would break a run later (see the module doc)."""
     try:
-        data = json.loads(line, parse_constant=_refuse_constant)
+        data = json.loads(line, parse_constant=_refuse_constant, object_pairs_hook=_unique_keys)
+    except _DuplicateKey as error:
+        raise InputError(
+            "the key is given twice in one object (JSON would keep only the last value)",
+            path=path,
+            line=number,
+            field=str(error),
+        ) from None
     except json.JSONDecodeError as error:
         raise InputError(f"invalid JSON ({json_problem(error)})", path=path, line=number) from None
     except RecursionError:
@@ -149,6 +158,21 @@ def json_problem(error: json.JSONDecodeError) -> str:
 
 class _NotJson(ValueError):
     pass
+
+
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    data = dict(pairs)
+    if len(data) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return data
 
 
 def _refuse_constant(name: str) -> Any:

@@ -41,6 +41,7 @@ from .jsonl import (
     iter_lines,
     parse_object_line,
 )
+from .yaml_keys import check_keys
 
 ID_PATTERN = r"^\S(.{0,198}\S)?$"  # no surrounding whitespace, at most 200 characters
 OUTPUT_SUFFIXES = (".txt", ".md", ".json")
@@ -362,6 +363,8 @@ def _questions_from_yaml(path: Path) -> Iterator[Question]:
         raise InputError(f"not UTF-8 text (byte {error.start + 1})", path=path) from None
     except RecursionError:
         raise InputError("nested too deeply to read", path=path) from None
+    if root is not None:
+        check_keys(root, path)  # before any dict is built: a repeated key would be lost
     if isinstance(root, yaml.MappingNode):
         root = dict((k.value, v) for k, v in root.value).get("questions", root)
     if not isinstance(root, yaml.SequenceNode):

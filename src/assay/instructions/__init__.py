@@ -7,7 +7,14 @@
 
 from .agreement import AgreementReport, AgreementRow, measure_agreement, render_markdown
 from .batch import CheckedFile, CheckSummary, ResponseCheck, check_responses_file, summarize
-from .registry import CHECKERS, check_one, check_response, covered_instruction_ids, loose_variants
+from .registry import (
+    CHECKERS,
+    check_kwargs,
+    check_one,
+    check_response,
+    covered_instruction_ids,
+    loose_variants,
+)
 from .types import MODES, CheckResult, InstructionChecker, InstructionResult, Mode
 
 __all__ = [
@@ -22,6 +29,7 @@ __all__ = [
     "InstructionResult",
     "Mode",
     "ResponseCheck",
+    "check_kwargs",
     "check_one",
     "check_response",
     "check_responses_file",

@@ -87,6 +87,7 @@ def _typed_list(
 def read_inputs(path: Path) -> dict[str, tuple[int, PromptInstructions]]:
     """Prompts with their instructions, by prompt text (with the line each came from)."""
     prompts: dict[str, tuple[int, PromptInstructions]] = {}
+    key_lines: dict[int, int] = {}
     for number, record in _records(path):
         where = (path, number)
         ids = _typed_list(record, "instruction_id_list", str, where)
@@ -106,6 +107,15 @@ def read_inputs(path: Path) -> dict[str, tuple[int, PromptInstructions]]:
                 line=number,
                 field="key",
             )
+        if key is not None and key in key_lines:
+            raise InputError(
+                f"key {key} is also the key of line {key_lines[key]}: give each prompt once",
+                path=path,
+                line=number,
+                field="key",
+            )
+        if key is not None:
+            key_lines[key] = number
         item = PromptInstructions(
             key=key,
             prompt=_field(record, "prompt", str, where),
@@ -125,14 +135,26 @@ def read_inputs(path: Path) -> dict[str, tuple[int, PromptInstructions]]:
 
 
 def read_responses(path: Path) -> list[PromptResponse]:
-    return [
-        PromptResponse(
+    """Responses in file order. Several responses to one prompt are each checked; the same
+    response to the same prompt on two lines is refused naming both (it would count twice)."""
+    responses = []
+    first_line: dict[tuple[str, str], int] = {}
+    for number, record in _records(path):
+        item = PromptResponse(
             line=number,
             prompt=_field(record, "prompt", str, (path, number)),
             response=_field(record, "response", str, (path, number)),
         )
-        for number, record in _records(path)
-    ]
+        earlier = first_line.setdefault((item.prompt, item.response), number)
+        if earlier != number:
+            raise InputError(
+                f"the same prompt and response as line {earlier}: give each response once",
+                path=path,
+                line=number,
+                field="response",
+            )
+        responses.append(item)
+    return responses
 
 
 def read_labels(path: Path) -> list[LabelledResponse]:

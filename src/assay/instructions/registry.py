@@ -134,6 +134,15 @@ def check_response(
     return results
 
 
+def check_kwargs(
+    instruction_ids: Sequence[str], kwargs_list: Sequence[Mapping[str, Any]], prompt: str
+) -> None:
+    """Refuse instruction ids and arguments :func:`check_response` would refuse (one InputError
+    naming ``kwargs[i].NAME``), without a response: each checker reads its arguments first, so
+    checking a placeholder response validates them (``import ifeval`` uses this)."""
+    check_response(instruction_ids, kwargs_list, prompt, "placeholder")
+
+
 def _indexed_field(field: str | None, index: int) -> str:
     if field is None or not field.startswith("kwargs."):
         return f"instruction_id_list[{index}]"

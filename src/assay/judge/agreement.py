@@ -74,11 +74,18 @@ class Label(BaseModel):
 
     @field_validator("score", mode="before")
     @classmethod
-    def _score(cls, value: Any) -> Any:
+    def _score(cls, value: Any, info: ValidationInfo) -> Any:
         if isinstance(value, str) and value.strip().upper() in VERDICT_CODES:
             return VERDICT_CODES[value.strip().upper()]
-        if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-            return int(value)
+        from_csv = bool(info.context and info.context.get("csv"))
+        if from_csv and isinstance(value, str) and value.strip().lstrip("-").isdigit():
+            return int(value)  # a CSV cell is text by nature
+        if isinstance(value, bool) or not isinstance(value, int):
+            # JSON has types: "2", true and 1.0 are not the integer 2 (docs/errors.md)
+            raise ValueError(
+                f"expected an integer (or PASS/PARTIAL/FAIL), got {_json_kind(value)} "
+                f"{shown(value)}"
+            )
         return value
 
     @field_validator("score")
@@ -156,15 +163,32 @@ class AgreementReport(BaseModel):
 
 def load_labels(path: Path) -> list[Label]:
     """The labels of a JSONL or CSV file; a bad line is a located error (file, line, field)."""
-    rows = _csv_rows(path) if path.suffix.lower() == ".csv" else _jsonl_rows(path)
+    from_csv = path.suffix.lower() == ".csv"
+    rows = _csv_rows(path) if from_csv else _jsonl_rows(path)
     labels = []
+    first_line: dict[tuple[SampleKey, str, str], tuple[int, int]] = {}
     for line, row in rows:
         try:
-            labels.append(Label.model_validate(row))
+            label = Label.model_validate(row, context={"csv": from_csv})
         except ValidationError as error:
             first = error.errors()[0]
             field = field_path(first["loc"]) or None
             raise InputError(describe_problem(first), path=path, line=line, field=field) from None
+        unit = (label.key, label.dimension, label.annotator)
+        if unit in first_line:
+            earlier, score = first_line[unit]
+            same = (
+                "the same score" if score == label.score else f"{score} there, {label.score} here"
+            )
+            raise InputError(
+                f"labels the same sample, dimension and annotator as line {earlier} "
+                f"({same}): give each label once",
+                path=path,
+                line=line,
+                field="score",
+            )
+        first_line[unit] = (line, label.score)
+        labels.append(label)
     if not labels:
         raise InputError("the labels file holds no label", path=path)
     return labels
@@ -183,7 +207,18 @@ def _csv_rows(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
     except (OSError, UnicodeDecodeError, csv.Error) as error:
         raise InputError(f"cannot read the labels: {error}", path=path) from None
     for number, row in enumerate(rows, start=2):  # line 1 is the header
-        yield number, {k: v for k, v in row.items() if k is not None and v not in ("", None)}
+        if None in row:  # DictReader keeps the cells past the header under the key None
+            raise InputError(
+                f"{len(row) - 1 + len(row[None])} fields, but the header names {len(row) - 1}",
+                path=path,
+                line=number,
+            )
+        yield number, {k: v for k, v in row.items() if v not in ("", None)}
+
+
+def _json_kind(value: Any) -> str:
+    kinds = {bool: "a boolean", float: "a number", str: "a string", type(None): "null"}
+    return kinds.get(type(value), "a value")
 
 
 # ---------------------------------------------------------------- agreement

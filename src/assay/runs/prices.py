@@ -25,6 +25,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ..data.yaml_keys import strict_load
 from ..errors import InputError, describe_problem, field_path, yaml_problem
 
 PRICES_FILE = "prices.json"  # the table a run was given, kept in the run directory
@@ -128,7 +129,7 @@ def _parse(path: Path, text: str) -> Any:
     if path.suffix == ".toml":
         return tomllib.loads(text)
     if path.suffix in (".yaml", ".yml"):
-        return yaml.safe_load(text)
+        return strict_load(text)  # a model priced twice is an error, not the last price
     return json.loads(text)
 
 

@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..data.citations import cited_ids, format_marker, strip_citations
+from ..errors import ConfigError
 from .checkers._lexical import features
 from .claims import split_sentences
 from .types import GroundedQARecord
@@ -123,8 +124,24 @@ def perturb_records(
     buckets: Sequence[str] = BUCKETS,
     stats: PerturbStats | None = None,
 ) -> Iterator[GroundedQARecord]:
-    """Labelled verify-only records, ``len(buckets)`` per usable input record at most."""
-    stats = stats if stats is not None else PerturbStats()
+    """Labelled verify-only records, ``len(buckets)`` per usable input record at most.
+
+    A bucket named twice is refused before any record is read: each bucket's record has the id
+    ``<id>::<bucket>``, so a repeat would write every such id twice (``bench run`` refuses it).
+    """
+    repeated = sorted(bucket for bucket, count in Counter(buckets).items() if count > 1)
+    if repeated:
+        raise ConfigError(
+            f"--buckets names {', '.join(repeated)} more than once: each bucket makes one "
+            "record per input (id <id>::<bucket>), so a repeat would write duplicate ids",
+            hint="give each bucket once",
+        )
+    return _perturbed(records, seed, buckets, stats if stats is not None else PerturbStats())
+
+
+def _perturbed(
+    records: Iterable[GroundedQARecord], seed: int, buckets: Sequence[str], stats: PerturbStats
+) -> Iterator[GroundedQARecord]:
     for record in records:
         stats.records += 1
         reason = _unusable(record)

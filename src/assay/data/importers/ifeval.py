@@ -10,7 +10,7 @@ responses are matched by the exact prompt text, as IFEval's own evaluation does.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,6 +35,9 @@ SKIP_NO_LABEL = "response without programmatic labels"
 SKIP_ORPHAN_RESPONSE = "response to a prompt not in SRC"
 
 
+KwargsCheck = Callable[[Sequence[str], Sequence[Mapping[str, Any]], str], None]
+
+
 @dataclass(frozen=True)
 class IFEvalSources:
     """The files of one IFEval import."""
@@ -45,6 +48,10 @@ class IFEvalSources:
     loose_labels: Path | None = None
     target_model: str | None = None  # default: from the responses file name
     constraints: bool = True  # list the instructions as the variant's constraints
+    # refuses bad instruction arguments (an InputError naming kwargs[i].NAME): the checker of
+    # `assay instructions check`, assay.instructions.check_kwargs, given by the caller (data
+    # sits below instructions); None reads the arguments unchecked
+    check_kwargs: KwargsCheck | None = None
 
 
 class IFEvalImport(BaseModel):
@@ -80,7 +87,7 @@ class _Verdicts:
 
 
 def import_ifeval(sources: IFEvalSources) -> IFEvalImport:
-    prompts = _read_prompts(sources.prompts)
+    prompts = _read_prompts(sources.prompts, sources.check_kwargs)
     responses = _read_responses(sources.responses)
     strict = _read_verdicts(sources.labels)
     loose = None if sources.loose_labels is None else _read_verdicts(sources.loose_labels)
@@ -129,9 +136,10 @@ def question_id(key: int) -> str:
 # ---------------------------------------------------------------- reading
 
 
-def _read_prompts(path: Path) -> list[_Prompt]:
+def _read_prompts(path: Path, check_kwargs: KwargsCheck | None = None) -> list[_Prompt]:
     prompts: list[_Prompt] = []
     seen: set[str] = set()
+    key_lines: dict[int, int] = {}
     for line, row in read_rows(path, "IFEval input_data"):
         reader = RowReader(row, path=path, line=line, dataset="IFEval input_data")
         key = reader.row.get("key")
@@ -144,7 +152,18 @@ def _read_prompts(path: Path) -> list[_Prompt]:
             reader.fail("kwargs", f"expected {len(ids)} objects, one per instruction")
         _refuse_repeat(text, seen, reader)
         seen.add(text)
-        prompts.append(_Prompt(key, text, ids, tuple(_drop_nulls(k) for k in kwargs)))
+        if key in key_lines:  # two questions would get the id ifeval-KEY
+            reader.fail("key", f"key {key} is also the key of line {key_lines[key]}", shape=False)
+        key_lines[key] = line
+        arguments = tuple(_drop_nulls(k) for k in kwargs)
+        if check_kwargs is not None:
+            try:
+                check_kwargs(ids, arguments, text)
+            except InputError as error:
+                raise InputError(
+                    error.reason, path=path, line=line, field=error.field, hint=error.hint
+                ) from None
+        prompts.append(_Prompt(key, text, ids, arguments))
     return prompts
 
 
