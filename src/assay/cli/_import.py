@@ -134,6 +134,8 @@ def _where_text(where: dict[tuple[str, ...], frozenset[str]]) -> str:
 
 
 def _import_judge_set(args: argparse.Namespace) -> int:
+    from ..instructions import check_kwargs
+
     importer: JudgeSetImporter = args.importer
     sources = IFEvalSources(
         prompts=args.src,
@@ -142,6 +144,7 @@ def _import_judge_set(args: argparse.Namespace) -> int:
         loose_labels=args.loose_labels,
         target_model=args.target_model,
         constraints=not args.no_constraints,
+        check_kwargs=check_kwargs,  # the instruction checkers' own argument checks
     )
     check_out_dir(args.out)
     result = importer.convert(sources)

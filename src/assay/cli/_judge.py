@@ -335,10 +335,12 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _protocol(path: Path | None) -> Protocol:
+    from ..data.yaml_keys import strict_load
+
     if path is None:
         return Protocol()
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = strict_load(path.read_text(encoding="utf-8"))  # a key given twice is refused
     except OSError as error:
         raise ConfigError(f"{path}: cannot read the protocol settings: {error.strerror}") from None
     except UnicodeDecodeError as error:
