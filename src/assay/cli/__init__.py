@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import re
 import sys
 import traceback
 from collections.abc import Sequence
@@ -134,9 +133,9 @@ def _describe_os_error(error: OSError) -> str:
     """``runs/x/summary.json: Permission denied``. A rename names its destination: files are
     written to a temporary name and renamed into place, and the temporary name means nothing
     to the user."""
-    path = str(error.filename if error.filename2 is None else error.filename2)
-    # a file written atomically goes through ".NAME.PID.tmp" beside it: name NAME
-    path = re.sub(r"(^|/)\.([^/]+)\.\d+\.tmp$", r"\1\2", path)
+    from ..runs import atomic_target
+
+    path = atomic_target(str(error.filename if error.filename2 is None else error.filename2))
     return f"{path}: {error.strerror or type(error).__name__}"
 
 

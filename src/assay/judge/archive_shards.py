@@ -29,7 +29,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ..runs import inside, repair_partial_tail
+from ..runs import atomic_temp, inside, repair_partial_tail
 from ..runs.id_set import IdentitySet
 
 BLOBS_FILE = "archive_blobs.jsonl"
@@ -386,6 +386,6 @@ def remove_line(path: Path, number: int, quarantine: Path) -> None:
     quarantine.parent.mkdir(parents=True, exist_ok=True)
     with quarantine.open("ab") as handle:
         handle.write(moved if moved.endswith(b"\n") else moved + b"\n")
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = atomic_temp(path)
     tmp.write_bytes(b"".join(lines))
     os.replace(tmp, path)

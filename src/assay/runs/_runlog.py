@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import platform
+import re
 import sys
 from pathlib import Path
 from typing import Any, Literal
@@ -86,9 +87,25 @@ class RunLogger:
         self._events.append({"event": event, "at": utc_now(), **self.log.model_dump(mode="json")})
 
 
+_TEMP_NAME = re.compile(r"^\.(.+)\.\d+\.tmp$")
+
+
+def atomic_temp(path: Path) -> Path:
+    """The temporary file ``path`` is written through before it is renamed into place."""
+    return path.with_name(f".{path.name}.{os.getpid()}.tmp")
+
+
+def atomic_target(path: str) -> str:
+    """The file a temporary file of :func:`atomic_temp` stands for (``path`` itself
+    otherwise): an error about the temporary file names the file the user asked for."""
+    folder, slash, name = path.rpartition("/")
+    match = _TEMP_NAME.match(name)
+    return f"{folder}{slash}{match.group(1)}" if match else path
+
+
 def write_atomic(path: Path, text: str) -> None:
     """Write through a temporary file and rename, so a reader never sees half a file."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = atomic_temp(path)
     try:
         tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, path)
