@@ -495,6 +495,26 @@ def test_protocol_settings_errors_are_one_line_per_field(
     )
 
 
+def test_a_yaml_syntax_error_is_one_located_line(tmp_path: Path, cli: Cli) -> None:
+    """The parser's own message is a dump of the text around the error; the user gets the
+    file, the line and the problem, whichever YAML file it is."""
+    broken = 'questions:\n  - question_id: Q1\n    variants:\n      a: {prompt: "x"\n  - question_id: Q2\n'
+    questions = tmp_path / "q.yaml"
+    questions.write_text(broken, "utf-8")
+    manifest = write_manifest(tmp_path / "m.jsonl", ["stub/a"])
+    code, _, err = cli(*judge_run_args(questions, manifest, tmp_path / "run"))
+    assert code == 2
+    assert one_error(err) == (
+        f"error: {questions}:5: not valid YAML: column 3: expected ',' or '}}', but got '-'"
+    )
+    protocol = tmp_path / "p.yaml"
+    protocol.write_text("thresholds:\n  pass_min: 6\n fail_max: 2\n", "utf-8")
+    good = write_questions(tmp_path / "q.jsonl")
+    code, _, err = cli(*judge_run_args(good, manifest, tmp_path / "run", "--protocol", protocol))
+    assert code == 2 and not (tmp_path / "run").exists()
+    assert one_error(err).startswith(f"error: {protocol}:3: not YAML or JSON: column 2: ")
+
+
 def test_manifest_and_label_errors_have_no_value_error_prefix(
     tmp_path: Path, cli: Cli, judge_run: Path
 ) -> None:

@@ -158,5 +158,5 @@ def test_a_model_priced_twice_in_yaml_is_refused_with_its_line(tmp_path: Path) -
     )
     with pytest.raises(InputError) as error:
         load_prices(prices)
-    assert str(prices) in str(error.value) and "line 3" in str(error.value)
+    assert str(error.value).startswith(f"{prices}:3: not a price table: column 3: the key")
     assert "given twice" in str(error.value)

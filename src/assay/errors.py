@@ -60,12 +60,29 @@ def describe_validation(error: Any, where: str) -> str:
 
 def yaml_problem(error: Any) -> str:
     """A YAML parser error in one line: ``line 3, column 5: could not find expected ':'``."""
+    line = yaml_line(error)
+    where = "" if line is None else f"line {line}, "
+    return f"{where}{_yaml_problem_at_column(error)}"
+
+
+def yaml_line(error: Any) -> int | None:
+    """The line (1-based) a YAML parser error points at, if it points anywhere."""
+    mark = getattr(error, "problem_mark", None)
+    return None if mark is None or getattr(error, "problem", None) is None else mark.line + 1
+
+
+def yaml_input_error(error: Any, path: Path | str, what: str) -> InputError:
+    """``FILE:LINE: WHAT: column 5: could not find expected ':'``: a YAML error as one
+    located line, not the parser's multi-line dump of the text around it."""
+    return InputError(f"{what}: {_yaml_problem_at_column(error)}", path=path, line=yaml_line(error))
+
+
+def _yaml_problem_at_column(error: Any) -> str:
     problem = getattr(error, "problem", None)
     mark = getattr(error, "problem_mark", None)
     if problem is None:
         return " ".join(str(error).split())
-    where = "" if mark is None else f"line {mark.line + 1}, column {mark.column + 1}: "
-    return f"{where}{problem}"
+    return problem if mark is None else f"column {mark.column + 1}: {problem}"
 
 
 def describe_problem(item: Any) -> str:

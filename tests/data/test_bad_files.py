@@ -79,6 +79,22 @@ BAD_DATA: list[tuple[str, Callable[[Path], Path], str]] = [
         _second_line(_record().replace('"gold_error": true', '"gold_error": NaN')),
         "data.jsonl:2 field 'gold_error': NaN is not a JSON number",
     ),
+    (
+        "NaN nested in a list of objects (named by its full path)",
+        _second_line(
+            _record().replace('"gold_error": true', '"gold_error": true, "m": [{"w": NaN}]')
+        ),
+        "data.jsonl:2 field 'm[0].w': NaN is not a JSON number",
+    ),
+    (
+        "over-long integer nested",
+        _second_line(
+            _record().replace(
+                '"gold_error": true', f'"gold_error": true, "m": {{"n": {LONG_INTEGER}}}'
+            )
+        ),
+        "data.jsonl:2 field 'm.n': an integer with more digits",
+    ),
     ("empty file", _write(""), "data.jsonl: the file is empty"),
     ("blank lines only", _write("\n  \n"), "data.jsonl: the file is empty"),
     ("corrupt gzip", _write(b"\x1f\x8b\x08\x00garbage"), "data.jsonl:1: cannot read the file"),

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import yaml
 
 from ..data.questions import TargetOutput, iter_outputs, load_question_index, load_questions
-from ..errors import ConfigError, InputError, yaml_problem
+from ..errors import ConfigError, InputError, yaml_input_error
 from ..judge.archive import RecheckReport, recheck_archive
 from ..judge.evalset import build_eval_set
 from ..judge.generate import GenerateSettings, generate_outputs
@@ -346,7 +346,7 @@ def _protocol(path: Path | None) -> Protocol:
     except UnicodeDecodeError as error:
         raise InputError(f"not UTF-8 text (byte {error.start + 1})", path=path) from None
     except yaml.YAMLError as error:
-        raise InputError(f"not YAML or JSON: {yaml_problem(error)}", path=path) from None
+        raise yaml_input_error(error, path, "not YAML or JSON") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: protocol settings must be a mapping")
     return load_protocol(data, str(path))

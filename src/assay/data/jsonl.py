@@ -32,7 +32,6 @@ MAX_DEPTH = 64
 _GZIP_MAGIC = b"\x1f\x8b"
 # a key followed by a value json cannot take (an integer too long to convert, NaN or
 # Infinity): names the field of that error
-_UNREADABLE_VALUE = re.compile(r'"((?:[^"\\]|\\.)*)"\s*:\s*\[?\s*(?:-?[0-9]{4000,}|NaN|-?Infinity)')
 _ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 
@@ -185,9 +184,32 @@ def _value_problem(error: ValueError) -> str:
     return "an integer with more digits than can be read (4,300 at most)"
 
 
+class _Unreadable:
+    """Stands in for a value json cannot give (NaN, a 5,000-digit integer) in a second parse
+    whose only purpose is to find where that value sits."""
+
+
+def _unreadable_int(digits: str) -> Any:
+    try:
+        return int(digits)
+    except ValueError:
+        return _Unreadable()
+
+
 def _unreadable_field(line: str) -> str | None:
-    match = _UNREADABLE_VALUE.search(line)
-    return match.group(1) if match else None
+    """The full path (``meta.w``, ``scores[2]``) of the first NaN, infinity or overlong
+    integer in ``line``."""
+    try:
+        data = json.loads(line, parse_constant=lambda _: _Unreadable(), parse_int=_unreadable_int)
+    except (ValueError, RecursionError):  # the first parse got past both; kept for safety
+        return None
+    stack: list[tuple[str, Any]] = [("", data)]
+    while stack:
+        path, node = stack.pop()
+        if isinstance(node, _Unreadable):
+            return path or None
+        stack.extend(reversed(list(_children(node, path))))
+    return None
 
 
 def _json_type(value: Any) -> str:

@@ -32,7 +32,7 @@ from pydantic import (
     model_validator,
 )
 
-from ..errors import InputError, describe_problem, shown
+from ..errors import InputError, describe_problem, shown, yaml_input_error
 from .jsonl import (
     check_input_file,
     check_parsed,
@@ -356,9 +356,7 @@ def _questions_from_yaml(path: Path) -> Iterator[Question]:
     try:
         root = yaml.compose(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        line = None if mark is None else mark.line + 1
-        raise InputError(f"not valid YAML: {error}", path=path, line=line) from None
+        raise yaml_input_error(error, path, "not valid YAML") from None
     except UnicodeDecodeError as error:
         raise InputError(f"not UTF-8 text (byte {error.start + 1})", path=path) from None
     except RecursionError:

@@ -26,7 +26,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..data.yaml_keys import strict_load
-from ..errors import InputError, describe_problem, field_path, yaml_problem
+from ..errors import InputError, describe_problem, field_path, yaml_input_error
 
 PRICES_FILE = "prices.json"  # the table a run was given, kept in the run directory
 PER = 1_000_000
@@ -92,7 +92,7 @@ def load_prices(path: Path) -> PriceTable:
     try:
         data = _parse(path, text)
     except yaml.YAMLError as error:
-        raise InputError(f"not a price table: {yaml_problem(error)}", path=path) from None
+        raise yaml_input_error(error, path, "not a price table") from None
     except ValueError as error:
         raise InputError(f"not a price table: {error}", path=path) from None
     try:
