@@ -498,7 +498,10 @@ def test_protocol_settings_errors_are_one_line_per_field(
 def test_a_yaml_syntax_error_is_one_located_line(tmp_path: Path, cli: Cli) -> None:
     """The parser's own message is a dump of the text around the error; the user gets the
     file, the line and the problem, whichever YAML file it is."""
-    broken = 'questions:\n  - question_id: Q1\n    variants:\n      a: {prompt: "x"\n  - question_id: Q2\n'
+    broken = (
+        "questions:\n  - question_id: Q1\n    variants:\n"
+        '      a: {prompt: "x"\n  - question_id: Q2\n'
+    )
     questions = tmp_path / "q.yaml"
     questions.write_text(broken, "utf-8")
     manifest = write_manifest(tmp_path / "m.jsonl", ["stub/a"])

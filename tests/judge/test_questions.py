@@ -189,6 +189,58 @@ def test_coverage_reports_missing_duplicated_unexpected(tmp_path: Path) -> None:
     assert all(s.key[:3] != ("Q2", "B", "t2") for s in eval_set.samples)
 
 
+def _manifest_lines(path: Path, lines: list[dict[str, object]]) -> Path:
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def _output(question: str, variant: str, target: str, output_id: str) -> dict[str, object]:
+    return {
+        "question_id": question,
+        "prompt_variant": variant,
+        "target_model": target,
+        "output_id": output_id,
+        "text": "text",
+    }
+
+
+def test_an_output_id_given_to_two_cells_is_refused(tmp_path: Path) -> None:
+    """Two outputs of one target under one output_id would share a blind alias and make a
+    label naming the output_id ambiguous; other targets may reuse it, and one cell listed
+    twice stays a duplicated cell of the coverage report."""
+    questions = load_questions(write_questions(tmp_path / "q.jsonl"))
+    shared = _manifest_lines(
+        tmp_path / "shared.jsonl",
+        [
+            _output("Q1", "A", "t1", "x"),
+            _output("Q1", "B", "t1", "y"),
+            _output("Q2", "A", "t1", "x"),
+        ],
+    )
+    with pytest.raises(InputError) as caught:
+        build_eval_set(questions, load_outputs(shared))
+    assert caught.value.path == f"{shared}:3" and caught.value.field == "output_id"
+    assert f"also given to question 'Q1' variant 'A' ({shared}:1)" in str(caught.value)
+
+    other_targets = _manifest_lines(
+        tmp_path / "targets.jsonl", [_output("Q1", "A", "t1", "x"), _output("Q2", "A", "t2", "x")]
+    )
+    assert build_eval_set(questions, load_outputs(other_targets)).coverage.aligned == 2
+    twice = _manifest_lines(
+        tmp_path / "twice.jsonl", [_output("Q1", "A", "t1", "x"), _output("Q1", "A", "t1", "x")]
+    )
+    coverage = build_eval_set(questions, load_outputs(twice)).coverage
+    assert [issue.kind for issue in coverage.issues].count("duplicated") == 1
+
+
+def test_a_negative_token_count_in_a_manifest_is_refused(tmp_path: Path) -> None:
+    line = {**_output("Q1", "A", "t1", "x"), "completion_tokens": -5}
+    manifest = _manifest_lines(tmp_path / "m.jsonl", [line])
+    with pytest.raises(InputError) as caught:
+        load_outputs(manifest)
+    assert (caught.value.line, caught.value.field) == (1, "completion_tokens")
+
+
 def test_coverage_from_a_source_read_afresh(tmp_path: Path) -> None:
     """A source read on demand gives the report a list gives; the second pass that names the
     outputs of a duplicated cell happens only when a cell is duplicated, and a target not

@@ -310,7 +310,7 @@ class ManifestEntry(BaseModel):
     path: str | None = None
     # written by `assay generate`, informational
     finish_reason: str | None = None
-    completion_tokens: StrictInt | None = None
+    completion_tokens: StrictInt | None = Field(default=None, ge=0)
     generated_at: str | None = None
     # the fingerprint of the prompt it answered (PromptVariant.prompt_hash): a changed prompt
     # under the same question and variant is refused instead of reusing the old output

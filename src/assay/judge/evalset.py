@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..arrays import sorted_array
 from ..data.questions import QuestionLookup, TargetOutput, refuse_edited_prompt
+from ..errors import InputError
 
 CoverageKind = Literal["missing", "duplicated", "unexpected"]
 OutputSource = Callable[[], Iterable[TargetOutput]]  # reads the outputs afresh on each call
@@ -170,6 +171,7 @@ def build_eval_set(
     if held is not None:
         source = _as_source(held)
     targets = tuple(target_models) if target_models else tuple(survey.per_target)
+    _refuse_shared_output_ids(source, survey.repeated_output_ids())
     repeated = survey.repeated()
     found = _sources_of(source(), frozenset(repeated)) if repeated else {}
     aligned_by_target = {target: survey.per_target.get(target, 0) for target in targets}
@@ -197,6 +199,7 @@ class _Survey:
         self.questions = questions
         self.targets = None if targets is None else dict.fromkeys(targets)
         self.ids = array("Q")
+        self.output_ids = array("Q")  # per expected output, its (target, output_id) identity
         self.per_target: dict[str, int] = {}  # expected outputs per target, in order seen
         self.unexpected: dict[tuple[str, str, str], list[str]] = {}
         self._sorted = False
@@ -217,11 +220,17 @@ class _Survey:
                 "the question set they were generated from",
             )
         self.ids.append(_cell_id(output.key))
+        self.output_ids.append(_output_identity(output))
         self.per_target[output.target_model] = self.per_target.get(output.target_model, 0) + 1
 
     def repeated(self) -> set[int]:
         """Identities of cells with two or more outputs."""
         return {a for a, b in itertools.pairwise(self._sorted_ids()) if a == b}
+
+    def repeated_output_ids(self) -> frozenset[int]:
+        """Identities of (target, output_id) pairs given to two or more outputs."""
+        self.output_ids = sorted_array(self.output_ids)
+        return frozenset(a for a, b in itertools.pairwise(self.output_ids) if a == b)
 
     def distinct(self) -> int:
         ids = self._sorted_ids()
@@ -280,6 +289,32 @@ def _sources_of(
         if cell_id in wanted:
             found.setdefault(cell_id, (output.key, []))[1].append(output.source)
     return found
+
+
+def _refuse_shared_output_ids(source: OutputSource, repeated: frozenset[int]) -> None:
+    """An output_id names one output of its target model. Given to outputs of two different
+    cells, it would give both one blind alias and make a label naming it ambiguous; the same
+    cell listed twice is a duplicated cell, reported with the coverage instead."""
+    if not repeated:
+        return
+    first_seen: dict[int, TargetOutput] = {}
+    for output in source():
+        identity = _output_identity(output)
+        if identity not in repeated:
+            continue
+        earlier = first_seen.setdefault(identity, output)
+        if earlier.key != output.key:
+            raise InputError(
+                f"the output_id {output.output_id!r} of {output.target_model} is also given "
+                f"to question {earlier.question_id!r} variant {earlier.prompt_variant!r} "
+                f"({earlier.source}); an output_id must name one output",
+                path=output.source,
+                field="output_id",
+            )
+
+
+def _output_identity(output: TargetOutput) -> int:
+    return _cell_id((output.target_model, output.output_id, ""))
 
 
 def _cell_id(cell: tuple[str, str, str]) -> int:
