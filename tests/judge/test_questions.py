@@ -146,12 +146,38 @@ def test_directory_per_target_model(tmp_path: Path) -> None:
     (model_dir / "target_model.txt").write_text("llamacpp/smollm2\n")
     (model_dir / "Q1__A.md").write_text("# A")
     (model_dir / "my__q__B.txt").write_text("b")
-    (model_dir / "notes.txt").write_text("ignored: no __")
+    (model_dir / "notes.log").write_text("ignored: not an output's suffix")
+    (model_dir / ".Q2__A.txt.123.tmp").write_text("ignored: an interrupted write")
     outputs = load_outputs(tmp_path / "outs")
     assert sorted((o.question_id, o.prompt_variant, o.target_model) for o in outputs) == [
         ("Q1", "A", "llamacpp/smollm2"),
         ("my__q", "B", "llamacpp/smollm2"),
     ]
+
+
+@pytest.mark.parametrize("name", ["notes.txt", "Q1_A.md", "__A.txt", "Q1__.json"])
+def test_a_file_with_an_output_suffix_but_no_output_name_is_refused(
+    tmp_path: Path, name: str
+) -> None:
+    """It would otherwise be left out unseen (and "__A.txt" was an internal error)."""
+    model_dir = tmp_path / "outs" / "m"
+    model_dir.mkdir(parents=True)
+    (model_dir / "Q1__A.txt").write_text("fine")
+    (model_dir / name).write_text("x")
+    with pytest.raises(InputError) as caught:
+        load_outputs(tmp_path / "outs")
+    assert caught.value.path == str(model_dir / name)
+    assert "not an output name" in str(caught.value)
+
+
+def test_a_target_model_name_that_is_not_an_id_is_refused(tmp_path: Path) -> None:
+    model_dir = tmp_path / "outs" / "m"
+    model_dir.mkdir(parents=True)
+    (model_dir / "Q1__A.txt").write_text("fine")
+    (model_dir / "target_model.txt").write_text("x" * 201)
+    with pytest.raises(InputError) as caught:
+        load_outputs(tmp_path / "outs")
+    assert caught.value.path == str(model_dir / "target_model.txt")
 
 
 def test_coverage_reports_missing_duplicated_unexpected(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sys
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
@@ -481,17 +482,37 @@ def _outputs_from_tree(root: Path) -> Iterator[TargetOutput]:
     for model_dir in model_dirs:
         target = _target_name(model_dir)
         for file in sorted(model_dir.iterdir()):
-            if file.suffix not in OUTPUT_SUFFIXES or "__" not in file.stem:
-                continue
-            question_id, _, variant = file.stem.rpartition("__")
-            yield TargetOutput(
-                question_id=question_id,
-                prompt_variant=variant,
-                target_model=target,
-                output_id=str(file.relative_to(root)),
-                text=_read_output_file(file, file, 1),
-                source=str(file),
-            )
+            if file.suffix in OUTPUT_SUFFIXES and not _kept_beside_outputs(file):
+                yield _output_from_file(file, root, target)
+
+
+def _kept_beside_outputs(file: Path) -> bool:
+    """The name file, and hidden files (an interrupted write's ``.NAME.PID.tmp``)."""
+    return file.name == TARGET_NAME_FILE or file.name.startswith(".")
+
+
+def _output_from_file(file: Path, root: Path, target: str) -> TargetOutput:
+    """An output named ``<question_id>__<variant>.txt``: any other name with an output's
+    suffix is refused rather than skipped, so an output is never silently left out."""
+    question_id, _, variant = file.stem.rpartition("__")
+    data = {
+        "question_id": question_id,
+        "prompt_variant": variant,
+        "target_model": target,
+        "output_id": str(file.relative_to(root)),
+        "text": "",
+        "source": str(file),
+    }
+    try:
+        TargetOutput.model_validate(data)
+    except ValidationError:
+        raise InputError(
+            "not an output name: an output file is named <question_id>__<variant>"
+            f"{file.suffix} (both parts non-empty)",
+            path=file,
+            hint="rename the file, or move it out of the outputs directory",
+        ) from None
+    return TargetOutput.model_validate({**data, "text": _read_output_file(file, file, 1)})
 
 
 def _target_name(model_dir: Path) -> str:
@@ -500,8 +521,15 @@ def _target_name(model_dir: Path) -> str:
         name = name_file.read_text(encoding="utf-8").strip()
         if not name:
             raise InputError("empty target model name", path=name_file, line=1)
-        return name
-    return model_dir.name
+    else:
+        name = model_dir.name
+    if not re.match(ID_PATTERN, name):
+        raise InputError(
+            f"not a target model name ({len(name)} characters): a name is one line of at most "
+            "200 characters",
+            path=name_file if name_file.is_file() else model_dir,
+        )
+    return name
 
 
 # ---------------------------------------------------------------- shared helpers
