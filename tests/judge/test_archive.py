@@ -399,3 +399,20 @@ def test_blob_writer_keeps_hash_identities_across_reopening(tmp_path: Path) -> N
     assert len(lines) == 303 and texts.count("text 3") == 1 and texts.count("new text") == 1
     reader = BlobStore(run_dir)
     assert reader.get(keys[299]) == "text 299"
+
+
+def test_a_damaged_text_line_is_named_by_the_records_that_need_it(tmp_path: Path) -> None:
+    """A record whose text sat on a damaged line of archive_blobs.jsonl is unreadable, and its
+    error names that line, so the user knows which file and line to restore."""
+    state = protocol_state(Protocol(), DecodingSettings(), layout="shards")
+    archive = Archive.open(tmp_path / "run", state)
+    archive.add(make_record(archive.state.fingerprint, dumps(valid_body())))
+    archive.close()
+    blobs = archive.run_dir / BLOBS_FILE
+    lines = blobs.read_text().splitlines(keepends=True)
+    lines[0] = lines[0][:30] + "#damaged\n"
+    blobs.write_text("".join(lines))
+    report = recheck_archive(archive.run_dir)
+    assert not report.consistent
+    problems = " ".join(report.unreadable)
+    assert f"(lines of {blobs} that cannot be read: 1)" in problems

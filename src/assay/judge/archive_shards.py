@@ -89,13 +89,16 @@ class BlobStore:
         self.known = IdentitySet()
         self._recent: dict[str, str] = {}
         self._fd: int | None = None
-        for line in _complete_lines(self.path):
+        self.damaged: list[int] = []  # numbers of lines that hold no readable text
+        for number, line in enumerate(_complete_lines(self.path), start=1):
             try:
                 entry = json.loads(line)
                 key, text = entry["h"], entry["t"]
                 blob_id = _blob_id(key)
             except (ValueError, KeyError, TypeError, RecursionError):
-                continue  # a damaged blob line: records that need it read as unreadable
+                # records that need the text read as unreadable, and say where it was lost
+                self.damaged.append(number)
+                continue
             self.known.add(blob_id)
             if keep_texts:
                 self.texts[key] = text
@@ -116,8 +119,15 @@ class BlobStore:
         if text is None:
             text = self._recent.get(key)
         if text is None:
-            raise ValueError(f"{BLOBS_FILE} has no text {key}")
+            raise ValueError(f"{BLOBS_FILE} has no text {key}{self._damage_note()}")
         return text
+
+    def _damage_note(self) -> str:
+        if not self.damaged:
+            return ""
+        shown = ", ".join(str(number) for number in self.damaged[:5])
+        more = f" and {len(self.damaged) - 5} more" if len(self.damaged) > 5 else ""
+        return f" (lines of {self.path} that cannot be read: {shown}{more})"
 
     def forget_recent(self) -> None:
         """Drop the texts kept for reading back the last record (writer side)."""
