@@ -90,3 +90,33 @@ def test_a_lost_file_named_outside_the_directory_is_refused(
     assert code == 2 and "Traceback" not in err
     assert f"{outputs / 'manifest.jsonl'}:2 field 'path': path leads outside" in err
     assert not (tmp_path / "elsewhere.txt").exists()
+
+
+def test_temporary_files_of_a_killed_run_are_removed_on_resume(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A write goes through ``.NAME.PID.tmp``; a run killed between the write and the rename
+    leaves it. The next run removes those of dead processes and leaves a live one's alone."""
+    import os
+    import subprocess
+    import sys
+
+    questions = write_questions(tmp_path / "q.jsonl")
+    outputs = tmp_path / "outputs"
+    assert run_cli(generate(questions, outputs), capsys)[0] == 0
+    script = [sys.executable, "-c", "import os; print(os.getpid())"]
+    finished = subprocess.run(script, capture_output=True, text=True, check=True)
+    dead = int(finished.stdout)
+    left = [
+        outputs / "stub--a" / f".Q1__A.txt.{dead}.tmp",
+        outputs / "stub--b" / f".target_model.txt.{dead}.tmp",
+        outputs / f".run.json.{dead}.tmp",
+    ]
+    live = outputs / "stub--a" / f".Q1__B.txt.{os.getpid()}.tmp"
+    for path in [*left, live]:
+        path.write_text("half")
+
+    code, _, err = run_cli(generate(questions, outputs), capsys)
+    assert code == 0
+    assert not any(path.exists() for path in left) and live.exists()
+    assert all(f"note: removed {path}, left by an interrupted run" in err for path in left)

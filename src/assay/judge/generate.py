@@ -49,6 +49,7 @@ from ..runs import (
     fingerprint,
     inside,
     read_numbered_jsonl,
+    remove_stale_temps,
     run_all,
     write_atomic,
 )
@@ -133,6 +134,7 @@ async def _generate_locked(
     questions: QuestionSet, models: Sequence[Model], out_dir: Path, settings: GenerateSettings
 ) -> GenerateSummary:
     _check_settings(out_dir, settings)  # before anything is written
+    _remove_interrupted_writes(out_dir)
     done, lost = _finished_cells(out_dir, questions)
     out_dir.mkdir(parents=True, exist_ok=True)
     jobs = [
@@ -195,6 +197,14 @@ async def _generate_locked(
     return GenerateSummary(
         out_dir=str(out_dir), expected=expected, already_done=len(done), **counts
     )
+
+
+def _remove_interrupted_writes(out_dir: Path) -> None:
+    """A run killed mid-write leaves ``.NAME.PID.tmp`` beside an output: clear them."""
+    folders = [out_dir, *(p for p in out_dir.iterdir() if p.is_dir())] if out_dir.is_dir() else []
+    for folder in folders:
+        for path in remove_stale_temps(folder):
+            print(f"note: removed {path}, left by an interrupted run", file=sys.stderr)
 
 
 def _check_settings(out_dir: Path, settings: GenerateSettings) -> None:

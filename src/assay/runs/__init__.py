@@ -26,6 +26,7 @@ from ._runlog import (
     check_run_kind,
     read_run_json,
     read_run_log,
+    remove_stale_temps,
     utc_now,
     write_atomic,
 )
@@ -55,6 +56,7 @@ __all__ = [
     "read_numbered_lines",
     "read_run_json",
     "read_run_log",
+    "remove_stale_temps",
     "repair_partial_tail",
     "run_all",
     "safe_filename",

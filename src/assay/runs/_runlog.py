@@ -87,7 +87,7 @@ class RunLogger:
         self._events.append({"event": event, "at": utc_now(), **self.log.model_dump(mode="json")})
 
 
-_TEMP_NAME = re.compile(r"^\.(.+)\.\d+\.tmp$")
+_TEMP_NAME = re.compile(r"^\.(.+)\.(\d+)\.tmp$")  # the file it stands for, the pid
 
 
 def atomic_temp(path: Path) -> Path:
@@ -101,6 +101,28 @@ def atomic_target(path: str) -> str:
     folder, slash, name = path.rpartition("/")
     match = _TEMP_NAME.match(name)
     return f"{folder}{slash}{match.group(1)}" if match else path
+
+
+def remove_stale_temps(folder: Path) -> list[Path]:
+    """Remove the temporary files of :func:`atomic_temp` in ``folder`` (not below it) that a
+    killed process left behind; a file whose process is still alive is left alone."""
+    removed = []
+    for path in sorted(folder.glob(".*.tmp")) if folder.is_dir() else []:
+        match = _TEMP_NAME.match(path.name)
+        if match and not _process_alive(int(match.group(2))):
+            path.unlink(missing_ok=True)
+            removed.append(path)
+    return removed
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True  # someone else's process, or not a pid this system can hold: keep it
+    return True
 
 
 def write_atomic(path: Path, text: str) -> None:
