@@ -410,6 +410,55 @@ def test_a_non_finite_score_is_named_by_every_reader(
     assert not list(tmp_path.glob("[rxc].*"))
 
 
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("gold_error", "true", "Input should be a valid boolean"),
+        ("gold_error", 1, "Input should be a valid boolean"),
+        ("verifier_score", "0.4", "Input should be a valid number"),
+        ("threshold", "0.5", "Input should be a valid number"),
+    ],
+)
+def test_a_result_value_of_the_wrong_json_type_is_refused_not_cast(
+    run_copy: Path, capsys: pytest.CaptureFixture[str], field: str, value: object, message: str
+) -> None:
+    """assay writes each field with its own JSON type; a hand edit that wrote "true" or "0.5"
+    is refused, where a lax read took "true" for true and counted the answer as an error."""
+    results = run_copy / "results.jsonl"
+    lines = results.read_text(encoding="utf-8").splitlines(keepends=True)
+    line = json.loads(lines[4])
+    lines[4] = json.dumps({**line, field: value}) + "\n"
+    results.write_text("".join(lines), encoding="utf-8")
+    assert main(["bench", "summarize", str(run_copy), "--no-plots"]) == 2
+    assert capsys.readouterr().err == f"error: {results}:5 field '{field}': {message}\n"
+
+
+def test_a_result_holding_a_lone_surrogate_is_still_read(
+    run_copy: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A model may answer with a lone surrogate, which pydantic's JSON parser refuses: such a
+    line is still read, its types checked all the same; the report and CSV show U+FFFD in
+    its place (UTF-8 cannot hold it) and JSONL export keeps it exactly (was: internal
+    error)."""
+    results = run_copy / "results.jsonl"
+    lines = results.read_text(encoding="utf-8").splitlines(keepends=True)
+    line = json.loads(lines[4])
+    lines[4] = json.dumps({**line, "selected_answer": "odd \ud800 text"}) + "\n"
+    results.write_text("".join(lines), encoding="utf-8")
+    assert main(["bench", "summarize", str(run_copy), "--no-plots"]) == 0, capsys.readouterr()
+    assert (run_copy / "report.html").read_text(encoding="utf-8")
+    csv_out, jsonl_out = tmp_path / "x.csv", tmp_path / "x.jsonl"
+    assert main(["export", str(run_copy), "--out", str(csv_out)]) == 0
+    assert "odd \ufffd text" in csv_out.read_text(encoding="utf-8")
+    assert main(["export", str(run_copy), "--format", "jsonl", "--out", str(jsonl_out)]) == 0
+    rows = [json.loads(row) for row in jsonl_out.read_text(encoding="utf-8").splitlines()]
+    assert "odd \ud800 text" in [row["selected_answer"] for row in rows]
+    lines[4] = json.dumps({**line, "selected_answer": "odd \ud800", "gold_error": "no"}) + "\n"
+    results.write_text("".join(lines), encoding="utf-8")
+    assert main(["bench", "summarize", str(run_copy), "--no-plots"]) == 2
+    assert "field 'gold_error': Input should be a valid boolean" in capsys.readouterr().err
+
+
 def test_a_nan_in_run_json_is_named(run_copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
     log = json.loads((run_copy / "run.json").read_text(encoding="utf-8"))
     (run_copy / "run.json").write_text(json.dumps({**log, "sample_count": float("nan")}), "utf-8")

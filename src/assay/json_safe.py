@@ -9,6 +9,7 @@ functions, so that whatever was written reads back as the same value.
 from __future__ import annotations
 
 import json
+import re
 from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -41,11 +42,31 @@ def _escaped(record: BaseModel, indent: int | None) -> str:
     )
 
 
-def load_model(model: type[M], text: str) -> M:
-    """Read what :func:`model_json` wrote (pydantic's own parser refuses escaped surrogates)."""
+def load_model(model: type[M], text: str, *, strict: bool = False) -> M:
+    """Read what :func:`model_json` wrote (pydantic's own parser refuses escaped surrogates).
+
+    ``strict``: JSON types must match the fields (``"true"`` is no boolean, ``"0.5"`` no
+    number), as in a file assay wrote; a hand-edited value of the wrong type is refused.
+    """
     try:
-        return model.model_validate_json(text)
+        return model.model_validate_json(text, strict=strict)
     except ValidationError as error:
         if not any(item["type"] == "json_invalid" for item in error.errors()):
             raise
-        return model.model_validate(json.loads(text))
+    if strict:  # the types are checked on the text with its surrogates stood in for
+        model.model_validate_json(_ESCAPED_SURROGATE.sub(r"\1\\ufffd", text), strict=True)
+    return model.model_validate(json.loads(text))
+
+
+_ESCAPED_SURROGATE = re.compile(r"(?<!\\)((?:\\\\)*)\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def displayable(text: str) -> str:
+    """``text`` with each lone surrogate replaced by U+FFFD, the replacement character: for
+    text formats that cannot hold one (UTF-8 HTML, CSV, Parquet), where no reader could
+    tell it apart from a lost character anyway. JSON keeps it exactly, escaped."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text

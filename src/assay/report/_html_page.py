@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..json_safe import displayable
 from ._html_script import SCRIPT
 from ._html_style import STYLE
 
@@ -64,8 +65,9 @@ def embed_json(value: Any) -> str:
 
 def gzip_base64(value: Any) -> str:
     """``value`` as JSON, gzip-compressed and base64-encoded (decoded lazily by the page)."""
-    raw = to_json(value)
-    return base64.b64encode(gzip.compress(raw.encode("utf-8"), compresslevel=6, mtime=0)).decode()
+    # a lone surrogate a model answered with: UTF-8 cannot hold it, a browser could not show it
+    raw = displayable(to_json(value)).encode("utf-8")
+    return base64.b64encode(gzip.compress(raw, compresslevel=6, mtime=0)).decode()
 
 
 def png_data_uri(path: Path) -> str | None:

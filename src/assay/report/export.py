@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..errors import ConfigError
+from ..json_safe import displayable
 from ..judge.archive import PROTOCOL_FILE, EvaluationRecord, iter_archive
 from ..judge.evaluations import final_evaluations
 from ..verify.results import RESULTS_FILE, ResultRecord, iter_results
@@ -94,14 +95,14 @@ def export_run(
     if fmt == "parquet":
         if out is None:
             raise ConfigError("--format parquet needs --out FILE (it is a binary format)")
-        frame = _data_frame(rows)
+        frame = _data_frame([_displayable_row(row) for row in rows])
         out.parent.mkdir(parents=True, exist_ok=True)
         try:
             frame.to_parquet(out, index=False)
         except ImportError:
             raise ConfigError("pyarrow is not installed", hint=EXTRA_HINT) from None
         return out, len(rows)
-    text = rows_to_csv(rows) if fmt == "csv" else rows_to_jsonl(rows)
+    text = displayable(rows_to_csv(rows)) if fmt == "csv" else rows_to_jsonl(rows)
     if out is None:
         print(text, end="")
         return None, len(rows)
@@ -273,7 +274,18 @@ def rows_to_csv(rows: Sequence[Row]) -> str:
 
 
 def rows_to_jsonl(rows: Sequence[Row]) -> str:
-    return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+    return "".join(_json_line(row) + "\n" for row in rows)
+
+
+def _json_line(row: Row) -> str:
+    """The row as JSON; a row holding a lone surrogate (a model may answer with one) is
+    written with non-ASCII characters escaped, which keeps it exactly."""
+    line = json.dumps(row, ensure_ascii=False)
+    return line if displayable(line) is line else json.dumps(row, ensure_ascii=True)
+
+
+def _displayable_row(row: Row) -> Row:
+    return {k: displayable(v) if isinstance(v, str) else v for k, v in row.items()}
 
 
 def _data_frame(rows: Sequence[Row]) -> Any:

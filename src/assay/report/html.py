@@ -22,6 +22,7 @@ from typing import Any
 
 from .. import __version__
 from ..errors import InputError
+from ..json_safe import displayable
 from ..runs import utc_now, write_atomic
 from ._html_common import ExampleSource, RunContent, SampleSettings, read_json_file
 from ._html_model import ExampleSet, ReportPayload
@@ -72,7 +73,7 @@ def write_comparison(
 def render_report(run_dirs: Sequence[Path], options: ReportOptions | None = None) -> str:
     with _collector_paused():
         payload, blocks = build_report(run_dirs, options or ReportOptions())
-        return render_page(payload.title, blocks)
+        return displayable(render_page(payload.title, blocks))
 
 
 @contextlib.contextmanager

@@ -21,6 +21,7 @@ from typing import Any, NamedTuple, get_args
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import InputError, describe_problem, field_path
+from ..json_safe import load_model
 from ..runs import fingerprint, parse_record_line, read_numbered_jsonl, read_numbered_lines
 from .patterns.base import (
     Candidate,
@@ -240,12 +241,13 @@ def result_lines(path: Path, numbers: set[int]) -> Iterator[tuple[int, str]]:
 def iter_numbered_results(path: Path) -> Iterator[tuple[int, ResultRecord]]:
     """:func:`iter_results` with each result's line number."""
     current = _last_line_of_each_id(path)
-    for number, data in read_numbered_jsonl(path):
-        if current.get(_id_of(data)) not in (None, number):
+    for number, line in read_numbered_lines(path):
+        if current.get(_line_id(line, path, number)) not in (None, number):
             continue  # superseded by a later line of the same id (a retried example)
-        try:
-            yield number, ResultRecord.model_validate(data)
+        try:  # strict: a value of the wrong JSON type ("true", "0.5") is refused, not cast
+            yield number, load_model(ResultRecord, line, strict=True)
         except ValidationError as error:
+            parse_record_line(line, path, number)  # not JSON: json's own located message
             first = error.errors()[0]
             field = field_path(first["loc"]) or None
             raise InputError(describe_problem(first), path=path, line=number, field=field) from None
@@ -264,11 +266,15 @@ _LEADING_ID = re.compile(r'\{"schema_version":\d+,"id":"([^"\\]*)",')
 def _last_line_of_each_id(path: Path) -> dict[str | None, int]:
     last: dict[str | None, int] = {}
     for number, line in read_numbered_lines(path):
-        leading = _LEADING_ID.match(line)
-        key = leading.group(1) if leading else _id_of(parse_record_line(line, path, number))
+        key = _line_id(line, path, number)
         if key is not None:
             last[key] = number
     return last
+
+
+def _line_id(line: str, path: Path, number: int) -> str | None:
+    leading = _LEADING_ID.match(line)
+    return leading.group(1) if leading else _id_of(parse_record_line(line, path, number))
 
 
 def _failures_of(data: dict[str, Any]) -> int:
