@@ -192,6 +192,23 @@ def test_model_free_checks_record_their_time_per_claim(
     assert cost["check_ms_per_claim"] == pytest.approx(sum(times) / len(times))
 
 
+def test_with_a_model_in_the_check_the_model_time_per_call_is_printed_beside_the_wall_time(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A check's wall time holds its wait behind other calls (142 s per claim was printed on a
+    loaded machine): the model's own time per call stands beside it."""
+    data = write_jsonl(tmp_path / "data.jsonl", verify_only_records(4))
+    assert _run(data, tmp_path / "run", "entailment", "--verifier", "stub/v") == 0
+    cost = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("cost:"))
+    assert "ms per claim check (wall time, waits for the model included)" in cost
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())["cost"]
+    per_call = summary["latency_ms"] / summary["calls"]
+    assert cost.endswith(f", {per_call:.0f} ms of model time per call")
+    assert _run(data, tmp_path / "free", "entailment") == 0  # no model: neither note
+    cost = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("cost:"))
+    assert "wall time" not in cost and "model time" not in cost
+
+
 def test_best_of_n_times_its_answer_level_checks(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
