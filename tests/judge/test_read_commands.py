@@ -129,3 +129,46 @@ def test_a_slice_key_with_a_slash_gets_a_safe_file_name(
     code, _, _ = run_cli(["judge", "analyze", str(run), "--by", "meta.sub/x"], capsys)
     assert code == 0  # the report reads the slices back
     assert "Slices by meta.sub/x" in (run / "report.html").read_text()
+
+
+@pytest.fixture
+def read_only(run: Path) -> Iterator[Path]:
+    """The run on a read-only file system (a bind mount remounted read-only; as root, the
+    only way a write is refused) or, for another user, with its folders not writable."""
+    import os
+    import shutil
+
+    if os.geteuid() != 0:
+        folders = [run, *(p for p in run.rglob("*") if p.is_dir())]
+        for folder in folders:
+            folder.chmod(0o555)
+        yield run
+        for folder in folders:
+            folder.chmod(0o755)
+        return
+    mount = shutil.which("mount")
+    steps = [[mount, "--bind", str(run), str(run)], [mount, "-o", "remount,bind,ro", str(run)]]
+    for step in steps:
+        if mount is None or subprocess.run(step, capture_output=True).returncode != 0:
+            subprocess.run(["umount", str(run)], capture_output=True)
+            pytest.skip("a read-only bind mount cannot be made on this machine")
+    try:
+        yield run
+    finally:
+        subprocess.run(["umount", str(run)], check=True)
+
+
+def test_a_run_that_cannot_be_locked_is_validated_with_a_note(
+    read_only: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run on read-only storage (an archive shared with a team) cannot be locked, and no
+    process of this user can be writing it: validate reads it, and says it took no lock;
+    analyze, which writes its summary into the run, names the file it cannot write."""
+    before = contents(read_only)
+    code, out, err = run_cli(["judge", "validate", str(read_only)], capsys)
+    assert code == 0 and out.rstrip().endswith("consistent")
+    assert err.startswith(f"note: {read_only} cannot be locked (")
+    code, _, err = run_cli(["judge", "analyze", str(read_only), "--no-plots"], capsys)
+    assert code == 2 and "Traceback" not in err
+    assert err.splitlines()[-1].startswith(f"error: {read_only / 'summary.json'}: ")
+    assert contents(read_only) == before
