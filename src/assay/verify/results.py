@@ -297,6 +297,15 @@ class CurrentResult(NamedTuple):
     record_hash: str | None  # None: written before results recorded it
 
 
+def checked_result_index(path: Path) -> dict[str, CurrentResult]:
+    """:func:`result_index`, reading every current result whole on the way (a line that is
+    not a result is an InputError): what a resumed run checks before it writes anything."""
+    return {
+        result.id: CurrentResult(number, result.complete, result.record_hash)
+        for number, result in iter_numbered_results(path)
+    }
+
+
 def result_index(path: Path) -> dict[str, CurrentResult]:
     """Each id's current result: its line, whether it is complete, its input's fingerprint."""
     index: dict[str, CurrentResult] = {}
