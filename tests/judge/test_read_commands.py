@@ -172,3 +172,28 @@ def test_a_run_that_cannot_be_locked_is_validated_with_a_note(
     assert code == 2 and "Traceback" not in err
     assert err.splitlines()[-1].startswith(f"error: {read_only / 'summary.json'}: ")
     assert contents(read_only) == before
+
+
+def test_a_rerun_of_finished_work_keeps_the_reported_models_and_the_report_sums_sessions(
+    run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A rerun makes no call: run.json's usage is that session's (zeros), but the model names
+    the replies reported stay, and the report shows the counts of every session."""
+    first = json.loads((run / "run.json").read_text())
+    requests = sum(u["calls"] + u["cache_hits"] for u in first["usage"].values())
+    assert requests > 0 and all(m["reported"] for m in first["models"].values())
+    command = ["judge", "run", "--questions", str(tmp_path / "q.jsonl")]
+    command += ["--outputs", str(tmp_path / "m.jsonl"), "--judge", "stub/a", "--judge", "stub/b"]
+    assert run_cli([*command, "--out", str(run)], capsys)[0] == 0
+    again = json.loads((run / "run.json").read_text())
+    assert sum(u["calls"] + u["cache_hits"] for u in again["usage"].values()) == 0
+    assert again["models"] == first["models"]  # was: "reported": ""
+
+    from assay.report._html_common import reproducibility
+
+    facts = {fact.label: fact.value for fact in reproducibility(again, run)}
+    assert "calls=0" in str(facts["usage, last session"])
+    summed = str(facts["usage, all sessions (counts)"])
+    for judge in ("stub/a", "stub/b"):
+        usage = first["usage"][judge]
+        assert f"cache_hits={usage['cache_hits']}, calls={usage['calls']}" in summed

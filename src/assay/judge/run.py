@@ -18,7 +18,7 @@ import datetime as dt
 import hashlib
 import sys
 from collections import defaultdict
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
@@ -496,7 +496,7 @@ async def _run_judges_locked(
 ) -> JudgeRunSummary:
     # another kind of run in the directory is refused before anything is written (the archive
     # checks its own protocol, so a judge archive whose run.json is gone is still resumed)
-    check_run_kind(run_dir, "judge", option="--out", needs_log=False)
+    previous = check_run_kind(run_dir, "judge", option="--out", needs_log=False)
     _require_coverage(eval_set, config)
     plan = _Plan(eval_set, [j.name for j in judges], config.mode)
     if not plan.total:
@@ -508,7 +508,7 @@ async def _run_judges_locked(
     state = protocol_state(config.protocol, config.decoding, config.archive_layout)
     archive = Archive.open(run_dir, state)
     try:
-        return await _run_session(eval_set, judges, run_dir, config, archive, plan)
+        return await _run_session(eval_set, judges, run_dir, config, archive, plan, previous)
     finally:
         archive.close()
 
@@ -554,6 +554,7 @@ async def _run_session(
     config: JudgeRunConfig,
     archive: Archive,
     plan: _Plan,
+    previous: RunLog | None,
 ) -> JudgeRunSummary:
     for moved in archive.quarantine_unreadable():  # never let an unreadable file brick the run
         print(
@@ -584,9 +585,9 @@ async def _run_session(
             )
     except BaseException as error:
         status: RunStatus = "error" if isinstance(error, Exception) else "cancelled"
-        logger.finish(status, error=repr(error)[:500], **_end_fields(session, plan))
+        logger.finish(status, error=repr(error)[:500], **_end_fields(session, plan, previous))
         raise
-    logger.finish("success", **_end_fields(session, plan))
+    logger.finish("success", **_end_fields(session, plan, previous))
     return _summary(run_dir, archive, session, plan)
 
 
@@ -602,19 +603,28 @@ def _require_coverage(eval_set: EvalSet, config: JudgeRunConfig) -> None:
         raise RunError("the evaluation set has no aligned samples\n" + coverage.describe())
 
 
-def _end_fields(session: _JudgeSession, plan: _Plan) -> dict[str, Any]:
+def _end_fields(session: _JudgeSession, plan: _Plan, previous: RunLog | None) -> dict[str, Any]:
+    """run.json's end of a session. ``usage`` is this session's (``run_log.jsonl`` keeps
+    each session's, and prices sum them); ``reported`` holds every model name the replies
+    reported in any session, so a rerun of finished work (no call) does not blank it."""
     finished = plan.already + session.finished_now
     usage = {j.name: j.usage.summary() for j in session.judges}
     if session.remote_usage:  # Ray: the workers made the calls (counts summed, no latencies)
         usage = dict(session.remote_usage)
+    earlier = previous.models if previous is not None else {}
     models = {
         j.name: {
             **j.backend.version_info(),
-            "reported": ", ".join(sorted(session.reported_models[j.name])),
+            "reported": _reported(session.reported_models[j.name], earlier.get(j.name, {})),
         }
         for j in session.judges
     }
     return {"finished_count": finished, "usage": usage, "models": models}
+
+
+def _reported(now: set[str], earlier: Mapping[str, Any]) -> str:
+    before = str(earlier.get("reported") or "")
+    return ", ".join(sorted(now | {name for name in before.split(", ") if name}))
 
 
 def _run_log(

@@ -17,6 +17,8 @@ from pydantic import BaseModel
 
 from ..errors import InputError
 from ..json_safe import load_model
+from ..runs import read_jsonl
+from ..runs.prices import session_usage
 from ..verify.results import ResultRecord
 from ._html_model import Cell, Column, Detail, Fact, Mark, MarkClass, Metric, Plot, RunSection
 from ._html_page import png_data_uri
@@ -103,7 +105,7 @@ def read_optional_json(path: Path, notes: list[str]) -> dict[str, Any]:
     return read_json_file(path)
 
 
-def reproducibility(run: dict[str, Any]) -> list[Fact]:
+def reproducibility(run: dict[str, Any], run_dir: Path) -> list[Fact]:
     """The facts of run.json a reader needs to reproduce the run, first screen of the report."""
     status = run.get("status")
     badge = {"success": "good", "error": "bad", "cancelled": "warn"}.get(str(status), "warn")
@@ -122,13 +124,26 @@ def reproducibility(run: dict[str, Any]) -> list[Fact]:
     if run.get("decoding"):
         facts.append(Fact(label="decoding", value=_describe(run["decoding"])))
     if run.get("usage"):
-        facts.append(Fact(label="usage", value=_describe(run["usage"])))
+        facts.append(Fact(label="usage, last session", value=_describe(run["usage"])))
+    sessions = _session_usage(run_dir)
+    if sessions:
+        facts.append(Fact(label="usage, all sessions (counts)", value=_describe(sessions)))
     if run.get("error"):
         facts.append(Fact(label="error", value=str(run["error"]), badge="bad"))
     facts.append(Fact(label="command", value=" ".join(map(str, run.get("command") or []))))
     if run.get("config"):
         facts.append(Fact(label="configuration", value=_describe(run["config"])))
     return facts
+
+
+def _session_usage(run_dir: Path) -> dict[str, dict[str, int]]:
+    """Each model's counts summed over the finished sessions of ``run_log.jsonl`` (a rerun of
+    finished work makes no call, and run.json's usage is that session's alone)."""
+    log = run_dir / "run_log.jsonl"
+    try:
+        return session_usage(read_jsonl(log)) if log.is_file() else {}
+    except InputError:  # a damaged log costs this fact, not the report
+        return {}
 
 
 def _progress(run: dict[str, Any]) -> str:

@@ -23,7 +23,7 @@ def base_section(run_dir: Path, run: dict[str, Any], plot_titles: dict[str, str]
         name=run_dir.resolve().name,
         kind=str(run.get("kind") or "run"),
         path=str(run_dir),
-        reproducibility=reproducibility(run),
+        reproducibility=reproducibility(run, run_dir),
         notes=notes,
         plots=plots(run_dir, plot_titles),
         documents=documents(run_dir),
