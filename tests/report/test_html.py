@@ -342,3 +342,19 @@ def test_judge_coverage_table_is_summary_coverage(judge_run: Path) -> None:
     assert shown["expected outputs"] == coverage["expected"]
     assert shown["aligned outputs"] == coverage["aligned"]
     assert shown["missing"] == sum(i["kind"] == "missing" for i in coverage["issues"])
+
+
+def test_a_budget_too_small_for_what_is_never_cut_is_exceeded_with_a_warning(
+    bench_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Texts are cut down to 40 characters; the tables and numbers are never cut, so a tiny
+    --max-mb is exceeded, and report says so instead of exiting quietly."""
+    from assay.cli import main
+
+    out = tmp_path / "tiny.html"
+    assert main(["report", str(bench_run), "--out", str(out), "--max-mb", "0.01"]) == 0
+    err = capsys.readouterr().err
+    assert out.stat().st_size > 10_000
+    assert f"warning: {out} is over --max-mb 0.01: texts were cut to the shortest" in err
+    assert main(["report", str(bench_run), "--out", str(out)]) == 0
+    assert "warning" not in capsys.readouterr().err

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -62,4 +63,11 @@ def _report(args: argparse.Namespace) -> int:
         path = write_comparison(runs, args.out, options=options)
     size = path.stat().st_size / 1_000_000
     print(f"wrote {path} ({size:.1f} MB); open it in a browser, it needs no network")
+    if size > args.max_mb:
+        print(
+            f"warning: {path} is over --max-mb {args.max_mb:g}: texts were cut to the shortest "
+            "length (40 characters), and the tables, numbers and plots, which are never cut, "
+            "take the rest; give a larger --max-mb, or a smaller --sample",
+            file=sys.stderr,
+        )
     return 0
