@@ -349,8 +349,6 @@ def test_a_budget_too_small_for_what_is_never_cut_is_exceeded_with_a_warning(
 ) -> None:
     """Texts are cut down to 40 characters; the tables and numbers are never cut, so a tiny
     --max-mb is exceeded, and report says so instead of exiting quietly."""
-    from assay.cli import main
-
     out = tmp_path / "tiny.html"
     assert main(["report", str(bench_run), "--out", str(out), "--max-mb", "0.01"]) == 0
     err = capsys.readouterr().err
