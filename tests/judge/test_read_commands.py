@@ -197,3 +197,17 @@ def test_a_rerun_of_finished_work_keeps_the_reported_models_and_the_report_sums_
     for judge in ("stub/a", "stub/b"):
         usage = first["usage"][judge]
         assert f"cache_hits={usage['cache_hits']}, calls={usage['calls']}" in summed
+
+
+def test_two_judges_that_share_no_sample_get_agreement_rows_that_say_so(
+    run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Cross-judging with two judges that are also the targets: each judges only the other's
+    outputs, so no sample has two judgments. The scope is reported as undefined with the
+    reason (it was left out of summary.json without a word)."""
+    assert run_cli(["judge", "analyze", str(run), "--no-plots", "--no-report"], capsys)[0] == 0
+    rows = json.loads((run / "summary.json").read_text())["agreement"]
+    cross = [row for row in rows if row["scope"] == "cross_only"]
+    assert len(cross) == 2 * 5  # kappa and alpha for the four dimensions and overall_score
+    assert all(row["n_units"] == 0 and row["value"] is None for row in cross)
+    assert all(row["note"].startswith("undefined: no sample validly judged") for row in cross)

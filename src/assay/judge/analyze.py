@@ -329,6 +329,9 @@ def blind_mode(records: Sequence[Evaluation]) -> str:
     return modes.pop() if len(modes) == 1 else "mixed"
 
 
+NO_SHARED_SAMPLE = "undefined: no sample validly judged by two of these judges in this scope"
+
+
 def agreement_rows(valid: Sequence[Evaluation]) -> Iterable[AgreementRow]:
     """Weighted kappa per judge pair and Krippendorff's alpha over all judges, per dimension."""
     scopes: dict[Literal["cross_only", "all_methods"], list[Evaluation]] = {
@@ -343,9 +346,7 @@ def agreement_rows(valid: Sequence[Evaluation]) -> Iterable[AgreementRow]:
         units = sorted({_sample_key(r) for r in chosen})
         for field in SCORE_FIELDS:
             yield from _kappa_rows(scope, field, judges, units, ratings)
-            alpha = _alpha_row(scope, field, judges, units, ratings)
-            if alpha.n_units:
-                yield alpha
+            yield _alpha_row(scope, field, judges, units, ratings)
 
 
 _Ratings = dict[tuple[str, tuple[str, str, str, str]], Evaluation]
@@ -364,14 +365,14 @@ def _kappa_rows(
 ) -> Iterable[AgreementRow]:
     for first, second in itertools.combinations(judges, 2):
         common = [u for u in units if (first, u) in ratings and (second, u) in ratings]
-        if not common:
-            continue  # these two judges share no validly judged sample
         a = [score_of(ratings[(first, u)], field) for u in common]
         b = [score_of(ratings[(second, u)], field) for u in common]
         kappa = functools.partial(
             metrics.cohen_kappa_score, a, b, weights="quadratic", labels=_labels(field)
         )
-        value, note = _undefined_as_none(kappa)
+        # two judges that share no validly judged sample (cross-judging with two judges: each
+        # judges only the other's outputs) get a row that says so, not silence
+        value, note = _undefined_as_none(kappa) if common else (None, NO_SHARED_SAMPLE)
         yield AgreementRow(
             scope=scope,
             dimension=field,
@@ -396,7 +397,10 @@ def _alpha_row(
             if (judge, unit) in ratings:
                 table[i, j] = score_of(ratings[(judge, unit)], field)
     pairable = int(((~np.isnan(table)).sum(axis=0) >= 2).sum())
-    value, note = _undefined_as_none(lambda: metrics.krippendorff_alpha(table, level="ordinal"))
+    value, note = (None, NO_SHARED_SAMPLE)
+    if pairable:
+        alpha = functools.partial(metrics.krippendorff_alpha, table, level="ordinal")
+        value, note = _undefined_as_none(alpha)
     return AgreementRow(
         scope=scope,
         dimension=field,
