@@ -75,3 +75,21 @@ def test_an_echoed_key_is_never_archived_logged_or_printed(
     assert "[REDACTED]" in archived
     run = json.loads((tmp_path / "judge" / "run.json").read_text(encoding="utf-8"))
     assert SECRET not in json.dumps(run)
+
+
+def test_an_unset_api_key_variable_is_refused_not_replaced_by_openai_api_key(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--api-key-env MY_KEY with MY_KEY unset sent $OPENAI_API_KEY to the --base-url server."""
+    from assay.cli import main
+
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    monkeypatch.delenv("ASSAY_UNSET_KEY", raising=False)
+    with fault_server([OK]) as server:
+        args = ["ping", "openai/x", "--base-url", server.base_url, "--no-cache"]
+        code = main([*args, "--api-key-env", "ASSAY_UNSET_KEY"])
+        assert server.requests == []  # nothing was sent, so no key either
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.startswith("error: --api-key-env ASSAY_UNSET_KEY: no such environment variable")
+    assert SECRET not in err

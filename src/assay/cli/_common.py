@@ -16,6 +16,7 @@ from ..redact import public_command
 
 #: Exit code of a run that finished but left failed model calls (a rerun retries them).
 EXIT_FAILED_CALLS = 1
+DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 
 
 def add_model_options(parser: argparse.ArgumentParser) -> None:
@@ -26,7 +27,7 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--api-key-env",
-        default="OPENAI_API_KEY",
+        default=DEFAULT_API_KEY_ENV,
         help="environment variable holding the API key (default: OPENAI_API_KEY); "
         "keys are never taken on the command line, where they would land in shell history",
     )
@@ -58,7 +59,7 @@ def model_options(args: argparse.Namespace) -> ModelOptions:
     check_out_file(args.cache_path, "--cache-path")  # the cache is written there too
     return ModelOptions(
         base_url=args.base_url,
-        api_key=os.environ.get(args.api_key_env) or None,
+        api_key=_api_key(args.api_key_env),
         request_timeout_s=args.timeout,
         max_attempts=args.max_attempts,
         max_retry_after_s=args.max_retry_after,
@@ -69,6 +70,21 @@ def model_options(args: argparse.Namespace) -> ModelOptions:
         structured_output=args.structured_output,
         batch_dir=batch_dir(args),
     )
+
+
+def _api_key(variable: str) -> str | None:
+    """The key in the environment variable ``--api-key-env`` names. A variable the user named
+    that is not set is an error: a backend would otherwise fall back to OPENAI_API_KEY and
+    send that key to whatever server --base-url names."""
+    key = os.environ.get(variable) or None
+    if key is None and variable != DEFAULT_API_KEY_ENV:
+        raise ConfigError(
+            f"--api-key-env {variable}: no such environment variable is set (the API key is "
+            f"read from it; {DEFAULT_API_KEY_ENV} is not used in its place)",
+            hint=f"export {variable}=..., or leave out --api-key-env for a server that takes "
+            "no key",
+        )
+    return key
 
 
 def typed_option(args: argparse.Namespace, *spellings: str) -> str:

@@ -344,7 +344,12 @@ def _status_error(error: _StatusError) -> BackendError:
     detail = str(error)
     kind = status_kind(status, detail)
     if kind is ErrorKind.AUTHENTICATION:
-        return BackendError(kind, f"HTTP {status}: check OPENAI_API_KEY or --api-key")
+        # the server's own words may quote the key: they are left out
+        return BackendError(
+            kind,
+            f"HTTP {status}: the server refused the API key (read from the environment "
+            "variable --api-key-env names, OPENAI_API_KEY by default)",
+        )
     retry_after = _retry_after(error.response) if kind.retryable else None
     return BackendError(kind, f"HTTP {status}: {detail}", retry_after_s=retry_after)
 
