@@ -15,6 +15,7 @@ from tests.helpers.fault_server import (
     ECHO_KEY_REPLY,
     NUMBER_CONTENT,
     OK,
+    SURROGATE,
     fault_server,
 )
 from tests.test_failed_calls import ROOT, assay, judge_outputs  # noqa: F401 (a fixture)
@@ -93,3 +94,32 @@ def test_an_unset_api_key_variable_is_refused_not_replaced_by_openai_api_key(
     assert code == 2
     assert err.startswith("error: --api-key-env ASSAY_UNSET_KEY: no such environment variable")
     assert SECRET not in err
+
+
+def test_a_reply_holding_a_lone_surrogate_stops_no_command(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """UTF-8 cannot encode a lone surrogate. It was an internal error in generate (the output
+    file), ping (the print) and bench (the revision prompt's cache key), and the cached reply
+    made every rerun fail again."""
+    from assay.cli import main
+
+    cache = ["--cache-path", str(tmp_path / "cache.sqlite")]
+    outputs = tmp_path / "outputs"
+    with fault_server([SURROGATE] * 100) as server:
+        model = ["--base-url", server.base_url, *cache]
+        generate = ["generate", "--questions", str(QUESTIONS), "--model", "openai/x"]
+        assert main([*generate, "--out", str(outputs), *model]) == 0
+        sent = len(server.requests)
+        assert main([*generate, "--out", str(outputs), *model]) == 0
+        assert len(server.requests) == sent  # the rerun is answered by nothing: all finished
+        assert main(["ping", "openai/x", *model]) == 0
+        bench = ["bench", "run", "--data", str(ROOT / "examples" / "grounded_qa.jsonl")]
+        bench += ["--pattern", "entailment", "--generator", "openai/x", "--verifier", "lexical"]
+        assert main([*bench, "--out_dir", str(tmp_path / "b"), "--max_examples", "2", *model]) == 0
+    out, err = capsys.readouterr()
+    text = (outputs / "openai--x" / "Q1__explicit.txt").read_text(encoding="utf-8")
+    assert text.startswith("- odd \ufffd text")
+    assert "the reply held a lone surrogate, written as U+FFFD" in err
+    assert "- odd \\ud800 text" in out  # ping prints the escape
+    assert "internal error" not in err

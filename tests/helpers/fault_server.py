@@ -34,6 +34,8 @@ ERROR_OBJECT = "error-object"
 JSON_ARRAY = "json-array"
 ECHO_KEY_ERROR = "echo-key-error"
 ECHO_KEY_REPLY = "echo-key-reply"
+SURROGATE = "surrogate"  # a reply holding a lone surrogate, which UTF-8 cannot encode
+NEGATIVE_USAGE = "negative-usage"  # a reply whose usage counts are negative
 
 #: 200 replies of the wrong shape, each a call failure for the client.
 MALFORMED_200 = (NUMBER_CONTENT, OBJECT_CONTENT, EMPTY_CHOICES, MISSING_CHOICES, ERROR_OBJECT)
@@ -74,6 +76,11 @@ _WRONG_SHAPES: dict[str, Any] = {
     EMPTY_CHOICES: {**chat_reply(), "choices": []},
     MISSING_CHOICES: _without_choices_key(),
     ERROR_OBJECT: {"error": {"message": "model overloaded", "type": "server_error"}},
+    SURROGATE: _with_content("- odd \ud800 text\n- two\n- three"),
+    NEGATIVE_USAGE: {
+        **chat_reply(),
+        "usage": {"prompt_tokens": -5, "completion_tokens": -3, "total_tokens": -8},
+    },
     JSON_ARRAY: [1, 2, 3],
 }
 

@@ -207,6 +207,10 @@ def test_with_a_model_in_the_check_the_model_time_per_call_is_printed_beside_the
     assert _run(data, tmp_path / "free", "entailment") == 0  # no model: neither note
     cost = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("cost:"))
     assert "wall time" not in cost and "model time" not in cost
+    answers = write_jsonl(tmp_path / "gen.jsonl", generate_records(2))
+    assert _run(answers, tmp_path / "gen", "entailment") == 0  # a model writes, none checks
+    cost = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("cost:"))
+    assert "wall time" not in cost and cost.endswith("ms of model time per call")
 
 
 def test_best_of_n_times_its_answer_level_checks(

@@ -87,6 +87,14 @@ def _modules_for(argv: Sequence[str] | None) -> set[str] | None:
     return set() if command is None else {COMMANDS[command][0]}
 
 
+def _print_anything() -> None:
+    """Model text printed as it is may hold a lone surrogate, which the terminal's encoding
+    cannot take: it is printed as its escape (``\\ud800``), as stderr already does."""
+    reconfigure = getattr(sys.stdout, "reconfigure", None)
+    if reconfigure is not None:
+        reconfigure(errors="backslashreplace")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     # --debug is the top-level parser's, but an error's hint says "rerun with --debug", which
@@ -95,6 +103,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser(args_list)
     args = parser.parse_args([a for a in args_list if a != "--debug"])
     args.argv = args_list  # the retry hint repeats the command as given
+    _print_anything()
     if not getattr(args, "handler", None):
         parser.print_help()
         return 2

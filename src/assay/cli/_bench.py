@@ -295,21 +295,23 @@ def headline(summary: Any) -> str:
             "second opinion, same answers: " + _metrics_line(summary.detection_second_opinion)
         )
     if summary.cost.per_example:
-        lines.append(cost_line(summary.cost))
+        lines.append(cost_line(summary.cost, (summary.config or {}).get("verifier")))
     if shows_money(summary.money):
         lines.append(money_line(summary.money, "example"))
     return "\n".join(lines)
 
 
-def cost_line(cost: Any) -> str:
-    """``cost: 1.00 calls, 250 tokens per example, ...``. With model calls in the run, the
-    wall time per claim check holds each call's wait behind the calls in flight (the embedded
-    model runs one at a time): the model's own time per call is printed beside it."""
+def cost_line(cost: Any, verifier: str | None) -> str:
+    """``cost: 1.00 calls, 250 tokens per example, ...``. With a model in the claim checks,
+    a check's wall time holds each call's wait behind the calls in flight (the embedded model
+    runs one at a time): the line says so, and the model's own time per call is beside it."""
+    from ..verify.defaults import MODEL_FREE_CHECKERS
+
     per = cost.per_example
     line = f"cost: {per['calls']:.2f} calls, {per['tokens']:.0f} tokens per example"
     if cost.check_ms_per_claim is not None:
         line += f", {cost.check_ms_per_claim:.1f} ms per claim check"
-        if cost.calls:
+        if cost.calls and verifier not in MODEL_FREE_CHECKERS:
             line += " (wall time, waits for the model included)"
     if cost.calls:
         line += f", {cost.latency_ms / cost.calls:.0f} ms of model time per call"

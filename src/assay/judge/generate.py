@@ -28,6 +28,7 @@ from ..data.questions import (
     refuse_edited_prompt,
 )
 from ..errors import InputError, RunError
+from ..json_safe import displayable
 from ..model import (
     CallFailure,
     ChatMessage,
@@ -290,7 +291,10 @@ def _write_output(
         path = out_dir / job.rewrite
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path.parent / TARGET_NAME_FILE, model_name + "\n")
-    write_atomic(path, completion.text)
+    text = displayable(completion.text)
+    if text != completion.text:  # a text file holds UTF-8, which a lone surrogate is not
+        print(f"note: {path}: the reply held a lone surrogate, written as U+FFFD", file=sys.stderr)
+    write_atomic(path, text)
     relative = str(path.relative_to(out_dir))
     return ManifestEntry(
         question_id=job.question_id,

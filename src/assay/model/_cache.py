@@ -62,7 +62,9 @@ def cache_key(
         "sample_index": sample_index,
     }
     canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    # surrogatepass: a prompt quoting a model's lone surrogate still has a key (other text
+    # encodes as plain UTF-8, so every existing key stays the same)
+    return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class ResponseCache:

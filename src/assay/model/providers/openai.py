@@ -201,12 +201,20 @@ class _RequestEncoder:
         self._slot = f"assay-schema-{secrets.token_hex(16)}"
 
     def encode(self, request: dict[str, Any]) -> bytes:
+        try:
+            return self._text(request).encode()
+        except UnicodeEncodeError:
+            # a lone surrogate (a model's earlier reply, quoted in this prompt): UTF-8 cannot
+            # hold it, JSON's \u escape can, and the server decides what it makes of it
+            escaped = json.dumps(request, ensure_ascii=True, separators=(",", ":"))
+            return escaped.encode()
+
+    def _text(self, request: dict[str, Any]) -> str:
         schema, path = _schema_of(request)
         if schema is None or not isinstance(schema.get("anyOf"), list):
-            return _dumps(request).encode()
+            return _dumps(request)
         path[0][path[1]] = self._slot  # a copy of the request's nesting, not the caller's
-        text = _dumps(path[2]).replace(f'"{self._slot}"', self._schema_text(schema), 1)
-        return text.encode()
+        return _dumps(path[2]).replace(f'"{self._slot}"', self._schema_text(schema), 1)
 
     def _schema_text(self, schema: dict[str, Any]) -> str:
         parts = [
