@@ -13,6 +13,7 @@ import pytest
 from tests.helpers.fault_server import (
     ECHO_KEY_ERROR,
     ECHO_KEY_REPLY,
+    NEGATIVE_USAGE,
     NUMBER_CONTENT,
     OK,
     SURROGATE,
@@ -123,3 +124,24 @@ def test_a_reply_holding_a_lone_surrogate_stops_no_command(
     assert "the reply held a lone surrogate, written as U+FFFD" in err
     assert "- odd \\ud800 text" in out  # ping prints the escape
     assert "internal error" not in err
+
+
+def test_negative_token_counts_are_a_retried_call_failure_not_a_bad_setting(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A server that reports -5 prompt tokens sent a reply of the wrong shape. It stopped
+    generate with "invalid setting: completion_tokens ..." (again on every rerun, from the
+    cache) and gave bench a negative cost."""
+    from assay.cli import main
+
+    outputs = tmp_path / "outputs"
+    with fault_server([NEGATIVE_USAGE] * 8 + [OK] * 100) as server:
+        args = ["generate", "--questions", str(QUESTIONS), "--model", "openai/x", "--out"]
+        args += [str(outputs), "--base-url", server.base_url, "--max-attempts", "1"]
+        args += ["--cache-path", str(tmp_path / "cache.sqlite")]
+        assert main(args) == 1  # failed calls, listed; nothing scored or cached
+        failures = (outputs / "generation_failures.jsonl").read_text(encoding="utf-8")
+        assert "reply has a field assay cannot take: prompt_tokens" in failures
+        assert main(args) == 0  # the rerun retries them, and the server now answers well
+    manifest = (outputs / "manifest.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(manifest) == 8 and "invalid setting" not in capsys.readouterr().err

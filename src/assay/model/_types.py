@@ -112,13 +112,15 @@ class Completion(BaseModel):
 
     text: str
     finish_reason: str
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
+    # counts are never negative: a server that says so sent a reply of the wrong shape, a
+    # retried call failure, not a cost below zero
+    prompt_tokens: int = Field(default=0, ge=0)
+    completion_tokens: int = Field(default=0, ge=0)
     # of prompt_tokens, how many an in-process backend took from its KV cache (shared prefix)
-    prompt_tokens_reused: int = 0
+    prompt_tokens_reused: int = Field(default=0, ge=0)
     # of prompt_tokens, how many the provider served from its prompt cache (billed at its
     # cached-input price; OpenAI's usage.prompt_tokens_details.cached_tokens)
-    cached_prompt_tokens: int = 0
+    cached_prompt_tokens: int = Field(default=0, ge=0)
     latency_s: float = 0.0
     logprobs: tuple[TokenLogprob, ...] | None = None
     model: str = ""  # the model name the backend reported, when it reports one

@@ -284,7 +284,12 @@ def _completion(response: object) -> Completion:
             logprobs=_logprobs(choice.get("logprobs")),
             model=reply.get("model") or "",
         )
-    except (ValidationError, AttributeError, TypeError, ValueError, KeyError) as error:
+    except ValidationError as error:
+        item = error.errors()[0]
+        where = ".".join(str(part) for part in item["loc"])
+        problem = f"{where}: {item['msg']} (got {item.get('input')!r})"
+        raise _malformed(f"reply has a field assay cannot take: {_short(problem)}") from None
+    except (AttributeError, TypeError, ValueError, KeyError) as error:
         raise _malformed(f"reply has a field of the wrong type: {_short(str(error))}") from None
 
 
