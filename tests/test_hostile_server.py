@@ -145,3 +145,26 @@ def test_negative_token_counts_are_a_retried_call_failure_not_a_bad_setting(
         assert main(args) == 0  # the rerun retries them, and the server now answers well
     manifest = (outputs / "manifest.jsonl").read_text(encoding="utf-8").splitlines()
     assert len(manifest) == 8 and "invalid setting" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("url", "problem"),
+    [
+        ("http://127.0.0.1:99999/v1", "Port out of range"),
+        ("http://127.0.0.1:abc/v1", "Port could not be cast"),
+        ("http://[::1", "Invalid IPv6 URL"),
+    ],
+)
+def test_a_bad_base_url_is_one_error_before_anything_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], url: str, problem: str
+) -> None:
+    """These were internal errors from inside the HTTP client (after generate made its
+    output directory)."""
+    from assay.cli import main
+
+    out = tmp_path / "outputs"
+    args = ["generate", "--questions", str(QUESTIONS), "--model", "openai/x", "--out", str(out)]
+    assert main([*args, "--base-url", url]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: --base-url {url}: not a server URL (") and problem in err
+    assert not out.exists()

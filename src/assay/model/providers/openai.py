@@ -15,6 +15,7 @@ import os
 import secrets
 from collections.abc import Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 from pydantic import ValidationError
@@ -59,6 +60,7 @@ class OpenAIBackend(Backend):
     ) -> None:
         super().__init__(model)
         full_url = base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+        _check_url(full_url, "--base-url" if base_url else "OPENAI_BASE_URL")
         #: The URL without credentials: the only form stored, printed or put in a cache key.
         self.base_url = public_url(full_url)
         key = api_key or os.environ.get("OPENAI_API_KEY")
@@ -268,6 +270,26 @@ def _response_format(schema: JsonSchema, mode: StructuredOutput) -> dict[str, An
         "type": "json_schema",
         "json_schema": {"name": schema.name, "schema": schema.schema_, "strict": schema.strict},
     }
+
+
+def _check_url(url: str, source: str) -> None:
+    """An http(s) URL with a host and a valid port, refused before any request (a bad port
+    or bracket was an internal error from deep inside the HTTP client)."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port  # raises for a port that is not a number in range
+        httpx.URL(url)
+    except (ValueError, httpx.InvalidURL) as error:
+        problem = str(error)
+    else:
+        problem = ""
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            problem = "expected http://HOST[:PORT]/PATH or https://..."
+        elif port == 0:
+            problem = "port 0"
+    if problem:
+        shown_url = public_url(url)
+        raise ConfigError(f"{source} {shown_url}: not a server URL ({problem})")
 
 
 def _completion(response: object) -> Completion:
