@@ -6,6 +6,7 @@ import argparse
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -45,6 +46,18 @@ def test_user_errors_are_one_line_and_exit_2(
     err = capsys.readouterr().err
     assert expected in err
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("content", [b"random bytes, not a model", b""])
+def test_a_file_that_is_not_a_gguf_model_is_one_line_and_exit_2(
+    tmp_path: Path, content: bytes, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """llama.cpp's own refusal was an internal error with a native traceback."""
+    fake = tmp_path / "fake.gguf"
+    fake.write_bytes(content)
+    assert main(["ping", f"llamacpp/{fake}"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {fake}: not a GGUF model file") and "Traceback" not in err
 
 
 def test_unreachable_server_names_the_problem(capsys: pytest.CaptureFixture[str]) -> None:

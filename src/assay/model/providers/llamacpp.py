@@ -78,6 +78,13 @@ def resolve_model_path(name: str) -> Path:
             f"model file not found: {path}",
             hint="llamacpp/<path> takes a .gguf file path; llamacpp/smollm2 is the embedded model",
         )
+    with path.open("rb") as handle:
+        magic = handle.read(4)
+    if magic != b"GGUF":  # llama.cpp's own refusal is an exception and a native traceback
+        raise ConfigError(
+            f"{path}: not a GGUF model file (it does not start with the bytes GGUF)",
+            hint="llamacpp/<path> takes a .gguf file path; llamacpp/smollm2 is the embedded model",
+        )
     return path
 
 
