@@ -48,6 +48,16 @@ def test_user_errors_are_one_line_and_exit_2(
     assert "Traceback" not in err
 
 
+def test_a_cached_ping_says_its_time_is_the_first_calls(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cache = ["--cache-path", str(tmp_path / "cache.sqlite")]
+    assert main(["ping", "stub/demo", *cache]) == 0
+    assert "from the response cache" not in capsys.readouterr().out
+    assert main(["ping", "stub/demo", *cache]) == 0
+    assert "tokens, from the response cache (the call took " in capsys.readouterr().out
+
+
 @pytest.mark.parametrize("content", [b"random bytes, not a model", b""])
 def test_a_file_that_is_not_a_gguf_model_is_one_line_and_exit_2(
     tmp_path: Path, content: bytes, capsys: pytest.CaptureFixture[str]

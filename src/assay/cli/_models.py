@@ -53,10 +53,12 @@ def _ping(args: argparse.Namespace) -> int:
         print(json.dumps(result.model_dump(mode="json"), indent=2))
         return 0
     print(result.text)
+    took = f"{result.latency_s * 1000:.0f} ms"
+    if result.cached:  # the time is the first call's, not this answer's
+        took = f"from the response cache (the call took {took})"
     print(
         f"-- {args.model}: {result.prompt_tokens} prompt + {result.completion_tokens} "
-        f"completion tokens, {result.latency_s * 1000:.0f} ms"
-        f"{', cached' if result.cached else ''}, finish={result.finish_reason}"
+        f"completion tokens, {took}, finish={result.finish_reason}"
     )
     return 0
 
