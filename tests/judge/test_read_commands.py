@@ -79,6 +79,29 @@ def test_a_run_being_written_is_refused_with_the_locks_message(
     assert not (run / ".assay.lock").exists()  # released
 
 
+def test_agreement_on_a_run_being_written_is_refused_with_the_locks_message(
+    run: Path,
+    held: subprocess.Popen[str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`judge agreement` read a run another process was writing and wrote agreement.json
+    from the records archived so far, exit 0; it takes the run's lock as analyze does."""
+    labels = tmp_path / "labels.csv"
+    labels.write_text("question_id,prompt_variant,target_model,dimension,score\nQ1,A,stub/a,D1,2\n")
+    before = contents(run)
+    code, out, err = run_cli(["judge", "agreement", str(run), "--labels", str(labels)], capsys)
+    assert code == 2 and out == "" and "Traceback" not in err
+    assert f"error: {run} is being written by another assay process: pid {held.pid}" in err
+    assert contents(run) == before  # no agreement.json from a partial archive
+
+    held.kill()
+    held.wait()
+    code, out, err = run_cli(["judge", "agreement", str(run), "--labels", str(labels)], capsys)
+    assert code == 0, err
+    assert (run / "agreement.json").is_file() and not (run / ".assay.lock").exists()
+
+
 @pytest.mark.parametrize(
     ("options", "message"),
     [
