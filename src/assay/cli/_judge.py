@@ -159,7 +159,13 @@ def _register_run(commands: Any) -> None:
         help="target outputs: a manifest .jsonl or a directory (repeatable)",
     )
     run.add_argument("--judge", action="append", required=True, help="judge model (repeatable)")
-    run.add_argument("--mode", choices=("cross", "self", "both"), default="cross")
+    run.add_argument(
+        "--mode",
+        choices=("cross", "self", "both"),
+        default="cross",
+        help="cross = judges judge only other models' outputs (default, primary); self = only "
+        "their own; both = all pairs",
+    )
     run.add_argument("--out", type=Path, required=True, help="run directory (resumed if it exists)")
     run.add_argument(
         "--judge-attempts",
