@@ -102,6 +102,29 @@ def test_agreement_on_a_run_being_written_is_refused_with_the_locks_message(
     assert (run / "agreement.json").is_file() and not (run / ".assay.lock").exists()
 
 
+def test_validate_counts_add_up_and_name_both_copies_of_an_attempt(
+    run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With an unreadable line the counts did not add up (the line was counted among the
+    evaluations, but neither valid nor invalid, and not counted apart), and an attempt
+    archived twice was named by its second copy only."""
+    shard = next(run.glob("*_evaluations/cross_judge/stub--a/stub--b/part-00000.jsonl"))
+    lines = shard.read_text().splitlines(keepends=True)
+    assert len(lines) >= 3
+    lines[1] = "{" + lines[1]  # a line that no longer parses
+    shard.write_text("".join([*lines, lines[0]]))  # and the first attempt archived again
+    code, out, _ = run_cli(["judge", "validate", str(run)], capsys)
+    assert code == 1
+    head = out.splitlines()[0]
+    total, valid, invalid, unreadable = (
+        int(head.split(f" {word}")[0].rsplit(" ", 1)[-1])
+        for word in ("evaluations", "valid", "invalid", "unreadable")
+    )
+    assert unreadable == 1 and total == valid + invalid + unreadable
+    twice = f"attempt archived twice: {shard}:{len(lines) + 1} (the same attempt as {shard}:1)"
+    assert twice in out.splitlines()
+
+
 @pytest.mark.parametrize(
     ("options", "message"),
     [

@@ -409,9 +409,11 @@ def _try_lock(lock: RunDirLock) -> bool:
 
 
 def _describe_recheck(report: RecheckReport) -> str:
+    # an unreadable record is neither valid nor invalid: counted apart, the counts add up
+    unreadable = f", {len(report.unreadable)} unreadable" if report.unreadable else ""
     lines = [
         f"{report.run_dir}: {report.files} evaluations, {report.valid} valid, "
-        f"{report.invalid} invalid (fingerprint {report.fingerprint})",
+        f"{report.invalid} invalid{unreadable} (fingerprint {report.fingerprint})",
         *(f"  {flag}: {count}" for flag, count in sorted(report.flag_counts.items())),
     ]
     problems = {
