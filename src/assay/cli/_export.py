@@ -45,8 +45,8 @@ def _export(args: argparse.Namespace) -> int:
     check_not_being_written(args.run)  # a run still being written would export in part
     if args.format == "files":
         return _export_files(args.run, args.out)
+    check_out_file(args.out)  # first: replacing a file the run keeps is the worse mistake
     fmt = _row_format(args.format, args.out)
-    check_out_file(args.out)
     run = load_run(args.run)
     if run.kind == "judge":
         from ..report._html_judge import warn_unreadable
