@@ -208,11 +208,19 @@ def test_a_run_that_cannot_be_locked_is_validated_with_a_note(
     read_only: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A run on read-only storage (an archive shared with a team) cannot be locked, and no
-    process of this user can be writing it: validate reads it, and says it took no lock;
-    analyze, which writes its summary into the run, names the file it cannot write."""
+    process of this user can be writing it: validate (and agreement, writing elsewhere) reads
+    it, and says it took no lock; analyze, which writes its summary into the run, names the
+    file it cannot write."""
     before = contents(read_only)
     code, out, err = run_cli(["judge", "validate", str(read_only)], capsys)
     assert code == 0 and out.rstrip().endswith("consistent")
+    assert err.startswith(f"note: {read_only} cannot be locked (")
+    labels = read_only.parent / "labels.csv"
+    labels.write_text("question_id,prompt_variant,target_model,dimension,score\nQ1,A,stub/a,D1,2\n")
+    out = read_only.parent / "agreement.json"
+    command = ["judge", "agreement", str(read_only), "--labels", str(labels), "--out", str(out)]
+    code, _, err = run_cli(command, capsys)
+    assert code == 0 and out.is_file()
     assert err.startswith(f"note: {read_only} cannot be locked (")
     code, _, err = run_cli(["judge", "analyze", str(read_only), "--no-plots"], capsys)
     assert code == 2 and "Traceback" not in err
