@@ -171,3 +171,27 @@ def test_a_sharded_judge_archive_exports_to_the_per_file_layout(tmp_path: Path) 
     assert main(["judge", "validate", str(out)]) == 0
     assert json.loads((out / "protocol.json").read_text())["layout"] == "files"
     assert main(["export", str(run), "--format", "files", "--out", str(out)]) == 2  # not empty
+
+
+def test_the_format_follows_the_out_suffix_unless_given(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--out q.parquet` without --format wrote CSV text into q.parquet, exit 0."""
+    import pandas as pd
+
+    run = _judge_run(tmp_path)
+    assert main(["export", str(run), "--out", str(tmp_path / "q.parquet")]) == 0
+    assert len(pd.read_parquet(tmp_path / "q.parquet")) == 8
+    assert main(["export", str(run), "--out", str(tmp_path / "q.JSONL")]) == 0
+    lines = (tmp_path / "q.JSONL").read_text().splitlines()
+    assert len(lines) == 8 and json.loads(lines[0])["judge_model"] == "stub/j"
+    assert main(["export", str(run), "--out", str(tmp_path / "q.txt")]) == 0  # no named format
+    assert len(_csv_rows(tmp_path / "q.txt")) == 8
+    capsys.readouterr()
+
+    clash = tmp_path / "clash.parquet"
+    assert main(["export", str(run), "--format", "csv", "--out", str(clash)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: --format csv contradicts --out {clash}, whose suffix names ")
+    assert "Traceback" not in err and not clash.exists()
+    assert main(["export", str(run), "--format", "jsonl", "--out", str(tmp_path / "r.pq")]) == 0

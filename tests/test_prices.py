@@ -125,6 +125,19 @@ def test_a_bad_price_table_is_a_located_error(
     assert str(prices) in err and "models.stub/gen.input" in err
 
 
+def test_a_misspelt_price_key_is_named_as_written(tmp_path: Path) -> None:
+    """`inputs:` for `input:` was reported as `input: Field required`, which does not say
+    which key of the file is wrong."""
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("models:\n  stub/gen: {inputs: 1, output: 2}\n", encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        load_prices(prices)
+    assert (caught.value.field, caught.value.reason) == (
+        "models.stub/gen.inputs",
+        "Extra inputs are not permitted",
+    )
+
+
 @pytest.mark.parametrize(
     ("entry", "field", "named"),
     [

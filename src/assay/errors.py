@@ -46,12 +46,20 @@ def field_path(loc: Any) -> str:
     return out
 
 
+def validation_problems(error: Any) -> list[Any]:
+    """The problems of a pydantic ValidationError, unknown keys first: a misspelt key
+    (``inputs:``) is both an unknown key and a missing one (``input``), and only the unknown
+    one names the typo."""
+    return sorted(error.errors(), key=lambda item: item.get("type") != "extra_forbidden")
+
+
 def describe_validation(error: Any, where: str) -> str:
     """A pydantic ValidationError of the file (or setting) ``where``: one line per problem,
-    ``FILE: field 'thresholds.pass_min': Input should be a valid integer``; the lines after
-    the first start with ``error:`` as the first one does when the command prints it."""
+    unknown keys first, ``FILE: field 'thresholds.pass_min': Input should be a valid
+    integer``; the lines after the first start with ``error:`` as the first one does when the
+    command prints it."""
     lines = []
-    for item in error.errors():
+    for item in validation_problems(error):
         field = field_path(item.get("loc", ()))
         located = f"{where}: field '{field}'" if field else where
         lines.append(f"{located}: {describe_problem(item)}")

@@ -76,6 +76,19 @@ def test_check_reports_a_bad_kwarg_with_file_line_and_field(small_data: Path) ->
     assert str(inputs) in str(caught.value)
 
 
+def test_an_unknown_instruction_id_points_to_the_listing_command(
+    small_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The hint named `assay instructions agreement` (it needs IFEval's data and prints a
+    table), and the located error of `instructions check` dropped it."""
+    inputs = small_data.parent / "input_data.jsonl"
+    inputs.write_text(inputs.read_text().replace("punctuation:no_comma", "nope:x"))
+    assert main(["instructions", "check", "--data", str(small_data)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {inputs}:1 field 'instruction_id_list[0]': nope:x: unknown")
+    assert err.rstrip().endswith("hint: `assay instructions list` lists the ids assay checks")
+
+
 def test_check_reports_malformed_json_with_its_line(small_data: Path) -> None:
     with small_data.open("a") as handle:
         handle.write("{not json\n")

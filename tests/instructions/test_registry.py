@@ -56,7 +56,9 @@ def test_check_response_returns_one_result_per_instruction() -> None:
 def test_check_response_errors_name_the_instruction_and_field() -> None:
     with pytest.raises(InputError, match=r"kwargs\[1\]\.end_phrase"):
         check_response(["punctuation:no_comma", "startend:end_checker"], [{}, {}], "p", "x")
-    with pytest.raises(InputError, match="unknown instruction id"):
+    with pytest.raises(InputError, match="unknown instruction id") as unknown:
         check_response(["nope:nothing"], [{}], "p", "x")
+    # the listing command (`instructions agreement` needs IFEval's data and prints a table)
+    assert unknown.value.hint == "`assay instructions list` lists the ids assay checks"
     with pytest.raises(InputError, match="2 instruction ids but 1"):
         check_response(["punctuation:no_comma", "punctuation:no_comma"], [{}], "p", "x")

@@ -203,6 +203,17 @@ def test_csv_cells_and_json_verdicts_stay_readable(tmp_path: Path) -> None:
     assert [label.score for label in load_labels(lines)] == [1]
 
 
+def test_a_csv_saved_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
+    """Excel's "CSV UTF-8" starts with a BOM; it was kept in the first column's name, and the
+    file refused with "question_id: Field required"."""
+    from assay.judge.agreement import load_labels
+
+    table = tmp_path / "labels.csv"
+    table.write_bytes(b"\xef\xbb\xbf" + (_HEADER + "Q1,A,stub/a,D1,2\n").encode())
+    [label] = load_labels(table)
+    assert (label.question_id, label.score) == ("Q1", 2)
+
+
 @pytest.mark.parametrize("second", ["2", "1"])
 def test_a_sample_labelled_twice_names_both_lines(tmp_path: Path, second: str) -> None:
     from assay.errors import InputError

@@ -160,7 +160,8 @@ def test_recheck_finds_misfiled_tampered_and_duplicates(tmp_path: Path) -> None:
     report = recheck_archive(archive.run_dir)
     assert not report.consistent
     assert any(entry.startswith(f"{good} field 'classification.") for entry in report.reclassified)
-    assert str(moved) in report.misfiled and str(moved) in report.duplicated_attempts
+    assert str(moved) in report.misfiled
+    assert report.duplicated_attempts == (f"{moved} (the same attempt as {good})",)
     assert len(report.unreadable) == 1
 
 

@@ -77,6 +77,17 @@ def test_load_protocol_reports_bad_settings() -> None:
     assert load_protocol({"thresholds": {"pass_min": 8}}, "p").thresholds.pass_min == 8
 
 
+def test_a_misspelt_protocol_key_is_named_first() -> None:
+    """`dimension:` for `dimensions:` was reported first as `dimensions: Field required`."""
+    settings = {"finer_rubric": {"aggregation": "min", "dimension": []}}
+    with pytest.raises(ConfigError) as caught:
+        load_protocol(settings, "p.yaml")
+    assert str(caught.value).splitlines() == [
+        "p.yaml: field 'finer_rubric.dimension': Extra inputs are not permitted",
+        "error: p.yaml: field 'finer_rubric.dimensions': Field required",
+    ]
+
+
 def eight_dimensions(aggregation: str = "min") -> FinerRubric:
     dims = [
         FineDimension(key=f"{key[:4]}_{j}", description="...", maps_to=key)

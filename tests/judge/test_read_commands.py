@@ -79,6 +79,52 @@ def test_a_run_being_written_is_refused_with_the_locks_message(
     assert not (run / ".assay.lock").exists()  # released
 
 
+def test_agreement_on_a_run_being_written_is_refused_with_the_locks_message(
+    run: Path,
+    held: subprocess.Popen[str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`judge agreement` read a run another process was writing and wrote agreement.json
+    from the records archived so far, exit 0; it takes the run's lock as analyze does."""
+    labels = tmp_path / "labels.csv"
+    labels.write_text("question_id,prompt_variant,target_model,dimension,score\nQ1,A,stub/a,D1,2\n")
+    before = contents(run)
+    code, out, err = run_cli(["judge", "agreement", str(run), "--labels", str(labels)], capsys)
+    assert code == 2 and out == "" and "Traceback" not in err
+    assert f"error: {run} is being written by another assay process: pid {held.pid}" in err
+    assert contents(run) == before  # no agreement.json from a partial archive
+
+    held.kill()
+    held.wait()
+    code, out, err = run_cli(["judge", "agreement", str(run), "--labels", str(labels)], capsys)
+    assert code == 0, err
+    assert (run / "agreement.json").is_file() and not (run / ".assay.lock").exists()
+
+
+def test_validate_counts_add_up_and_name_both_copies_of_an_attempt(
+    run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With an unreadable line the counts did not add up (the line was counted among the
+    evaluations, but neither valid nor invalid, and not counted apart), and an attempt
+    archived twice was named by its second copy only."""
+    shard = next(run.glob("*_evaluations/cross_judge/stub--a/stub--b/part-00000.jsonl"))
+    lines = shard.read_text().splitlines(keepends=True)
+    assert len(lines) >= 3
+    lines[1] = "{" + lines[1]  # a line that no longer parses
+    shard.write_text("".join([*lines, lines[0]]))  # and the first attempt archived again
+    code, out, _ = run_cli(["judge", "validate", str(run)], capsys)
+    assert code == 1
+    head = out.splitlines()[0]
+    total, valid, invalid, unreadable = (
+        int(head.split(f" {word}")[0].rsplit(" ", 1)[-1])
+        for word in ("evaluations", "valid", "invalid", "unreadable")
+    )
+    assert unreadable == 1 and total == valid + invalid + unreadable
+    twice = f"attempt archived twice: {shard}:{len(lines) + 1} (the same attempt as {shard}:1)"
+    assert twice in out.splitlines()
+
+
 @pytest.mark.parametrize(
     ("options", "message"),
     [
@@ -162,11 +208,19 @@ def test_a_run_that_cannot_be_locked_is_validated_with_a_note(
     read_only: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A run on read-only storage (an archive shared with a team) cannot be locked, and no
-    process of this user can be writing it: validate reads it, and says it took no lock;
-    analyze, which writes its summary into the run, names the file it cannot write."""
+    process of this user can be writing it: validate (and agreement, writing elsewhere) reads
+    it, and says it took no lock; analyze, which writes its summary into the run, names the
+    file it cannot write."""
     before = contents(read_only)
     code, out, err = run_cli(["judge", "validate", str(read_only)], capsys)
     assert code == 0 and out.rstrip().endswith("consistent")
+    assert err.startswith(f"note: {read_only} cannot be locked (")
+    labels = read_only.parent / "labels.csv"
+    labels.write_text("question_id,prompt_variant,target_model,dimension,score\nQ1,A,stub/a,D1,2\n")
+    out = read_only.parent / "agreement.json"
+    command = ["judge", "agreement", str(read_only), "--labels", str(labels), "--out", str(out)]
+    code, _, err = run_cli(command, capsys)
+    assert code == 0 and out.is_file()
     assert err.startswith(f"note: {read_only} cannot be locked (")
     code, _, err = run_cli(["judge", "analyze", str(read_only), "--no-plots"], capsys)
     assert code == 2 and "Traceback" not in err

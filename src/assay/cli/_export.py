@@ -6,7 +6,10 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..report.export import ExportFormat
 
 HELP = "a run's results as CSV, Parquet or JSONL rows (for pandas, spreadsheets, papers)"
 
@@ -23,9 +26,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--format",
         choices=("csv", "parquet", "jsonl", "files"),
-        default="csv",
-        help="files: a judge run's archive in the one-JSON-file-per-evaluation layout, "
-        "written to the directory --out",
+        help="default: the one the --out suffix names (.csv, .jsonl, .parquet), else csv (also "
+        "on stdout); a --format the suffix contradicts is refused. files: a judge run's archive "
+        "in the one-JSON-file-per-evaluation layout, written to the directory --out",
     )
     parser.add_argument(
         "--out", type=Path, help="file (directory for --format files) to write; default: stdout"
@@ -42,7 +45,8 @@ def _export(args: argparse.Namespace) -> int:
     check_not_being_written(args.run)  # a run still being written would export in part
     if args.format == "files":
         return _export_files(args.run, args.out)
-    check_out_file(args.out)
+    check_out_file(args.out)  # first: replacing a file the run keeps is the worse mistake
+    fmt = _row_format(args.format, args.out)
     run = load_run(args.run)
     if run.kind == "judge":
         from ..report._html_judge import warn_unreadable
@@ -50,10 +54,30 @@ def _export(args: argparse.Namespace) -> int:
         warn_unreadable(args.run, run.unreadable, "export")
     if args.claims and run.kind != "bench":
         print("note: --claims applies to bench runs; one row per evaluation", file=sys.stderr)
-    out, count = export_run(run, args.format, args.out, claims=args.claims)
+    out, count = export_run(run, fmt, args.out, claims=args.claims)
     if out is not None:
         print(f"wrote {count} rows to {out}", file=sys.stderr)
     return 0
+
+
+_SUFFIX_FORMATS: dict[str, ExportFormat] = {".csv": "csv", ".jsonl": "jsonl", ".parquet": "parquet"}
+
+
+def _row_format(given: ExportFormat | None, out: Path | None) -> ExportFormat:
+    """``--format``, or the one ``--out``'s suffix names (csv for any other name and for
+    stdout). A ``--format`` the suffix contradicts is refused: CSV text in ``q.parquet`` is
+    a file no Parquet reader opens, and nothing would say so."""
+    from ..errors import ConfigError
+
+    named = None if out is None else _SUFFIX_FORMATS.get(out.suffix.lower())
+    if given is None:
+        return named or "csv"
+    if named is not None and named != given:
+        raise ConfigError(
+            f"--format {given} contradicts --out {out}, whose suffix names {named}",
+            hint=f"leave out --format to write {named}, or give --out a name that ends in .{given}",
+        )
+    return given
 
 
 def _export_files(run_dir: Path, out: Path | None) -> int:

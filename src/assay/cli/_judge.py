@@ -98,12 +98,10 @@ def _register_agreement(commands: Any) -> None:
 
 def _agreement(args: argparse.Namespace) -> int:
     from ..judge.agreement import label_agreement, load_labels, report_markdown, write_report
-    from ..judge.archive import read_protocol_state
     from ..judge.evaluations import load_evaluations
     from ._common import check_out_file
 
-    if read_protocol_state(args.run_dir) is None:
-        raise ConfigError(f"{args.run_dir} is not a judge run directory (no protocol.json)")
+    _require_judge_run(args.run_dir)
     if args.resamples < 1:
         raise ConfigError(f"--resamples: must be 1 or more, got {args.resamples}")
     if args.seed < 0:
@@ -111,15 +109,18 @@ def _agreement(args: argparse.Namespace) -> int:
     out = args.out or args.run_dir / "agreement.json"
     check_out_file(out, inputs=args.labels)
     labels = [label for path in args.labels for label in load_labels(path)]
-    records, _ = load_evaluations(args.run_dir)
-    report = label_agreement(
-        records,
-        labels,
-        n_resamples=args.resamples,
-        seed=args.seed,
-        files=[str(p) for p in args.labels],
-    )
-    write_report(report, out)
+    # a run still appending records is not compared under it: its agreement.json would say
+    # "labels name samples no judge evaluated" of samples merely not judged yet
+    with _run_lock(args.run_dir):
+        records, _ = load_evaluations(args.run_dir)
+        report = label_agreement(
+            records,
+            labels,
+            n_resamples=args.resamples,
+            seed=args.seed,
+            files=[str(p) for p in args.labels],
+        )
+        write_report(report, out)
     print(report_markdown(report), end="")
     print(f"wrote {out}")
     return 0
@@ -158,7 +159,13 @@ def _register_run(commands: Any) -> None:
         help="target outputs: a manifest .jsonl or a directory (repeatable)",
     )
     run.add_argument("--judge", action="append", required=True, help="judge model (repeatable)")
-    run.add_argument("--mode", choices=("cross", "self", "both"), default="cross")
+    run.add_argument(
+        "--mode",
+        choices=("cross", "self", "both"),
+        default="cross",
+        help="cross = judges judge only other models' outputs (default, primary); self = only "
+        "their own; both = all pairs",
+    )
     run.add_argument("--out", type=Path, required=True, help="run directory (resumed if it exists)")
     run.add_argument(
         "--judge-attempts",
@@ -402,9 +409,11 @@ def _try_lock(lock: RunDirLock) -> bool:
 
 
 def _describe_recheck(report: RecheckReport) -> str:
+    # an unreadable record is neither valid nor invalid: counted apart, the counts add up
+    unreadable = f", {len(report.unreadable)} unreadable" if report.unreadable else ""
     lines = [
         f"{report.run_dir}: {report.files} evaluations, {report.valid} valid, "
-        f"{report.invalid} invalid (fingerprint {report.fingerprint})",
+        f"{report.invalid} invalid{unreadable} (fingerprint {report.fingerprint})",
         *(f"  {flag}: {count}" for flag, count in sorted(report.flag_counts.items())),
     ]
     problems = {

@@ -73,7 +73,7 @@ def _check_one(
         )
     except InputError as error:  # a bad instruction or kwarg: point at the inputs file
         raise InputError(
-            error.reason, path=inputs_path, line=input_line, field=error.field
+            error.reason, path=inputs_path, line=input_line, field=error.field, hint=error.hint
         ) from None
     return ResponseCheck(
         line=item.line,

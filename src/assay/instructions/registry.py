@@ -129,7 +129,9 @@ def check_response(
             result = check_one(instruction_id, kwargs, prompt, response, mode=mode)
         except InputError as error:
             field = _indexed_field(error.field, index)
-            raise InputError(f"{instruction_id}: {error.reason}", field=field) from None
+            raise InputError(
+                f"{instruction_id}: {error.reason}", field=field, hint=error.hint
+            ) from None
         results.append(_instruction_result(instruction_id, kwargs, mode, result))
     return results
 
@@ -168,6 +170,6 @@ def _checker(instruction_id: str) -> InstructionChecker:
         raise InputError(
             f"unknown instruction id {instruction_id!r}",
             field="instruction_id_list",
-            hint="`assay instructions agreement` lists the ids assay checks",
+            hint="`assay instructions list` lists the ids assay checks",
         )
     return checker

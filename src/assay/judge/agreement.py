@@ -202,7 +202,9 @@ def _jsonl_rows(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
 
 def _csv_rows(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
     try:
-        with path.open(encoding="utf-8", newline="") as handle:
+        # utf-8-sig: Excel's "CSV UTF-8" starts with a byte order mark, which utf-8 would keep
+        # in the first column's name (and then call that column missing)
+        with path.open(encoding="utf-8-sig", newline="") as handle:
             rows = list(csv.DictReader(handle))
     except (OSError, UnicodeDecodeError, csv.Error) as error:
         raise InputError(f"cannot read the labels: {error}", path=path) from None

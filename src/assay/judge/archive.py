@@ -603,7 +603,7 @@ def recheck_archive(run_dir: Path) -> RecheckReport:
         key: [] for key in ("unreadable", "misfiled", "reclassified", "other_fingerprint", "dup")
     }
     flag_counts: dict[str, int] = {}
-    seen: set[int] = set()
+    seen: dict[int, str] = {}  # an attempt's identity -> where its first copy is
     counts = {"files": 0, "valid": 0, "invalid": 0}
     for item in iter_archive(run_dir):
         counts["files"] += 1
@@ -634,7 +634,7 @@ def _record_problems(
     item: ArchivedFile,
     record: EvaluationRecord,
     state: ProtocolState,
-    seen: set[int],
+    seen: dict[int, str],
 ) -> list[tuple[str, str | None]]:
     """The problems of one record, each with a detail to print after its place (or None)."""
     problems: list[tuple[str, str | None]] = []
@@ -643,9 +643,9 @@ def _record_problems(
     if record.fingerprint != state.fingerprint:
         problems.append(("other_fingerprint", None))
     identity = _identity(record)
-    if identity in seen:
-        problems.append(("dup", None))
-    seen.add(identity)
+    if identity in seen:  # both copies named: either may be the one to remove
+        problems.append(("dup", f"(the same attempt as {seen[identity]})"))
+    seen.setdefault(identity, item.where)
     changed = _rederived_differences(record, state.protocol)
     if changed:
         problems.append(("reclassified", changed))

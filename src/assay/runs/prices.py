@@ -26,7 +26,13 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..data.yaml_keys import strict_load
-from ..errors import InputError, describe_problem, field_path, yaml_input_error
+from ..errors import (
+    InputError,
+    describe_problem,
+    field_path,
+    validation_problems,
+    yaml_input_error,
+)
 
 PRICES_FILE = "prices.json"  # the table a run was given, kept in the run directory
 PER = 1_000_000
@@ -98,7 +104,7 @@ def load_prices(path: Path) -> PriceTable:
     try:
         return PriceTable.model_validate(data)
     except ValidationError as error:
-        first = error.errors()[0]
+        first = validation_problems(error)[0]
         field = field_path(first["loc"]) or None
         raise InputError(describe_problem(first), path=path, field=field) from None
 
