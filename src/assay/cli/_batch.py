@@ -22,6 +22,14 @@ from ..redact import public_command
 #: Exit code of a session that wrote batch requests: import their answers, then rerun.
 EXIT_BATCH_PENDING = 3
 PROBLEMS_SHOWN = 20
+#: Records (bench) or sample x judge pairs (judge, generate) per Ray task.
+DEFAULT_RAY_BATCH_SIZE = 256
+# Options that only one executor reads: given with another, they would be ignored silently
+# (--batch-dir under live: every call sent now, at full price, where a batch was meant).
+_EXECUTOR_OF_OPTION = {
+    "batch_dir": ("--batch-dir", "batch"),
+    "ray_batch_size": ("--ray-batch-size", "ray"),
+}
 
 
 def add_executor_options(parser: argparse.ArgumentParser, *, ray: bool = False) -> None:
@@ -48,9 +56,22 @@ def add_executor_options(parser: argparse.ArgumentParser, *, ray: bool = False) 
         group.add_argument(
             "--ray-batch-size",
             type=int,
-            default=256,
-            help="records (bench) or sample x judge pairs (judge) per Ray task (default 256)",
+            help="records (bench), outputs (generate) or sample x judge pairs (judge) per Ray "
+            f"task (--executor ray; default {DEFAULT_RAY_BATCH_SIZE})",
         )
+
+
+def check_executor_options(args: argparse.Namespace) -> None:
+    """Refuse an executor option given with another executor, and a ``RAY_ADDRESS`` where no
+    cluster answers; fills in the default ``--ray-batch-size``. Commands call it before they
+    read or write anything, so a refusal leaves nothing behind."""
+    executor = getattr(args, "executor", "live")
+    if hasattr(args, "ray_batch_size") and args.ray_batch_size is None:
+        args.ray_batch_size = DEFAULT_RAY_BATCH_SIZE
+    if executor == "ray":
+        from ..runs._ray import check_address
+
+        check_address()
 
 
 def batch_dir(args: argparse.Namespace) -> Path | None:
