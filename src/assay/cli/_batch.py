@@ -66,6 +66,13 @@ def check_executor_options(args: argparse.Namespace) -> None:
     cluster answers; fills in the default ``--ray-batch-size``. Commands call it before they
     read or write anything, so a refusal leaves nothing behind."""
     executor = getattr(args, "executor", "live")
+    for dest, (option, wanted) in _EXECUTOR_OF_OPTION.items():
+        if getattr(args, dest, None) is not None and executor != wanted:
+            raise ConfigError(
+                f"{option} is read only with --executor {wanted}, and this run's executor is "
+                f"{executor}",
+                hint=f"add --executor {wanted}, or drop {option}",
+            )
     if hasattr(args, "ray_batch_size") and args.ray_batch_size is None:
         args.ray_batch_size = DEFAULT_RAY_BATCH_SIZE
     if executor == "ray":
