@@ -376,3 +376,30 @@ def test_a_wrong_ray_address_is_refused_at_once_and_nothing_is_written(
             assert lines[0] == f"error: RAY_ADDRESS {address}: {problem}", done.stderr
             assert len(lines) == 2 and lines[1].startswith("  hint: set RAY_ADDRESS")
             assert not (tmp_path / "out").exists() and not (tmp_path / "c.sqlite").exists()
+
+
+def test_the_progress_line_on_ray_counts_failed_calls(
+    tmp_path: Path, cluster: dict[str, str]
+) -> None:
+    from tests.helpers.fault_server import SERVER_ERROR, fault_server
+    from tests.judge.helpers import write_manifest, write_questions
+    from tests.test_progress_failures import failing_options, progress_lines
+
+    questions = write_questions(tmp_path / "questions.jsonl")
+    manifest = write_manifest(tmp_path / "manifest.jsonl", ["stub/t0"])
+    env = {**os.environ, **cluster}
+    assay = [sys.executable, "-m", "assay"]
+    with fault_server([SERVER_ERROR]) as server:
+        options = [*failing_options(server.base_url, tmp_path), "--executor", "ray"]
+        generate = [*assay, "generate", "--questions", str(questions), "--out", str(tmp_path / "g")]
+        generate += ["--model", "stub/a", "--model", "openai/m", *options]
+        judge = [*assay, "judge", "run", "--questions", str(questions), "--outputs", str(manifest)]
+        judge += ["--judge", "openai/m", "--out", str(tmp_path / "j"), *options]
+        runs = [
+            subprocess.run(c, capture_output=True, text=True, env=env, timeout=600)
+            for c in (generate, judge)
+        ]
+    assert [run.returncode for run in runs] == [1, 1], runs[1].stderr
+    assert progress_lines(runs[0].stderr, "generate (ray)")[-1] == (8, 8, 4)
+    done, total, failed = progress_lines(runs[1].stderr, "judge (ray)")[-1]
+    assert done == total == failed > 0
