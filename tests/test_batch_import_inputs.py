@@ -93,3 +93,42 @@ def test_an_import_into_a_locked_batch_directory_says_to_wait(
     assert err[1:] == [
         "  hint: wait for that process to finish (a batch session or an import), then import again"
     ]
+
+
+def test_an_error_object_is_a_failure_and_a_status_that_is_no_status_is_skipped(
+    batch: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (written,) = input_files(batch[0])
+    ids = [json.loads(line)["custom_id"] for line in written.read_text().splitlines()]
+    reply = {"choices": [{"message": {"role": "assistant", "content": "yes"}}]}
+    lines = [
+        {"custom_id": ids[0], "response": {"status_code": True, "body": reply}, "error": None},
+        {
+            "custom_id": ids[1],
+            "response": {"status_code": 200, "body": reply},
+            "error": {"code": "weird"},
+        },
+        {
+            "custom_id": ids[2],
+            "response": {"status_code": 200, "body": reply},
+            "error": {"code": "server_error", "message": "boom"},
+        },
+        {"custom_id": ids[3], "response": {"status_code": 200, "body": reply}, "error": True},
+    ]
+    output = tmp_path / "output.jsonl"
+    output.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    cache_path = tmp_path / "c.sqlite"
+    assert main([*_import((batch[0], output)), "--cache-path", str(cache_path)]) == 1
+    captured = capsys.readouterr()
+    assert "imported 0 answer(s) and 2 error(s)" in captured.out
+    assert captured.err.splitlines() == [
+        f"  skipped {output}:1: status_code true is not an HTTP status",
+        f"  skipped {output}:4: error true is not an error object",
+    ]
+    cache = ResponseCache(cache_path)
+    assert cache.get(ids[0]) is None and cache.take_failure(ids[0]) is None  # asked again
+    weird, boom = cache.take_failure(ids[1]), cache.take_failure(ids[2])
+    assert weird is not None and weird.message == "batch: batch error weird: (no detail given)"
+    assert weird.kind.value == "backend"
+    assert boom is not None and boom.message == "batch: batch error server_error: boom"
+    assert boom.kind.value == "server_error"
