@@ -121,9 +121,11 @@ def test_an_option_out_of_range_is_named_as_typed(
     assert len(options) >= 8
     refused = 0
     for option, integer in options:
+        # an executor's own option is read (and checked) only with that executor
+        executor = ["--executor", "ray"] if option == "--ray-batch-size" else []
         for value in ("0", "-1") if integer else ("-1", "nan"):
             try:
-                code, _, err = cli(*command, *base, *out, option, value)
+                code, _, err = cli(*command, *base, *out, *executor, option, value)
             except _Stop:
                 continue  # accepted: the run would start
             except SystemExit as exit_:  # argparse refused the value

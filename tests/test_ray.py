@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -307,3 +308,98 @@ def test_batches_shrink_towards_the_end_with_several_workers(tmp_path: Path) -> 
         else:  # the last ones shrink, not below an eighth of the size (but the remainder)
             assert sizes[-2] < 100 and min(sizes[:-1]) == 13
             assert sizes == sorted(sizes, reverse=True)
+
+
+@pytest.fixture
+def joined(cluster: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """This process joined to the test cluster (for ray_map itself), left after the test."""
+    for key, value in cluster.items():
+        monkeypatch.setenv(key, value)
+    try:
+        yield
+    finally:
+        ray.shutdown()
+
+
+def test_an_assay_error_in_a_worker_comes_back_as_it_was_raised(joined: None) -> None:
+    from assay.errors import InputError
+    from assay.runs._ray import ray_map
+
+    def refuse(batch: int) -> int:
+        raise InputError("no such field", path="data.jsonl", line=batch, hint="fix the line")
+
+    with pytest.raises(InputError) as caught:
+        ray_map(refuse, [4], lambda _: None)
+    # the message and hint of the error as raised in-process: no Ray frame, no traceback
+    assert str(caught.value) == "data.jsonl:4: no such field\n  hint: fix the line"
+    assert type(caught.value) is InputError
+
+
+def test_an_unexpected_error_in_a_worker_is_its_type_and_message(joined: None) -> None:
+    from assay.runs._ray import ray_map
+
+    def crash(batch: int) -> int:
+        raise ValueError(f"bad batch {batch}")
+
+    with pytest.raises(ValueError) as caught:
+        ray_map(crash, [7], lambda _: None)
+    assert type(caught.value) is ValueError and str(caught.value) == "bad batch 7"
+    # the worker's traceback stays in the chain that --debug prints
+    assert "ray::" in str(caught.value.__cause__) and "\x1b[" not in str(caught.value)
+
+
+def test_a_wrong_ray_address_is_refused_at_once_and_nothing_is_written(
+    tmp_path: Path, cluster: dict[str, str]
+) -> None:
+    """Ray retries an address where no cluster answers for minutes; assay probes it first."""
+    from tests.judge.helpers import write_questions
+
+    questions = write_questions(tmp_path / "questions.jsonl")
+    command = [sys.executable, "-m", "assay", "generate", "--questions", str(questions)]
+    command += ["--model", "stub/a", "--out", str(tmp_path / "out"), "--executor", "ray"]
+    command += ["--cache-path", str(tmp_path / "c.sqlite")]
+    with socket.socket() as silent:  # takes connections (the kernel's backlog), never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        cases = {
+            "127.0.0.1:1": "cannot connect (Connection refused)",
+            f"127.0.0.1:{silent.getsockname()[1]}": "no answer within 5 s",
+            "nonsense": "not HOST:PORT (or ray://HOST:PORT, auto)",
+        }
+        for address, problem in cases.items():
+            env = {**os.environ, **cluster, "RAY_ADDRESS": address}
+            started = time.monotonic()
+            done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
+            assert time.monotonic() - started < 60
+            assert done.returncode == 2, done.stderr
+            lines = done.stderr.splitlines()
+            assert lines[0] == f"error: RAY_ADDRESS {address}: {problem}", done.stderr
+            assert len(lines) == 2 and lines[1].startswith("  hint: set RAY_ADDRESS")
+            assert not (tmp_path / "out").exists() and not (tmp_path / "c.sqlite").exists()
+
+
+def test_the_progress_line_on_ray_counts_failed_calls(
+    tmp_path: Path, cluster: dict[str, str]
+) -> None:
+    from tests.helpers.fault_server import SERVER_ERROR, fault_server
+    from tests.judge.helpers import write_manifest, write_questions
+    from tests.test_progress_failures import failing_options, progress_lines
+
+    questions = write_questions(tmp_path / "questions.jsonl")
+    manifest = write_manifest(tmp_path / "manifest.jsonl", ["stub/t0"])
+    env = {**os.environ, **cluster}
+    assay = [sys.executable, "-m", "assay"]
+    with fault_server([SERVER_ERROR]) as server:
+        options = [*failing_options(server.base_url, tmp_path), "--executor", "ray"]
+        generate = [*assay, "generate", "--questions", str(questions), "--out", str(tmp_path / "g")]
+        generate += ["--model", "stub/a", "--model", "openai/m", *options]
+        judge = [*assay, "judge", "run", "--questions", str(questions), "--outputs", str(manifest)]
+        judge += ["--judge", "openai/m", "--out", str(tmp_path / "j"), *options]
+        runs = [
+            subprocess.run(c, capture_output=True, text=True, env=env, timeout=600)
+            for c in (generate, judge)
+        ]
+    assert [run.returncode for run in runs] == [1, 1], runs[1].stderr
+    assert progress_lines(runs[0].stderr, "generate (ray)")[-1] == (8, 8, 4)
+    done, total, failed = progress_lines(runs[1].stderr, "judge (ray)")[-1]
+    assert done == total == failed > 0

@@ -9,6 +9,7 @@ response cache; the same command, run again, continues from the cache (docs/scal
 from __future__ import annotations
 
 import argparse
+import json
 import shlex
 import sys
 from collections.abc import Iterator
@@ -22,6 +23,14 @@ from ..redact import public_command
 #: Exit code of a session that wrote batch requests: import their answers, then rerun.
 EXIT_BATCH_PENDING = 3
 PROBLEMS_SHOWN = 20
+#: Records (bench) or sample x judge pairs (judge, generate) per Ray task.
+DEFAULT_RAY_BATCH_SIZE = 256
+# Options that only one executor reads: given with another, they would be ignored silently
+# (--batch-dir under live: every call sent now, at full price, where a batch was meant).
+_EXECUTOR_OF_OPTION = {
+    "batch_dir": ("--batch-dir", "batch"),
+    "ray_batch_size": ("--ray-batch-size", "ray"),
+}
 
 
 def add_executor_options(parser: argparse.ArgumentParser, *, ray: bool = False) -> None:
@@ -48,9 +57,29 @@ def add_executor_options(parser: argparse.ArgumentParser, *, ray: bool = False) 
         group.add_argument(
             "--ray-batch-size",
             type=int,
-            default=256,
-            help="records (bench) or sample x judge pairs (judge) per Ray task (default 256)",
+            help="records (bench), outputs (generate) or sample x judge pairs (judge) per Ray "
+            f"task (--executor ray; default {DEFAULT_RAY_BATCH_SIZE})",
         )
+
+
+def check_executor_options(args: argparse.Namespace) -> None:
+    """Refuse an executor option given with another executor, and a ``RAY_ADDRESS`` where no
+    cluster answers; fills in the default ``--ray-batch-size``. Commands call it before they
+    read or write anything, so a refusal leaves nothing behind."""
+    executor = getattr(args, "executor", "live")
+    for dest, (option, wanted) in _EXECUTOR_OF_OPTION.items():
+        if getattr(args, dest, None) is not None and executor != wanted:
+            raise ConfigError(
+                f"{option} is read only with --executor {wanted}, and this run's executor is "
+                f"{executor}",
+                hint=f"add --executor {wanted}, or drop {option}",
+            )
+    if hasattr(args, "ray_batch_size") and args.ray_batch_size is None:
+        args.ray_batch_size = DEFAULT_RAY_BATCH_SIZE
+    if executor == "ray":
+        from ..runs._ray import check_address
+
+        check_address()
 
 
 def batch_dir(args: argparse.Namespace) -> Path | None:
@@ -159,14 +188,39 @@ def _check_batch_files(paths: list[Path]) -> None:
         )
 
 
+def _requested_ids(paths: list[Path]) -> set[str]:
+    """Every ``custom_id`` of the batch input files; a line that cannot be a request (not
+    UTF-8, not a JSON object, no ``custom_id``) is one error naming its file and line. A last
+    line without its newline is left out: a session killed mid-write leaves one, and it asked
+    nothing (the rerun writes that request again)."""
+    from ..data.jsonl import decode_line, iter_lines, json_problem
+
+    hint = "restore the file as the run wrote it, or move it out of the batch directory"
+    ids: set[str] = set()
+    for path in paths:
+        for number, raw in iter_lines(path):
+            if not raw.endswith(b"\n") or not raw.strip():
+                continue
+            try:
+                line = json.loads(decode_line(raw, path, number))
+            except json.JSONDecodeError as error:
+                problem = f"not a batch request: not JSON ({json_problem(error)})"
+                raise InputError(problem, path=path, line=number, hint=hint) from None
+            except InputError as error:  # not UTF-8
+                raise InputError(error.reason, path=path, line=number, hint=hint) from None
+            key = line.get("custom_id") if isinstance(line, dict) else None
+            if not isinstance(key, str) or not key:
+                problem = "not a batch request: " + (
+                    "no custom_id" if isinstance(line, dict) else "not a JSON object"
+                )
+                field = "custom_id" if isinstance(line, dict) else None
+                raise InputError(problem, path=path, line=number, field=field, hint=hint)
+            ids.add(key)
+    return ids
+
+
 def _import(args: argparse.Namespace) -> int:
-    from ..model import (
-        ResponseCache,
-        default_cache_path,
-        import_batch_output,
-        input_files,
-        requested_ids,
-    )
+    from ..model import ResponseCache, default_cache_path, import_batch_output, input_files
     from ..runs import RunDirLock
     from ._common import check_out_file
 
@@ -178,10 +232,12 @@ def _import(args: argparse.Namespace) -> int:
             f"{directory}: no batch input files (input-*.jsonl) here",
             hint="pass --batch-dir, the directory the run wrote its requests to",
         )
-    with RunDirLock(directory):  # never while a run writes requests into it
+    busy = "wait for that process to finish (a batch session or an import), then import again"
+    with RunDirLock(directory, busy_hint=busy):  # never while a run writes requests into it
         check_out_file(args.cache_path, "--cache-path")  # the answers are written there
+        requested = _requested_ids(inputs)
         cache = ResponseCache.shared(args.cache_path or default_cache_path())
-        report = import_batch_output(cache, args.files, requested_ids(inputs))
+        report = import_batch_output(cache, args.files, requested)
         cache.flush()
     print(
         f"imported {report.answers} answer(s) and {report.failures} error(s) into "

@@ -191,8 +191,10 @@ def _add_role_arguments(parser: argparse.ArgumentParser) -> None:
 
 def config_from_args(args: argparse.Namespace) -> Any:
     from ..verify.benchmark import BenchmarkConfig
+    from ._batch import check_executor_options
     from ._common import check_run_dir, model_options, typed_option
 
+    check_executor_options(args)
     out_dir = args.out_dir or Path("runs") / (
         f"{Path(args.data).stem}-{args.pattern}-n{args.n}-s{args.seed}"
     )

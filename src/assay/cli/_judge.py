@@ -23,7 +23,7 @@ from ..judge.protocol import DECODING_MODES, DecodingSettings, Protocol, load_pr
 from ..judge.run import JudgeRunConfig, run_judges
 from ..model import Model, ModelOptions, get_model, open_cache
 from ..runs import RunDirLock
-from ._batch import add_executor_options, batch_session, finish_batch
+from ._batch import add_executor_options, batch_session, check_executor_options, finish_batch
 from ._common import (
     add_model_options,
     add_prices_option,
@@ -268,6 +268,7 @@ def _with_models(
 
 
 def _generate(args: argparse.Namespace) -> int:
+    check_executor_options(args)
     check_run_dir(args.out, "--out")
     questions = load_questions(args.questions)
     settings = GenerateSettings(
@@ -297,6 +298,7 @@ def _generate(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    check_executor_options(args)
     check_run_dir(args.out, "--out")
     questions = load_question_index(args.questions)  # a large set is read by offset, not held
 

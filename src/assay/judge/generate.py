@@ -183,7 +183,12 @@ async def _generate_locked(
             usage_on_ray = generate_on_ray(jobs, [m.name for m in models], settings, keep)
         else:
             await run_all(
-                jobs, work, keep, concurrency=settings.concurrency, description="generate"
+                jobs,
+                work,
+                keep,
+                concurrency=settings.concurrency,
+                description="generate",
+                is_failure=_call_failed,
             )
     except BaseException:
         logger.finish("cancelled", finished_count=len(done) + counts["written"])
@@ -198,6 +203,12 @@ async def _generate_locked(
     return GenerateSummary(
         out_dir=str(out_dir), expected=expected, already_done=len(done), **counts
     )
+
+
+def _call_failed(result: tuple[_Job, ModelResult]) -> bool:
+    """Whether a call failed after every retry (counted as failed in the progress line); a
+    call that waits in a batch file has not failed."""
+    return isinstance(result[1], CallFailure) and not is_deferred(result[1])
 
 
 def _remove_interrupted_writes(out_dir: Path) -> None:
@@ -364,8 +375,9 @@ def generate_on_ray(
                     if kind == "completion"
                     else load_model(CallFailure, result_json)
                 )
-                keep((load_model(_Job, job_json), result))
-                bar.update(1)
+                job = load_model(_Job, job_json)
+                keep((job, result))
+                bar.update(1, failed=int(_call_failed((job, result))))
             add_usage(usage, done["usage"])
 
         ray_map(_generate_batch, chunks, arrived)

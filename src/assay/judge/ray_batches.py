@@ -41,7 +41,7 @@ def judge_on_ray(session: Any, pending: Iterable[Any], count: int) -> None:
                 session.reported_models[name].update(models)
             session.exact_refused.update(done["exact_refused"])
             add_usage(session.remote_usage, done["usage"])
-            bar.update(done["pairs"])
+            bar.update(done["pairs"], failed=done["failed"])
 
         ray_map(run_batch, _batches(session, pending), keep)
 
@@ -94,9 +94,10 @@ async def _run_batch(batch: Batch) -> dict[str, Any]:
         attempts = [_Attempt(n, v, f, raw, tuple(p)) for n, v, f, raw, p in pair["attempts"]]
         if attempts:
             session.previous[session.key_of(work)] = attempts
+    failed: list[bool] = []  # per pair: its call failed after every retry
     try:
         await run_all(
-            works, session.judge, lambda _: None, concurrency=config.concurrency, progress=False
+            works, session.judge, failed.append, concurrency=config.concurrency, progress=False
         )
     finally:
         for judge in judges:
@@ -104,6 +105,7 @@ async def _run_batch(batch: Batch) -> dict[str, Any]:
     return {
         "records": [model_json(record) for record in records],
         "pairs": len(batch[4]),
+        "failed": sum(failed),
         "usage": {judge.name: judge.usage.summary() for judge in judges},
         "reported": {name: sorted(models) for name, models in session.reported_models.items()},
         "exact_refused": session.exact_refused,

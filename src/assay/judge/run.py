@@ -275,13 +275,16 @@ class _JudgeSession:
         for attempts in self.previous.values():
             attempts.sort(key=lambda a: a.number)
 
-    async def judge(self, work: _Work) -> None:
+    async def judge(self, work: _Work) -> bool:
+        """Ask until the pair is finished; True when its call failed after every retry (the
+        progress line counts those as failed)."""
         while not self.finished(work):
             record = await self._attempt(work, len(self.attempts_of(work)) + 1)
             if record is None:  # the call waits in a batch file: nothing to archive yet
                 self.deferred += 1
-                return
+                return False
             self.keep(record)
+        return pair_id(self.key_of(work)) in self.failed_now
 
     def keep(self, record: EvaluationRecord) -> None:
         """Hand a finished attempt to the sink and count it."""
@@ -582,6 +585,7 @@ async def _run_session(
                 concurrency=config.concurrency,
                 description="judge",
                 total=plan.total - plan.already,
+                is_failure=bool,
             )
     except BaseException as error:
         status: RunStatus = "error" if isinstance(error, Exception) else "cancelled"

@@ -5,8 +5,10 @@ the call's cache key. A 200 response's body goes into the cache as the call's re
 (an ``error`` object, or a response with another status) becomes a typed
 :class:`~assay.model.CallFailure`, kept apart until a run takes it. A line that cannot be used
 (not JSON, no ``custom_id``, an id no request of the batch directory has, an id already
-answered by an earlier line, a body that does not parse as a chat completion) is reported with
-its file and line and skipped: every other line is imported.
+answered by an earlier line, a ``status_code`` that is no HTTP status, a body that does not
+parse as a chat completion) is reported with its file and line and skipped: every other line
+is imported. A line with an ``error`` object failed, whatever status its response has: the
+failure carries the error's code and message (OpenAI's batch output format).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import shown
+from ..errors import SHOWN_CHARS, shown
 from ._cache import ResponseCache
 from ._types import BackendError, CallFailure, Completion, ErrorKind
 
@@ -101,28 +103,52 @@ def _answer(line: dict[str, Any]) -> Completion | CallFailure:
 
     response = line.get("response")
     error = line.get("error")
-    status = response.get("status_code") if isinstance(response, dict) else None
-    if error is None and status == 200:
-        assert isinstance(response, dict)
+    if error is not None:  # the Batch API's word that the request failed, whatever the status
+        if not isinstance(error, dict | str):
+            raise _Skip(f"error {_as_json(error)} is not an error object")
+        return _failure(_status(response), error, response)
+    if not isinstance(response, dict) or "status_code" not in response:
+        raise _Skip("neither a response with a status_code nor an error")
+    status = _status(response)
+    if status is None:
+        raise _Skip(f"status_code {_as_json(response['status_code'])} is not an HTTP status")
+    if status == 200:
         try:
             return completion_from_body(response.get("body"))
         except BackendError as problem:
             raise _Skip(f"response body does not parse: {problem.message}") from None
-    if error is None and not isinstance(status, int):
-        raise _Skip("neither a response with a status_code nor an error")
-    return _failure(status if isinstance(status, int) else None, error, response)
+    return _failure(status, None, response)
+
+
+def _as_json(value: Any) -> str:
+    """A value of a line as the file spells it (``true``, not Python's ``True``), cut short."""
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= SHOWN_CHARS else f"{text[:SHOWN_CHARS]}…"
+
+
+def _status(response: Any) -> int | None:
+    """The response's HTTP status; None when it has none, or one that is no status (``true``
+    is an int to Python, ``"200"`` a string)."""
+    status = response.get("status_code") if isinstance(response, dict) else None
+    if isinstance(status, bool) or not isinstance(status, int) or not 100 <= status <= 599:
+        return None
+    return status
 
 
 def _failure(status: int | None, error: Any, response: Any) -> CallFailure:
-    """A typed failure: the error code's kind when it names one, else the HTTP status's."""
+    """A typed failure: the error code's kind when it names one, else the HTTP status's. An
+    ``error`` object is what failed (a status beside it, even 200, says nothing more)."""
     from .providers.openai import status_kind
 
     body = response.get("body") if isinstance(response, dict) else None
     code, message = _error_parts(error if error is not None else body)
     kind = _ERROR_CODES.get(code or "")
+    failed_status = None if error is not None and status == 200 else status
     if kind is None:
-        kind = status_kind(status, message) if status is not None else ErrorKind.BACKEND
-    where = f"HTTP {status}" if status is not None else f"batch error {code or 'without a code'}"
+        kind = (
+            status_kind(failed_status, message) if failed_status is not None else ErrorKind.BACKEND
+        )
+    where = f"HTTP {status}" if error is None else f"batch error {code or 'without a code'}"
     text = " ".join(message.split())[:300] or "(no detail given)"
     return CallFailure(kind=kind, message=f"batch: {where}: {text}", attempts=1)
 

@@ -30,8 +30,12 @@ LOCK_FILE = ".assay.lock"
 class RunDirLock:
     """Held while a command writes ``run_dir``; refuses at once if another process holds it."""
 
-    def __init__(self, run_dir: Path) -> None:
+    def __init__(self, run_dir: Path, *, busy_hint: str | None = None) -> None:
         self.run_dir = run_dir
+        # what the refusal advises: a run can go to another directory, an import cannot
+        self.busy_hint = (
+            busy_hint or "wait for it to finish, or give this run another output directory"
+        )
         self.path = run_dir / LOCK_FILE
         self.stale_holder: dict[str, Any] | None = None  # set when a dead holder's lock was taken
         self._handle: IO[str] | None = None
@@ -52,7 +56,7 @@ class RunDirLock:
             handle.close()
             raise RunError(
                 f"{self.run_dir} is being written by another assay process: {_describe(holder)}",
-                hint="wait for it to finish, or give this run another output directory",
+                hint=self.busy_hint,
             ) from None
         self.stale_holder = _read_holder(handle) or None
         _write_holder(handle)

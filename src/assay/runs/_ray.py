@@ -7,12 +7,18 @@ system failures only, a bug in the work is not retried). At most ``2 x cluster C
 are in flight, so memory stays bounded on inputs of any size.
 
 The cluster is ``RAY_ADDRESS`` when set, else a local one started for this process with the
-cores it may use.
+cores it may use. ``RAY_ADDRESS`` is probed before Ray is asked to join it: Ray itself retries
+an address where no cluster answers for many minutes (:func:`check_address`).
+
+An exception a worker raises comes back to the driver as what it was: an assay error as the
+same error (its one line, as in-process), anything else as its own type and message, with the
+worker's traceback only in the chain ``--debug`` prints (:func:`worker_error`).
 """
 
 from __future__ import annotations
 
 import os
+import socket
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
@@ -21,6 +27,16 @@ from ..errors import ConfigError
 T = TypeVar("T")
 R = TypeVar("R")
 EXTRA_HINT = "install the extra: pip install 'assay[ray]'"
+#: Seconds the probe of ``RAY_ADDRESS`` waits for the cluster to answer.
+PROBE_TIMEOUT_S = 5.0
+# An HTTP/2 client's opening: the preface and an empty SETTINGS frame. A Ray head (its GCS,
+# or the Ray Client server of ray://) speaks gRPC, which is HTTP/2: it answers with a frame of
+# its own. Anything else (nothing there, a web server) does not.
+_HTTP2_HELLO = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+_HTTP2_SETTINGS = 0x04
+_ADDRESS_HINT = (
+    "set RAY_ADDRESS to HOST:PORT of a running Ray head, or unset it to start a local one"
+)
 
 
 def ray_module() -> Any:
@@ -37,12 +53,71 @@ def connect() -> Any:
     """Ray, connected to ``RAY_ADDRESS`` or to a local cluster on this machine's cores."""
     ray = ray_module()
     if not ray.is_initialized():
+        check_address()
         address = os.environ.get("RAY_ADDRESS") or None
         options: dict[str, Any] = {"ignore_reinit_error": True, "log_to_driver": False}
         if address is None:
             options |= {"num_cpus": len(os.sched_getaffinity(0)), "include_dashboard": False}
-        ray.init(address=address, **options)
+        try:
+            ray.init(address=address, **options)
+        except ConnectionError as error:  # "auto" with no cluster running, and the like
+            if address is None:
+                raise
+            raise ConfigError(
+                f"RAY_ADDRESS {address}: {' '.join(str(error).split())}", hint=_ADDRESS_HINT
+            ) from None
     return ray
+
+
+def check_address() -> None:
+    """Refuse at once a ``RAY_ADDRESS`` where no Ray head answers (ray.init would retry it for
+    many minutes, whatever its timeout settings say). ``auto`` and ``local`` name no address
+    to probe; ray.init finds out about those quickly by itself."""
+    address = os.environ.get("RAY_ADDRESS") or ""
+    target = _host_port(address)
+    if target is None:
+        return
+    problem = _probe(*target)
+    if problem is not None:
+        raise ConfigError(f"RAY_ADDRESS {address}: {problem}", hint=_ADDRESS_HINT)
+
+
+def _host_port(address: str) -> tuple[str, int] | None:
+    """(host, port) of ``HOST:PORT`` or ``ray://HOST:PORT``; None for ``auto``, ``local``,
+    an empty value. A value of another form is refused here: Ray would not join it either."""
+    if address in ("", "auto", "local"):
+        return None
+    bare = address.removeprefix("ray://").rstrip("/")
+    host, colon, port = bare.rpartition(":")
+    if not colon or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ConfigError(
+            f"RAY_ADDRESS {address}: not HOST:PORT (or ray://HOST:PORT, auto)", hint=_ADDRESS_HINT
+        )
+    return host.strip("[]"), int(port)
+
+
+def _probe(host: str, port: int) -> str | None:
+    """Why no Ray head answers at ``host:port`` within :data:`PROBE_TIMEOUT_S`, or None."""
+    try:
+        with socket.create_connection((host, port), timeout=PROBE_TIMEOUT_S) as connection:
+            if os.environ.get("RAY_USE_TLS", "0") not in ("", "0"):
+                return None  # a TLS cluster answers only after a handshake: reachable is enough
+            connection.sendall(_HTTP2_HELLO)
+            header = _read(connection, 9)
+    except TimeoutError:
+        return f"no answer within {PROBE_TIMEOUT_S:g} s"
+    except OSError as error:
+        return f"cannot connect ({error.strerror or type(error).__name__})"
+    if len(header) < 9 or header[3] != _HTTP2_SETTINGS:
+        return "the server there is not a Ray cluster (it does not speak gRPC)"
+    return None
+
+
+def _read(connection: socket.socket, size: int) -> bytes:
+    data = b""
+    while len(data) < size and (chunk := connection.recv(size - len(data))):
+        data += chunk
+    return data
 
 
 def ray_map(
@@ -67,11 +142,35 @@ def ray_map(
             if not in_flight:
                 return done
             ready, in_flight = ray.wait(in_flight, num_returns=1)
-            on_batch(ray.get(ready[0]))
+            try:
+                result = ray.get(ready[0])
+            except ray.exceptions.RayTaskError as error:
+                raise worker_error(error) from error
+            on_batch(result)
             done += 1
     finally:
         for ref in in_flight:  # an interrupt or error: stop what is still running
             ray.cancel(ref, force=True)
+
+
+def worker_error(error: Any) -> BaseException:
+    """The exception a worker raised, as the driver raises it again.
+
+    Ray's error carries the worker's whole traceback, coloured, in its message; the cause is
+    the exception itself (an assay error with its message and hint, unpickled). Raised from
+    the Ray error, the worker's traceback is still there for ``--debug``.
+    """
+    cause = getattr(error, "cause", None)
+    if isinstance(cause, Exception) and not _is_ray_error(cause):
+        return cause
+    # a cause Ray could not send back (not picklable): its type and first line, no traceback
+    text = str(cause) if cause is not None else ""
+    first = next((line for line in text.splitlines() if line.strip()), "a worker failed")
+    return RuntimeError(f"a Ray worker failed: {first.strip()}")
+
+
+def _is_ray_error(error: BaseException) -> bool:
+    return type(error).__module__.startswith("ray.")
 
 
 def add_usage(total: dict[str, dict[str, Any]], part: dict[str, dict[str, Any]]) -> None:
