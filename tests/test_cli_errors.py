@@ -478,9 +478,17 @@ def test_protocol_settings_errors_are_one_line_per_field(
     )
     assert code == 2 and out == ""
     assert err.splitlines() == [
-        f"error: {protocol}: field 'thresholds.pass_min': Input should be a valid integer",
-        f"error: {protocol}: field 'thresholds.fail_max': Input should be a valid integer",
+        f"error: {protocol}:1 field 'thresholds.pass_min': Input should be a valid integer",
+        f"error: {protocol}:1 field 'thresholds.fail_max': Input should be a valid integer",
     ]
+    protocol.write_text("thresholds:\n  pass_min: 7\n  fail_max: x\n", "utf-8")
+    code, _, err = cli(
+        *judge_run_args(questions, manifest, tmp_path / "run", "--protocol", protocol)
+    )
+    assert code == 2  # each field named at its line
+    assert one_error(err) == (
+        f"error: {protocol}:3 field 'thresholds.fail_max': Input should be a valid integer"
+    )
     import shutil
 
     run = tmp_path / "copy"

@@ -173,3 +173,16 @@ def test_a_model_priced_twice_in_yaml_is_refused_with_its_line(tmp_path: Path) -
         load_prices(prices)
     assert str(error.value).startswith(f"{prices}:3: not a price table: column 3: the key")
     assert "given twice" in str(error.value)
+
+
+def test_a_bad_price_field_in_yaml_is_named_with_its_line(tmp_path: Path) -> None:
+    from assay.errors import InputError
+    from assay.runs.prices import load_prices
+
+    prices = tmp_path / "prices.yaml"
+    prices.write_text('models:\n  "stub/*":\n    inputs: 1\n    output: 2\n')
+    with pytest.raises(InputError) as error:
+        load_prices(prices)
+    assert str(error.value) == (
+        f"{prices}:3 field 'models.stub/*.inputs': Extra inputs are not permitted"
+    )

@@ -12,6 +12,7 @@ A model call that fails is *not* an exception: it comes back from the model laye
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -53,16 +54,21 @@ def validation_problems(error: Any) -> list[Any]:
     return sorted(error.errors(), key=lambda item: item.get("type") != "extra_forbidden")
 
 
-def describe_validation(error: Any, where: str) -> str:
+def describe_validation(
+    error: Any, where: str, line_of: Callable[[tuple[Any, ...]], int | None] | None = None
+) -> str:
     """A pydantic ValidationError of the file (or setting) ``where``: one line per problem,
-    unknown keys first, ``FILE: field 'thresholds.pass_min': Input should be a valid
-    integer``; the lines after the first start with ``error:`` as the first one does when the
-    command prints it."""
+    unknown keys first, ``FILE:3 field 'thresholds.pass_min': Input should be a valid
+    integer`` (the line when ``line_of`` finds the field's); the lines after the first start
+    with ``error:`` as the first one does when the command prints it."""
     lines = []
     for item in validation_problems(error):
-        field = field_path(item.get("loc", ()))
-        located = f"{where}: field '{field}'" if field else where
-        lines.append(f"{located}: {describe_problem(item)}")
+        loc = tuple(item.get("loc", ()))
+        line = line_of(loc) if line_of is not None and loc else None
+        file = where if line is None else f"{where}:{line}"
+        field = field_path(loc)
+        located = f"{file} field '{field}'" if field and line else f"{file}: field '{field}'"
+        lines.append(f"{located if field else file}: {describe_problem(item)}")
     return "\nerror: ".join(lines)
 
 

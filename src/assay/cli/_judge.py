@@ -344,12 +344,15 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _protocol(path: Path | None) -> Protocol:
-    from ..data.yaml_keys import strict_load
+    import functools
+
+    from ..data.yaml_keys import line_at, strict_load
 
     if path is None:
         return Protocol()
     try:
-        data = strict_load(path.read_text(encoding="utf-8"))  # a key given twice is refused
+        text = path.read_text(encoding="utf-8")
+        data = strict_load(text)  # a key given twice is refused
     except OSError as error:
         raise ConfigError(f"{path}: cannot read the protocol settings: {error.strerror}") from None
     except UnicodeDecodeError as error:
@@ -358,7 +361,7 @@ def _protocol(path: Path | None) -> Protocol:
         raise yaml_input_error(error, path, "not YAML or JSON") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: protocol settings must be a mapping")
-    return load_protocol(data, str(path))
+    return load_protocol(data, str(path), functools.partial(line_at, text))
 
 
 def _validate(args: argparse.Namespace) -> int:

@@ -42,7 +42,7 @@ from .jsonl import (
     iter_lines,
     parse_object_line,
 )
-from .yaml_keys import check_keys
+from .yaml_keys import check_keys, node_line
 
 ID_PATTERN = r"^\S(.{0,198}\S)?$"  # no surrounding whitespace, at most 200 characters
 OUTPUT_SUFFIXES = (".txt", ".md", ".json")
@@ -550,7 +550,7 @@ def _validated(
         first = error.errors()[0]
         loc = tuple(first["loc"])
         field = _field_name(loc) or None
-        exact_line = line if node is None else _yaml_line(node, loc, line)
+        exact_line = line if node is None else node_line(node, loc, line)
         message = describe_problem(first)
         if first["type"] == "extra_forbidden":
             message += " (check its spelling; fields of your own go in the 'meta' object)"
@@ -562,25 +562,3 @@ def _field_name(loc: tuple[Any, ...]) -> str:
     for part in loc:
         name += f"[{part}]" if isinstance(part, int) else (f".{part}" if name else str(part))
     return name
-
-
-def _yaml_line(node: yaml.Node, loc: tuple[Any, ...], default: int) -> int:
-    """The line of the YAML node at ``loc`` (as deep as the path can be followed)."""
-    line = default
-    for part in loc:
-        child = _yaml_child(node, part)
-        if child is None:
-            break
-        node = child
-        line = node.start_mark.line + 1
-    return line
-
-
-def _yaml_child(node: yaml.Node, part: Any) -> yaml.Node | None:
-    if isinstance(node, yaml.MappingNode):
-        for key, value in node.value:
-            if key.value == str(part):
-                return value  # type: ignore[no-any-return]
-    if isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
-        return node.value[part]  # type: ignore[no-any-return]
-    return None

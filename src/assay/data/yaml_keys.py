@@ -80,3 +80,38 @@ class StrictKeysLoader(yaml.SafeLoader):
 def strict_load(text: str) -> Any:
     """``yaml.safe_load(text)`` with :class:`StrictKeysLoader`'s checks."""
     return yaml.load(text, Loader=StrictKeysLoader)
+
+
+def node_line(node: yaml.Node, loc: tuple[Any, ...], default: int) -> int:
+    """The line of the YAML node at ``loc`` (as deep as the path can be followed)."""
+    line = default
+    for part in loc:
+        child = _child(node, part)
+        if child is None:
+            break
+        node = child
+        line = node.start_mark.line + 1
+    return line
+
+
+def _child(node: yaml.Node, part: Any) -> yaml.Node | None:
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            if key.value == str(part):
+                return value  # type: ignore[no-any-return]
+    if isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+        return node.value[part]  # type: ignore[no-any-return]
+    return None
+
+
+def line_at(text: str, loc: tuple[Any, ...]) -> int | None:
+    """The line of the value at ``loc`` (a pydantic error's path) in YAML or JSON ``text``
+    that has already been read without error; None when the path leads nowhere."""
+    try:
+        root = yaml.compose(text)
+    except yaml.YAMLError:
+        return None
+    if root is None:
+        return None
+    line = node_line(root, loc, 0)
+    return line or None

@@ -22,7 +22,7 @@ outcome (a total >= 7 leaves no room for a 0); they matter for custom thresholds
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from pydantic import (
@@ -263,12 +263,17 @@ class Protocol(BaseModel):
         )
 
 
-def load_protocol(data: Mapping[str, Any], source: str) -> Protocol:
-    """A protocol from parsed YAML/JSON settings, with a ConfigError naming the bad field."""
+def load_protocol(
+    data: Mapping[str, Any],
+    source: str,
+    line_of: Callable[[tuple[Any, ...]], int | None] | None = None,
+) -> Protocol:
+    """A protocol from parsed YAML/JSON settings, with a ConfigError naming the bad field
+    (and its line, when ``line_of`` finds it in the settings file)."""
     try:
         return Protocol.model_validate(dict(data))
     except ValidationError as error:
-        raise ConfigError(describe_validation(error, source)) from None
+        raise ConfigError(describe_validation(error, source, line_of)) from None
 
 
 def output_schema(protocol: Protocol) -> dict[str, Any]:

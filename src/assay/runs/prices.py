@@ -25,7 +25,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..data.yaml_keys import strict_load
+from ..data.yaml_keys import line_at, strict_load
 from ..errors import (
     InputError,
     describe_problem,
@@ -106,7 +106,8 @@ def load_prices(path: Path) -> PriceTable:
     except ValidationError as error:
         first = validation_problems(error)[0]
         field = field_path(first["loc"]) or None
-        raise InputError(describe_problem(first), path=path, field=field) from None
+        line = None if path.suffix == ".toml" else line_at(text, tuple(first["loc"]))
+        raise InputError(describe_problem(first), path=path, line=line, field=field) from None
 
 
 def read_run_prices(run_dir: Path) -> PriceTable | None:
