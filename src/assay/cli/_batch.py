@@ -9,7 +9,6 @@ response cache; the same command, run again, continues from the cache (docs/scal
 from __future__ import annotations
 
 import argparse
-import json
 import shlex
 import sys
 from collections.abc import Iterator
@@ -188,39 +187,14 @@ def _check_batch_files(paths: list[Path]) -> None:
         )
 
 
-def _requested_ids(paths: list[Path]) -> set[str]:
-    """Every ``custom_id`` of the batch input files; a line that cannot be a request (not
-    UTF-8, not a JSON object, no ``custom_id``) is one error naming its file and line. A last
-    line without its newline is left out: a session killed mid-write leaves one, and it asked
-    nothing (the rerun writes that request again)."""
-    from ..data.jsonl import decode_line, iter_lines, json_problem
-
-    hint = "restore the file as the run wrote it, or move it out of the batch directory"
-    ids: set[str] = set()
-    for path in paths:
-        for number, raw in iter_lines(path):
-            if not raw.endswith(b"\n") or not raw.strip():
-                continue
-            try:
-                line = json.loads(decode_line(raw, path, number))
-            except json.JSONDecodeError as error:
-                problem = f"not a batch request: not JSON ({json_problem(error)})"
-                raise InputError(problem, path=path, line=number, hint=hint) from None
-            except InputError as error:  # not UTF-8
-                raise InputError(error.reason, path=path, line=number, hint=hint) from None
-            key = line.get("custom_id") if isinstance(line, dict) else None
-            if not isinstance(key, str) or not key:
-                problem = "not a batch request: " + (
-                    "no custom_id" if isinstance(line, dict) else "not a JSON object"
-                )
-                field = "custom_id" if isinstance(line, dict) else None
-                raise InputError(problem, path=path, line=number, field=field, hint=hint)
-            ids.add(key)
-    return ids
-
-
 def _import(args: argparse.Namespace) -> int:
-    from ..model import ResponseCache, default_cache_path, import_batch_output, input_files
+    from ..model import (
+        ResponseCache,
+        default_cache_path,
+        import_batch_output,
+        input_files,
+        requested_ids,
+    )
     from ..runs import RunDirLock
     from ._common import check_out_file
 
@@ -235,7 +209,7 @@ def _import(args: argparse.Namespace) -> int:
     busy = "wait for that process to finish (a batch session or an import), then import again"
     with RunDirLock(directory, busy_hint=busy):  # never while a run writes requests into it
         check_out_file(args.cache_path, "--cache-path")  # the answers are written there
-        requested = _requested_ids(inputs)
+        requested = requested_ids(inputs)
         cache = ResponseCache.shared(args.cache_path or default_cache_path())
         report = import_batch_output(cache, args.files, requested)
         cache.flush()

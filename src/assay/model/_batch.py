@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, ClassVar
 
+from ..errors import InputError
 from ._types import CallFailure, ErrorKind
 
 #: A provider's limits for one batch input file (OpenAI: 50,000 requests, 200 MB).
@@ -187,11 +188,31 @@ def input_files(directory: Path) -> list[Path]:
 
 
 def requested_ids(paths: Sequence[Path]) -> set[str]:
-    """Every ``custom_id`` of the given batch input files."""
+    """Every ``custom_id`` of the batch input files; a line that cannot be a request (not
+    UTF-8, not a JSON object, no ``custom_id``) is one error naming its file and line. A last
+    line without its newline is left out: a session killed mid-write leaves one, and it asked
+    nothing (the rerun writes that request again)."""
+    from ..data.jsonl import decode_line, iter_lines, json_problem
+
+    hint = "restore the file as the run wrote it, or move it out of the batch directory"
     ids: set[str] = set()
     for path in paths:
-        with path.open("rb") as handle:
-            for raw in handle:
-                if raw.endswith(b"\n"):  # a last line a killed session left torn asks nothing
-                    ids.add(json.loads(raw)["custom_id"])
+        for number, raw in iter_lines(path):
+            if not raw.endswith(b"\n") or not raw.strip():
+                continue
+            try:
+                line = json.loads(decode_line(raw, path, number))
+            except json.JSONDecodeError as error:
+                problem = f"not a batch request: not JSON ({json_problem(error)})"
+                raise InputError(problem, path=path, line=number, hint=hint) from None
+            except InputError as error:  # not UTF-8
+                raise InputError(error.reason, path=path, line=number, hint=hint) from None
+            key = line.get("custom_id") if isinstance(line, dict) else None
+            if not isinstance(key, str) or not key:
+                problem = "not a batch request: " + (
+                    "no custom_id" if isinstance(line, dict) else "not a JSON object"
+                )
+                field = "custom_id" if isinstance(line, dict) else None
+                raise InputError(problem, path=path, line=number, field=field, hint=hint)
+            ids.add(key)
     return ids
