@@ -68,11 +68,11 @@ from .results import (
     CurrentResult,
     OracleVerdict,
     ResultRecord,
-    checked_result_index,
     dataset_label,
     iter_results,
     make_result,
     record_fingerprint,
+    result_index,
 )
 from .types import AnswerVerifier, ClaimChecker, GroundedQARecord
 
@@ -300,7 +300,7 @@ def _run_locked(
     protocol_fp, previous = _check_protocol(config)
     # every finished result read whole, not only as JSON: a bad line found by the summary at
     # the end would come after run.json and the log were written
-    recorded = checked_result_index(config.out_dir / RESULTS_FILE)
+    recorded = result_index(config.out_dir / RESULTS_FILE)
     done = {key for key, current in recorded.items() if current.complete}
     # bad input, and input other than the run's, stop here, before anything is written
     plan = _plan(config, done, recorded)

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import InputError, describe_problem, field_path
 from ..json_safe import load_model
-from ..runs import fingerprint, parse_record_line, read_numbered_jsonl, read_numbered_lines
+from ..runs import fingerprint, parse_record_line, read_numbered_lines
 from .patterns.base import (
     Candidate,
     Critique,
@@ -277,18 +277,6 @@ def _line_id(line: str, path: Path, number: int) -> str | None:
     return leading.group(1) if leading else _id_of(parse_record_line(line, path, number))
 
 
-def _failures_of(data: dict[str, Any]) -> int:
-    usage = data.get("usage")
-    failures = usage.get("failures", 0) if isinstance(usage, dict) else 0
-    return failures if isinstance(failures, int) else 0
-
-
-def finished_ids(path: Path) -> set[str]:
-    """Ids whose current result is complete (what a resumed run skips). An example whose
-    model calls failed is not finished: the next run retries it."""
-    return {key for key, current in result_index(path).items() if current.complete}
-
-
 class CurrentResult(NamedTuple):
     """What a resumed run needs of an id's current result (its last line)."""
 
@@ -297,22 +285,12 @@ class CurrentResult(NamedTuple):
     record_hash: str | None  # None: written before results recorded it
 
 
-def checked_result_index(path: Path) -> dict[str, CurrentResult]:
-    """:func:`result_index`, reading every current result whole on the way (a line that is
-    not a result is an InputError): what a resumed run checks before it writes anything."""
+def result_index(path: Path) -> dict[str, CurrentResult]:
+    """Each id's current result: its line, whether it is complete (an example whose model
+    calls failed is not: the next run retries it), its input's fingerprint. Every current
+    result is read whole on the way (a line that is not a result is an InputError): what a
+    resumed run checks before it writes anything."""
     return {
         result.id: CurrentResult(number, result.complete, result.record_hash)
         for number, result in iter_numbered_results(path)
     }
-
-
-def result_index(path: Path) -> dict[str, CurrentResult]:
-    """Each id's current result: its line, whether it is complete, its input's fingerprint."""
-    index: dict[str, CurrentResult] = {}
-    for number, data in read_numbered_jsonl(path):
-        if (key := _id_of(data)) is not None:
-            stored = data.get("record_hash")
-            index[key] = CurrentResult(
-                number, _failures_of(data) == 0, stored if isinstance(stored, str) else None
-            )
-    return index
