@@ -65,10 +65,10 @@ def describe_validation(
     for item in validation_problems(error):
         loc = tuple(item.get("loc", ()))
         line = line_of(loc) if line_of is not None and loc else None
-        file = where if line is None else f"{where}:{line}"
-        field = field_path(loc)
-        located = f"{file} field '{field}'" if field and line else f"{file}: field '{field}'"
-        lines.append(f"{located if field else file}: {describe_problem(item)}")
+        located = where if line is None else f"{where}:{line}"
+        if field := field_path(loc):  # FILE:3 field 'x', as InputError says; FILE: field 'x'
+            located += f" field '{field}'" if line else f": field '{field}'"
+        lines.append(f"{located}: {describe_problem(item)}")
     return "\nerror: ".join(lines)
 
 

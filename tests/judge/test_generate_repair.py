@@ -32,12 +32,19 @@ def last_session_usage(outputs: Path) -> dict[str, dict[str, int]]:
     return usage
 
 
-def test_a_lost_output_file_is_generated_again_from_the_cache(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+@pytest.fixture
+def generated(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[Path, Path]:
+    """A question set and the finished outputs of one generate run over it."""
     questions = write_questions(tmp_path / "q.jsonl")
     outputs = tmp_path / "outputs"
     assert run_cli(generate(questions, outputs), capsys)[0] == 0
+    return questions, outputs
+
+
+def test_a_lost_output_file_is_generated_again_from_the_cache(
+    generated: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    questions, outputs = generated
     manifest = (outputs / "manifest.jsonl").read_bytes()
     victim = outputs / "stub--a" / "Q2__B.txt"
     text = victim.read_text()
@@ -61,11 +68,9 @@ def test_a_lost_output_file_is_generated_again_from_the_cache(
 
 
 def test_a_lost_model_directory_is_generated_again(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    generated: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    questions = write_questions(tmp_path / "q.jsonl")
-    outputs = tmp_path / "outputs"
-    assert run_cli(generate(questions, outputs), capsys)[0] == 0
+    questions, outputs = generated
     kept = {p.name: p.read_text() for p in (outputs / "stub--b").iterdir()}
     for file in (outputs / "stub--b").iterdir():
         file.unlink()
@@ -76,11 +81,9 @@ def test_a_lost_model_directory_is_generated_again(
 
 
 def test_a_lost_file_named_outside_the_directory_is_refused(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    generated: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    questions = write_questions(tmp_path / "q.jsonl")
-    outputs = tmp_path / "outputs"
-    assert run_cli(generate(questions, outputs), capsys)[0] == 0
+    questions, outputs = generated
     lines = (outputs / "manifest.jsonl").read_text().splitlines()
     entry = json.loads(lines[1])
     entry["path"] = "../elsewhere.txt"
@@ -93,7 +96,7 @@ def test_a_lost_file_named_outside_the_directory_is_refused(
 
 
 def test_temporary_files_of_a_killed_run_are_removed_on_resume(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    generated: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A write goes through ``.NAME.PID.tmp``; a run killed between the write and the rename
     leaves it. The next run removes those of dead processes and leaves a live one's alone."""
@@ -101,9 +104,7 @@ def test_temporary_files_of_a_killed_run_are_removed_on_resume(
     import subprocess
     import sys
 
-    questions = write_questions(tmp_path / "q.jsonl")
-    outputs = tmp_path / "outputs"
-    assert run_cli(generate(questions, outputs), capsys)[0] == 0
+    questions, outputs = generated
     script = [sys.executable, "-c", "import os; print(os.getpid())"]
     finished = subprocess.run(script, capture_output=True, text=True, check=True)
     dead = int(finished.stdout)

@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import contextlib
 import errno
+import functools
 import json
 import sys
 from collections.abc import Awaitable, Callable, Iterator, Sequence
@@ -102,10 +103,7 @@ def _agreement(args: argparse.Namespace) -> int:
     from ._common import check_out_file
 
     _require_judge_run(args.run_dir)
-    if args.resamples < 1:
-        raise ConfigError(f"--resamples: must be 1 or more, got {args.resamples}")
-    if args.seed < 0:
-        raise ConfigError(f"--seed: must be 0 or more, got {args.seed}")
+    _check_bootstrap_options(args)
     out = args.out or args.run_dir / "agreement.json"
     check_out_file(out, inputs=args.labels)
     labels = [label for path in args.labels for label in load_labels(path)]
@@ -344,8 +342,6 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _protocol(path: Path | None) -> Protocol:
-    import functools
-
     from ..data.yaml_keys import line_at, strict_load
 
     if path is None:
@@ -462,11 +458,16 @@ def _analysis_settings(args: argparse.Namespace) -> AnalysisSettings:
     """The analysis options, each checked under the name it was typed with."""
     from ..judge.analysis_types import AnalysisSettings
 
+    _check_bootstrap_options(args)
+    return AnalysisSettings(n_resamples=args.resamples, seed=args.seed, plots=not args.no_plots)
+
+
+def _check_bootstrap_options(args: argparse.Namespace) -> None:
+    """--resamples and --seed (analyze, agreement), each named as typed."""
     if args.resamples < 1:
         raise ConfigError(f"--resamples: must be 1 or more, got {args.resamples}")
     if args.seed < 0:
         raise ConfigError(f"--seed: must be 0 or more, got {args.seed}")
-    return AnalysisSettings(n_resamples=args.resamples, seed=args.seed, plots=not args.no_plots)
 
 
 def _check_before_analysis(args: argparse.Namespace) -> None:

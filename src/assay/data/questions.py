@@ -409,6 +409,11 @@ def iter_outputs(path: Path, *, allow_outside_paths: bool = False) -> Iterator[T
     return _outputs_from_tree(path)
 
 
+_OUTSIDE_HINT = (
+    "keep output files beside the manifest, or pass --allow-outside-paths if this manifest is yours"
+)
+
+
 def _outputs_from_manifest(path: Path, allow_outside_paths: bool) -> Iterator[TargetOutput]:
     for number, data in iter_json_objects(path):
         entry = _validated(ManifestEntry, data, path, number)
@@ -416,7 +421,7 @@ def _outputs_from_manifest(path: Path, allow_outside_paths: bool) -> Iterator[Ta
         if entry.path is not None:
             file = path.parent / entry.path
             if not allow_outside_paths:
-                _confine(file, path, number)
+                confine(file, path, number)
             text = _read_output_file(file, path, number)
         yield TargetOutput(
             question_id=entry.question_id,
@@ -435,7 +440,9 @@ def manifest_entry(data: Any, path: Path, line: int) -> ManifestEntry:
     return _validated(ManifestEntry, data, path, line)
 
 
-def _confine(file: Path, manifest: Path, line: int) -> None:
+def confine(file: Path, manifest: Path, line: int, *, hint: str = _OUTSIDE_HINT) -> None:
+    """Refuse a manifest line's ``path`` (``file``) that leads outside the manifest's folder
+    (after ``..`` and symbolic links)."""
     folder = manifest.parent.resolve()
     if not file.resolve().is_relative_to(folder):
         raise InputError(
@@ -443,8 +450,7 @@ def _confine(file: Path, manifest: Path, line: int) -> None:
             path=manifest,
             line=line,
             field="path",
-            hint="keep output files beside the manifest, or pass --allow-outside-paths "
-            "if this manifest is yours",
+            hint=hint,
         )
 
 

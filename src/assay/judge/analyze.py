@@ -18,11 +18,10 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
-from pydantic import ValidationError
 
 from .. import metrics
-from ..errors import RunError, describe_validation
-from ..runs import read_run_json, write_atomic
+from ..errors import RunError
+from ..runs import read_run_json, read_state_file, write_atomic
 from ..runs.prices import Money, read_run_prices, run_money
 from .analysis_types import (
     AgreementRow,
@@ -90,14 +89,7 @@ def _money(run_dir: Path, items: int) -> Money:
 def read_coverage(run_dir: Path) -> CoverageReport | None:
     """The run's coverage.json (None when the run has none), or an error naming the file."""
     path = run_dir / COVERAGE_FILE
-    if not path.is_file():
-        return None
-    try:
-        return CoverageReport.model_validate_json(path.read_bytes())
-    except OSError as error:
-        raise RunError(f"{path}: cannot read the coverage report: {error.strerror}") from None
-    except ValidationError as error:
-        raise RunError(describe_validation(error, f"{path} (the run's coverage report)")) from None
+    return read_state_file(path, CoverageReport, "the coverage report", "the run's coverage report")
 
 
 def summarize(

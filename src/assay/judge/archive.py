@@ -27,10 +27,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from pydantic_core import PydanticSerializationError
 
 from ..data.questions import model_dir_name
-from ..errors import RunError, describe_validation, shown
+from ..errors import RunError, shown
 from ..json_safe import load_model, model_json
 from ..model import ChatMessage
-from ..runs import fingerprint, inside, safe_filename, utc_now, write_atomic
+from ..runs import fingerprint, inside, read_state_file, safe_filename, utc_now, write_atomic
 from ..runs.id_set import IdentitySet
 from .archive_shards import (
     BlobStore,
@@ -409,14 +409,9 @@ def _other_archive(run_dir: Path, path: Path) -> Path:
 
 def read_protocol_state(run_dir: Path) -> ProtocolState | None:
     path = run_dir / PROTOCOL_FILE
-    if not path.is_file():
-        return None
-    try:
-        return ProtocolState.model_validate_json(path.read_bytes())
-    except OSError as error:
-        raise RunError(f"{path}: cannot read the judge protocol file: {error.strerror}") from None
-    except ValidationError as error:
-        raise RunError(describe_validation(error, f"{path} (not a judge protocol file)")) from None
+    return read_state_file(
+        path, ProtocolState, "the judge protocol file", "not a judge protocol file"
+    )
 
 
 class ArchivedFile(BaseModel):

@@ -23,11 +23,12 @@ from ..data.questions import (
     ManifestEntry,
     PromptVariant,
     QuestionSet,
+    confine,
     manifest_entry,
     model_dir_name,
     refuse_edited_prompt,
 )
-from ..errors import InputError, RunError
+from ..errors import RunError
 from ..json_safe import displayable
 from ..model import (
     CallFailure,
@@ -276,14 +277,8 @@ def _file_lost(out_dir: Path, entry: ManifestEntry, number: int) -> bool:
     if entry.path is None:
         return False
     file = out_dir / entry.path
-    if not file.resolve().is_relative_to(out_dir.resolve()):
-        raise InputError(
-            f"path leads outside the output directory {out_dir}",
-            path=out_dir / MANIFEST_NAME,
-            line=number,
-            field="path",
-            hint="generate writes its outputs inside --out; restore the manifest line",
-        )
+    hint = "generate writes its outputs inside --out; restore the manifest line"
+    confine(file, out_dir / MANIFEST_NAME, number, hint=hint)
     return not file.exists()
 
 

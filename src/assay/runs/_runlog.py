@@ -12,12 +12,12 @@ import platform
 import re
 import sys
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .. import __version__
-from ..errors import InputError, RunError, describe_problem, field_path
+from ..errors import InputError, RunError, describe_problem, describe_validation, field_path
 from ..redact import public_command
 from ._jsonl import JsonlWriter, parse_json_object
 
@@ -150,6 +150,23 @@ def read_run_json(run_dir: Path) -> dict[str, Any] | None:
     except OSError as error:
         raise InputError(f"cannot read the file: {error.strerror}", path=path) from None
     return parse_json_object(text, path)
+
+
+_State = TypeVar("_State", bound=BaseModel)
+
+
+def read_state_file(path: Path, model: type[_State], what: str, wrong: str) -> _State | None:
+    """A JSON file a run keeps (its protocol, its coverage report) as ``model``: None when
+    the run has none; a file that cannot be read is a RunError saying it ``cannot read
+    {what}``, one that is not a ``model`` names each bad field after ``path (wrong)``."""
+    if not path.is_file():
+        return None
+    try:
+        return model.model_validate_json(path.read_bytes())
+    except OSError as error:
+        raise RunError(f"{path}: cannot read {what}: {error.strerror}") from None
+    except ValidationError as error:
+        raise RunError(describe_validation(error, f"{path} ({wrong})")) from None
 
 
 def read_run_log(run_dir: Path) -> RunLog | None:
