@@ -43,6 +43,9 @@ def run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
     outputs = write_manifest(tmp_path / "m.jsonl", ["stub/a", "stub/b"])
     command = ["judge", "run", "--questions", str(questions), "--outputs", str(outputs)]
     command += ["--judge", "stub/a", "--judge", "stub/b", "--out", str(tmp_path / "run")]
+    # The stub's draw is seeded by the request, which carries the date: a fixed date keeps the
+    # run's records (how many are valid, in which shard) the same on every day.
+    command += ["--date", "2026-11-24"]
     assert run_cli(command, capsys)[0] == 0
     return tmp_path / "run"
 
