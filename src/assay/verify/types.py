@@ -100,6 +100,22 @@ class ClaimCheck(BaseModel):
     missing_words: tuple[str, ...] = ()
     second_opinion: SecondOpinion | None = None
 
+    @classmethod
+    def failed(cls, claim: Claim, checker: str, reason: str) -> ClaimCheck:
+        """A check that could not be made: ``uncertain``, no probability, the reason kept, so
+        that it is counted as a failure and never as a score."""
+        return cls(claim=claim, label="uncertain", checker=checker, failure=reason)
+
+
+def band_label(p_supported: float, supported_above: float, unsupported_below: float) -> ClaimLabel:
+    """A probability's label: supported at or above ``supported_above``, unsupported at or
+    below ``unsupported_below``, uncertain between."""
+    if p_supported >= supported_above:
+        return "supported"
+    if p_supported <= unsupported_below:
+        return "unsupported"
+    return "uncertain"
+
 
 class ExampleCost(BaseModel):
     """Cost of one example: model calls, tokens, latency (results' ``usage`` field). The model

@@ -35,4 +35,4 @@ def unreadable_check(claim: Claim, checker: str) -> ClaimCheck | None:
         f"(Chinese, Japanese, Thai, ...), which the {checker} checker cannot split into the "
         "words it compares; use a model verifier"
     )
-    return ClaimCheck(claim=claim, label="uncertain", checker=checker, failure=reason)
+    return ClaimCheck.failed(claim, checker, reason)

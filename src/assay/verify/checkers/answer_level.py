@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from ...model import CallFailure, ChatMessage, GenerateConfig, Model, system, user
-from ..types import Claim, ClaimCheck, ClaimChecker, ClaimLabel, GroundedQARecord
+from ..types import Claim, ClaimCheck, ClaimChecker, ClaimLabel, GroundedQARecord, band_label
 from .model import parse_verdict
 from .single_pass import TOP_LOGPROBS, evidence_text, next_token_probability
 
@@ -91,11 +91,7 @@ def _shown(answer: Claim) -> str:
 
 
 def _band(p: float, config: AnswerLevelConfig) -> ClaimLabel:
-    if p >= config.supported_above:
-        return "supported"
-    if p <= config.unsupported_below:
-        return "unsupported"
-    return "uncertain"
+    return band_label(p, config.supported_above, config.unsupported_below)
 
 
 def _verdict(
@@ -114,10 +110,6 @@ def _verdict(
         checker=checker,
         rationale=rationale,
     )
-
-
-def _failed(answer: Claim, checker: str, reason: str) -> ClaimCheck:
-    return ClaimCheck(claim=answer, label="uncertain", checker=checker, failure=reason)
 
 
 class SinglePassAnswerVerifier:
@@ -140,11 +132,11 @@ class SinglePassAnswerVerifier:
         )
         result = await self.model.generate(messages, config)
         if isinstance(result, CallFailure):
-            return _failed(answer, self.name, f"call failed: {result.describe()}")
+            return ClaimCheck.failed(answer, self.name, f"call failed: {result.describe()}")
         p, source = next_token_probability(result, "Yes", "No")
         if p is None:
             reason = f"no probability: {source} (replied {result.text!r})"
-            return _failed(answer, self.name, reason)
+            return ClaimCheck.failed(answer, self.name, reason)
         rationale = f"next token {result.text!r}; answer-level label question"
         return _verdict(answer, p, source, self.name, rationale, self.config)
 
@@ -164,10 +156,10 @@ class JsonAnswerVerifier:
         )
         result = await self.model.generate(messages, config)
         if isinstance(result, CallFailure):
-            return _failed(answer, self.name, f"call failed: {result.describe()}")
+            return ClaimCheck.failed(answer, self.name, f"call failed: {result.describe()}")
         verdict = parse_verdict(result.text)
         if isinstance(verdict, str):
-            return _failed(answer, self.name, f"unparsable reply: {verdict}")
+            return ClaimCheck.failed(answer, self.name, f"unparsable reply: {verdict}")
         p = STATED_P[verdict.label]
         return _verdict(answer, p, "stated", self.name, verdict.rationale, self.config)
 

@@ -41,7 +41,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..types import Claim, ClaimCheck, ClaimLabel, Evidence
+from ..types import Claim, ClaimCheck, ClaimLabel, Evidence, band_label
 from ._lexical import TextFeatures, features
 from ._scripts import unreadable_check
 from ._sentences import split_evidence
@@ -141,11 +141,7 @@ class LexicalChecker:
         )
 
     def label_of(self, p_supported: float) -> ClaimLabel:
-        if p_supported >= self.weights.supported_above:
-            return "supported"
-        if p_supported <= self.weights.unsupported_below:
-            return "unsupported"
-        return "uncertain"
+        return band_label(p_supported, self.weights.supported_above, self.weights.unsupported_below)
 
     def _cover(self, claim: TextFeatures, sentences: list[_Sentence]) -> tuple[list[int], float]:
         """Greedy: add the sentence that raises coverage most, while it still does."""

@@ -47,7 +47,7 @@ from ...model import (
     user,
 )
 from ..reply_object import reply_object
-from ..types import Claim, ClaimCheck, ClaimLabel, Evidence
+from ..types import Claim, ClaimCheck, ClaimLabel, Evidence, band_label
 
 CLAIM_CHECK_TAG = "[assay:claim_check]"
 BINARY_LABELS = ("supported", "unsupported")
@@ -222,14 +222,10 @@ class ModelChecker:
         )
 
     def _band(self, p: float) -> ClaimLabel:
-        if p >= self.config.supported_above:
-            return "supported"
-        if p <= self.config.unsupported_below:
-            return "unsupported"
-        return "uncertain"
+        return band_label(p, self.config.supported_above, self.config.unsupported_below)
 
     def _failed(self, claim: Claim, reason: str) -> ClaimCheck:
-        return ClaimCheck(claim=claim, label="uncertain", checker=self.name, failure=reason)
+        return ClaimCheck.failed(claim, self.name, reason)
 
 
 def claim_check_messages(

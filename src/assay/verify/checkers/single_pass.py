@@ -43,7 +43,7 @@ from dataclasses import asdict, dataclass
 from typing import Literal
 
 from ...model import CallFailure, ChatMessage, Completion, GenerateConfig, Model, system, user
-from ..types import Claim, ClaimCheck, ClaimLabel, Evidence
+from ..types import Claim, ClaimCheck, ClaimLabel, Evidence, band_label
 from ._align import evidence_index
 from ._learned_text import STATISTICS_VERSION, text_stats
 
@@ -244,11 +244,7 @@ class SinglePassChecker:
         )
 
     def _band(self, p: float) -> ClaimLabel:
-        if p >= self.config.supported_above:
-            return "supported"
-        if p <= self.config.unsupported_below:
-            return "unsupported"
-        return "uncertain"
+        return band_label(p, self.config.supported_above, self.config.unsupported_below)
 
     def _failed(self, claim: Claim, reason: str) -> ClaimCheck:
-        return ClaimCheck(claim=claim, label="uncertain", checker=self.name, failure=reason)
+        return ClaimCheck.failed(claim, self.name, reason)
