@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from assay.metrics import Estimate, bootstrap_ci, roc_auc_score
+from assay.metrics import Estimate, bootstrap_ci, cluster_mean_ci, roc_auc_score
 
 
 def _mean(values: np.ndarray) -> float:
@@ -93,3 +93,14 @@ def test_cluster_labels_of_mixed_types_are_accepted() -> None:
     labels = np.array(["q1", None, "q1", 3], dtype=object)
     estimate = bootstrap_ci(_mean, [1.0, 0.0, 1.0, 0.0], clusters=labels, n_resamples=50)
     assert estimate.n_clusters == 3
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_cluster_mean_ci_rejects_values_that_are_not_finite(bad: float) -> None:
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        cluster_mean_ci([1.0, bad, 2.0], ["a", "b", "b"])
+
+
+def test_cluster_mean_ci_counts_booleans_as_zero_and_one() -> None:
+    estimate = cluster_mean_ci([True, False, True, True], ["a", "a", "b", "c"])
+    assert estimate.value == 0.75

@@ -53,6 +53,16 @@ def test_perfect_and_reversed_ranking() -> None:
     assert roc_auc_score([0, 1], [0.5, 0.5]) == 0.5
 
 
+def test_boolean_flags_are_scores_of_zero_and_one() -> None:
+    # pairs: flagged positive vs unflagged negative 2 x 2 = 4 wins, the other 2 x 1 + 1 x 2 = 4
+    # pairs tied (half each), the flagged negative vs the unflagged positive 1 loss: 6 / 9
+    y = [1, 1, 1, 0, 0, 0]
+    flags = [True, True, False, True, False, False]
+    assert roc_auc_score(y, flags) == pytest.approx(6 / 9)
+    # one threshold: 3 flagged, 2 right, recall 2/3 -> AP = 2/3 * 2/3 + 1/3 * 3/6
+    assert average_precision_score(y, flags) == pytest.approx(4 / 9 + 1 / 6)
+
+
 def test_average_precision_with_only_positives_is_one() -> None:
     assert average_precision_score([1, 1], [0.2, 0.4]) == 1.0
 

@@ -115,6 +115,20 @@ def test_one_class_reports_null_with_reason() -> None:
     json.dumps(summary, allow_nan=False)
 
 
+@pytest.mark.parametrize("seed", [23, 57])
+def test_shifted_interval_endpoints_stay_within_zero_and_one(seed: int) -> None:
+    # nearly separable classes with continuous scores: AUPRC close to 1, cells in use (> 96
+    # distinct scores), so its endpoints are shifted by (exact - cell value) > 0
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(100, 400))
+    y = rng.integers(0, 2, n)
+    separation = rng.uniform(0.5, 3)
+    p = 1 / (1 + np.exp(-(separation * (2 * y - 1) + rng.normal(0, 1, n))))
+    summary = summarize_binary_detection(y, p, n_resamples=200, seed=seed)
+    for name, block in summary["metrics"].items():
+        assert 0.0 <= block["low"] <= block["high"] <= 1.0, name
+
+
 def test_binary_scores_are_exact_cells() -> None:
     y = np.array([1, 0, 1, 1, 0, 0, 1, 0] * 25)
     p = np.array([1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0] * 25)

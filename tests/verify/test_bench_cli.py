@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import math
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -161,6 +163,14 @@ def test_mcnemar_exact_p_is_the_two_sided_binomial_test(first: int, second: int)
 
     expected = 1.0 if first + second == 0 else binomtest(first, first + second, 0.5).pvalue
     assert mcnemar_exact_p(first, second) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(("first", "second"), [(520, 580), (600, 600), (0, 1100), (1, 1500)])
+def test_mcnemar_exact_p_past_1024_discordant_pairs(first: int, second: int) -> None:
+    # the definition in exact rationals: 2 * P(X <= min) for X ~ Binomial(n, 1/2), at most 1
+    n = first + second
+    tail = Fraction(sum(math.comb(n, k) for k in range(min(first, second) + 1)), 2**n)
+    assert mcnemar_exact_p(first, second) == pytest.approx(float(min(Fraction(1), 2 * tail)))
 
 
 def test_compare_pairs_runs_on_shared_records(

@@ -128,14 +128,14 @@ class AgreementRow(BaseModel):
     instruction_id: str
     count: int
     excluded: int
-    agreement: float
+    agreement: float | None  # None when every instance was excluded: nothing was compared
     kappa: float | None
     confusion: Confusion
     covered: bool
 
     @property
     def meets_target(self) -> bool:
-        return self.agreement >= TARGET
+        return self.agreement is not None and self.agreement >= TARGET
 
 
 class AgreementReport(BaseModel):
@@ -144,13 +144,14 @@ class AgreementReport(BaseModel):
     mode: Mode
     prompts: int
     instructions: int
-    instruction_accuracy: float
+    # accuracies are None when nothing was compared (no label, or every instance excluded)
+    instruction_accuracy: float | None
     instruction_kappa: float | None
     instruction_confusion: Confusion
-    prompt_accuracy: float  # "follows all its instructions": assay's verdict vs IFEval's
+    prompt_accuracy: float | None  # "follows all its instructions": assay's verdict vs IFEval's
     prompt_kappa: float | None
     prompt_confusion: Confusion
-    covered_instruction_accuracy: float
+    covered_instruction_accuracy: float | None
     rows: list[AgreementRow]
     disagreements: list[Disagreement]
     exclusions: list[Exclusion]
@@ -270,8 +271,10 @@ def _report(mode: Mode, tally: _Tally) -> AgreementReport:
     )
 
 
-def _ratio(part: int, whole: int) -> float:
-    return part / whole if whole else 0.0
+def _ratio(part: int, whole: int) -> float | None:
+    # an agreement over nothing compared is undefined, not 0%: an id whose instances were all
+    # excluded would otherwise read as "0.0%", a checker that always disagrees
+    return part / whole if whole else None
 
 
 def render_markdown(reports: list[AgreementReport]) -> str:
@@ -298,7 +301,7 @@ def render_markdown(reports: list[AgreementReport]) -> str:
     lines.append(
         "Confusion: FF = both followed, FN = IFEval followed / assay not, NF = assay followed / "
         "IFEval not, NN = neither. Kappa: Cohen's (two classes, so weighted kappa is the same); "
-        "n/a where both sides give one class only."
+        "n/a where both sides give one class only. Agreement: n/a where nothing was compared."
         f" Agreement marked ✓ when >= {TARGET:.0%}. Excluded: "
         "instructions whose IFEval label is not about the instruction as written "
         "(see `ifeval_label_quirk`); prompt-level accuracy still counts them."
@@ -310,20 +313,24 @@ def _cells(row: AgreementRow | None) -> str:
     if row is None:
         return "- | - | -"
     mark = " ✓" if row.meets_target else ""
-    return f"{row.agreement:.1%}{mark} | {_kappa(row.kappa)} | {row.confusion.matrix()}"
+    return f"{_percent(row.agreement)}{mark} | {_kappa(row.kappa)} | {row.confusion.matrix()}"
 
 
 def _kappa(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.3f}"
 
 
+def _percent(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1%}"
+
+
 def _summary(report: AgreementReport) -> str:
     return (
         f"- {report.mode}: {report.prompts} prompts, {report.instructions} instructions. "
-        f"Instruction level: accuracy {report.instruction_accuracy:.1%} "
-        f"(covered ids only {report.covered_instruction_accuracy:.1%}), "
+        f"Instruction level: accuracy {_percent(report.instruction_accuracy)} "
+        f"(covered ids only {_percent(report.covered_instruction_accuracy)}), "
         f"kappa {_kappa(report.instruction_kappa)}, "
         f"confusion {report.instruction_confusion.matrix()}. "
-        f"Prompt level (follows all): accuracy {report.prompt_accuracy:.1%}, "
+        f"Prompt level (follows all): accuracy {_percent(report.prompt_accuracy)}, "
         f"kappa {_kappa(report.prompt_kappa)}, confusion {report.prompt_confusion.matrix()}."
     )

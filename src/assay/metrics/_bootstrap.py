@@ -162,12 +162,12 @@ def cluster_mean_ci(
     The same resampling as ``bootstrap_ci(mean, values, clusters=clusters)`` (clusters drawn
     with replacement; Poisson(1) cluster weights from many clusters on), computed in time
     that grows with the number of clusters, not rows. A resample that draws no rows (all
-    weights zero) is skipped.
+    weights zero) is skipped. NaN or infinite values raise ``ValueError``.
     """
     from assay.metrics._sufficient import cluster_mean_replicates
 
     check_confidence(confidence, n_resamples)
-    column = as_1d(values, "values").astype(np.float64)
+    column = _finite_values(values)
     codes, n_clusters = group_codes(clusters, "clusters")
     if len(codes) != len(column):
         raise ValueError(f"clusters has {len(codes)} labels but the data has {len(column)} rows")
@@ -188,3 +188,15 @@ def cluster_mean_ci(
         n_resamples_requested=n_resamples,
         n_clusters=n_clusters,
     )
+
+
+def _finite_values(values: Any) -> npt.NDArray[np.float64]:
+    """``values`` as float64 (booleans count as 0/1), rejecting NaN and infinities.
+
+    One NaN would make the mean of the data and of every resample drawing its cluster NaN,
+    which the interval then reports as "no value" instead of naming the bad input.
+    """
+    column = as_1d(values, "values").astype(np.float64)
+    if not np.isfinite(column).all():
+        raise ValueError("values contains NaN or infinite values")
+    return column

@@ -15,7 +15,8 @@ Cells are the distinct scores when there are at most ``EXACT_CELLS`` of them, an
 is exact. Otherwise cells are cut at the bin edges, the threshold and ``SCORE_SPLITS``
 equal-mass score quantiles; AUROC then credits positive/negative pairs inside a cell with
 the cell's full-data concordance (so the full-data value is exact) and average precision
-treats a cell as tied. Intervals are shifted by (exact full-data value - value from sums).
+treats a cell as tied. Intervals are shifted by (exact full-data value - value from sums)
+and kept in [0, 1].
 """
 
 from __future__ import annotations

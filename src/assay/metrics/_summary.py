@@ -217,12 +217,20 @@ def _intervals(
         shift = value - float(full[name][0])
         low, high = percentile_interval(replicates[name], confidence)
         used = int(np.isfinite(replicates[name]).sum())
-        result[name] = (_clean(low + shift), _clean(high + shift), used)
+        result[name] = (_shifted(low, shift), _shifted(high, shift), used)
     return result
 
 
-def _clean(value: float) -> float | None:
-    return None if math.isnan(value) else value
+def _shifted(endpoint: float, shift: float) -> float | None:
+    """An interval endpoint moved by ``shift``, kept in [0, 1] (None when undefined).
+
+    Every summary metric is a rate, an area or a calibration gap in [0, 1]. The shift corrects
+    the centre of the cell approximation (average precision of continuous scores), not its
+    range: near-perfect rankings otherwise gave an AUPRC upper end above 1.
+    """
+    if math.isnan(endpoint):
+        return None
+    return min(1.0, max(0.0, endpoint + shift))
 
 
 def _divide(numerator: FloatArray, denominator: FloatArray, *, empty: float) -> FloatArray:

@@ -52,8 +52,12 @@ def binary_labels(values: Any, name: str) -> BoolArray:
 
 
 def finite_scores(values: Any, name: str) -> FloatArray:
-    """Return ``values`` as float64, rejecting NaN and infinities."""
+    """Return ``values`` as float64 (booleans as 0/1), rejecting NaN and infinities."""
     array = as_1d(values, name)
+    if array.dtype == np.bool_:
+        # a pass/fail detector's flags are a two-valued score, as scikit-learn takes them;
+        # numpy does not count bool as a number, so the check below would refuse them
+        return array.astype(np.float64)
     if not np.issubdtype(array.dtype, np.number) or np.issubdtype(array.dtype, np.complexfloating):
         raise ValueError(f"{name} must be real numbers, got dtype {array.dtype}")
     floats = array.astype(np.float64)

@@ -13,7 +13,8 @@ Definitions (a claim's citations are the evidence ids the answer cites for it):
 - uncertain rate = claims labelled ``uncertain`` / claims (checker failures are uncertain
   claims and are counted here, never dropped)
 - citation precision = citations whose evidence supports the claim (the cited id is among the
-  checker's ``supporting_ids``) / citations
+  checker's ``supporting_ids`` or ``cited_supporting_ids``) / citations, each claim's cited ids
+  counted once
 - against gold: precision = cited ids in ``gold_citations`` / cited ids, recall = gold ids
   cited / gold ids, per answer over distinct ids, pooled over answers.
 """
