@@ -52,3 +52,62 @@ def test_a_long_token_wraps_inside_the_opened_example(
         " document.documentElement.scrollWidth, window.innerWidth];"
     )
     assert widths[0] <= widths[1] and widths[2] <= widths[3], widths
+
+
+# True when the characters of `word` (found in a text node under arguments[0]) run left to right
+IN_READING_ORDER = """
+const walker = document.createTreeWalker(arguments[0], NodeFilter.SHOW_TEXT);
+for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+  const at = node.data.indexOf(arguments[1]);
+  if (at < 0) continue;
+  const left = i => { const r = document.createRange(); r.setStart(node, i);
+    r.setEnd(node, i + 1); return r.getBoundingClientRect().left; };
+  return left(at) < left(at + arguments[1].length - 1);
+}
+return null;
+"""
+
+
+@pytest.fixture(scope="module")
+def rtl_bench_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("rtl_bench")
+    records = verify_only_records(2)
+    records[0]["answer"] = f"Paris is the capital of France {RLO}and never closed. [cite:p1]"
+    data = write_jsonl(root / "data.jsonl", records)
+    run = root / "run"
+    args = ["bench", "run", "--data", str(data), "--pattern", "entailment", "--out_dir", str(run)]
+    flags = ["--verifier", "learned", "--no-cache", "--no-progress", "--n-resamples", "20"]
+    assert main([*args, *flags, "--no-report"]) == 0
+    return write_report(run)
+
+
+@pytest.fixture(scope="module")
+def rtl_judge_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("rtl_judge")
+    question = {"question_id": f"Q{RLO}unclosed", "variants": {"A": {"prompt": "Say hi."}}}
+    output = {"question_id": question["question_id"], "prompt_variant": "A"}
+    output |= {"target_model": "stub/t", "output_id": "out-1", "text": "- Hi there."}
+    questions = write_jsonl(root / "q.jsonl", [question])
+    outputs = write_jsonl(root / "outputs.jsonl", [output])
+    run = root / "run"
+    command = ["judge", "run", "--questions", str(questions), "--outputs", str(outputs)]
+    assert main([*command, "--judge", "stub/j", "--mode", "cross", "--out", str(run)]) == 0
+    assert main(["judge", "analyze", str(run), "--resamples", "20", "--no-plots"]) == 0
+    return write_report(run)
+
+
+def test_an_unclosed_right_to_left_override_leaves_the_pages_labels_readable(
+    browser: Any,  # noqa: F811
+    rtl_bench_report: Path,
+    rtl_judge_report: Path,
+) -> None:
+    detail = open_first_example(browser, rtl_bench_report)
+    label = detail.find_element("css selector", ".text mark sup")
+    word = label.get_attribute("textContent").split()[-1]  # the claim's label
+    assert browser.execute_script(IN_READING_ORDER, label, word) is True
+    claim = detail.find_element("css selector", "ol.claims li")
+    assert browser.execute_script(IN_READING_ORDER, claim, "p_supported") is True
+    detail = open_first_example(browser, rtl_judge_report)
+    title = browser.find_element("css selector", ".detail h3")
+    assert browser.execute_script(IN_READING_ORDER, title, "judged by") is True
+    assert browser.execute_script(IN_READING_ORDER, title, "attempt") is True

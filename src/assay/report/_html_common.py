@@ -249,6 +249,13 @@ def format_number(value: float | int | bool | None) -> str:
     return str(int(rounded)) if rounded == int(rounded) else repr(rounded)
 
 
+def isolated(text: str) -> str:
+    """``text`` between FIRST STRONG ISOLATE and POP DIRECTIONAL ISOLATE: put into a sentence
+    of the page's own, its bidirectional controls (an unclosed right-to-left override) end
+    with it instead of reversing the words that follow."""
+    return f"\u2068{text}\u2069"
+
+
 def main_cap(cap: int | None) -> int | None:
     """The cap of the texts an opened example is about (question, answer, claims, evaluated
     output, raw reply): three times that of the supporting ones, so they are cut last."""

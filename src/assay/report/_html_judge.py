@@ -24,6 +24,7 @@ from ._html_common import (
     clip,
     compact,
     format_number,
+    isolated,
     main_cap,
     utf16_index,
 )
@@ -105,7 +106,7 @@ FIRST_SCREEN = {"samples x judges", "valid", "invalid", "valid rate", "first-att
 
 
 def describe_judge(run: dict[str, Any]) -> str:
-    judges = ", ".join(sorted((run.get("usage") or {}).keys()))
+    judges = ", ".join(isolated(name) for name in sorted((run.get("usage") or {}).keys()))
     mode = (run.get("config") or {}).get("mode")
     parts = ["judge run"] + ([f"judges {judges}"] if judges else [])
     return ", ".join(parts + ([f"mode {mode}"] if mode else []))
@@ -518,10 +519,9 @@ def _reply_sections(record: EvaluationRecord, cap: int | None) -> list[Any]:
 
 
 def _title(record: EvaluationRecord) -> str:
-    return (
-        f"{record.question_id} / {record.prompt_variant} / {record.target_model} "
-        f"judged by {record.judge_model} (attempt {record.attempt})"
-    )
+    question, variant = isolated(record.question_id), isolated(record.prompt_variant)
+    target, judge = isolated(record.target_model), isolated(record.judge_model)
+    return f"{question} / {variant} / {target} judged by {judge} (attempt {record.attempt})"
 
 
 def facts(record: EvaluationRecord, where: str) -> list[Fact]:
