@@ -111,3 +111,26 @@ def test_an_unclosed_right_to_left_override_leaves_the_pages_labels_readable(
     title = browser.find_element("css selector", ".detail h3")
     assert browser.execute_script(IN_READING_ORDER, title, "judged by") is True
     assert browser.execute_script(IN_READING_ORDER, title, "attempt") is True
+
+
+def test_the_filter_searches_the_whole_question(
+    browser: Any,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    records = verify_only_records(3)
+    question = "Which city is the capital of France? " * 5 + "Answer with the Merovingian name."
+    records[1]["question"] = question
+    data = write_jsonl(tmp_path / "data.jsonl", records)
+    run = tmp_path / "run"
+    args = ["bench", "run", "--data", str(data), "--pattern", "entailment", "--out_dir", str(run)]
+    flags = ["--verifier", "lexical", "--no-cache", "--no-progress", "--n-resamples", "20"]
+    assert main([*args, *flags, "--no-report"]) == 0
+    open_report(browser, write_report(run))
+    card = css(browser, ".example-set")[0]
+    card.find_element("css selector", "input.filter").send_keys("merovingian")
+    count = lambda d: card.find_element("css selector", ".count").text  # noqa: E731
+    WebDriverWait(browser, 5).until(lambda d: count(d) == "1 of 3 shown")
+    cell = card.find_element("css selector", "tbody.rows tr td:nth-child(2)")
+    assert cell.get_attribute("title") == question  # a hover shows it in full

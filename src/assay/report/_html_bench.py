@@ -17,7 +17,6 @@ from ._html_common import (
     PackedRecords,
     RunContent,
     SampleSettings,
-    clip,
     compact,
     metric,
 )
@@ -82,7 +81,6 @@ HEADLINE: tuple[tuple[str, str, str], ...] = (
     ("latency per example (ms)", "cost.per_example.latency_ms", ""),
 )
 BUCKET_FIELDS = ("examples", "scored", "flagged", "passed", "unscored", "mean_p_error", "flag_rate")
-_QUESTION_PREVIEW = 120
 
 
 def bench_content(
@@ -279,7 +277,7 @@ def row(record: ResultRecord) -> list[Cell]:
     supported = sum(1 for c in claims if c.label == "supported")
     return [
         record.id,
-        clip(record.question, _QUESTION_PREVIEW),
+        record.question,  # whole: the filter searches it and a hover shows it in full
         bucket(record),
         gold_label(record),
         verdict(record),
