@@ -84,13 +84,18 @@ def rtl_bench_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def rtl_judge_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("rtl_judge")
-    question = {"question_id": f"Q{RLO}unclosed", "variants": {"A": {"prompt": "Say hi."}}}
-    output = {"question_id": question["question_id"], "prompt_variant": "A"}
-    output |= {"target_model": "stub/t", "output_id": "out-1", "text": "- Hi there."}
-    questions = write_jsonl(root / "q.jsonl", [question])
-    outputs = write_jsonl(root / "outputs.jsonl", [output])
+    ids = [f"Q{RLO}unclosed", "capitals"]
+    questions = [{"question_id": q, "variants": {"A": {"prompt": "Say hi."}}} for q in ids]
+    outputs = [
+        {"question_id": q, "prompt_variant": "A", "target_model": "stub/t", "output_id": f"o{n}"}
+        | {"text": "- Hi there."}
+        for n, q in enumerate(ids)
+    ]
+    write_jsonl(root / "q.jsonl", questions)
+    write_jsonl(root / "outputs.jsonl", outputs)
     run = root / "run"
-    command = ["judge", "run", "--questions", str(questions), "--outputs", str(outputs)]
+    command = ["judge", "run", "--questions", str(root / "q.jsonl")]
+    command += ["--outputs", str(root / "outputs.jsonl"), "--date", "2026-11-24"]
     assert main([*command, "--judge", "stub/j", "--mode", "cross", "--out", str(run)]) == 0
     assert main(["judge", "analyze", str(run), "--resamples", "20", "--no-plots"]) == 0
     return write_report(run)
@@ -134,3 +139,26 @@ def test_the_filter_searches_the_whole_question(
     WebDriverWait(browser, 5).until(lambda d: count(d) == "1 of 3 shown")
     cell = card.find_element("css selector", "tbody.rows tr td:nth-child(2)")
     assert cell.get_attribute("title") == question  # a hover shows it in full
+
+
+def filtered(card: Any) -> Any:
+    return lambda driver: card.get_attribute("data-update-ms")
+
+
+def test_the_judge_tables_filter_finds_a_question_id(
+    browser: Any,  # noqa: F811
+    rtl_judge_report: Path,
+) -> None:
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    open_report(browser, rtl_judge_report)
+    shown = []
+    for card in css(browser, ".example-set"):
+        search = card.find_element("css selector", "input.filter")
+        assert "question" in search.get_attribute("placeholder")
+        # the filter runs once typing pauses, and then stamps its timing on the table
+        browser.execute_script("arguments[0].removeAttribute('data-update-ms')", card)
+        search.send_keys("capitals")
+        WebDriverWait(browser, 5).until(filtered(card))
+        shown.append(int(card.find_element("css selector", ".count").text.split()[0]))
+    assert sum(shown) == 1  # one question x one judge

@@ -47,10 +47,10 @@ PLOT_TITLES = {
     "invalid_rates": "Invalid-evaluation rate per judge x target x variant",
 }
 COLUMNS = [
-    Column(key="question_id", label="question", type="category"),
-    Column(key="prompt_variant", label="variant", type="category"),
-    Column(key="target_model", label="target", type="category"),
-    Column(key="judge_model", label="judge", type="category"),
+    Column(key="question_id", label="question", type="category", searchable=True),
+    Column(key="prompt_variant", label="variant", type="category", searchable=True),
+    Column(key="target_model", label="target", type="category", searchable=True),
+    Column(key="judge_model", label="judge", type="category", searchable=True),
     Column(key="method", label="method", type="category"),
     Column(key="attempt", label="attempt", type="number"),
     Column(key="verdict", label="verdict", type="category"),

@@ -222,9 +222,11 @@ function exampleTable(set, setKey) {
   const state = {query: "", cats: new Map(), sort: -1, dir: 1, page: 0, size: 50,
     view: null, open: -1};
   const haystack = new Array(set.rows.length);
-  const textCols = cols.map((c, i) => c.type === "text" ? i : -1).filter(i => i >= 0);
-  const search = el("input", {type: "search", class: "filter",
-    placeholder: "filter: id, question, text…", "aria-label": "filter examples"});
+  const textCols = cols.map((c, i) => c.type === "text" || c.searchable ? i : -1)
+    .filter(i => i >= 0);
+  const searched = textCols.map(i => cols[i].label).join(", ");
+  const search = el("input", {type: "search", class: "filter", placeholder: "filter: " + searched,
+    "aria-label": "filter examples by " + searched});
   const count = el("span", {class: "count"});
   const tbody = el("tbody", {class: "rows"});
   const pageInfo = el("span", {class: "page-info count"});
