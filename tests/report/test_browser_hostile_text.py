@@ -104,7 +104,6 @@ def rtl_judge_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_an_unclosed_right_to_left_override_leaves_the_pages_labels_readable(
     browser: Any,  # noqa: F811
     rtl_bench_report: Path,
-    rtl_judge_report: Path,
 ) -> None:
     detail = open_first_example(browser, rtl_bench_report)
     label = detail.find_element("css selector", ".text mark sup")
@@ -112,8 +111,17 @@ def test_an_unclosed_right_to_left_override_leaves_the_pages_labels_readable(
     assert browser.execute_script(IN_READING_ORDER, label, word) is True
     claim = detail.find_element("css selector", "ol.claims li")
     assert browser.execute_script(IN_READING_ORDER, claim, "p_supported") is True
-    detail = open_first_example(browser, rtl_judge_report)
-    title = browser.find_element("css selector", ".detail h3")
+
+
+def test_an_unclosed_right_to_left_override_in_a_question_id_leaves_the_title_readable(
+    browser: Any,  # noqa: F811
+    rtl_judge_report: Path,
+) -> None:
+    open_report(browser, rtl_judge_report)
+    rows = css(browser, ".example-set tbody.rows tr")
+    next(row for row in rows if "unclosed" in row.get_attribute("textContent")).click()
+    title = wait_for(browser, ".detail h3")
+    assert "unclosed" in title.get_attribute("textContent")
     assert browser.execute_script(IN_READING_ORDER, title, "judged by") is True
     assert browser.execute_script(IN_READING_ORDER, title, "attempt") is True
 
