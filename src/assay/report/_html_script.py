@@ -108,15 +108,24 @@ function renderMarked(text, marks, onRef) {
     if (m.start > pos) box.append(document.createTextNode(text.slice(pos, m.start)));
     const mark = el("mark", {class: m.cls, title: m.title || m.label || null},
       text.slice(m.start, m.end), m.label ? el("sup", {text: m.label}) : null);
-    if (m.ref !== null && m.ref !== undefined && onRef) {
-      mark.tabIndex = 0;
-      mark.addEventListener("click", () => onRef(m.ref));
-    }
+    if (m.ref !== null && m.ref !== undefined && onRef) linkToEvidence(mark, () => onRef(m.ref));
     box.append(mark);
     pos = m.end;
   }
   if (pos < text.length) box.append(document.createTextNode(text.slice(pos)));
   return box;
+}
+
+function linkToEvidence(mark, show) {
+  // a marked claim acts as a button: a click, or Enter or Space once it has the focus
+  mark.tabIndex = 0;
+  mark.setAttribute("role", "button");
+  mark.addEventListener("click", show);
+  mark.addEventListener("keydown", e => {
+    if (e.key !== "Enter" && e.key !== " ") return;
+    e.preventDefault();  // Space would scroll the page
+    show();
+  });
 }
 
 function chips(ids, onRef) {
