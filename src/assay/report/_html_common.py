@@ -285,21 +285,27 @@ def _tokens(text: str) -> list[tuple[str, int, int]]:
 
 
 def locate(
-    text: str, needle: str, tokens: list[tuple[str, int, int]] | None = None
+    text: str,
+    needle: str,
+    tokens: list[tuple[str, int, int]] | None = None,
+    *,
+    after: int = 0,
 ) -> tuple[int, int] | None:
-    """Where ``needle`` occurs in ``text`` (Python indices): exactly, else as the same words and
-    punctuation ignoring case, spacing, trailing punctuation and ``[...]`` markers (a claim's
-    text drops the citation markers of its sentence and may be spaced differently)."""
+    """Where ``needle`` first occurs in ``text`` from index ``after`` on (Python indices):
+    exactly, else as the same words and punctuation ignoring case, spacing, trailing
+    punctuation and ``[...]`` markers (a claim's text drops the citation markers of its
+    sentence and may be spaced differently)."""
     needle = needle.strip()
     if not needle:
         return None
-    start = text.find(needle)
+    start = text.find(needle, after)
     if start >= 0:
         return start, start + len(needle)
     words = [t[0] for t in _tokens(needle.rstrip(_TRAILING_PUNCTUATION + " "))]
     if not words:
         return None
-    return _match_words(_tokens(text) if tokens is None else tokens, words)
+    tokens = _tokens(text) if tokens is None else tokens
+    return _match_words([t for t in tokens if t[1] >= after], words)
 
 
 def _match_words(tokens: list[tuple[str, int, int]], words: list[str]) -> tuple[int, int] | None:
@@ -322,17 +328,21 @@ def marks_for(
     text: str, needles: Sequence[tuple[str, MarkClass, str, str | None]]
 ) -> tuple[list[Mark], list[bool]]:
     """Marks for each (needle, class, label, ref) found in ``text``, and which were found.
-    Overlapping finds keep the first; the rest count as found but are not drawn twice."""
+    Needles come in the order of the text (an answer's claims), so each is looked for after
+    the last one marked first: a sentence the answer repeats is marked at each place. Overlapping
+    finds keep the first; the rest count as found but are not drawn twice."""
     marks: list[Mark] = []
     found: list[bool] = []
     taken: list[tuple[int, int]] = []
     tokens = _tokens(text)
+    after = 0
     for needle, cls, label, ref in needles:
-        span = locate(text, needle, tokens)
+        span = locate(text, needle, tokens, after=after) or locate(text, needle, tokens)
         found.append(span is not None)
         if span is None or any(s < span[1] and span[0] < e for s, e in taken):
             continue
         taken.append(span)
+        after = span[1]
         start, end = utf16_index(text, span[0]), utf16_index(text, span[1])
         marks.append(Mark(start=start, end=end, cls=cls, label=label, ref=ref))
     return marks, found
