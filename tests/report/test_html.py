@@ -375,3 +375,19 @@ def test_a_budget_too_small_for_what_is_never_cut_is_exceeded_with_a_warning(
     assert f"warning: {out} is over --max-mb 0.01: texts were cut to the shortest" in err
     assert main(["report", str(bench_run), "--out", str(out)]) == 0
     assert "warning" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("kind", ["bench", "judge"])
+def test_a_damaged_slices_file_costs_its_table_not_the_report(
+    kind: str, bench_run: Path, judge_run: Path, tmp_path: Path
+) -> None:
+    import shutil
+
+    run = shutil.copytree(bench_run if kind == "bench" else judge_run, tmp_path / "run")
+    (run / "slices").mkdir(exist_ok=True)
+    (run / "slices" / "meta.system.json").write_text('{"by": "meta.system", "slices": {"a": ')
+    (run / "slices" / "meta.topic.json").write_text('{"by": "meta.topic", "slices": {"a": {}}}')
+    payload, _ = build_report([run], ReportOptions())
+    notes = payload.runs[0].notes
+    assert any("meta.system.json: cannot read" in note for note in notes), notes
+    assert any("meta.topic.json field 'slices.a." in note for note in notes), notes

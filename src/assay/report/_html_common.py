@@ -13,9 +13,9 @@ from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
-from ..errors import InputError
+from ..errors import InputError, describe_problem, validation_problems
 from ..json_safe import load_model
 from ..runs import read_jsonl
 from ..runs.prices import session_usage
@@ -96,6 +96,39 @@ def read_json_file(path: Path) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise InputError("expected a JSON object", path=path)
     return value
+
+
+def readable_slices(
+    folder: Path, model: type[M], notes: list[str], rewrite: str
+) -> Iterator[tuple[Path, str, dict[str, M]]]:
+    """Each slices file of ``folder`` (``--by meta.KEY``) as (path, its key, summary per
+    value). A damaged one costs its table, not the report: it becomes a note naming the file
+    and the problem, and ``rewrite`` the command that writes it again."""
+    for path in sorted(folder.glob("*.json")):
+        try:
+            by, summaries = read_slices(path, model)
+        except InputError as error:
+            notes.append(f"slice table left out: {error}; {rewrite} writes it again")
+            continue
+        yield path, by, summaries
+
+
+def read_slices(path: Path, model: type[M]) -> tuple[str, dict[str, M]]:
+    """A slices file: ``{"by": "meta.KEY", "slices": {value: summary}}``."""
+    data = read_json_file(path)
+    by, slices = data.get("by"), data.get("slices")
+    if not isinstance(by, str) or not isinstance(slices, dict):
+        raise InputError("expected an object with 'by' and 'slices'", path=path)
+    return by, {str(value): _slice_summary(path, value, s, model) for value, s in slices.items()}
+
+
+def _slice_summary(path: Path, value: str, summary: Any, model: type[M]) -> M:
+    try:
+        return model.model_validate(summary)
+    except ValidationError as error:
+        first = validation_problems(error)[0]
+        field = ".".join(["slices", value, *map(str, first["loc"])])
+        raise InputError(describe_problem(first), path=path, field=field) from None
 
 
 def read_optional_json(path: Path, notes: list[str]) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from ._html_common import (
     format_number,
     isolated,
     main_cap,
+    readable_slices,
     utf16_index,
 )
 from ._html_generic import base_section, summary_metrics
@@ -78,7 +79,7 @@ def judge_content(
     else:
         section.metrics = count_metrics(summary)
         section.tables.extend(summary_tables(summary))
-    section.tables.extend(slice_tables(run_dir))
+    section.tables.extend(slice_tables(run_dir, section.notes))
     money = section.summary.get("money") or {}
     if money.get("known") and money.get("per_item") is not None:
         section.metrics.append(
@@ -112,22 +113,21 @@ def describe_judge(run: dict[str, Any]) -> str:
     return ", ".join(parts + ([f"mode {mode}"] if mode else []))
 
 
-def slice_tables(run_dir: Path) -> list[Table]:
+def slice_tables(run_dir: Path, notes: list[str]) -> list[Table]:
     """One table per ``judge analyze --by meta.KEY`` written into the run."""
     from ..judge.slices import SLICES_DIR
 
     tables = []
-    for path in sorted((run_dir / SLICES_DIR).glob("*.json")):
-        data = json.loads(path.read_text(encoding="utf-8"))
-        summaries = {k: JudgeSummary.model_validate(v) for k, v in data["slices"].items()}
+    rewrite = "`assay judge analyze RUN --by KEY`"
+    for path, by, summaries in readable_slices(run_dir / SLICES_DIR, JudgeSummary, notes, rewrite):
         rows: list[list[Cell]] = [
             [k, s.counts.work_items, s.counts.valid, s.counts.valid_rate, *_overall(s)]
             for k, s in summaries.items()
         ]
         tables.append(
             Table(
-                title=f"Slices by {data['by']}",
-                columns=[data["by"], "samples x judges", "valid", "valid rate", "mean overall"],
+                title=f"Slices by {by}",
+                columns=[by, "samples x judges", "valid", "valid rate", "mean overall"],
                 rows=rows,
                 note="overall score of the slice's valid evaluations; "
                 f"from {SLICES_DIR}/{path.name}",
