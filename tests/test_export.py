@@ -195,3 +195,12 @@ def test_the_format_follows_the_out_suffix_unless_given(
     assert err.startswith(f"error: --format csv contradicts --out {clash}, whose suffix names ")
     assert "Traceback" not in err and not clash.exists()
     assert main(["export", str(run), "--format", "jsonl", "--out", str(tmp_path / "r.pq")]) == 0
+
+
+def test_load_run_names_a_damaged_summary(tmp_path: Path) -> None:
+    from assay.errors import InputError
+
+    run = _bench_run(tmp_path)
+    (run / "summary.json").write_text('{"counts": {"results": 18,')
+    with pytest.raises(InputError, match=r"summary\.json: cannot read summary\.json: .* line 1"):
+        assay.load_run(run)

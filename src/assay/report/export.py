@@ -24,6 +24,7 @@ from ..judge.archive import PROTOCOL_FILE, EvaluationRecord, iter_archive
 from ..judge.evaluations import final_evaluations
 from ..verify.results import RESULTS_FILE, ResultRecord, iter_results
 from ..verify.types import ClaimCheck
+from ._html_common import read_json_file
 
 Row = dict[str, Any]
 ExportFormat = Literal["csv", "parquet", "jsonl"]
@@ -297,8 +298,6 @@ def _data_frame(rows: Sequence[Row]) -> Any:
 
 
 def _summary(run_dir: Path) -> dict[str, Any]:
+    """summary.json, empty when the run has none; a damaged one is an InputError naming it."""
     path = run_dir / "summary.json"
-    if not path.is_file():
-        return {}
-    data = json.loads(path.read_text(encoding="utf-8"))
-    return data if isinstance(data, dict) else {}
+    return read_json_file(path) if path.is_file() else {}
