@@ -204,3 +204,13 @@ def test_load_run_names_a_damaged_summary(tmp_path: Path) -> None:
     (run / "summary.json").write_text('{"counts": {"results": 18,')
     with pytest.raises(InputError, match=r"summary\.json: cannot read summary\.json: .* line 1"):
         assay.load_run(run)
+
+
+def test_load_run_refuses_a_run_still_being_written(tmp_path: Path) -> None:
+    from assay.errors import RunError
+    from assay.runs import RunDirLock
+
+    run = _bench_run(tmp_path)
+    with RunDirLock(run), pytest.raises(RunError, match="being written by another assay process"):
+        assay.load_run(run)
+    assert len(assay.load_run(run).results) == 18  # once the writer is done

@@ -22,6 +22,7 @@ from ..errors import ConfigError
 from ..json_safe import displayable
 from ..judge.archive import PROTOCOL_FILE, EvaluationRecord, iter_archive
 from ..judge.evaluations import final_evaluations
+from ..runs import check_not_being_written
 from ..verify.results import RESULTS_FILE, ResultRecord, iter_results
 from ..verify.types import ClaimCheck
 from ._html_common import read_json_file
@@ -68,8 +69,13 @@ class JudgeRun:
 
 
 def load_run(path: Path | str) -> BenchRun | JudgeRun:
-    """The run in ``path``: a bench run (results.jsonl) or a judge run (protocol.json)."""
+    """The run in ``path``: a bench run (results.jsonl) or a judge run (protocol.json).
+
+    A run another assay process is still writing is refused with a RunError naming that
+    process, as ``assay export`` refuses it: what it has written so far is not the whole run.
+    """
     run_dir = Path(path)
+    check_not_being_written(run_dir)
     summary = _summary(run_dir)
     if (run_dir / RESULTS_FILE).is_file():
         return BenchRun(run_dir, list(iter_results(run_dir / RESULTS_FILE)), summary)
