@@ -214,3 +214,13 @@ def test_load_run_refuses_a_run_still_being_written(tmp_path: Path) -> None:
     with RunDirLock(run), pytest.raises(RunError, match="being written by another assay process"):
         assay.load_run(run)
     assert len(assay.load_run(run).results) == 18  # once the writer is done
+
+
+def test_load_run_warns_of_archived_evaluations_it_cannot_read(tmp_path: Path) -> None:
+    run = _judge_run(tmp_path)
+    shard = sorted(run.glob("valid_evaluations/**/part-*.jsonl"))[0]
+    lines = shard.read_text(encoding="utf-8").splitlines(keepends=True)
+    shard.write_text(lines[0][:40] + "\n" + "".join(lines[1:]), encoding="utf-8")
+    with pytest.warns(UserWarning, match=rf"1 archived .*{shard.name}:1"):
+        loaded = assay.load_run(run)
+    assert len(loaded.records) == 7 and len(loaded.unreadable) == 1

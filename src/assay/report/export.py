@@ -13,6 +13,7 @@ import csv
 import importlib
 import io
 import json
+import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -86,11 +87,30 @@ def load_run(path: Path | str) -> BenchRun | JudgeRun:
                 unreadable.append(f"{item.where}: {item.error or 'unreadable'}"[:300])
             else:
                 records.append(item.record)
+        _warn_unreadable(run_dir, unreadable)
         return JudgeRun(run_dir, records, summary, unreadable=unreadable)
     raise ConfigError(
         f"{run_dir}: not a run directory (no {RESULTS_FILE} and no {PROTOCOL_FILE})",
         hint="give the --out_dir of `assay bench run` or the --out of `assay judge run`",
     )
+
+
+def _warn_unreadable(run_dir: Path, unreadable: list[str]) -> None:
+    """A damaged archive must not pass for a smaller run: say how many evaluations are left
+    out and where the first ones are (``JudgeRun.unreadable`` lists them all)."""
+    if not unreadable:
+        return
+    first = "; ".join(unreadable[:3])
+    warnings.warn(
+        f"{run_dir}: {len(unreadable)} archived evaluation(s) could not be read and are left "
+        f"out of records (`assay judge validate {run_dir}` checks the archive): {first}",
+        UnreadableEvaluations,
+        stacklevel=3,
+    )
+
+
+class UnreadableEvaluations(UserWarning):
+    """Some archived evaluations of a judge run could not be read."""
 
 
 def export_run(
