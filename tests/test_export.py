@@ -80,6 +80,7 @@ def test_bench_csv_and_parquet_hold_the_runs_numbers(tmp_path: Path) -> None:
 def test_claim_rows_and_the_python_api(tmp_path: Path) -> None:
     run = _bench_run(tmp_path)
     loaded = assay.load_run(run)
+    assert isinstance(loaded, assay.BenchRun)  # the class to narrow the union by
     assert loaded.kind == "bench" and len(loaded.results) == 18
     claims = loaded.to_pandas(claims=True)
     assert len(claims) == sum(len(r.claim_checks) for r in loaded.results)
@@ -120,6 +121,7 @@ def test_claim_rows_carry_the_words_the_learned_checker_did_not_find(tmp_path: P
 def test_judge_rows_one_per_evaluation(tmp_path: Path) -> None:
     run = _judge_run(tmp_path)
     loaded = assay.load_run(run)
+    assert isinstance(loaded, assay.JudgeRun)
     assert loaded.kind == "judge"
     frame = loaded.to_pandas()
     assert len(frame) == len(list(iter_archive(run))) == 8

@@ -43,11 +43,14 @@ class BenchRun:
     kind: Literal["bench"] = "bench"
 
     def rows(self, *, claims: bool = False) -> list[Row]:
+        """One flat dict per result (``claims``: per claim check); docs/export.md lists the
+        columns."""
         if claims:
             return [row for result in self.results for row in claim_rows(result)]
         return [example_row(result) for result in self.results]
 
     def to_pandas(self, *, claims: bool = False) -> Any:
+        """:meth:`rows` as a ``pandas.DataFrame`` (needs the ``export`` extra)."""
         return _data_frame(self.rows(claims=claims))
 
 
@@ -62,10 +65,13 @@ class JudgeRun:
     unreadable: list[str] = field(default_factory=list)  # where and why, left out of records
 
     def rows(self, *, claims: bool = False) -> list[Row]:
+        """One flat dict per archived evaluation (every attempt; ``final`` marks the one the
+        analysis uses). ``claims`` is for bench runs and changes nothing here."""
         finals = _final_keys(self.records)
         return [evaluation_row(r, finals) for r in self.records]
 
     def to_pandas(self, *, claims: bool = False) -> Any:
+        """:meth:`rows` as a ``pandas.DataFrame`` (needs the ``export`` extra)."""
         return _data_frame(self.rows())
 
 
