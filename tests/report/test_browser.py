@@ -331,6 +331,8 @@ def test_an_opened_example_has_a_link_that_reopens_it(browser: Any, bench_report
     browser.get(link)  # a fresh load of the page, with the link's fragment
     wait_for(browser, ".detail .detail-body")
     assert browser.find_element("css selector", ".detail h3").text == title
+    browser.find_element("css selector", ".detail .close").click()
+    assert "#open=" not in browser.current_url  # closed: the address links to no example
 
 
 def test_the_keyboard_opens_an_example_and_follows_a_claim_to_its_evidence(

@@ -313,7 +313,11 @@ function exampleTable(set, setKey) {
     state.open = r;
     for (const tr of tbody.children) tr.classList.toggle("open", Number(tr.dataset.row) === r);
     const close = el("button", {type: "button", class: "close", text: "close ✕",
-      onclick: () => { detailBox.replaceChildren(); state.open = -1; draw(); }});
+      onclick: () => {
+        detailBox.replaceChildren(); state.open = -1; draw();
+        // the address no longer links to an example that is not open
+        history.replaceState(null, "", location.pathname + location.search);
+      }});
     const at = state.view.indexOf(r);
     const nav = el("span", {class: "nav"},
       el("button", {type: "button", class: "prev-example", text: "‹ previous",
