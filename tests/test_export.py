@@ -80,6 +80,7 @@ def test_bench_csv_and_parquet_hold_the_runs_numbers(tmp_path: Path) -> None:
 def test_claim_rows_and_the_python_api(tmp_path: Path) -> None:
     run = _bench_run(tmp_path)
     loaded = assay.load_run(run)
+    assert isinstance(loaded, assay.BenchRun)  # the class to narrow the union by
     assert loaded.kind == "bench" and len(loaded.results) == 18
     claims = loaded.to_pandas(claims=True)
     assert len(claims) == sum(len(r.claim_checks) for r in loaded.results)
@@ -120,6 +121,7 @@ def test_claim_rows_carry_the_words_the_learned_checker_did_not_find(tmp_path: P
 def test_judge_rows_one_per_evaluation(tmp_path: Path) -> None:
     run = _judge_run(tmp_path)
     loaded = assay.load_run(run)
+    assert isinstance(loaded, assay.JudgeRun)
     assert loaded.kind == "judge"
     frame = loaded.to_pandas()
     assert len(frame) == len(list(iter_archive(run))) == 8
@@ -195,3 +197,32 @@ def test_the_format_follows_the_out_suffix_unless_given(
     assert err.startswith(f"error: --format csv contradicts --out {clash}, whose suffix names ")
     assert "Traceback" not in err and not clash.exists()
     assert main(["export", str(run), "--format", "jsonl", "--out", str(tmp_path / "r.pq")]) == 0
+
+
+def test_load_run_names_a_damaged_summary(tmp_path: Path) -> None:
+    from assay.errors import InputError
+
+    run = _bench_run(tmp_path)
+    (run / "summary.json").write_text('{"counts": {"results": 18,')
+    with pytest.raises(InputError, match=r"summary\.json: cannot read summary\.json: .* line 1"):
+        assay.load_run(run)
+
+
+def test_load_run_refuses_a_run_still_being_written(tmp_path: Path) -> None:
+    from assay.errors import RunError
+    from assay.runs import RunDirLock
+
+    run = _bench_run(tmp_path)
+    with RunDirLock(run), pytest.raises(RunError, match="being written by another assay process"):
+        assay.load_run(run)
+    assert len(assay.load_run(run).results) == 18  # once the writer is done
+
+
+def test_load_run_warns_of_archived_evaluations_it_cannot_read(tmp_path: Path) -> None:
+    run = _judge_run(tmp_path)
+    shard = sorted(run.glob("valid_evaluations/**/part-*.jsonl"))[0]
+    lines = shard.read_text(encoding="utf-8").splitlines(keepends=True)
+    shard.write_text(lines[0][:40] + "\n" + "".join(lines[1:]), encoding="utf-8")
+    with pytest.warns(UserWarning, match=rf"1 archived .*{shard.name}:1"):
+        loaded = assay.load_run(run)
+    assert len(loaded.records) == 7 and len(loaded.unreadable) == 1

@@ -331,3 +331,22 @@ def test_an_opened_example_has_a_link_that_reopens_it(browser: Any, bench_report
     browser.get(link)  # a fresh load of the page, with the link's fragment
     wait_for(browser, ".detail .detail-body")
     assert browser.find_element("css selector", ".detail h3").text == title
+    browser.find_element("css selector", ".detail .close").click()
+    assert "#open=" not in browser.current_url  # closed: the address links to no example
+
+
+def test_the_keyboard_opens_an_example_and_follows_a_claim_to_its_evidence(
+    browser: Any, bench_report: Path
+) -> None:
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+
+    open_report(browser, bench_report)
+    row = css(browser, ".example-set tbody.rows tr")[0]
+    browser.execute_script("arguments[0].focus()", row)
+    ActionChains(browser).send_keys(Keys.ENTER).perform()
+    detail = wait_for(browser, ".detail .detail-body")
+    claim = detail.find_element("css selector", ".text mark[tabindex='0']")
+    browser.execute_script("arguments[0].focus()", claim)
+    ActionChains(browser).send_keys(Keys.ENTER).perform()
+    assert detail.find_elements("css selector", ".evidence .ev.flash")

@@ -134,6 +134,25 @@ def test_marks_count_utf16_units_like_javascript() -> None:
     assert (marks[0].start, marks[0].end) == (5, 19)  # each emoji is two UTF-16 units
 
 
+def test_a_sentence_the_answer_repeats_is_marked_at_each_place(tmp_path: Path) -> None:
+    from assay.report.html import load_run
+    from tests.verify.bench_fixtures import verify_only_records, write_jsonl
+
+    record = verify_only_records(1)[0]
+    claim = "Paris is the capital of France."
+    record["answer"] = f"{claim} [cite:p1] {claim} [cite:p2]"
+    run = tmp_path / "run"
+    data = write_jsonl(tmp_path / "data.jsonl", [record])
+    args = ["bench", "run", "--data", str(data), "--pattern", "entailment", "--out_dir", str(run)]
+    flags = ["--verifier", "lexical", "--no-cache", "--no-progress", "--no-report"]
+    assert main([*args, *flags, "--n-resamples", "20"]) == 0
+    detail = load_run(run).sources[0].detail(0, None)
+    answer = next(s for s in detail["sections"] if s.get("marks"))
+    spans = [(m["start"], m["end"], m.get("ref")) for m in answer["marks"]]
+    second = answer["text"].index(claim, 1)
+    assert spans == [(0, len(claim), "p1"), (second, second + len(claim), "p2")]
+
+
 def test_quote_with_ellipsis_marks_each_piece_in_order() -> None:
     output = "First part here. Middle. Last part there."
     marks, found = quote_marks(output, [("D1", "first part ... last part"), ("D2", "absent")])
@@ -356,3 +375,19 @@ def test_a_budget_too_small_for_what_is_never_cut_is_exceeded_with_a_warning(
     assert f"warning: {out} is over --max-mb 0.01: texts were cut to the shortest" in err
     assert main(["report", str(bench_run), "--out", str(out)]) == 0
     assert "warning" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("kind", ["bench", "judge"])
+def test_a_damaged_slices_file_costs_its_table_not_the_report(
+    kind: str, bench_run: Path, judge_run: Path, tmp_path: Path
+) -> None:
+    import shutil
+
+    run = shutil.copytree(bench_run if kind == "bench" else judge_run, tmp_path / "run")
+    (run / "slices").mkdir(exist_ok=True)
+    (run / "slices" / "meta.system.json").write_text('{"by": "meta.system", "slices": {"a": ')
+    (run / "slices" / "meta.topic.json").write_text('{"by": "meta.topic", "slices": {"a": {}}}')
+    payload, _ = build_report([run], ReportOptions())
+    notes = payload.runs[0].notes
+    assert any("meta.system.json: cannot read" in note for note in notes), notes
+    assert any("meta.topic.json field 'slices.a." in note for note in notes), notes

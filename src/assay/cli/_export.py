@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,7 +39,7 @@ def register(subparsers: Any) -> None:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from ..report.export import export_run, load_run
+    from ..report.export import UnreadableEvaluations, export_run, load_run
     from ..runs import check_not_being_written
     from ._common import check_out_file
 
@@ -47,7 +48,9 @@ def _export(args: argparse.Namespace) -> int:
         return _export_files(args.run, args.out)
     check_out_file(args.out)  # first: replacing a file the run keeps is the worse mistake
     fmt = _row_format(args.format, args.out)
-    run = load_run(args.run)
+    with warnings.catch_warnings():  # said once below, in the CLI's own words
+        warnings.simplefilter("ignore", UnreadableEvaluations)
+        run = load_run(args.run)
     if run.kind == "judge":
         from ..report._html_judge import warn_unreadable
 

@@ -4,7 +4,6 @@ intervals, the four plots, the failure-bucket table and every example, openable.
 from __future__ import annotations
 
 import itertools
-import json
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +16,9 @@ from ._html_common import (
     PackedRecords,
     RunContent,
     SampleSettings,
-    clip,
     compact,
     metric,
+    readable_slices,
 )
 from ._html_generic import base_section
 from ._html_model import Cell, Column, Metric, Table
@@ -82,7 +81,6 @@ HEADLINE: tuple[tuple[str, str, str], ...] = (
     ("latency per example (ms)", "cost.per_example.latency_ms", ""),
 )
 BUCKET_FIELDS = ("examples", "scored", "flagged", "passed", "unscored", "mean_p_error", "flag_rate")
-_QUESTION_PREVIEW = 120
 
 
 def bench_content(
@@ -104,7 +102,7 @@ def bench_content(
         section.notes.append(calibrated)
     section.tables.extend(bucket_table(section.summary))
     section.tables.extend(missing_words_table(section.summary))
-    section.tables.extend(slice_tables(run_dir))
+    section.tables.extend(slice_tables(run_dir, section.notes))
     path = run_dir / RESULTS_FILE
     if not path.exists():
         section.notes.append(f"{RESULTS_FILE} is missing: no example has finished.")
@@ -176,20 +174,19 @@ def headline_metrics(summary: dict[str, Any]) -> list[Metric]:
     return found
 
 
-def slice_tables(run_dir: Path) -> list[Table]:
+def slice_tables(run_dir: Path, notes: list[str]) -> list[Table]:
     """One table per ``bench summarize --by meta.KEY`` written into the run."""
     from ..verify.slices import COLUMNS, SLICES_DIR, slice_cells
     from ..verify.summary import BenchSummary
 
     tables = []
-    for path in sorted((run_dir / SLICES_DIR).glob("*.json")):
-        data = json.loads(path.read_text(encoding="utf-8"))
-        summaries = {k: BenchSummary.model_validate(v) for k, v in data["slices"].items()}
+    rewrite = "`assay bench summarize RUN --by KEY`"
+    for path, by, summaries in readable_slices(run_dir / SLICES_DIR, BenchSummary, notes, rewrite):
         rows: list[list[Cell]] = [list(slice_cells(k, v)) for k, v in summaries.items()]
         tables.append(
             Table(
-                title=f"Slices by {data['by']}",
-                columns=[data["by"], "n", "error rate", *COLUMNS],
+                title=f"Slices by {by}",
+                columns=[by, "n", "error rate", *COLUMNS],
                 rows=rows,
                 note="every metric on the slice's answers alone, 95% intervals; "
                 f"from {SLICES_DIR}/{path.name}",
@@ -279,7 +276,7 @@ def row(record: ResultRecord) -> list[Cell]:
     supported = sum(1 for c in claims if c.label == "supported")
     return [
         record.id,
-        clip(record.question, _QUESTION_PREVIEW),
+        record.question,  # whole: the filter searches it and a hover shows it in full
         bucket(record),
         gold_label(record),
         verdict(record),

@@ -9,7 +9,7 @@ from typing import Any
 from ..verify.patterns.base import AnswerScore, Candidate, Critique, Revision
 from ..verify.results import OracleVerdict, ResultRecord
 from ..verify.types import ClaimCheck
-from ._html_common import clip, main_cap, marks_for
+from ._html_common import clip, isolated, main_cap, marks_for
 from ._html_model import (
     Cell,
     ClaimItem,
@@ -151,7 +151,8 @@ def evidence_section(record: ResultRecord, cap: int | None) -> EvidenceSection:
         )
     title = "Evidence"
     if record.unknown_citations:
-        title += " (the answer also cites unknown ids: " + ", ".join(record.unknown_citations) + ")"
+        unknown = ", ".join(map(isolated, record.unknown_citations))
+        title += f" (the answer also cites unknown ids: {unknown})"
     return EvidenceSection(title=title, items=items)
 
 

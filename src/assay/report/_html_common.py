@@ -13,9 +13,9 @@ from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
-from ..errors import InputError
+from ..errors import InputError, describe_problem, validation_problems
 from ..json_safe import load_model
 from ..runs import read_jsonl
 from ..runs.prices import session_usage
@@ -96,6 +96,39 @@ def read_json_file(path: Path) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise InputError("expected a JSON object", path=path)
     return value
+
+
+def readable_slices(
+    folder: Path, model: type[M], notes: list[str], rewrite: str
+) -> Iterator[tuple[Path, str, dict[str, M]]]:
+    """Each slices file of ``folder`` (``--by meta.KEY``) as (path, its key, summary per
+    value). A damaged one costs its table, not the report: it becomes a note naming the file
+    and the problem, and ``rewrite`` the command that writes it again."""
+    for path in sorted(folder.glob("*.json")):
+        try:
+            by, summaries = read_slices(path, model)
+        except InputError as error:
+            notes.append(f"slice table left out: {error}; {rewrite} writes it again")
+            continue
+        yield path, by, summaries
+
+
+def read_slices(path: Path, model: type[M]) -> tuple[str, dict[str, M]]:
+    """A slices file: ``{"by": "meta.KEY", "slices": {value: summary}}``."""
+    data = read_json_file(path)
+    by, slices = data.get("by"), data.get("slices")
+    if not isinstance(by, str) or not isinstance(slices, dict):
+        raise InputError("expected an object with 'by' and 'slices'", path=path)
+    return by, {str(value): _slice_summary(path, value, s, model) for value, s in slices.items()}
+
+
+def _slice_summary(path: Path, value: str, summary: Any, model: type[M]) -> M:
+    try:
+        return model.model_validate(summary)
+    except ValidationError as error:
+        first = validation_problems(error)[0]
+        field = ".".join(["slices", value, *map(str, first["loc"])])
+        raise InputError(describe_problem(first), path=path, field=field) from None
 
 
 def read_optional_json(path: Path, notes: list[str]) -> dict[str, Any]:
@@ -249,6 +282,13 @@ def format_number(value: float | int | bool | None) -> str:
     return str(int(rounded)) if rounded == int(rounded) else repr(rounded)
 
 
+def isolated(text: str) -> str:
+    """``text`` between FIRST STRONG ISOLATE and POP DIRECTIONAL ISOLATE: put into a sentence
+    of the page's own, its bidirectional controls (an unclosed right-to-left override) end
+    with it instead of reversing the words that follow."""
+    return f"\u2068{text}\u2069"
+
+
 def main_cap(cap: int | None) -> int | None:
     """The cap of the texts an opened example is about (question, answer, claims, evaluated
     output, raw reply): three times that of the supporting ones, so they are cut last."""
@@ -278,21 +318,27 @@ def _tokens(text: str) -> list[tuple[str, int, int]]:
 
 
 def locate(
-    text: str, needle: str, tokens: list[tuple[str, int, int]] | None = None
+    text: str,
+    needle: str,
+    tokens: list[tuple[str, int, int]] | None = None,
+    *,
+    after: int = 0,
 ) -> tuple[int, int] | None:
-    """Where ``needle`` occurs in ``text`` (Python indices): exactly, else as the same words and
-    punctuation ignoring case, spacing, trailing punctuation and ``[...]`` markers (a claim's
-    text drops the citation markers of its sentence and may be spaced differently)."""
+    """Where ``needle`` first occurs in ``text`` from index ``after`` on (Python indices):
+    exactly, else as the same words and punctuation ignoring case, spacing, trailing
+    punctuation and ``[...]`` markers (a claim's text drops the citation markers of its
+    sentence and may be spaced differently)."""
     needle = needle.strip()
     if not needle:
         return None
-    start = text.find(needle)
+    start = text.find(needle, after)
     if start >= 0:
         return start, start + len(needle)
     words = [t[0] for t in _tokens(needle.rstrip(_TRAILING_PUNCTUATION + " "))]
     if not words:
         return None
-    return _match_words(_tokens(text) if tokens is None else tokens, words)
+    tokens = _tokens(text) if tokens is None else tokens
+    return _match_words([t for t in tokens if t[1] >= after], words)
 
 
 def _match_words(tokens: list[tuple[str, int, int]], words: list[str]) -> tuple[int, int] | None:
@@ -315,17 +361,21 @@ def marks_for(
     text: str, needles: Sequence[tuple[str, MarkClass, str, str | None]]
 ) -> tuple[list[Mark], list[bool]]:
     """Marks for each (needle, class, label, ref) found in ``text``, and which were found.
-    Overlapping finds keep the first; the rest count as found but are not drawn twice."""
+    Needles come in the order of the text (an answer's claims), so each is looked for after
+    the last one marked first: a sentence the answer repeats is marked at each place. Overlapping
+    finds keep the first; the rest count as found but are not drawn twice."""
     marks: list[Mark] = []
     found: list[bool] = []
     taken: list[tuple[int, int]] = []
     tokens = _tokens(text)
+    after = 0
     for needle, cls, label, ref in needles:
-        span = locate(text, needle, tokens)
+        span = locate(text, needle, tokens, after=after) or locate(text, needle, tokens)
         found.append(span is not None)
         if span is None or any(s < span[1] and span[0] < e for s, e in taken):
             continue
         taken.append(span)
+        after = span[1]
         start, end = utf16_index(text, span[0]), utf16_index(text, span[1])
         marks.append(Mark(start=start, end=end, cls=cls, label=label, ref=ref))
     return marks, found

@@ -13,8 +13,6 @@ from ._html_bench_detail import answer_section, evidence_section
 from ._html_common import ExampleSource, RunContent, clip, compact, main_cap
 from ._html_model import Cell, Column, Detail, Fact, FactsSection, TextSection
 
-_QUESTION_PREVIEW = 120
-
 
 def across_runs_source(contents: list[RunContent]) -> ExampleSource | None:
     """The cross-run table when two or more benchmark runs share example ids, else None."""
@@ -66,7 +64,7 @@ def _row(example_id: str, by_id: list[Mapping[str, ResultRecord]]) -> list[Cell]
     verdicts = [verdict(r) if r is not None else "missing" for r in records]
     row: list[Cell] = [
         example_id,
-        clip(first.question, _QUESTION_PREVIEW),
+        first.question,  # whole: the filter searches it and a hover shows it in full
         gold_label(first),
         bucket(first),
         agreement(verdicts),

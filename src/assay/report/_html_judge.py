@@ -24,7 +24,9 @@ from ._html_common import (
     clip,
     compact,
     format_number,
+    isolated,
     main_cap,
+    readable_slices,
     utf16_index,
 )
 from ._html_generic import base_section, summary_metrics
@@ -46,10 +48,10 @@ PLOT_TITLES = {
     "invalid_rates": "Invalid-evaluation rate per judge x target x variant",
 }
 COLUMNS = [
-    Column(key="question_id", label="question", type="category"),
-    Column(key="prompt_variant", label="variant", type="category"),
-    Column(key="target_model", label="target", type="category"),
-    Column(key="judge_model", label="judge", type="category"),
+    Column(key="question_id", label="question", type="category", searchable=True),
+    Column(key="prompt_variant", label="variant", type="category", searchable=True),
+    Column(key="target_model", label="target", type="category", searchable=True),
+    Column(key="judge_model", label="judge", type="category", searchable=True),
     Column(key="method", label="method", type="category"),
     Column(key="attempt", label="attempt", type="number"),
     Column(key="verdict", label="verdict", type="category"),
@@ -77,7 +79,7 @@ def judge_content(
     else:
         section.metrics = count_metrics(summary)
         section.tables.extend(summary_tables(summary))
-    section.tables.extend(slice_tables(run_dir))
+    section.tables.extend(slice_tables(run_dir, section.notes))
     money = section.summary.get("money") or {}
     if money.get("known") and money.get("per_item") is not None:
         section.metrics.append(
@@ -105,28 +107,27 @@ FIRST_SCREEN = {"samples x judges", "valid", "invalid", "valid rate", "first-att
 
 
 def describe_judge(run: dict[str, Any]) -> str:
-    judges = ", ".join(sorted((run.get("usage") or {}).keys()))
+    judges = ", ".join(isolated(name) for name in sorted((run.get("usage") or {}).keys()))
     mode = (run.get("config") or {}).get("mode")
     parts = ["judge run"] + ([f"judges {judges}"] if judges else [])
     return ", ".join(parts + ([f"mode {mode}"] if mode else []))
 
 
-def slice_tables(run_dir: Path) -> list[Table]:
+def slice_tables(run_dir: Path, notes: list[str]) -> list[Table]:
     """One table per ``judge analyze --by meta.KEY`` written into the run."""
     from ..judge.slices import SLICES_DIR
 
     tables = []
-    for path in sorted((run_dir / SLICES_DIR).glob("*.json")):
-        data = json.loads(path.read_text(encoding="utf-8"))
-        summaries = {k: JudgeSummary.model_validate(v) for k, v in data["slices"].items()}
+    rewrite = "`assay judge analyze RUN --by KEY`"
+    for path, by, summaries in readable_slices(run_dir / SLICES_DIR, JudgeSummary, notes, rewrite):
         rows: list[list[Cell]] = [
             [k, s.counts.work_items, s.counts.valid, s.counts.valid_rate, *_overall(s)]
             for k, s in summaries.items()
         ]
         tables.append(
             Table(
-                title=f"Slices by {data['by']}",
-                columns=[data["by"], "samples x judges", "valid", "valid rate", "mean overall"],
+                title=f"Slices by {by}",
+                columns=[by, "samples x judges", "valid", "valid rate", "mean overall"],
                 rows=rows,
                 note="overall score of the slice's valid evaluations; "
                 f"from {SLICES_DIR}/{path.name}",
@@ -518,10 +519,9 @@ def _reply_sections(record: EvaluationRecord, cap: int | None) -> list[Any]:
 
 
 def _title(record: EvaluationRecord) -> str:
-    return (
-        f"{record.question_id} / {record.prompt_variant} / {record.target_model} "
-        f"judged by {record.judge_model} (attempt {record.attempt})"
-    )
+    question, variant = isolated(record.question_id), isolated(record.prompt_variant)
+    target, judge = isolated(record.target_model), isolated(record.judge_model)
+    return f"{question} / {variant} / {target} judged by {judge} (attempt {record.attempt})"
 
 
 def facts(record: EvaluationRecord, where: str) -> list[Fact]:

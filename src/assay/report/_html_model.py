@@ -53,6 +53,9 @@ class Column(_Model):
     key: str
     label: str
     type: ColumnType = "text"
+    # the filter box searches text columns, and category columns that hold identifiers a user
+    # types (a question id among 500 is found faster by typing it than in a drop-down)
+    searchable: bool = False
 
 
 class ExampleSet(_Model):

@@ -108,15 +108,24 @@ function renderMarked(text, marks, onRef) {
     if (m.start > pos) box.append(document.createTextNode(text.slice(pos, m.start)));
     const mark = el("mark", {class: m.cls, title: m.title || m.label || null},
       text.slice(m.start, m.end), m.label ? el("sup", {text: m.label}) : null);
-    if (m.ref !== null && m.ref !== undefined && onRef) {
-      mark.tabIndex = 0;
-      mark.addEventListener("click", () => onRef(m.ref));
-    }
+    if (m.ref !== null && m.ref !== undefined && onRef) linkToEvidence(mark, () => onRef(m.ref));
     box.append(mark);
     pos = m.end;
   }
   if (pos < text.length) box.append(document.createTextNode(text.slice(pos)));
   return box;
+}
+
+function linkToEvidence(mark, show) {
+  // a marked claim acts as a button: a click, or Enter or Space once it has the focus
+  mark.tabIndex = 0;
+  mark.setAttribute("role", "button");
+  mark.addEventListener("click", show);
+  mark.addEventListener("keydown", e => {
+    if (e.key !== "Enter" && e.key !== " ") return;
+    e.preventDefault();  // Space would scroll the page
+    show();
+  });
 }
 
 function chips(ids, onRef) {
@@ -222,9 +231,11 @@ function exampleTable(set, setKey) {
   const state = {query: "", cats: new Map(), sort: -1, dir: 1, page: 0, size: 50,
     view: null, open: -1};
   const haystack = new Array(set.rows.length);
-  const textCols = cols.map((c, i) => c.type === "text" ? i : -1).filter(i => i >= 0);
-  const search = el("input", {type: "search", class: "filter",
-    placeholder: "filter: id, question, text…", "aria-label": "filter examples"});
+  const textCols = cols.map((c, i) => c.type === "text" || c.searchable ? i : -1)
+    .filter(i => i >= 0);
+  const searched = textCols.map(i => cols[i].label).join(", ");
+  const search = el("input", {type: "search", class: "filter", placeholder: "filter: " + searched,
+    "aria-label": "filter examples by " + searched});
   const count = el("span", {class: "count"});
   const tbody = el("tbody", {class: "rows"});
   const pageInfo = el("span", {class: "page-info count"});
@@ -302,7 +313,11 @@ function exampleTable(set, setKey) {
     state.open = r;
     for (const tr of tbody.children) tr.classList.toggle("open", Number(tr.dataset.row) === r);
     const close = el("button", {type: "button", class: "close", text: "close ✕",
-      onclick: () => { detailBox.replaceChildren(); state.open = -1; draw(); }});
+      onclick: () => {
+        detailBox.replaceChildren(); state.open = -1; draw();
+        // the address no longer links to an example that is not open
+        history.replaceState(null, "", location.pathname + location.search);
+      }});
     const at = state.view.indexOf(r);
     const nav = el("span", {class: "nav"},
       el("button", {type: "button", class: "prev-example", text: "‹ previous",

@@ -57,6 +57,11 @@ td.clip { max-width:520px; overflow:hidden; text-overflow:ellipsis; white-space:
 .badge.warn { background:#fff3d6; color:var(--warn); border-color:#f1d08c; }
 .detail { background:var(--card); border:2px solid var(--accent); border-radius:8px;
   padding:12px 16px; margin:10px 0; }
+/* a model's 5,000-character token must wrap inside the example, not widen the page */
+.detail-body { overflow-wrap:anywhere; }
+/* data set beside the page's own words: a right-to-left override a model never closes must
+   not reverse the label after it */
+.text mark sup, .claim-text, ol.claims li span, .ev span, .fact .v { unicode-bidi:isolate; }
 .detail .head { display:flex; justify-content:space-between; align-items:center; gap:8px; }
 .detail h3 { margin:0; overflow-wrap:anywhere; }
 .detail .nav { display:flex; gap:6px; align-items:center; white-space:nowrap; }

@@ -13,6 +13,7 @@ import csv
 import importlib
 import io
 import json
+import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,8 +23,10 @@ from ..errors import ConfigError
 from ..json_safe import displayable
 from ..judge.archive import PROTOCOL_FILE, EvaluationRecord, iter_archive
 from ..judge.evaluations import final_evaluations
+from ..runs import check_not_being_written
 from ..verify.results import RESULTS_FILE, ResultRecord, iter_results
 from ..verify.types import ClaimCheck
+from ._html_common import read_json_file
 
 Row = dict[str, Any]
 ExportFormat = Literal["csv", "parquet", "jsonl"]
@@ -40,11 +43,14 @@ class BenchRun:
     kind: Literal["bench"] = "bench"
 
     def rows(self, *, claims: bool = False) -> list[Row]:
+        """One flat dict per result (``claims``: per claim check); docs/export.md lists the
+        columns."""
         if claims:
             return [row for result in self.results for row in claim_rows(result)]
         return [example_row(result) for result in self.results]
 
     def to_pandas(self, *, claims: bool = False) -> Any:
+        """:meth:`rows` as a ``pandas.DataFrame`` (needs the ``export`` extra)."""
         return _data_frame(self.rows(claims=claims))
 
 
@@ -59,16 +65,24 @@ class JudgeRun:
     unreadable: list[str] = field(default_factory=list)  # where and why, left out of records
 
     def rows(self, *, claims: bool = False) -> list[Row]:
+        """One flat dict per archived evaluation (every attempt; ``final`` marks the one the
+        analysis uses). ``claims`` is for bench runs and changes nothing here."""
         finals = _final_keys(self.records)
         return [evaluation_row(r, finals) for r in self.records]
 
     def to_pandas(self, *, claims: bool = False) -> Any:
+        """:meth:`rows` as a ``pandas.DataFrame`` (needs the ``export`` extra)."""
         return _data_frame(self.rows())
 
 
 def load_run(path: Path | str) -> BenchRun | JudgeRun:
-    """The run in ``path``: a bench run (results.jsonl) or a judge run (protocol.json)."""
+    """The run in ``path``: a bench run (results.jsonl) or a judge run (protocol.json).
+
+    A run another assay process is still writing is refused with a RunError naming that
+    process, as ``assay export`` refuses it: what it has written so far is not the whole run.
+    """
     run_dir = Path(path)
+    check_not_being_written(run_dir)
     summary = _summary(run_dir)
     if (run_dir / RESULTS_FILE).is_file():
         return BenchRun(run_dir, list(iter_results(run_dir / RESULTS_FILE)), summary)
@@ -79,11 +93,30 @@ def load_run(path: Path | str) -> BenchRun | JudgeRun:
                 unreadable.append(f"{item.where}: {item.error or 'unreadable'}"[:300])
             else:
                 records.append(item.record)
+        _warn_unreadable(run_dir, unreadable)
         return JudgeRun(run_dir, records, summary, unreadable=unreadable)
     raise ConfigError(
         f"{run_dir}: not a run directory (no {RESULTS_FILE} and no {PROTOCOL_FILE})",
         hint="give the --out_dir of `assay bench run` or the --out of `assay judge run`",
     )
+
+
+def _warn_unreadable(run_dir: Path, unreadable: list[str]) -> None:
+    """A damaged archive must not pass for a smaller run: say how many evaluations are left
+    out and where the first ones are (``JudgeRun.unreadable`` lists them all)."""
+    if not unreadable:
+        return
+    first = "; ".join(unreadable[:3])
+    warnings.warn(
+        f"{run_dir}: {len(unreadable)} archived evaluation(s) could not be read and are left "
+        f"out of records (`assay judge validate {run_dir}` checks the archive): {first}",
+        UnreadableEvaluations,
+        stacklevel=3,
+    )
+
+
+class UnreadableEvaluations(UserWarning):
+    """Some archived evaluations of a judge run could not be read."""
 
 
 def export_run(
@@ -297,8 +330,6 @@ def _data_frame(rows: Sequence[Row]) -> Any:
 
 
 def _summary(run_dir: Path) -> dict[str, Any]:
+    """summary.json, empty when the run has none; a damaged one is an InputError naming it."""
     path = run_dir / "summary.json"
-    if not path.is_file():
-        return {}
-    data = json.loads(path.read_text(encoding="utf-8"))
-    return data if isinstance(data, dict) else {}
+    return read_json_file(path) if path.is_file() else {}
