@@ -144,15 +144,25 @@ class LlamaCppBackend(Backend):
         }
 
     async def generate(self, messages: Sequence[ChatMessage], config: GenerateConfig) -> Completion:
-        if is_next_token_request(config):
-            return await on_llama_thread(self._next_token_blocking, messages, config)
-        return await on_llama_thread(self._generate_blocking, messages, config)
+        # A call whose waiter is gone (Ctrl-C, a timeout) stops at its next token or prompt
+        # block: the native thread cannot be killed, and finishing a long generation nobody
+        # reads would hold up the exit, the retry and every call queued behind it.
+        abandoned = threading.Event()
+        blocking = self._next_token_blocking if is_next_token_request(config) else None
+        try:
+            return await on_llama_thread(
+                blocking or self._generate_blocking, messages, config, abandoned
+            )
+        except asyncio.CancelledError:
+            abandoned.set()
+            raise
 
     def _next_token_blocking(
-        self, messages: Sequence[ChatMessage], config: GenerateConfig
+        self, messages: Sequence[ChatMessage], config: GenerateConfig, abandoned: threading.Event
     ) -> Completion:
         started = time.perf_counter()
         llm = self._handle(False)
+        llm.abandoned = abandoned
         tokens = self._prompt_tokens(llm, messages)
         if len(tokens) >= self.n_ctx:
             raise BackendError(
@@ -198,11 +208,12 @@ class LlamaCppBackend(Backend):
         return list(llm.tokenize(prompt.encode("utf-8"), add_bos=False, special=True))
 
     def _generate_blocking(
-        self, messages: Sequence[ChatMessage], config: GenerateConfig
+        self, messages: Sequence[ChatMessage], config: GenerateConfig, abandoned: threading.Event
     ) -> Completion:
         # Latency is timed on the llama.cpp thread: waiting in its queue is not this call's cost.
         started = time.perf_counter()
         llm = self._handle(config.logprobs)
+        llm.abandoned = abandoned
         try:
             tokens = self._prompt_tokens(llm, messages)
             # All but the last token in blocks: llama-cpp-python's generate() then finds
@@ -222,10 +233,8 @@ class LlamaCppBackend(Backend):
 
     def _handle(self, logits_all: bool) -> Any:
         if logits_all not in self._handles:
-            from llama_cpp import Llama
-
             with _quiet_native_stderr():
-                self._handles[logits_all] = Llama(
+                self._handles[logits_all] = _abandonable_llama()(
                     model_path=str(self.path),
                     n_ctx=self.n_ctx,
                     n_threads=self.n_threads,
@@ -276,6 +285,34 @@ if hasattr(os, "register_at_fork"):
 
 async def on_llama_thread(function: Callable[..., _T], *args: Any) -> _T:
     return await asyncio.get_running_loop().run_in_executor(llama_thread(), function, *args)
+
+
+def _abandonable_llama() -> type[Any]:
+    """llama-cpp-python's ``Llama``, whose every evaluation (a prompt block, a generated token)
+    first checks that its call is still wanted: an abandoned one raises instead.
+
+    The generation loop offers no other exit: the chat handlers drop a caller's
+    ``stopping_criteria``, and an exception in a logits processor is swallowed by the ctypes
+    callback that runs it. (Made on first use: llama_cpp is imported only when needed.)"""
+    global _abandonable
+    if _abandonable is None:
+        from llama_cpp import Llama
+
+        class AbandonableLlama(Llama):
+            abandoned = threading.Event()  # replaced by each call's own
+
+            def eval(self, tokens: Sequence[int]) -> None:
+                if self.abandoned.is_set():
+                    raise BackendError(
+                        ErrorKind.CANCELLED, "abandoned by its caller (an interrupt or a timeout)"
+                    )
+                super().eval(tokens)
+
+        _abandonable = AbandonableLlama
+    return _abandonable
+
+
+_abandonable: type[Any] | None = None
 
 
 def usable_cores() -> int:
