@@ -641,3 +641,38 @@ def test_batch_import_takes_an_empty_error_file_beside_its_output(tmp_path: Path
         tmp_path / "cache.sqlite",
     )
     assert code == 1 and "unknown custom_id 'other'" in err  # read, not refused
+
+
+# ------------------------------------------------------------------ sampling seeds
+
+
+@pytest.mark.parametrize("seed", ["-1", str(2**32 - 1)])
+def test_a_seed_llama_cpp_would_take_as_random_is_refused(
+    seed: str, tmp_path: Path, cli: Cli
+) -> None:
+    """llama.cpp reads a seed as unsigned 32-bit and takes 0xFFFFFFFF (what -1 becomes) as
+    "draw a random seed": such a seed would make a seeded run unrepeatable while its run log
+    says it was seeded. Every command that seeds model calls refuses it before it starts."""
+    questions = write_questions(tmp_path / "q.jsonl")
+    manifest = write_manifest(tmp_path / "m.jsonl", ["stub/a"])
+    bench = ["--data", LABELLED, "--pattern", "best_of_n", "--generator", "stub/g"]
+    commands: list[list[str | Path]] = [
+        ["generate", "--questions", questions, "--model", "stub/a", "--out", tmp_path / "gen"],
+        judge_run_args(questions, manifest, tmp_path / "judged"),
+        ["bench", "run", *bench, "--verifier", "lexical", "--out_dir", tmp_path / "bench"],
+        ["ping", "stub/a"],
+    ]
+    for command in commands:
+        code, out, err = cli(*command, "--seed", seed)
+        assert code == 2, (command, out, err)
+        assert one_error(err).startswith("error: --seed: "), err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.jsonl", "q.jsonl"]
+
+
+def test_the_largest_seed_is_accepted(tmp_path: Path, cli: Cli) -> None:
+    seed = str(2**31 - 1)
+    questions = write_questions(tmp_path / "q.jsonl")
+    out = tmp_path / "gen"
+    code, _, err = cli("generate", "--questions", questions, "--model", "stub/a", "--out", out,
+                       "--seed", seed, "--no-cache")  # fmt: skip
+    assert code == 0, err

@@ -24,6 +24,13 @@ def _record(**changes: object) -> str:
     return json.dumps({**verify_only_records(1)[0], **changes})
 
 
+def _unanswered(**changes: object) -> str:
+    """A record with no ``answer`` (one the pattern would answer itself)."""
+    record = {**verify_only_records(1)[0], **changes}
+    del record["answer"]
+    return json.dumps(record)
+
+
 def _deep(levels: int) -> str:
     return "[" * levels + "]" * levels
 
@@ -108,6 +115,12 @@ BAD_DATA: list[tuple[str, Callable[[Path], Path], str]] = [
         "a number for a boolean",
         _second_line(_record(gold_error=1)),
         "data.jsonl:2 field 'gold_error': Input should be a valid boolean",
+    ),
+    (
+        "a gold label with no answer to label (it would label the generated answer)",
+        _second_line(_unanswered(gold_error=False)),
+        "data.jsonl:2 field 'gold_error': gold_error labels the record's 'answer', and this "
+        "record has none",
     ),
 ]
 

@@ -253,3 +253,30 @@ def test_a_csv_row_longer_than_the_header_is_refused(
     err = capsys.readouterr().err
     assert f"{table}:3" in err and "6 fields" in err and "Traceback" not in err
     assert not out.exists()
+
+
+def test_self_judgments_are_a_row_apart_from_cross_judgments(tmp_path: Path) -> None:
+    """A judge that also judged its own outputs (--mode both) gets one row per method: its
+    self-judgments are diagnostic and never pooled into its agreement with the labels."""
+    questions = write_questions(tmp_path / "q.jsonl")
+    manifest = write_manifest(tmp_path / "manifest.jsonl", ["stub/a", "stub/b"])
+    run = tmp_path / "run"
+    command = ["judge", "run", "--questions", str(questions), "--outputs", str(manifest)]
+    command += ["--judge", "stub/a", "--mode", "both", "--date", "2026-11-23", "--out", str(run)]
+    assert main(command) == 0
+    labels = tmp_path / "labels.csv"
+    rows = [
+        {"question_id": q, "prompt_variant": v, "target_model": t, "dimension": "verdict",
+         "score": "PASS"}
+        for q in ("Q1", "Q2") for v in ("A", "B") for t in ("stub/a", "stub/b")
+    ]  # fmt: skip
+    with labels.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    out = tmp_path / "agreement.json"
+    assert main(["judge", "agreement", str(run), "--labels", str(labels), "--out", str(out)]) == 0
+    report = json.loads(out.read_text(encoding="utf-8"))
+    counted = {row["method"]: row["n"] + row["invalid_left_out"] for row in report["dimensions"]}
+    assert counted == {"cross_judge": 4, "self_judge": 4}  # stub/b's outputs, stub/a's own
+    assert {row["judge_model"] for row in report["dimensions"]} == {"stub/a"}

@@ -13,7 +13,6 @@ import pytest
 
 from assay.judge.evalset import Sample
 from assay.judge.exact_schema import (
-    PLAIN_TEXT_CLASS,
     REASON_MAX_CHARS,
     compact_json,
     exact_schema,
@@ -75,10 +74,25 @@ def walk(schema: dict[str, Any], node: Any, rng: random.Random) -> Any:
         assert node["items"] is False
         return [walk(schema, item, rng) for item in node["prefixItems"]]
     if node.get("type") == "string":
-        low, high = map(int, re.fullmatch(r".*\{(\d+),(\d+)\}\$", node["pattern"]).groups())  # type: ignore[union-attr]
-        alphabet = [chr(c) for c in range(0x20, 0x7F) if re.fullmatch(PLAIN_TEXT_CLASS, chr(c))]
-        return "".join(rng.choice(alphabet) for _ in range(rng.randint(low, high)))
+        return _random_string(node["pattern"], rng)
     raise AssertionError(f"unexpected schema node {node}")
+
+
+def _random_string(pattern: str, rng: random.Random) -> str:
+    """A random string of ``^[first]?[class]{low,high}$``: an optional leading character class,
+    then a repeated one (the shapes the exact schema uses). Spaces are drawn often, so that
+    blank and space-led strings come up whenever the pattern admits them."""
+    char_class = r"\[(?:\\.|[^\]\\])*\]"  # [...] with escaped characters inside
+    shape = re.fullmatch(rf"\^({char_class})?({char_class})\{{(\d+),(\d+)\}}\$", pattern)
+    assert shape is not None, pattern
+    first, repeated, low, high = shape.groups()
+
+    def draw(char_class: str) -> str:
+        alphabet = [chr(c) for c in range(0x20, 0x7F) if re.fullmatch(char_class, chr(c))]
+        return " " if " " in alphabet and rng.random() < 0.5 else rng.choice(alphabet)
+
+    head = draw(first) if first else ""
+    return head + "".join(draw(repeated) for _ in range(rng.randint(int(low), int(high))))
 
 
 @pytest.mark.parametrize("protocol_name", PROTOCOLS)
@@ -220,7 +234,9 @@ def test_every_dimension_gets_evidence_in_rubric_order() -> None:
     items = exact.schema_["$defs"]["evidence"]["prefixItems"]
     assert [item["properties"]["dimension"]["const"] for item in items] == list(DIMENSION_KEYS)
     reason = exact.schema_["$defs"]["reason"]["pattern"]
-    assert reason.endswith(f"{{1,{REASON_MAX_CHARS}}}$")
+    assert re.fullmatch(reason, "x" * REASON_MAX_CHARS)
+    assert not re.fullmatch(reason, "x" * (REASON_MAX_CHARS + 1))
+    assert not re.fullmatch(reason, " ") and not re.fullmatch(reason, "")
 
 
 def _expected_structural(value: object) -> int:

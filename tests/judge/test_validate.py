@@ -196,6 +196,17 @@ CASES: list[tuple[str, str, tuple[str, ...]]] = [
         edited(lambda b: b["evidence"].append(dict(b["evidence"][0], quote=""))),
         (EN,),
     ),
+    # PROTOCOL_VIOLATION: evidence is a quote and the reason it supports the score
+    (
+        "empty reason",
+        edited(lambda b: b["evidence"][2].__setitem__("reason", "")),
+        (PV,),
+    ),
+    (
+        "blank reason beside a located quote",
+        edited(lambda b: b["evidence"][0].__setitem__("reason", " \n\t")),
+        (PV,),
+    ),
     # several flags at once
     (
         "fenced, wrong sum, wrong id",

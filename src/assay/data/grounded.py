@@ -116,6 +116,7 @@ def parse_record_line(
     raw = parse_object_line(text, path, line)
     record = _validate(raw, path, line)
     check_references(record, path=path, line=line)
+    _check_label_has_answer(record, path, line)
     return record
 
 
@@ -133,6 +134,20 @@ def check_references(record: GroundedQARecord, *, path: Path | str, line: int | 
         for cited in iter_marker_ids(text or ""):
             if cited not in known:
                 _unknown(cited, field, record, path, line)
+
+
+def _check_label_has_answer(record: GroundedQARecord, path: Path | str, line: int) -> None:
+    """``gold_error`` labels the record's own ``answer``. Without one the pattern writes the
+    answer, and a label of some other text would score the verifier against the wrong truth
+    (and keep ``--oracle`` from labelling the answer actually verified)."""
+    if record.gold_error is not None and record.answer is None:
+        raise InputError(
+            "gold_error labels the record's 'answer', and this record has none (record "
+            f"{record.id!r}; a generated answer is labelled by --oracle)",
+            path=path,
+            line=line,
+            field="gold_error",
+        )
 
 
 def write_records(path: Path | str, records: Iterable[GroundedQARecord]) -> int:

@@ -26,7 +26,7 @@ import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from pydantic import (
@@ -134,6 +134,9 @@ class DimensionAgreement(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     judge_model: str
+    # cross_judge or self_judge: a judge's scores of its own outputs are kept apart, as in
+    # every table of the analysis (self-judging is diagnostic, not a primary statistic)
+    method: str
     dimension: str
     n: int  # valid evaluations with a label
     invalid_left_out: int  # labelled samples whose final evaluation is invalid
@@ -240,10 +243,10 @@ def label_agreement(
     for label in labels:
         by_dimension[label.dimension].setdefault(label.key, {})[label.annotator] = label.score
     results = []
-    for judge in sorted({r.judge_model for r in finals}):
-        mine = {_record_key(r): r for r in finals if r.judge_model == judge}
+    for role in sorted({JudgeRole(r.judge_model, r.method) for r in finals}):
+        mine = {_record_key(r): r for r in finals if JudgeRole(r.judge_model, r.method) == role}
         for dimension, units in by_dimension.items():
-            results.append(_dimension(judge, dimension, units, mine, n_resamples, seed))
+            results.append(_dimension(role, dimension, units, mine, n_resamples, seed))
     unmatched = sum(1 for label in labels if label.key not in evaluated)
     return AgreementReport(
         labels_files=tuple(files),
@@ -253,8 +256,15 @@ def label_agreement(
     )
 
 
+class JudgeRole(NamedTuple):
+    """A judge and the method of its evaluations: its self-judgments are a group apart."""
+
+    judge_model: str
+    method: str
+
+
 def _dimension(
-    judge: str,
+    role: JudgeRole,
     dimension: str,
     units: dict[SampleKey, dict[str, int]],
     finals: dict[SampleKey, Evaluation],
@@ -281,7 +291,8 @@ def _dimension(
 
     several = len(annotators) >= 2
     return DimensionAgreement(
-        judge_model=judge,
+        judge_model=role.judge_model,
+        method=role.method,
         dimension=dimension,
         n=len(valid),
         invalid_left_out=len(labelled) - len(valid),
@@ -426,11 +437,11 @@ def report_markdown(report: AgreementReport) -> str:
         f"labels: {report.labels} from {', '.join(report.labels_files) or '-'}; "
         f"{report.unmatched_labels} name a sample no judge evaluated"
     )
-    columns = ["judge", "dimension", "n (invalid left out)", "annotators", "accuracy"]
+    columns = ["judge", "method", "dimension", "n (invalid left out)", "annotators", "accuracy"]
     columns += ["kappa (quadratic)", "alpha (ordinal)", "annotators' alpha"]
     columns += ["annotators' mean kappa", "judge's mean kappa with annotators"]
     rows: list[list[Cell]] = [
-        [d.judge_model, d.dimension, f"{d.n} ({d.invalid_left_out})", len(d.annotators),
+        [d.judge_model, d.method, d.dimension, f"{d.n} ({d.invalid_left_out})", len(d.annotators),
          _fmt(d.accuracy), _fmt(d.kappa_quadratic), _fmt(d.alpha_ordinal),
          _fmt(d.annotators_alpha), _fmt(d.annotators_mean_kappa),
          _fmt(d.judge_mean_kappa_with_annotators)]

@@ -67,6 +67,10 @@ MAX_SPANS = int(EXACT_SCHEMA_SETTINGS["max_spans"])
 MAX_FINE_ALTERNATIVES = int(EXACT_SCHEMA_SETTINGS["max_fine_alternatives"])
 #: Printable ASCII without '"' and '\\': nothing that JSON escapes, one byte per character.
 PLAIN_TEXT_CLASS = r"[ !#-\[\]-~]"
+VISIBLE_TEXT_CLASS = r"[!#-\[\]-~]"  # PLAIN_TEXT_CLASS without the space
+# A reason starts with a visible character, so it is never blank (the validator refuses a blank
+# reason), and it is at most REASON_MAX_CHARS long.
+REASON_PATTERN = f"^{VISIBLE_TEXT_CLASS}{PLAIN_TEXT_CLASS}{{0,{REASON_MAX_CHARS - 1}}}$"
 
 _CLAUSE_BREAK = re.compile(
     r"[\r\n\"\\\x00-\x08\x0b\x0c\x0e-\x1f\x7f\U00010000-\U0010ffff]+|(?<=[.!?])\s+"
@@ -130,7 +134,7 @@ def exact_schema(
         "flags": {"enum": [list(subset) for subset in flag_subsets()]},
         "evidence": _evidence(),
         "quote": {"enum": list(spans)},
-        "reason": {"type": "string", "pattern": f"^{PLAIN_TEXT_CLASS}{{1,{REASON_MAX_CHARS}}}$"},
+        "reason": {"type": "string", "pattern": REASON_PATTERN},
     }
     branches = _protocol_branches(protocol.model_dump_json())
     schema = {"$comment": COMPACT_JSON, "$defs": defs, "anyOf": list(branches)}

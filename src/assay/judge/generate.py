@@ -38,6 +38,7 @@ from ..model import (
     Model,
     ModelOptions,
     ModelResult,
+    Seed,
     is_deferred,
     system,
     user,
@@ -76,7 +77,7 @@ class GenerateSettings(BaseModel):
     temperature: float = Field(default=0.0, ge=0.0, le=2.0)
     top_p: float = Field(default=1.0, gt=0.0, le=1.0)
     max_tokens: int = Field(default=512, ge=1, le=32768)
-    seed: int = 0
+    seed: Seed = 0
     system_prompt: str | None = None
     concurrency: int = Field(default=4, ge=1)
     # ray: jobs go to Ray workers in batches, which rebuild the models from model_options

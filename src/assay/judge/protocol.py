@@ -37,6 +37,7 @@ from pydantic import (
 )
 
 from ..errors import ConfigError, describe_validation
+from ..model import Seed
 from ..runs import fingerprint
 
 PROTOCOL_VERSION = 1
@@ -346,7 +347,7 @@ class DecodingSettings(BaseModel):
     temperature: float = Field(default=0.0, ge=0.0, le=2.0)
     top_p: float = Field(default=1.0, gt=0.0, le=1.0)
     max_tokens: int = Field(default=1024, ge=16, le=32768)
-    seed: int = 0
+    seed: Seed = 0
     constrained: DecodingMode = "exact"
 
     @field_validator("constrained", mode="before")

@@ -409,6 +409,12 @@ def _check_evidence(
     findings.check(
         "evidence_per_dimension", not uncovered, PROTOCOL_VIOLATION, f"none for {uncovered}"
     )
+    # The protocol's evidence is a quote *and* the reason it supports the score: a blank
+    # reason leaves the score unexplained, however well the quote is located. Recorded only
+    # when it fails, so that records archived before this check still re-validate the same.
+    unexplained = [item.dimension for item in kept if not item.reason.strip()]
+    if unexplained:
+        findings.fail("evidence_reasons_given", PROTOCOL_VIOLATION, f"no reason for {unexplained}")
     lost = [item.quote[:80] for item in kept if not item.located]
     findings.check("evidence_quotes_located", not lost, EVIDENCE_NOT_FOUND, f"not found: {lost}")
     return kept

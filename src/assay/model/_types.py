@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 import random
 from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -15,6 +15,12 @@ Role = Literal["system", "user", "assistant"]
 #: How structured output is asked for: OpenAI's json_schema format, llama-cpp-python's
 #: json_object-with-schema, "auto" (json_schema, falling back once the server rejects it), or off.
 StructuredOutput = Literal["auto", "json_schema", "json_object", "off"]
+
+
+#: A sampling seed. llama.cpp reads seeds as unsigned 32-bit and takes 0xFFFFFFFF, which is
+#: what -1 becomes, to mean "a random seed": a negative seed would make a seeded run silently
+#: unrepeatable. The upper bound leaves room for ``seed + i`` of every sample and re-ask.
+Seed = Annotated[int, Field(ge=0, le=2**31 - 1)]
 
 
 class ChatMessage(BaseModel):
@@ -56,7 +62,7 @@ class GenerateConfig(BaseModel):
     temperature: float = Field(default=0.0, ge=0.0, le=2.0)
     top_p: float = Field(default=1.0, gt=0.0, le=1.0)
     max_tokens: int = Field(default=512, ge=1, le=32768)
-    seed: int | None = 0
+    seed: Seed | None = 0
     stop: tuple[str, ...] = ()
     n: int = Field(default=1, ge=1, le=128)
     logprobs: bool = False

@@ -41,6 +41,7 @@ from ..model import (
     PROVIDERS,
     Backend,
     ModelOptions,
+    Seed,
     UnopenedBackend,
     batch_scope,
     get_model,
@@ -93,7 +94,7 @@ class BenchmarkConfig(BaseModel):
     pattern: PatternName
     out_dir: Path
     n: int = Field(default=5, ge=1, le=64)
-    seed: int = 0
+    seed: Seed = 0
     max_examples: int | None = Field(default=None, ge=1)  # None: every record of the file
     generator: str = DEFAULT_MODEL
     verifier: str = DEFAULT_VERIFIER  # a model, a model-free checker, or checker+model
