@@ -50,14 +50,6 @@ class Backend(abc.ABC):
         """
         return None
 
-    @property
-    def keeps_running_after_timeout(self) -> bool:
-        """Whether a call the model layer stopped waiting for goes on computing inside the
-        backend (an in-process computation cannot be interrupted). A retry would then queue
-        behind the abandoned run, its timer running all the while, so the model layer does
-        not retry a timed-out call of such a backend."""
-        return False
-
     def batch_request(
         self, messages: Sequence[ChatMessage], config: GenerateConfig
     ) -> dict[str, Any] | None:

@@ -188,7 +188,7 @@ class Model:
             try:
                 return await self._one_call(messages, config, sample_index), attempt - 1
             except BackendError as error:
-                if not self._worth_retrying(error) or attempt >= self.retry.max_attempts:
+                if not error.kind.retryable or attempt >= self.retry.max_attempts:
                     failure = CallFailure(
                         kind=error.kind,
                         # Every failure says why, even when the backend gave no words for it.
@@ -199,11 +199,6 @@ class Model:
                     )
                     return failure, attempt - 1
                 await asyncio.sleep(self.retry.delay(attempt, error.retry_after_s, self._jitter))
-
-    def _worth_retrying(self, error: BackendError) -> bool:
-        if error.kind is ErrorKind.TIMEOUT and self.backend.keeps_running_after_timeout:
-            return False
-        return error.kind.retryable
 
     async def _one_call(
         self, messages: Sequence[ChatMessage], config: GenerateConfig, sample_index: int

@@ -133,10 +133,6 @@ class LlamaCppBackend(Backend):
     def max_parallel_calls(self) -> int:
         return 1  # one llama.cpp context, one call at a time
 
-    @property
-    def keeps_running_after_timeout(self) -> bool:
-        return True  # llama.cpp's thread finishes a computation nobody waits for any more
-
     def version_info(self) -> dict[str, str]:
         import llama_cpp
 
