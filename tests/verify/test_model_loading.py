@@ -137,3 +137,19 @@ def _second_opinions(run_dir: Path) -> dict[tuple[str, int], object]:
         for number, check in enumerate(result["claim_checks"]):
             out[(result["id"], number)] = check["second_opinion"]
     return out
+
+
+def test_roles_that_share_a_model_say_so_beside_its_request_count(tmp_path: Path) -> None:
+    """One model serving several roles has one meter: each role's requests_this_session is
+    the model's count over all of them, which run.json names, so that a role that made no
+    call (the generator of verify-only records) is not read as having made them."""
+    model = "stub/shared"
+    done = _bench(tmp_path, LABELLED, tmp_path / "run", "--verifier", model, "--generator", model)
+    assert done.returncode == 0, done.stderr
+    models = json.loads((tmp_path / "run" / "run.json").read_text())["models"]
+    shared = {role for role, entry in models.items() if entry["name"] == model}
+    assert shared >= {"generator", "verifier"}
+    for role in shared:
+        assert models[role]["requests_shared_by"] == ", ".join(r for r in models if r in shared)
+        assert int(models[role]["requests_this_session"]) > 0
+    assert all("requests_shared_by" not in models[r] for r in models if r not in shared)

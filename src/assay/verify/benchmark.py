@@ -434,7 +434,8 @@ def _versions_of(
     earlier = previous.models.get(role, {}) if previous is not None else {}
     if earlier.get("name") != name:
         return {}
-    session_only = {"name", "requests_this_session", "note", "reported_model", "checker_version"}
+    session_only = {"name", "requests_this_session", "requests_shared_by", "note"}
+    session_only |= {"reported_model", "checker_version"}
     return {key: value for key, value in earlier.items() if key not in session_only}
 
 
@@ -447,7 +448,8 @@ def _models_as_used(
     """Each role's model, saying whether it served any request (verify-only runs never call
     the generator, and a model-free checker is not a model)."""
     models: dict[str, dict[str, str]] = {}
-    for role, name in _roles(config).items():
+    roles = _roles(config)
+    for role, name in roles.items():
         served = usage.get(_verifier_model(name) or name, {})
         requests = int(served.get("calls", 0)) + int(served.get("cache_hits", 0))
         models[role] = {
@@ -455,6 +457,9 @@ def _models_as_used(
             "requests_this_session": str(requests),
             **_versions_of(role, name, opened, previous),
         }
+        if sharing := _roles_sharing(roles, name):
+            # one model, one meter: its requests are counted once, for all of these roles
+            models[role]["requests_shared_by"] = ", ".join(sharing)
         if reported := served.get("reported_models"):
             models[role]["reported_model"] = ", ".join(reported)
         if role == "verifier":
@@ -462,6 +467,13 @@ def _models_as_used(
         if name in usage and requests == 0:
             models[role]["note"] = "not called in this session"
     return models
+
+
+def _roles_sharing(roles: Mapping[str, str], name: str) -> list[str]:
+    """The roles served by the same model as ``name`` when there are several (none else)."""
+    model = _verifier_model(name) or name
+    sharing = [role for role, other in roles.items() if (_verifier_model(other) or other) == model]
+    return sharing if len(sharing) > 1 else []
 
 
 def _roles(config: BenchmarkConfig) -> dict[str, str]:
