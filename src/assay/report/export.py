@@ -13,6 +13,7 @@ import csv
 import importlib
 import io
 import json
+import re
 import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -120,10 +121,16 @@ class UnreadableEvaluations(UserWarning):
 
 
 def export_run(
-    run: BenchRun | JudgeRun, fmt: ExportFormat, out: Path | None, *, claims: bool = False
+    run: BenchRun | JudgeRun,
+    fmt: ExportFormat,
+    out: Path | None,
+    *,
+    claims: bool = False,
+    spreadsheet: bool = False,
 ) -> tuple[Path | None, int]:
     """Write the run's rows as ``fmt`` to ``out`` (CSV and JSONL: standard output when
-    ``out`` is None). Returns where it went and the number of rows."""
+    ``out`` is None). Returns where it went and the number of rows. ``spreadsheet``: CSV
+    text cells a spreadsheet would run as formulas are written as text (:func:`rows_to_csv`)."""
     rows = run.rows(claims=claims)
     if fmt == "parquet":
         if out is None:
@@ -135,7 +142,7 @@ def export_run(
         except ImportError:
             raise ConfigError("pyarrow is not installed", hint=EXTRA_HINT) from None
         return out, len(rows)
-    text = displayable(rows_to_csv(rows)) if fmt == "csv" else rows_to_jsonl(rows)
+    text = displayable(rows_to_csv(rows, spreadsheet)) if fmt == "csv" else rows_to_jsonl(rows)
     if out is None:
         print(text, end="")
         return None, len(rows)
@@ -297,13 +304,31 @@ def columns_of(rows: Iterable[Row]) -> list[str]:
     return list(dict.fromkeys(key for row in rows for key in row))
 
 
-def rows_to_csv(rows: Sequence[Row]) -> str:
+def rows_to_csv(rows: Sequence[Row], spreadsheet: bool = False) -> str:
+    """The rows as CSV, values as they are (for pandas, and to compare with results.jsonl);
+    ``spreadsheet``: a text cell that a spreadsheet would run as a formula gets a leading
+    apostrophe, which spreadsheets show as text (the report's CSV download does the same)."""
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=columns_of(rows), lineterminator="\n")
     writer.writeheader()
     for row in rows:
-        writer.writerow({k: "" if v is None else v for k, v in row.items()})
+        cells = {k: "" if v is None else v for k, v in row.items()}
+        if spreadsheet:
+            cells = {k: as_spreadsheet_text(v) for k, v in cells.items()}
+        writer.writerow(cells)
     return buffer.getvalue()
+
+
+_FORMULA_START = re.compile(r"[=+\-@\t\r]")
+_NUMBER_TEXT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
+
+
+def as_spreadsheet_text(value: object) -> object:
+    """A string a spreadsheet would run as a formula (it starts with = + - @, a tab or a
+    return, and is not a number), with a leading apostrophe; anything else unchanged."""
+    if isinstance(value, str) and _FORMULA_START.match(value) and not _NUMBER_TEXT.fullmatch(value):
+        return "'" + value
+    return value
 
 
 def rows_to_jsonl(rows: Sequence[Row]) -> str:
