@@ -346,6 +346,8 @@ function exampleTable(set, setKey) {
       box.append(el("p", {class: "note", text: "could not read this example: " + err}));
       return;
     }
+    // another example was opened (or this one closed) while this one's data was decoded
+    if (!box.isConnected) return;
     box.firstChild.firstChild.textContent = detail.title;
     box.append(renderDetail(detail));
     box.scrollIntoView({block: "nearest"});
