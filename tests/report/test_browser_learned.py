@@ -40,3 +40,14 @@ def test_an_opened_claim_shows_its_window_and_deciding_features(
     assert "not in the evidence" in text and "Venetian" in text
     name = check["deciding_features"][0][0]
     assert name in text
+    # each fact apart: a long one (here the deciding features) on a line of its own
+    facts = detail.find_elements("css selector", ".claim-facts")[0]
+    parts = facts.find_elements("css selector", ".claim-fact")
+    labels = [part.find_element("css selector", ".k").text for part in parts]
+    assert labels[:3] == ["p_supported", "from", "checker"] and "deciding features" in labels
+    long = [part for part in parts if "long" in part.get_attribute("class").split()]
+    assert parts[labels.index("deciding features")] in long
+    for part in long:
+        others = {other.location["y"] for other in parts if other != part}
+        assert part.location["y"] not in others, part.text
+        assert part.size["width"] >= facts.size["width"] - 1  # the whole line

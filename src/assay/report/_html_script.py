@@ -51,6 +51,16 @@ function badge(text, cls) {
   return el("span", {class: "badge" + (cls ? " " + cls : ""), text: text});
 }
 
+// A claim's facts: the short ones (probability, source, checker) side by side, a long one
+// (the matched window, the deciding features) on a line of its own, each label set apart.
+function claimFacts(list) {
+  return el("div", {class: "claim-facts muted"}, list.map(f => {
+    const value = fmt(f.value);
+    return el("span", {class: value.length > 40 ? "claim-fact long" : "claim-fact"},
+      el("span", {class: "k", text: f.label}), " ", value);
+  }));
+}
+
 function facts(list) {
   return el("div", {class: "facts"}, list.map(f => el("div", {class: "fact"},
     el("span", {class: "k", text: f.label}),
@@ -158,8 +168,7 @@ function renderSection(sec, onRef) {
     box.append(el("ol", {class: "claims"}, (sec.items || []).map(c => el("li", {class: "claim"},
       badge(c.label, c.cls === "supported" ? "good" : c.cls === "unsupported" ? "bad" : "warn"),
       el("span", {class: "claim-text", text: c.text}),
-      (c.facts || []).length ? el("div", {class: "muted"},
-        c.facts.map(f => el("span", {}, f.label + ": " + fmt(f.value) + "  "))) : null,
+      (c.facts || []).length ? claimFacts(c.facts) : null,
       (c.cited || []).length ? el("div", {}, el("span", {class: "muted", text: "cites "}),
         chips(c.cited, onRef)) : null,
       (c.supporting || []).length ? el("div", {},

@@ -87,6 +87,9 @@ ol.claims li { margin:6px 0; }
 .evidence .ev.flash { outline:3px solid var(--accent); }
 .evidence .ev .id { font-family:ui-monospace,monospace; font-weight:600; }
 .muted { color:var(--muted); }
+.claim-facts { display:flex; flex-wrap:wrap; gap:2px 14px; margin:2px 0; }
+.claim-fact.long { flex-basis:100%; overflow-wrap:anywhere; }
+.claim-fact > .k { font-weight:600; }
 details > summary { cursor:pointer; font-weight:600; margin:8px 0; }
 .tabs { display:flex; gap:4px; flex-wrap:wrap; margin:8px 0; }
 .tabs button { padding:4px 10px; border:1px solid var(--line); background:#fff;
