@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from assay.cli import main
 from assay.report.html import write_report
+from tests.report.helpers import bench_run
 from tests.report.test_browser import browser, open_report, wait_for  # noqa: F401
-from tests.verify.bench_fixtures import verify_only_records, write_jsonl
+from tests.verify.bench_fixtures import verify_only_records
 
 pytestmark = pytest.mark.browser
 
@@ -21,11 +21,7 @@ def test_the_first_screen_is_the_headline_then_folded_reproducibility(
     browser: Any,  # noqa: F811
     tmp_path: Path,
 ) -> None:
-    data = write_jsonl(tmp_path / "data.jsonl", verify_only_records(12))
-    run = tmp_path / "run"
-    args = ["bench", "run", "--data", str(data), "--pattern", "entailment", "--out_dir", str(run)]
-    flags = ["--verifier", "lexical", "--no-cache", "--no-progress", "--n-resamples", "20"]
-    assert main([*args, *flags, "--no-report"]) == 0
+    run = bench_run(tmp_path, verify_only_records(12))
     summary = json.loads((run / "summary.json").read_text())
     open_report(browser, write_report(run))
     head = wait_for(browser, ".run-head")
@@ -53,11 +49,7 @@ def test_the_filtered_table_downloads_as_csv(
 
     from selenium.webdriver.support.ui import Select
 
-    data = write_jsonl(tmp_path / "data.jsonl", verify_only_records(12))
-    run = tmp_path / "run"
-    args = ["bench", "run", "--data", str(data), "--pattern", "entailment", "--out_dir", str(run)]
-    flags = ["--verifier", "lexical", "--no-cache", "--no-progress", "--n-resamples", "20"]
-    assert main([*args, *flags, "--no-report"]) == 0
+    run = bench_run(tmp_path, verify_only_records(12))
     open_report(browser, write_report(run))
     card = wait_for(browser, ".example-set")
     gold = card.find_element("css selector", "select[data-column='gold']")
@@ -84,11 +76,7 @@ def test_a_downloaded_cell_that_a_spreadsheet_would_run_as_a_formula_is_text(
     records = verify_only_records(3)
     records[0]["question"] = formula
     records[1]["question"] = "-2 is less than zero"
-    data = write_jsonl(tmp_path / "data.jsonl", records)
-    run = tmp_path / "run"
-    args = ["bench", "run", "--data", str(data), "--pattern", "entailment", "--out_dir", str(run)]
-    flags = ["--verifier", "lexical", "--no-cache", "--no-progress", "--n-resamples", "20"]
-    assert main([*args, *flags, "--no-report"]) == 0
+    run = bench_run(tmp_path, records)
     open_report(browser, write_report(run))
     card = wait_for(browser, ".example-set")
     card.find_element("css selector", "button.csv").click()
@@ -108,11 +96,7 @@ def test_a_sampled_report_says_so_on_the_first_screen(
     from assay.report._html_common import SampleSettings
     from assay.report.html import ReportOptions
 
-    data = write_jsonl(tmp_path / "data.jsonl", verify_only_records(12))
-    run = tmp_path / "run"
-    args = ["bench", "run", "--data", str(data), "--pattern", "entailment", "--out_dir", str(run)]
-    flags = ["--verifier", "lexical", "--no-cache", "--no-progress", "--n-resamples", "20"]
-    assert main([*args, *flags, "--no-report"]) == 0
+    run = bench_run(tmp_path, verify_only_records(12))
     options = ReportOptions(sampling=SampleSettings(size=5, seed=7))
     open_report(browser, write_report(run, options=options))
     head = wait_for(browser, ".run-head")

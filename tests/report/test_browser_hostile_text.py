@@ -11,6 +11,7 @@ import pytest
 
 from assay.cli import main
 from assay.report.html import write_report
+from tests.report.helpers import bench_run
 from tests.report.test_browser import browser, css, open_report, wait_for  # noqa: F401
 from tests.verify.bench_fixtures import FRANCE, verify_only_records, write_jsonl
 
@@ -26,11 +27,7 @@ def hostile_bench_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     records = verify_only_records(3)
     records[0]["answer"] = f"Paris is the capital of France {LONG_TOKEN}. [cite:p1]"
     records[0]["evidence"] = [{**FRANCE[0], "title": LONG_TOKEN}, FRANCE[1]]
-    data = write_jsonl(root / "data.jsonl", records)
-    run = root / "run"
-    args = ["bench", "run", "--data", str(data), "--pattern", "entailment", "--out_dir", str(run)]
-    flags = ["--verifier", "learned", "--no-cache", "--no-progress", "--n-resamples", "20"]
-    assert main([*args, *flags, "--no-report"]) == 0
+    run = bench_run(root, records, verifier="learned")
     return write_report(run)
 
 
@@ -73,11 +70,7 @@ def rtl_bench_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("rtl_bench")
     records = verify_only_records(2)
     records[0]["answer"] = f"Paris is the capital of France {RLO}and never closed. [cite:p1]"
-    data = write_jsonl(root / "data.jsonl", records)
-    run = root / "run"
-    args = ["bench", "run", "--data", str(data), "--pattern", "entailment", "--out_dir", str(run)]
-    flags = ["--verifier", "learned", "--no-cache", "--no-progress", "--n-resamples", "20"]
-    assert main([*args, *flags, "--no-report"]) == 0
+    run = bench_run(root, records, verifier="learned")
     return write_report(run)
 
 
@@ -135,11 +128,7 @@ def test_the_filter_searches_the_whole_question(
     records = verify_only_records(3)
     question = "Which city is the capital of France? " * 5 + "Answer with the Merovingian name."
     records[1]["question"] = question
-    data = write_jsonl(tmp_path / "data.jsonl", records)
-    run = tmp_path / "run"
-    args = ["bench", "run", "--data", str(data), "--pattern", "entailment", "--out_dir", str(run)]
-    flags = ["--verifier", "lexical", "--no-cache", "--no-progress", "--n-resamples", "20"]
-    assert main([*args, *flags, "--no-report"]) == 0
+    run = bench_run(tmp_path, records)
     open_report(browser, write_report(run))
     card = css(browser, ".example-set")[0]
     card.find_element("css selector", "input.filter").send_keys("merovingian")

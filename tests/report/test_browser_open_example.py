@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from assay.cli import main
 from assay.report.html import ReportOptions, write_report
+from tests.report.helpers import bench_run
 from tests.report.test_browser import browser, open_report, wait_for  # noqa: F401
-from tests.verify.bench_fixtures import verify_only_records, write_jsonl
+from tests.verify.bench_fixtures import verify_only_records
 
 pytestmark = pytest.mark.browser
 
@@ -32,11 +32,7 @@ def test_the_last_example_opened_is_shown_and_linked(
 ) -> None:
     from selenium.webdriver.support.ui import WebDriverWait
 
-    data = write_jsonl(tmp_path / "data.jsonl", verify_only_records(12))
-    run = tmp_path / "run"
-    args = ["bench", "run", "--data", str(data), "--pattern", "entailment", "--out_dir", str(run)]
-    flags = ["--verifier", "lexical", "--no-cache", "--no-progress", "--n-resamples", "20"]
-    assert main([*args, *flags, "--no-report"]) == 0
+    run = bench_run(tmp_path, verify_only_records(12))
     open_report(browser, write_report(run, options=CHUNKED))
     wait_for(browser, ".example-set tbody tr").click()  # row 0: chunk 0 is decoded
     WebDriverWait(browser, 10).until(lambda d: "#open=" in d.current_url)
