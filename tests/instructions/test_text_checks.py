@@ -34,7 +34,22 @@ def test_word_count_relations() -> None:
     [
         ("One. Two! Three? Four", 4),
         ("Dr. Smith met Mr. Jones. They talked.", 2),
-        ("We use e.g. apples and etc. in lists. Then stop.", 2),
+        # NLTK's Punkt, IFEval's splitter, has no abbreviation "e.g" or "etc": both end a sentence
+        ("We use e.g. apples and etc. in lists. Then stop.", 4),
+        ("Use a pen, e.g. a blue one. Then sign.", 3),
+        ("See fig. The chart shows it.", 2),
+        ("The answer is no. We left.", 2),
+        ("we sat in the sun. then we left. no. it was fine.", 4),  # "sun", "no": words
+        ("P.S. Remember to call.", 2),
+        # an initial in a name, or an abbreviation before a name, goes on
+        ("Franklin D. Roosevelt was president. He won.", 2),
+        ("Books by J. R. R. Tolkien are long. Read them.", 2),
+        ("The U.S. Department of State is here. It is big.", 2),
+        ("Send it to Washington D.C. - they will read it.", 1),
+        # ... but not before a capitalised function word
+        ("I live in the U.S. The weather is fine.", 2),
+        ("It is point A to point B. It works.", 2),
+        ("I.\nIntroduction to the topic.\nII.\nBody.", 4),  # list labels at line start
         ("A heading\nwithout punctuation\nstill one sentence.", 1),
         ('He said "stop." Then left.', 2),
         ("Wait... what? Yes.", 2),  # an ellipsis before a lowercase word goes on

@@ -22,65 +22,36 @@ _TITLES = frozenset(
         "st",
         "jr",
         "sr",
-        "rev",
         "gen",
         "col",
-        "capt",
         "lt",
-        "sgt",
-        "gov",
         "sen",
         "rep",
-        "hon",
-        "fr",
         "messrs",
-        "mt",
         "ft",
     ]
 )
-# Tokens ending in "." that usually do not end a sentence; followed by a capitalised common
-# word they still do (that word then starts the next sentence).
+# Tokens ending in "." that usually do not end a sentence; followed by a capitalised function
+# word (_SENTENCE_STARTERS) they still do. Only abbreviations that NLTK's English Punkt model
+# (IFEval's sentence splitter) knows: after "e.g.", "etc.", "fig." or "no." Punkt ends the
+# sentence as after any other word.
 _ABBREVIATIONS = _TITLES | frozenset(
     [
-        "e.g",
-        "i.e",
-        "etc",
         "vs",
-        "viz",
-        "cf",
-        "approx",
-        "dept",
-        "est",
         "inc",
         "ltd",
         "co",
         "corp",
-        "no",
-        "nos",
-        "vol",
-        "fig",
-        "figs",
-        "eq",
-        "al",
         "jan",
         "feb",
-        "mar",
-        "apr",
-        "jun",
-        "jul",
         "aug",
         "sep",
         "sept",
         "oct",
         "nov",
         "dec",
-        "mon",
-        "tue",
         "wed",
-        "thu",
         "fri",
-        "sat",
-        "sun",
         "a.m",
         "p.m",
         "u.s",
@@ -89,14 +60,21 @@ _ABBREVIATIONS = _TITLES | frozenset(
         "u.s.a",
         "d.c",
         "ph.d",
-        "b.a",
-        "m.a",
-        "b.sc",
-        "m.sc",
         "a.d",
-        "b.c",
     ]
 )
+# Dotted letters are abbreviations ("U.S.", "J.K."), except these, which Punkt does not know
+_NOT_ABBR = frozenset(["e.g", "i.e", "p.s", "p.p.s"])
+# Capitalised words that start a new sentence after an abbreviation ("... in the U.S. The
+# next ..."): function words, not names.
+_STARTER_WORDS = (
+    "a an the this that these those it its he she they we you i my our your his her their "
+    "there here in on at for from with by as if when while since after before but and or "
+    "so yet nor however moreover meanwhile thus also still then although though because "
+    "many most some all both each every no not one even according among despite instead "
+    "indeed similarly nonetheless nevertheless separately under what who how why where to now"
+)
+_SENTENCE_STARTERS = frozenset(w.capitalize() for w in _STARTER_WORDS.split(" "))
 # A sentence end: terminal punctuation, optional closing quotes or brackets, then whitespace
 # and the next token.
 _BOUNDARY = re.compile(r"([.?!]+)([\"'”’)\]}*]*)(\s+)(?=(\S+))")
@@ -138,11 +116,33 @@ def _is_break(text: str, match: re.Match[str]) -> bool:
         return not starts_lower
     if token in _TITLES:
         return False
-    if token in _ABBREVIATIONS or _is_dotted_abbreviation(token):
-        return not starts_lower
-    if _is_initial(token) or token.isdigit():
+    if _is_initial(token):
+        # after a capitalised word an initial is part of a name ("George W. Bush", "J. R. R.
+        # Tolkien"); elsewhere ("point B. It", a list label "A.") it ends a sentence before a
+        # capital
+        start = before.start(1) if before else 0
+        if re.match(r"[^\W\d_]\.", next_token):  # a run of initials
+            return False
+        return not starts_lower and not _follows_name(text, start)
+    if token in _ABBREVIATIONS or (_is_dotted_abbreviation(token) and token not in _NOT_ABBR):
+        # "the U.S. Department", "J.K. Rowling": a capitalised name does not end the sentence
+        # after an abbreviation; a capitalised function word ("... in the U.S. The ...") does
+        return _first_word(next_token) in _SENTENCE_STARTERS
+    if token.isdigit():
         return not starts_lower
     return True
+
+
+def _follows_name(text: str, index: int) -> bool:
+    """Whether the word before ``index`` on its line is capitalised (``George W.``, ``J. R.``)."""
+    line_start = text.rfind("\n", 0, index) + 1  # a list label "A." starts its line
+    words = text[line_start:index].split()
+    return bool(words) and words[-1].lstrip("\"'“‘([{*")[:1].isupper()
+
+
+def _first_word(token: str) -> str:
+    word = re.match(r"[\"'“‘(\[*]*([^\W\d_]+)", token)
+    return word.group(1).capitalize() if word and word.group(1)[:1].isupper() else ""
 
 
 def _is_initial(token: str) -> bool:
