@@ -146,6 +146,26 @@ def test_capital_word_frequency_counts_all_caps_tokens() -> None:
         "NASA",
         "COVID-19",
     ]
+    # NLTK's word tokenizer keeps "/", "_" and an apostrophe inside a name in one token, and
+    # splits at "&", "#", ":" and dashes
+    assert capitalized_words("Robert O'Brien of the AI/ML team, FOO_BAR") == ["AI/ML", "FOO_BAR"]
+    assert capitalized_words("R&D NOTE:THIS WORD—WORD") == [
+        "R",
+        "D",
+        "NOTE",
+        "THIS",
+        "WORD",
+        "WORD",
+    ]
+    assert capitalized_words("DON'T GONNA TODAY'S O'NEAL") == [
+        "DO",
+        "N'T",
+        "GON",
+        "NA",
+        "TODAY",
+        "'S",
+        "O'NEAL",
+    ]
     assert followed(
         "change_case:capital_word_frequency",
         "USE CAPS sparingly",

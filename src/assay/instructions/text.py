@@ -154,14 +154,32 @@ def _is_dotted_abbreviation(token: str) -> bool:
     return len(parts) > 1 and all(len(p) == 1 and p.isalpha() for p in parts)
 
 
-# Treebank-like word tokens: contractions split off ("I'm" -> "I", "'m"), hyphens and inner
-# periods kept inside a token ("COVID-19", "U.S.").
-_CASE_TOKEN = re.compile(r"[^\W_]+(?:[-.][^\W_]+)*\.?|'[^\W_]+")
+# Treebank-like word tokens, as NLTK's word_tokenize (IFEval's) splits them: at white space and
+# at punctuation that stands apart (brackets, quotes, dashes, "*", "&", "#", "?", "!", and "," or
+# ":" not before a digit); "/", "_", "+", "-", "." and an apostrophe inside a word keep a token
+# whole ("AI/ML", "FOO_BAR", "COVID-19", "U.S.", "O'NEAL"). Contractions are split off ("I'M" ->
+# "I", "'M"; "DON'T" -> "DO", "N'T"; "GONNA" -> "GON", "NA").
+_CASE_SPLIT = re.compile(r"[\s;@#$%&?!()\[\]{}<>\"“”‘’`—–*]+|[,:](?!\d)|\.\.\.|--")
+_CONTRACTION = re.compile(
+    r"(?i)^(.*[^'])('s|'m|'d|'ll|'re|'ve|n't|')$"
+    r"|^(can)(not)$|^(gim)(me)$|^(gon)(na)$|^(got)(ta)$|^(lem)(me)$|^(wan)(na)$"
+)
+
+
+def _case_tokens(text: str) -> list[str]:
+    tokens: list[str] = []
+    for piece in _CASE_SPLIT.split(text):
+        match = _CONTRACTION.match(piece)
+        if match:
+            tokens.extend(part for part in match.groups() if part)
+        else:
+            tokens.append(piece)
+    return tokens
 
 
 def capitalized_words(text: str) -> list[str]:
     """Words written entirely in capitals (letters upper-case, at least one cased letter)."""
-    return [t for t in _CASE_TOKEN.findall(text) if t.isupper()]
+    return [t for t in _case_tokens(text) if t.isupper()]
 
 
 def split_paragraphs_blank_line(text: str) -> list[str]:
