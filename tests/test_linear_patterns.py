@@ -58,7 +58,7 @@ DEFINITIONS: dict[str, tuple[Callable[[str], object], Callable[[str], object]]] 
         lambda t: len(format_checks._BULLET.findall(t)),
     ),
     "JSON fence": (
-        lambda t: re.sub(r"^```(?:json|javascript|JSON|Json)?\s*|\s*```$", "", t.strip()),
+        lambda t: re.sub(r"^```(?:json|JSON|Json)?\s*|\s*```$", "", t.strip()),
         lambda t: format_checks._FENCE.sub("", t.strip()),
     ),
     "titles": (

@@ -30,6 +30,10 @@ def test_json_format_accepts_a_fenced_block_and_rejects_prose() -> None:
     assert followed("detectable_format:json_format", '```json\n{"a": [1, 2]}\n```')
     assert followed("detectable_format:json_format", '  {"a": 1}  ')
     assert not followed("detectable_format:json_format", 'Here it is: {"a": 1}')
+    assert followed("detectable_format:json_format", '```JSON\n{"a": 1}\n```')
+    assert followed("detectable_format:json_format", '```\n{"a": 1}\n```')
+    # IFEval removes only these fences; another language tag is left in front of the JSON
+    assert not followed("detectable_format:json_format", '```javascript\n{"a": 1}\n```')
 
 
 def test_multiple_sections_counts_numbered_headers() -> None:

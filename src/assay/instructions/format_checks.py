@@ -56,11 +56,12 @@ def constrained_response(response: str, kwargs: Mapping[str, Any], prompt: str) 
 
 # the closing fence's white space is taken from where it starts ("\s*" tried from each
 # character of a long run of it was quadratic)
-_FENCE = re.compile(r"^```(?:json|javascript|JSON|Json)?\s*|(?:(?<!\s)\s+)?```$")
+_FENCE = re.compile(r"^```(?:json|JSON|Json)?\s*|(?:(?<!\s)\s+)?```$")
 
 
 def json_format(response: str, kwargs: Mapping[str, Any], prompt: str) -> CheckResult:
-    """The whole response parses as JSON (one surrounding markdown code fence is allowed)."""
+    """The whole response parses as JSON (one surrounding markdown code fence is allowed, plain
+    or tagged json, JSON or Json as IFEval allows; ```javascript is not a JSON fence)."""
     reject_unknown(kwargs, _NONE)
     body = _FENCE.sub("", response.strip()).strip()
     try:
