@@ -19,6 +19,10 @@ def test_bullet_lists_count_star_and_dash_lines_but_not_bold() -> None:
     assert followed("detectable_format:number_bullet_lists", response, num_bullets=3)
     assert not followed("detectable_format:number_bullet_lists", response, num_bullets=2)
     assert not followed("detectable_format:number_bullet_lists", "1. one\n2. two", num_bullets=2)
+    # a "*" needs a character after it: a lone "*" closing the response is no bullet, and a lone
+    # "*" line takes the line after it along (IFEval's pattern "^\s*\*[^\*].*$")
+    assert followed("detectable_format:number_bullet_lists", "* one\n* two\n*", num_bullets=2)
+    assert followed("detectable_format:number_bullet_lists", "*\n* one\n* two", num_bullets=2)
 
 
 def test_constrained_response_needs_one_of_the_fixed_sentences() -> None:

@@ -28,16 +28,19 @@ def _preview(text: str, limit: int = 60) -> str:
 
 # --- detectable_format -------------------------------------------------------------------
 
-# indentation within the line: "\s*" from every line start crossed the blank lines after it
-# (quadratic in a run of them) and counted each bullet once all the same
-_BULLET = re.compile(r"^[^\S\n]*(?:\*(?!\*)|-)", re.MULTILINE)
+# Indentation within the line: "\s*" from every line start crossed the blank lines after it
+# (quadratic in a run of them) and counted each bullet once all the same. A "*" bullet is a "*"
+# and one more character that is not "*" (a line break too: then, as in IFEval, the bullet takes
+# the next line with it, and a lone "*" at the end of the response is none).
+_STAR_BULLET = re.compile(r"^[^\S\n]*\*[^*].*$", re.MULTILINE)
+_DASH_BULLET = re.compile(r"^[^\S\n]*-", re.MULTILINE)
 
 
 def number_bullet_lists(response: str, kwargs: Mapping[str, Any], prompt: str) -> CheckResult:
     """Exactly N markdown bullets: lines starting with ``* `` or ``-`` (``**bold**`` is not one)."""
     reject_unknown(kwargs, frozenset({"num_bullets"}))
     expected = require_int(kwargs, "num_bullets", minimum=1)
-    found = len(_BULLET.findall(response))
+    found = len(_STAR_BULLET.findall(response)) + len(_DASH_BULLET.findall(response))
     return verdict(found == expected, f"{found} bullet lines, expected exactly {expected}")
 
 
