@@ -65,6 +65,9 @@ def test_highlighted_sections_count_italic_and_bold_but_not_empty() -> None:
 def test_title_needs_non_empty_double_angular_brackets() -> None:
     assert followed("detectable_format:title", "<<A Poem>>\nroses")
     assert not followed("detectable_format:title", "<< >>\n<A Poem>")
+    assert not followed("detectable_format:title", "<<>>>\nroses")  # only brackets inside
+    assert not followed("detectable_format:title", "<<<>>>\nroses")
+    assert followed("detectable_format:title", "<<<A Poem>>>\nroses")
 
 
 def test_placeholders_count_square_brackets() -> None:

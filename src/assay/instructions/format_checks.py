@@ -104,7 +104,8 @@ def title(response: str, kwargs: Mapping[str, Any], prompt: str) -> CheckResult:
     """A title in double angular brackets, ``<<like this>>``, on one line."""
     reject_unknown(kwargs, _NONE)
     for found in _titles(response):
-        if found.strip():
+        # as IFEval, the brackets around the title are all stripped: "<<>>>" has no title
+        if found.lstrip("<").rstrip(">").strip():
             return passed(f"title <<{found.strip()}>>")
     return failed("no non-empty <<title>> found")
 
