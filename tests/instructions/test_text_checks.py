@@ -119,6 +119,10 @@ def test_keyword_and_letter_frequency() -> None:
     assert not followed(
         "keywords:frequency", text, keyword="cat", relation="less than", frequency=3
     )
+    # white space around the keyword is not part of it
+    assert followed(
+        "keywords:frequency", "dog. dog.", keyword=" dog ", relation="at least", frequency=2
+    )
     assert followed(
         "keywords:letter_frequency", text, letter="a", let_relation="at least", let_frequency=4
     )
