@@ -50,6 +50,15 @@ def test_word_count_relations() -> None:
         ("I live in the U.S. The weather is fine.", 2),
         ("It is point A to point B. It works.", 2),
         ("I.\nIntroduction to the topic.\nII.\nBody.", 4),  # list labels at line start
+        # as in Punkt, a sentence also ends right before a quote, bracket or "*" ...
+        ("Is that a thing?), but yes.", 2),
+        ('Stop!", he said.', 2),
+        ('{"a": "One.", "b": "Two."}', 2),
+        ("Note.**Bold** next.", 2),
+        ('{"a": "One."\n}', 2),
+        # ... but closing quotes or brackets at the end, and ends inside a run, add none
+        ('I am done.\n"', 1),
+        ("Use tools (etc.). Then stop.", 2),
         ("A heading\nwithout punctuation\nstill one sentence.", 1),
         ('He said "stop." Then left.', 2),
         ("Wait... what? Yes.", 2),  # an ellipsis before a lowercase word goes on

@@ -76,9 +76,17 @@ _STARTER_WORDS = (
 )
 _SENTENCE_STARTERS = frozenset(w.capitalize() for w in _STARTER_WORDS.split(" "))
 # A sentence end: terminal punctuation, optional closing quotes or brackets, then whitespace
-# and the next token.
-_BOUNDARY = re.compile(r"([.?!]+)([\"'”’)\]}*]*)(\s+)(?=(\S+))")
-_LAST_TOKEN = re.compile(r"(\S*)$")
+# and the next token; or, as in Punkt, terminal punctuation directly followed by a quote,
+# bracket, "*", ":", ";", "@", "?" or "!" (a JSON string's '."', "a thing?), but").
+_BOUNDARY = re.compile(
+    r"(?<![.?!])(?P<end>[.?!]++)"
+    r"(?:(?P<closers>[\"'”’)\]}*]*+)(?P<space>\s+)(?=(?P<next>\S+))"
+    r"|(?=[)\";}\]*:@'({\[‘’“”«»]))"
+)
+_LATER_END = re.compile(r"\S*?[.?!](?:[)\";}\]*:@'({\[‘’“”«»?!]|\s+\S)")
+# What Punkt gives back to the sentence before: one run of closing quotes or brackets (not
+# "*": "**Go.**" at the end is two sentences there)
+_CLOSERS_TO_END = re.compile(r"\s*+[\"'”’)\]}]*+\s*+\Z")
 
 
 def count_words(text: str) -> int:
@@ -86,15 +94,15 @@ def count_words(text: str) -> int:
 
 
 def split_sentences(text: str) -> list[str]:
-    """Sentences in the sense of a Punkt-like splitter: ends at . ? ! before whitespace, not at
-    line breaks alone, not after known abbreviations, initials or list numbers before a
-    lowercase word."""
+    """Sentences in the sense of a Punkt-like splitter: ends at . ? ! before whitespace or
+    before a quote or bracket, not at line breaks alone, not after known abbreviations, initials
+    or list numbers before a lowercase word."""
     sentences: list[str] = []
     start = 0
     for match in _BOUNDARY.finditer(text):
         if _is_break(text, match):
-            sentences.append(text[start : match.end(2)])
-            start = match.end(3)
+            sentences.append(text[start : match.end("closers" if match["space"] else "end")])
+            start = match.end()
     tail = text[start:]
     if tail.strip():
         sentences.append(tail)
@@ -106,11 +114,17 @@ def count_sentences(text: str) -> int:
 
 
 def _is_break(text: str, match: re.Match[str]) -> bool:
-    punctuation, next_token = match.group(1), match.group(4)
+    punctuation, next_token = match["end"], match["next"]
+    if _CLOSERS_TO_END.match(text, match.end("end")):
+        return False  # the last sentence, with its closing quotes or brackets
+    if next_token is None and _LATER_END.match(text, match.end("end")):
+        return False  # Punkt takes the last end of a run without spaces ("etc.).")
     if "?" in punctuation or "!" in punctuation:
         return True
-    before = _LAST_TOKEN.search(text, 0, match.start(1))
-    token = (before.group(1) if before else "").lstrip("\"'“‘([{*").lower()
+    token_start = _token_start(text, match.start("end"))
+    token = text[token_start : match.start("end")].lstrip("\"'“‘([{*").lower()
+    if next_token is None:  # a quote or bracket right after: an ordinary word or number ends
+        return len(punctuation) == 1 and not (_is_initial(token) or _is_abbreviation(token))
     starts_lower = next_token[:1].islower()
     if len(punctuation) > 1:  # an ellipsis ends a sentence only before a capital
         return not starts_lower
@@ -120,11 +134,10 @@ def _is_break(text: str, match: re.Match[str]) -> bool:
         # after a capitalised word an initial is part of a name ("George W. Bush", "J. R. R.
         # Tolkien"); elsewhere ("point B. It", a list label "A.") it ends a sentence before a
         # capital
-        start = before.start(1) if before else 0
         if re.match(r"[^\W\d_]\.", next_token):  # a run of initials
             return False
-        return not starts_lower and not _follows_name(text, start)
-    if token in _ABBREVIATIONS or (_is_dotted_abbreviation(token) and token not in _NOT_ABBR):
+        return not starts_lower and not _follows_name(text, token_start)
+    if _is_abbreviation(token):
         # "the U.S. Department", "J.K. Rowling": a capitalised name does not end the sentence
         # after an abbreviation; a capitalised function word ("... in the U.S. The ...") does
         return _first_word(next_token) in _SENTENCE_STARTERS
@@ -133,11 +146,27 @@ def _is_break(text: str, match: re.Match[str]) -> bool:
     return True
 
 
+def _token_start(text: str, index: int) -> int:
+    """Where the run of non-space characters ending at ``index`` starts."""
+    start = index
+    while start > 0 and not text[start - 1].isspace():
+        start -= 1
+    return start
+
+
+def _is_abbreviation(token: str) -> bool:
+    return token in _ABBREVIATIONS or (_is_dotted_abbreviation(token) and token not in _NOT_ABBR)
+
+
 def _follows_name(text: str, index: int) -> bool:
     """Whether the word before ``index`` on its line is capitalised (``George W.``, ``J. R.``)."""
-    line_start = text.rfind("\n", 0, index) + 1  # a list label "A." starts its line
-    words = text[line_start:index].split()
-    return bool(words) and words[-1].lstrip("\"'“‘([{*")[:1].isupper()
+    end = index
+    while end > 0 and text[end - 1] in " \t":
+        end -= 1
+    if end == 0 or text[end - 1].isspace():  # a list label "A." starts its line
+        return False
+    word = text[_token_start(text, end) : end]
+    return word.lstrip("\"'“‘([{*")[:1].isupper()
 
 
 def _first_word(token: str) -> str:
