@@ -207,6 +207,9 @@ def test_capital_word_frequency_counts_all_caps_tokens() -> None:
         ("हे एक चांगले पुस्तक आहे आणि मला ते आवडते.", "mr"),
         ("यो राम्रो किताब हो र मलाई पनि मन पर्छ।", "ne"),
         ("बिहान बिराटनगरको संस्कृति भ्रमण गर्नुहोस्। होटलमा आराम गर्नुहोस्।", "ne"),
+        # Marathi's genitive and "in" written onto the word, no listed function word
+        ("शाळेच्या मैदानामध्ये मुले खेळतात", "mr"),
+        ("पुण्याच्या बाजारपेठेच्या गल्लीत", "mr"),
         ("Name: Jo Doe\nEmail: jo@mail.com", None),  # not "pt" for the "com"
         # an address right after a tag is no more language than one after a space
         ("<p class='x'>jo@correio.com.br</p> The cat sat on the mat and it was happy.", "en"),
