@@ -54,11 +54,16 @@ DEFINITIONS: dict[str, tuple[Callable[[str], object], Callable[[str], object]]] 
         _learned_text._PIECE_JOINT.split,
     ),
     "bullet count": (
-        lambda t: len(re.findall(r"^\s*(?:\*(?!\*)|-)", t, re.MULTILINE)),
-        lambda t: len(format_checks._BULLET.findall(t)),
+        lambda t: (
+            len(re.findall(r"^\s*\*[^\*].*$", t, re.MULTILINE))
+            + len(re.findall(r"^\s*-.*$", t, re.MULTILINE))
+        ),
+        lambda t: (
+            len(format_checks._STAR_BULLET.findall(t)) + len(format_checks._DASH_BULLET.findall(t))
+        ),
     ),
     "JSON fence": (
-        lambda t: re.sub(r"^```(?:json|javascript|JSON|Json)?\s*|\s*```$", "", t.strip()),
+        lambda t: re.sub(r"^```(?:json|JSON|Json)?\s*|\s*```$", "", t.strip()),
         lambda t: format_checks._FENCE.sub("", t.strip()),
     ),
     "titles": (

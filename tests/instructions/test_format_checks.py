@@ -19,6 +19,10 @@ def test_bullet_lists_count_star_and_dash_lines_but_not_bold() -> None:
     assert followed("detectable_format:number_bullet_lists", response, num_bullets=3)
     assert not followed("detectable_format:number_bullet_lists", response, num_bullets=2)
     assert not followed("detectable_format:number_bullet_lists", "1. one\n2. two", num_bullets=2)
+    # a "*" needs a character after it: a lone "*" closing the response is no bullet, and a lone
+    # "*" line takes the line after it along (IFEval's pattern "^\s*\*[^\*].*$")
+    assert followed("detectable_format:number_bullet_lists", "* one\n* two\n*", num_bullets=2)
+    assert followed("detectable_format:number_bullet_lists", "*\n* one\n* two", num_bullets=2)
 
 
 def test_constrained_response_needs_one_of_the_fixed_sentences() -> None:
@@ -30,6 +34,10 @@ def test_json_format_accepts_a_fenced_block_and_rejects_prose() -> None:
     assert followed("detectable_format:json_format", '```json\n{"a": [1, 2]}\n```')
     assert followed("detectable_format:json_format", '  {"a": 1}  ')
     assert not followed("detectable_format:json_format", 'Here it is: {"a": 1}')
+    assert followed("detectable_format:json_format", '```JSON\n{"a": 1}\n```')
+    assert followed("detectable_format:json_format", '```\n{"a": 1}\n```')
+    # IFEval removes only these fences; another language tag is left in front of the JSON
+    assert not followed("detectable_format:json_format", '```javascript\n{"a": 1}\n```')
 
 
 def test_multiple_sections_counts_numbered_headers() -> None:
@@ -57,6 +65,9 @@ def test_highlighted_sections_count_italic_and_bold_but_not_empty() -> None:
 def test_title_needs_non_empty_double_angular_brackets() -> None:
     assert followed("detectable_format:title", "<<A Poem>>\nroses")
     assert not followed("detectable_format:title", "<< >>\n<A Poem>")
+    assert not followed("detectable_format:title", "<<>>>\nroses")  # only brackets inside
+    assert not followed("detectable_format:title", "<<<>>>\nroses")
+    assert followed("detectable_format:title", "<<<A Poem>>>\nroses")
 
 
 def test_placeholders_count_square_brackets() -> None:

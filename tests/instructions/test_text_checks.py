@@ -34,7 +34,31 @@ def test_word_count_relations() -> None:
     [
         ("One. Two! Three? Four", 4),
         ("Dr. Smith met Mr. Jones. They talked.", 2),
-        ("We use e.g. apples and etc. in lists. Then stop.", 2),
+        # NLTK's Punkt, IFEval's splitter, has no abbreviation "e.g" or "etc": both end a sentence
+        ("We use e.g. apples and etc. in lists. Then stop.", 4),
+        ("Use a pen, e.g. a blue one. Then sign.", 3),
+        ("See fig. The chart shows it.", 2),
+        ("The answer is no. We left.", 2),
+        ("we sat in the sun. then we left. no. it was fine.", 4),  # "sun", "no": words
+        ("P.S. Remember to call.", 2),
+        # an initial in a name, or an abbreviation before a name, goes on
+        ("Franklin D. Roosevelt was president. He won.", 2),
+        ("Books by J. R. R. Tolkien are long. Read them.", 2),
+        ("The U.S. Department of State is here. It is big.", 2),
+        ("Send it to Washington D.C. - they will read it.", 1),
+        # ... but not before a capitalised function word
+        ("I live in the U.S. The weather is fine.", 2),
+        ("It is point A to point B. It works.", 2),
+        ("I.\nIntroduction to the topic.\nII.\nBody.", 4),  # list labels at line start
+        # as in Punkt, a sentence also ends right before a quote, bracket or "*" ...
+        ("Is that a thing?), but yes.", 2),
+        ('Stop!", he said.', 2),
+        ('{"a": "One.", "b": "Two."}', 2),
+        ("Note.**Bold** next.", 2),
+        ('{"a": "One."\n}', 2),
+        # ... but closing quotes or brackets at the end, and ends inside a run, add none
+        ('I am done.\n"', 1),
+        ("Use tools (etc.). Then stop.", 2),
         ("A heading\nwithout punctuation\nstill one sentence.", 1),
         ('He said "stop." Then left.', 2),
         ("Wait... what? Yes.", 2),  # an ellipsis before a lowercase word goes on
@@ -104,6 +128,10 @@ def test_keyword_and_letter_frequency() -> None:
     assert not followed(
         "keywords:frequency", text, keyword="cat", relation="less than", frequency=3
     )
+    # white space around the keyword is not part of it
+    assert followed(
+        "keywords:frequency", "dog. dog.", keyword=" dog ", relation="at least", frequency=2
+    )
     assert followed(
         "keywords:letter_frequency", text, letter="a", let_relation="at least", let_frequency=4
     )
@@ -130,6 +158,26 @@ def test_capital_word_frequency_counts_all_caps_tokens() -> None:
         "U.S.",
         "NASA",
         "COVID-19",
+    ]
+    # NLTK's word tokenizer keeps "/", "_" and an apostrophe inside a name in one token, and
+    # splits at "&", "#", ":" and dashes
+    assert capitalized_words("Robert O'Brien of the AI/ML team, FOO_BAR") == ["AI/ML", "FOO_BAR"]
+    assert capitalized_words("R&D NOTE:THIS WORD—WORD") == [
+        "R",
+        "D",
+        "NOTE",
+        "THIS",
+        "WORD",
+        "WORD",
+    ]
+    assert capitalized_words("DON'T GONNA TODAY'S O'NEAL") == [
+        "DO",
+        "N'T",
+        "GON",
+        "NA",
+        "TODAY",
+        "'S",
+        "O'NEAL",
     ]
     assert followed(
         "change_case:capital_word_frequency",
@@ -159,6 +207,9 @@ def test_capital_word_frequency_counts_all_caps_tokens() -> None:
         ("हे एक चांगले पुस्तक आहे आणि मला ते आवडते.", "mr"),
         ("यो राम्रो किताब हो र मलाई पनि मन पर्छ।", "ne"),
         ("बिहान बिराटनगरको संस्कृति भ्रमण गर्नुहोस्। होटलमा आराम गर्नुहोस्।", "ne"),
+        # Marathi's genitive and "in" written onto the word, no listed function word
+        ("शाळेच्या मैदानामध्ये मुले खेळतात", "mr"),
+        ("पुण्याच्या बाजारपेठेच्या गल्लीत", "mr"),
         ("Name: Jo Doe\nEmail: jo@mail.com", None),  # not "pt" for the "com"
         # an address right after a tag is no more language than one after a space
         ("<p class='x'>jo@correio.com.br</p> The cat sat on the mat and it was happy.", "en"),

@@ -28,16 +28,19 @@ def _preview(text: str, limit: int = 60) -> str:
 
 # --- detectable_format -------------------------------------------------------------------
 
-# indentation within the line: "\s*" from every line start crossed the blank lines after it
-# (quadratic in a run of them) and counted each bullet once all the same
-_BULLET = re.compile(r"^[^\S\n]*(?:\*(?!\*)|-)", re.MULTILINE)
+# Indentation within the line: "\s*" from every line start crossed the blank lines after it
+# (quadratic in a run of them) and counted each bullet once all the same. A "*" bullet is a "*"
+# and one more character that is not "*" (a line break too: then, as in IFEval, the bullet takes
+# the next line with it, and a lone "*" at the end of the response is none).
+_STAR_BULLET = re.compile(r"^[^\S\n]*\*[^*].*$", re.MULTILINE)
+_DASH_BULLET = re.compile(r"^[^\S\n]*-", re.MULTILINE)
 
 
 def number_bullet_lists(response: str, kwargs: Mapping[str, Any], prompt: str) -> CheckResult:
     """Exactly N markdown bullets: lines starting with ``* `` or ``-`` (``**bold**`` is not one)."""
     reject_unknown(kwargs, frozenset({"num_bullets"}))
     expected = require_int(kwargs, "num_bullets", minimum=1)
-    found = len(_BULLET.findall(response))
+    found = len(_STAR_BULLET.findall(response)) + len(_DASH_BULLET.findall(response))
     return verdict(found == expected, f"{found} bullet lines, expected exactly {expected}")
 
 
@@ -56,11 +59,12 @@ def constrained_response(response: str, kwargs: Mapping[str, Any], prompt: str) 
 
 # the closing fence's white space is taken from where it starts ("\s*" tried from each
 # character of a long run of it was quadratic)
-_FENCE = re.compile(r"^```(?:json|javascript|JSON|Json)?\s*|(?:(?<!\s)\s+)?```$")
+_FENCE = re.compile(r"^```(?:json|JSON|Json)?\s*|(?:(?<!\s)\s+)?```$")
 
 
 def json_format(response: str, kwargs: Mapping[str, Any], prompt: str) -> CheckResult:
-    """The whole response parses as JSON (one surrounding markdown code fence is allowed)."""
+    """The whole response parses as JSON (one surrounding markdown code fence is allowed, plain
+    or tagged json, JSON or Json as IFEval allows; ```javascript is not a JSON fence)."""
     reject_unknown(kwargs, _NONE)
     body = _FENCE.sub("", response.strip()).strip()
     try:
@@ -100,7 +104,8 @@ def title(response: str, kwargs: Mapping[str, Any], prompt: str) -> CheckResult:
     """A title in double angular brackets, ``<<like this>>``, on one line."""
     reject_unknown(kwargs, _NONE)
     for found in _titles(response):
-        if found.strip():
+        # as IFEval, the brackets around the title are all stripped: "<<>>>" has no title
+        if found.lstrip("<").rstrip(">").strip():
             return passed(f"title <<{found.strip()}>>")
     return failed("no non-empty <<title>> found")
 

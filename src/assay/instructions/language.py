@@ -138,6 +138,9 @@ def _best_by_stopwords(text: str, languages: tuple[str, ...]) -> str | None:
 # Nepali writes its postpositions and plural onto the word ("होटलमा", "बिराटनगरको"); Hindi
 # writes them apart ("होटल में"). Polite imperatives in -नुहोस् are Nepali too.
 _NEPALI_SUFFIXES = ("नुहोस्", "हरू", "लाई", "को", "मा")
+# Marathi writes its genitive and "in" onto the word too ("शहराच्या", "घरामध्ये"); Hindi writes
+# "के", "में" apart.
+_MARATHI_SUFFIXES = ("च्या", "मध्ये")
 
 
 def _devanagari_language(text: str) -> str:
@@ -148,8 +151,15 @@ def _devanagari_language(text: str) -> str:
         for suffix in _NEPALI_SUFFIXES
         if w.endswith(suffix) and len(w) > len(suffix) + 1
     )
+    marathi_suffixed = sum(
+        1
+        for w in words
+        for suffix in _MARATHI_SUFFIXES
+        if w.endswith(suffix) and len(w) > len(suffix) + 1
+    )
     scores = {lang: sum(w in _STOPWORDS[lang] for w in words) for lang in ("hi", "mr", "ne")}
     scores["ne"] += nepali_suffixed // 2
+    scores["mr"] += marathi_suffixed // 2
     best = max(scores, key=lambda lang: scores[lang])
     return best if scores[best] > 0 else "hi"
 

@@ -119,7 +119,7 @@ def forbidden_words(response: str, kwargs: Mapping[str, Any], prompt: str) -> Ch
 def frequency(response: str, kwargs: Mapping[str, Any], prompt: str) -> CheckResult:
     """The keyword occurs (case-insensitive substring) less than / at least N times."""
     reject_unknown(kwargs, frozenset({"keyword", "frequency", "relation"}))
-    keyword = require_str(kwargs, "keyword")
+    keyword = require_str(kwargs, "keyword").strip()  # IFEval strips the keyword too
     target = require_int(kwargs, "frequency", minimum=1)
     relation = require_relation(kwargs, "relation")
     found = len(re.findall(re.escape(keyword), response, re.IGNORECASE))
