@@ -21,13 +21,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cases import load_cases  # this folder's (run as a script)
+
 from assay.instructions import check_response
 from assay.instructions.agreement import Confusion, ifeval_label_quirk
 from assay.instructions.text import capitalized_words, count_sentences
 from assay.instructions.types import MODES
 
 
-def load(path: Path) -> list[dict[str, Any]]:
+def load(path: Path) -> list[dict[str, Any]]:  # a reference file
     lines = path.read_text(encoding="utf-8").splitlines()
     return [json.loads(line) for line in lines if line.strip()]
 
@@ -47,7 +49,7 @@ def compare_set(name: str, cases_path: Path, reference_path: Path) -> SetResult:
     excluded: dict[str, int] = defaultdict(int)
     disagreements: list[dict[str, Any]] = []
     counts_equal = {"sentences": 0, "capital_words": 0}
-    cases = load(cases_path)
+    cases = load_cases(cases_path)
     for case in cases:
         ids, kwargs = case["instruction_id_list"], case["kwargs"]
         counted = reference[case["id"]]

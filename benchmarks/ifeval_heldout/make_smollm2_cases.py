@@ -8,8 +8,10 @@ The question set is a sample of IFEval's prompts, one question per prompt, ``que
         --max-tokens 300 --temperature 0 --seed 0 --concurrency 1
     python benchmarks/ifeval_heldout/make_smollm2_cases.py cases DATA/input_data.jsonl GEN... OUT
 
-OUT has one case per generated output (of one or more GEN directories), with the instructions
-of its IFEval prompt. smollm2_cases.jsonl holds 148 of the 150: the run was stopped, on a
+OUT has one case per generated output (of one or more GEN directories): its IFEval key and the
+response; the prompt and its instructions are read from DATA when the cases are used
+(``cases.load_cases``), so no part of the dataset is copied into the repository.
+smollm2_cases.jsonl holds 148 of the 150: the run was stopped, on a
 loaded 2-core machine, while the last two were still generating.
 """
 
@@ -61,13 +63,8 @@ def make_cases(inputs: Path, generated: list[Path], out: Path) -> None:
         for directory, entry in sorted(outputs, key=lambda o: int(o[1]["question_id"][1:])):
             row = by_key[int(entry["question_id"][1:])]
             response = (directory / entry["path"]).read_text(encoding="utf-8")
-            case = {
-                "id": f"smollm2-{row['key']}",
-                "prompt": row["prompt"],
-                "response": response,
-                "instruction_id_list": row["instruction_id_list"],
-                "kwargs": row["kwargs"],
-            }
+            # the prompt and its instructions stay in the dataset: cases.load_cases reads them
+            case = {"id": f"smollm2-{row['key']}", "key": row["key"], "response": response}
             f.write(json.dumps(case, ensure_ascii=False) + "\n")
 
 

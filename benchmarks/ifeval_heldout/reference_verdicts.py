@@ -2,7 +2,7 @@
 
 Run this with a *separate* Python environment that has the reference, never assay's: it imports
 ``lm_eval.tasks.ifeval`` (the copy of Google's IFEval checker that ``lm-eval`` ships) and nothing
-from assay. ``scripts/instructions_heldout.py`` then compares assay's verdicts with its output.
+from assay. ``compare.py`` (beside it) then compares assay's verdicts with its output.
 
 Setting up that environment offline (what docs/instructions.md#held-out-agreement used):
 
@@ -21,10 +21,13 @@ Setting up that environment offline (what docs/instructions.md#held-out-agreemen
       && mv llama_index/core/_static/nltk_cache/tokenizers . && rm -r llama_index
 
     NLTK_DATA=/tmp/ifeval-ref/nltk_data PYTHONPATH=/tmp/ifeval-ref/pkg \
-      /tmp/ifeval-ref/bin/python scripts/ifeval_reference_verdicts.py CASES.jsonl OUT.jsonl
+      /tmp/ifeval-ref/bin/python benchmarks/ifeval_heldout/reference_verdicts.py \
+      CASES.jsonl OUT.jsonl
 
 A case is one JSON line ``{"id", "prompt", "response", "instruction_id_list", "kwargs"}`` (the
-``id`` is any string naming it); the output has one line per case,
+``id`` is any string naming it), or ``{"id", "key", "response"}`` for an IFEval prompt, whose
+prompt and instructions are read from ../shared/data/ifeval/input_data.jsonl (``cases.py``);
+the output has one line per case,
 ``{"id", "strict": [bool, ...], "loose": [bool, ...], "sentences", "capital_words"}``: the
 verdicts in the order of its instructions, and the response's sentence count (NLTK's Punkt) and
 all-capital word count (NLTK's word tokenizer) as IFEval's checks count them.
@@ -42,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 import langdetect  # type: ignore[import-not-found]
+from cases import load_cases  # this folder's (run as a script)
 from lm_eval.tasks.ifeval import (  # type: ignore[import-not-found]
     instructions_util,
     utils,
@@ -72,7 +76,7 @@ def main(argv: list[str]) -> int:
     if len(argv) != 3:
         print("usage: ifeval_reference_verdicts.py CASES.jsonl OUT.jsonl", file=sys.stderr)
         return 2
-    cases = [json.loads(line) for line in Path(argv[1]).read_text().splitlines() if line.strip()]
+    cases = load_cases(Path(argv[1]))
     with Path(argv[2]).open("w") as out:
         for case in cases:
             row = {"id": case["id"], "strict": verdicts(case, "strict")}
