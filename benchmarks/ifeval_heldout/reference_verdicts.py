@@ -4,7 +4,8 @@ Run this with a *separate* Python environment that has the reference, never assa
 ``lm_eval.tasks.ifeval`` (the copy of Google's IFEval checker that ``lm-eval`` ships) and nothing
 from assay. ``compare.py`` (beside it) then compares assay's verdicts with its output.
 
-Setting up that environment offline (what docs/instructions.md#held-out-agreement used):
+Setting up that environment offline (as for docs/instructions.md, "Against a reference
+implementation"):
 
     python3 -m venv /tmp/ifeval-ref
     /tmp/ifeval-ref/bin/pip install nltk==3.10.4 langdetect==1.0.9 immutabledict packaging
