@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from assay.metrics._validation import as_1d, check_same_length, group_codes
+from assay.metrics._validation import as_1d, check_same_length, finite_scores, group_codes
 
 IndexArray = npt.NDArray[np.intp]
 
@@ -167,7 +167,7 @@ def cluster_mean_ci(
     from assay.metrics._sufficient import cluster_mean_replicates
 
     check_confidence(confidence, n_resamples)
-    column = _finite_values(values)
+    column = finite_scores(values, "values")  # one NaN would make every resample's mean NaN
     codes, n_clusters = group_codes(clusters, "clusters")
     if len(codes) != len(column):
         raise ValueError(f"clusters has {len(codes)} labels but the data has {len(column)} rows")
@@ -188,15 +188,3 @@ def cluster_mean_ci(
         n_resamples_requested=n_resamples,
         n_clusters=n_clusters,
     )
-
-
-def _finite_values(values: Any) -> npt.NDArray[np.float64]:
-    """``values`` as float64 (booleans count as 0/1), rejecting NaN and infinities.
-
-    One NaN would make the mean of the data and of every resample drawing its cluster NaN,
-    which the interval then reports as "no value" instead of naming the bad input.
-    """
-    column = as_1d(values, "values").astype(np.float64)
-    if not np.isfinite(column).all():
-        raise ValueError("values contains NaN or infinite values")
-    return column

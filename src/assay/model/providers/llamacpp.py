@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+import functools
 import importlib.util
 import json
 import os
@@ -148,11 +149,10 @@ class LlamaCppBackend(Backend):
         # block: the native thread cannot be killed, and finishing a long generation nobody
         # reads would hold up the exit, the retry and every call queued behind it.
         abandoned = threading.Event()
-        blocking = self._next_token_blocking if is_next_token_request(config) else None
+        next_token = is_next_token_request(config)
+        blocking = self._next_token_blocking if next_token else self._generate_blocking
         try:
-            return await on_llama_thread(
-                blocking or self._generate_blocking, messages, config, abandoned
-            )
+            return await on_llama_thread(blocking, messages, config, abandoned)
         except asyncio.CancelledError:
             abandoned.set()
             raise
@@ -287,6 +287,7 @@ async def on_llama_thread(function: Callable[..., _T], *args: Any) -> _T:
     return await asyncio.get_running_loop().run_in_executor(llama_thread(), function, *args)
 
 
+@functools.cache
 def _abandonable_llama() -> type[Any]:
     """llama-cpp-python's ``Llama``, whose every evaluation (a prompt block, a generated token)
     first checks that its call is still wanted: an abandoned one raises instead.
@@ -294,25 +295,19 @@ def _abandonable_llama() -> type[Any]:
     The generation loop offers no other exit: the chat handlers drop a caller's
     ``stopping_criteria``, and an exception in a logits processor is swallowed by the ctypes
     callback that runs it. (Made on first use: llama_cpp is imported only when needed.)"""
-    global _abandonable
-    if _abandonable is None:
-        from llama_cpp import Llama
+    from llama_cpp import Llama
 
-        class AbandonableLlama(Llama):
-            abandoned = threading.Event()  # replaced by each call's own
+    class AbandonableLlama(Llama):
+        abandoned = threading.Event()  # replaced by each call's own
 
-            def eval(self, tokens: Sequence[int]) -> None:
-                if self.abandoned.is_set():
-                    raise BackendError(
-                        ErrorKind.CANCELLED, "abandoned by its caller (an interrupt or a timeout)"
-                    )
-                super().eval(tokens)
+        def eval(self, tokens: Sequence[int]) -> None:
+            if self.abandoned.is_set():
+                raise BackendError(
+                    ErrorKind.CANCELLED, "abandoned by its caller (an interrupt or a timeout)"
+                )
+            super().eval(tokens)
 
-        _abandonable = AbandonableLlama
-    return _abandonable
-
-
-_abandonable: type[Any] | None = None
+    return AbandonableLlama
 
 
 def usable_cores() -> int:
