@@ -16,6 +16,7 @@ from ..data.importers import (
     GroundedImporter,
     IFEvalSources,
     JudgeSetImporter,
+    refuse_empty,
 )
 from ..data.meta import keep_where, parse_where
 from ..data.questions import MANIFEST_NAME
@@ -115,6 +116,7 @@ def _import_grounded(args: argparse.Namespace) -> int:
     check_out_file(args.out)
     where = parse_where(args.where)
     result = importer.convert(args.src)
+    refuse_empty(result.report)
     records = keep_where(result.records, lambda r: r.meta, where) if where else result.records
     write_jsonl(args.out, records)
     for line in result.report.lines():
@@ -148,6 +150,7 @@ def _import_judge_set(args: argparse.Namespace) -> int:
     )
     check_out_dir(args.out)
     result = importer.convert(sources)
+    refuse_empty(result.report)
     args.out.mkdir(parents=True, exist_ok=True)
     contents = {"questions": result.questions, "outputs": result.outputs, "labels": result.labels}
     for kind, records in contents.items():

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ...errors import ConfigError
 from . import aggrefact, expertqa, halueval, ifeval, wice
-from ._common import GroundedImport, ImportReport
+from ._common import GroundedImport, ImportReport, refuse_empty
 from .ifeval import IFEvalImport, IFEvalSources
 
 
@@ -64,8 +64,10 @@ IMPORTERS: dict[str, Importer] = {
     ),
     "halueval": GroundedImporter(
         name="halueval",
-        summary="HaluEval QA -> two verify-only records per question (right, hallucinated)",
-        source="a HaluEval QA file in JSON lines, e.g. halueval/qa_one-turn_data.json",
+        summary="HaluEval QA, dialogue or summarization -> two verify-only records per row "
+        "(right, hallucinated)",
+        source="a HaluEval task file in JSON lines (qa_data.json, dialogue_data.json, "
+        "summarization_data.json), e.g. halueval/qa_one-turn_data.json",
         label_convention=halueval.LABEL_CONVENTION,
         convert=halueval.import_halueval,
     ),
@@ -109,4 +111,5 @@ __all__ = [
     "Importer",
     "JudgeSetImporter",
     "import_grounded",
+    "refuse_empty",
 ]

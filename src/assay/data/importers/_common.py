@@ -48,6 +48,21 @@ class ImportReport(BaseModel):
         return out
 
 
+def refuse_empty(report: ImportReport) -> None:
+    """An import that keeps no record is an error naming the file and what it held, not an
+    empty output: a file of questions without labelled answers (ExpertQA's stage-1
+    ``r1_data_anon.jsonl``) or responses to other prompts would otherwise "succeed" and only
+    fail later, at the command that reads the empty output."""
+    if report.kept:
+        return
+    held = ", ".join(f"{count} {name}" for name, count in report.units.items())
+    skipped = _counts(report.skipped) if report.skipped else "none"
+    raise InputError(
+        f"nothing to import: no record kept of {report.rows} rows ({held}); skipped: {skipped}",
+        path=report.source,
+    )
+
+
 class GroundedImport(BaseModel):
     """The records of a grounded-QA import and its report."""
 

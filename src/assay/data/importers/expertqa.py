@@ -41,6 +41,8 @@ SKIP_UNLABELED = "no support label"
 def import_expertqa(path: Path) -> GroundedImport:
     """Read an ExpertQA split (e.g. ``domain_val.jsonl``) into verify-only records."""
     tally = Tally()
+    # counted from zero, so a file of questions without answers says "0 answers, 0 claims"
+    tally.units.update(dict.fromkeys(("questions", "answers", "claims"), 0))
     ids = UniqueIds()
     records: list[GroundedQARecord] = []
     for line, row in read_rows(path, DATASET):

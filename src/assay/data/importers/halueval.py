@@ -1,13 +1,23 @@
-"""HaluEval QA (Li et al., 2023): HotpotQA questions with their ``knowledge``, the right answer
-and a hallucinated answer written by ChatGPT.
+"""HaluEval (Li et al., 2023): three task files, each pairing a right output with a hallucinated
+one written by ChatGPT for the same input.
 
-Each question yields two records that share ``group``: ``...-right`` (grounded) and
-``...-hallucinated`` (error). ``knowledge`` is the single evidence item, id ``knowledge``; the
-answers carry no citations (the data has none) and ``gold_answer`` is the right answer.
+- QA (``qa_data.json``, ``qa_one-turn_data.json``): HotpotQA ``question`` and ``knowledge``,
+  ``right_answer`` / ``hallucinated_answer``.
+- Dialogue (``dialogue_data.json``): OpenDialKG ``dialogue_history`` and ``knowledge``,
+  ``right_response`` / ``hallucinated_response``.
+- Summarization (``summarization_data.json``): a CNN/Daily Mail ``document``,
+  ``right_summary`` / ``hallucinated_summary``.
+
+Each row yields two records that share ``group``: ``...-right`` (grounded) and
+``...-hallucinated`` (error). The knowledge or the document is the single evidence item; the
+outputs carry no citations (the data has none) and ``gold_answer`` is the right output. A row's
+task is told by its fields, so every task file imports with the same command. The general-query
+file (``general_data.json``) is refused: it has no text to ground a response in.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..records import Evidence, GroundedQARecord
@@ -15,53 +25,141 @@ from ._common import GroundedImport, RowReader, Tally, UniqueIds, read_rows, sta
 
 DATASET = "halueval"
 LABEL_CONVENTION = (
-    "right_answer -> grounded (gold_error=false); hallucinated_answer -> grounding error "
-    "(gold_error=true, error_type='hallucinated'). Two records per question."
+    "right_answer / right_response / right_summary -> grounded (gold_error=false); "
+    "hallucinated_answer / hallucinated_response / hallucinated_summary -> grounding error "
+    "(gold_error=true, error_type='hallucinated'). Two records per row; the QA, dialogue and "
+    "summarization files are read, the general-query file is refused (no evidence)."
 )
-EVIDENCE_ID = "knowledge"
 ERROR_TYPE = "hallucinated"
+# the fields of HaluEval's general_data.json: a user query, ChatGPT's response and a human
+# yes/no label, without any text the response should be grounded in
+GENERAL_FIELDS = frozenset({"user_query", "chatgpt_response"})
 
-SKIP_NO_KNOWLEDGE = "question without knowledge text"
+
+@dataclass(frozen=True)
+class Task:
+    """One HaluEval task file: which fields hold the evidence, the input and the two outputs."""
+
+    name: str
+    source: str  # the seed dataset, meta.source
+    evidence: str  # the field holding the grounding text; also the evidence id
+    context: str | None  # the field that becomes the record's question (None: no question)
+    right: str
+    hallucinated: str
+    unit: str  # what a row is, for the report
+    output: str  # what the two outputs are, for the report
+    skip_no_evidence: str
+    skip_same: str
+
+    def id_key(self, reader: RowReader) -> str:
+        """The content an id is hashed from: QA keeps its question-only ids; a dialogue is its
+        history with its knowledge, a summary its document."""
+        if self.name == "qa":
+            return reader.text("question").strip()
+        parts = [reader.text(self.evidence)]
+        if self.context is not None:
+            parts.append(reader.text(self.context))
+        return "\n".join(part.strip() for part in parts)
+
+
+QA = Task(
+    "qa",
+    "hotpotqa",
+    "knowledge",
+    "question",
+    "right_answer",
+    "hallucinated_answer",
+    "questions",
+    "answers",
+    skip_no_evidence="question without knowledge text",
+    skip_same="right and hallucinated answers identical",
+)
+DIALOGUE = Task(
+    "dialogue",
+    "opendialkg",
+    "knowledge",
+    "dialogue_history",
+    "right_response",
+    "hallucinated_response",
+    "dialogues",
+    "responses",
+    skip_no_evidence="dialogue without knowledge text",
+    skip_same="right and hallucinated responses identical",
+)
+SUMMARIZATION = Task(
+    "summarization",
+    "cnndm",
+    "document",
+    None,
+    "right_summary",
+    "hallucinated_summary",
+    "documents",
+    "summaries",
+    skip_no_evidence="empty document",
+    skip_same="right and hallucinated summaries identical",
+)
+TASKS = (QA, DIALOGUE, SUMMARIZATION)
+
 SKIP_EMPTY_ANSWER = "empty answer"
-SKIP_SAME_ANSWERS = "right and hallucinated answers identical"
 
 
 def import_halueval(path: Path) -> GroundedImport:
-    """Read a HaluEval QA file (JSON lines, e.g. ``qa_one-turn_data.json`` or ``qa_data.json``)."""
+    """Read a HaluEval task file in JSON lines (``qa_data.json``, ``dialogue_data.json``,
+    ``summarization_data.json``, ``qa_one-turn_data.json``)."""
     tally = Tally()
     ids = UniqueIds()
     records: list[GroundedQARecord] = []
     for line, row in read_rows(path, DATASET):
         tally.rows += 1
-        tally.units["questions"] += 1
-        tally.units["answers"] += 2
         reader = RowReader(row, path=path, line=line, dataset=DATASET)
-        for record in _question_records(reader, tally):
+        task = _task(reader)
+        tally.units[task.unit] += 1
+        tally.units[task.output] += 2
+        for record in _row_records(reader, task, tally):
             records.append(record.model_copy(update={"id": ids.claim(record.id, line)}))
     return GroundedImport(
         records=tuple(records), report=tally.report(DATASET, path, records, LABEL_CONVENTION)
     )
 
 
-def _question_records(reader: RowReader, tally: Tally) -> list[GroundedQARecord]:
-    knowledge = reader.text("knowledge").strip()
-    question = reader.text("question").strip()
-    right = reader.text("right_answer").strip()
-    hallucinated = reader.text("hallucinated_answer").strip()
-    if not knowledge:
-        tally.skip(SKIP_NO_KNOWLEDGE)
-        tally.skip(SKIP_NO_KNOWLEDGE)
+def _task(reader: RowReader) -> Task:
+    """The row's task, told by its right-output field; a row with none is read as QA, whose
+    missing field then names what was expected."""
+    for task in TASKS:
+        if task.right in reader.row:
+            return task
+    if reader.row.keys() >= GENERAL_FIELDS:
+        reader.fail(
+            "chatgpt_response",
+            "HaluEval's general-query file has no knowledge or document to check a response "
+            "against (only a query, ChatGPT's response and a yes/no label), so it cannot become "
+            "grounded-QA records; the QA, dialogue and summarization files can",
+            shape=False,
+        )
+    return QA
+
+
+def _row_records(reader: RowReader, task: Task, tally: Tally) -> list[GroundedQARecord]:
+    evidence = reader.text(task.evidence).strip()
+    question = "" if task.context is None else reader.text(task.context).strip()
+    right = reader.text(task.right).strip()
+    hallucinated = reader.text(task.hallucinated).strip()
+    if not evidence:
+        tally.skip(task.skip_no_evidence)
+        tally.skip(task.skip_no_evidence)
         return []
     if right == hallucinated:
-        tally.skip(SKIP_SAME_ANSWERS)
-        tally.skip(SKIP_SAME_ANSWERS)
+        tally.skip(task.skip_same)
+        tally.skip(task.skip_same)
         return []
+    prefix = DATASET if task is QA else f"{DATASET}-{task.name}"  # QA ids predate the others
+    key = stable_key(task.id_key(reader))
     base = GroundedQARecord(
-        id=f"{DATASET}-{stable_key(question)}",
+        id=f"{prefix}-{key}",
         question=question,
         gold_answer=right,
-        evidence=(Evidence(evidence_id=EVIDENCE_ID, text=knowledge),),
-        group=f"{DATASET}-{stable_key(question)}",
+        evidence=(Evidence(evidence_id=task.evidence, text=evidence),),
+        group=f"{prefix}-{key}",
     )
     out = []
     for suffix, answer, error in (("right", right, False), ("hallucinated", hallucinated, True)):
@@ -73,8 +171,8 @@ def _question_records(reader: RowReader, tally: Tally) -> list[GroundedQARecord]
             "answer": answer,
             "gold_error": error,
             "error_type": ERROR_TYPE if error else None,
-            # the task file and which of the dataset's two answers this is
-            "meta": {"task": "qa", "source": "hotpotqa", "answer": suffix},
+            # the task file and which of the dataset's two outputs this is
+            "meta": {"task": task.name, "source": task.source, "answer": suffix},
         }
         out.append(base.model_copy(update=update))
     return out

@@ -172,6 +172,10 @@ def _read_responses(path: Path) -> dict[str, _Response]:
     for line, row in read_rows(path, "IFEval responses"):
         reader = RowReader(row, path=path, line=line, dataset="IFEval responses")
         prompt = reader.text("prompt")
+        if reader.row.get("response", "") is None:
+            # a null would read as the empty response, which the labels then score as a real
+            # answer that follows nothing; IFEval's own evaluation cannot read a null either
+            reader.fail("response", "null, not a response text", shape=False)
         text = reader.text("response")
         _refuse_repeat(prompt, responses.keys(), reader)
         responses[prompt] = _Response(line, text)
