@@ -18,8 +18,10 @@ Questions are matched by their text (the two files number them differently). The
 the question's documents' texts separated by blank lines. A sentence is grounded (label 1)
 when at least two of its three annotators call it ``supported``, an error (label 0) otherwise
 (``--label all`` asks all three), as LLM-AggreFact counts partial support as no support. Both
-files may be a JSON array (as published) or JSON lines. Questions without documents are
-reported and left out.
+files may be a JSON array (as published) or JSON lines. Questions without documents (none in
+the docs file, or only empty ones) are reported and left out. A file of another shape (the
+two files swapped, an item without ``question``) is one error naming the file, the item and
+the field, not a traceback.
 """
 
 from __future__ import annotations
@@ -48,6 +50,32 @@ def read_objects(path: Path) -> list[dict[str, Any]]:
     if len(objects) != len(data):
         raise SystemExit(f"{path}: expected JSON objects")
     return objects
+
+
+# the fields each item needs, and those of its entries (docs' documents, annotations' sentences)
+DOCS_FIELDS = (("question", "docs"), "docs", ("text",))
+ANNOTATION_FIELDS = (("question", "annotations"), "annotations", ("labels", "answer"))
+
+
+def check_shape(items: list[dict[str, Any]], path: Path, fields: tuple[Any, ...]) -> None:
+    """Stop at the first item (or entry of it) that lacks a field this script reads."""
+    own, entries, entry_fields = fields
+    for index, item in enumerate(items):
+        where = f"{path}: item {index} field"
+        _require(item, own, where, "")
+        if not isinstance(item[entries], list):
+            raise SystemExit(f"{where} '{entries}': expected a list")
+        for number, entry in enumerate(item[entries]):
+            if not isinstance(entry, dict):
+                raise SystemExit(f"{where} '{entries}[{number}]': expected an object")
+            _require(entry, entry_fields, where, f"{entries}[{number}].")
+
+
+def _require(item: dict[str, Any], fields: Sequence[str], where: str, prefix: str) -> None:
+    for name in fields:
+        if name not in item:
+            have = ", ".join(sorted(item))
+            raise SystemExit(f"{where} '{prefix}{name}': missing (the item has: {have})")
 
 
 def documents_by_question(docs: list[dict[str, Any]]) -> dict[str, str]:
@@ -85,15 +113,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--name", help="the rows' dataset name (default: from each file's name)")
     parser.add_argument("--label", choices=["majority", "all"], default="majority")
     args = parser.parse_args(argv)
-    documents = documents_by_question(read_objects(args.docs))
+    docs = read_objects(args.docs)
+    check_shape(docs, args.docs, DOCS_FIELDS)
+    documents = documents_by_question(docs)
     need = 2 if args.label == "majority" else 3
     with args.out.open("w", encoding="utf-8") as handle:
         for path in args.annotations:
             annotations = read_objects(path)
+            check_shape(annotations, path, ANNOTATION_FIELDS)
             name = args.name or _name(path)
             written = list(rows(annotations, documents, name, need))
             handle.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in written)
-            missing = sum(_key(item["question"]) not in documents for item in annotations)
+            # no entry in the docs file, or only empty documents: rows() leaves both out
+            missing = sum(not documents.get(_key(item["question"])) for item in annotations)
             labels = Counter("grounded" if row["label"] else "error" for row in written)
             print(
                 f"{name}: {len(written)} sentences of {len(annotations) - missing} questions "

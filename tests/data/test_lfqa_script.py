@@ -54,10 +54,12 @@ DOCS = [
 ]
 
 
-def convert(tmp_path: Path, *extra: str) -> tuple[list[dict[str, object]], str]:
+def convert(
+    tmp_path: Path, *extra: str, doc_items: list[dict[str, object]] = DOCS
+) -> tuple[list[dict[str, object]], str]:
     annotations, docs = tmp_path / "annotations.json", tmp_path / "docs-webgpt.json"
     annotations.write_text(json.dumps(ANNOTATIONS, indent=4), encoding="utf-8")
-    docs.write_text(json.dumps(DOCS, indent=4), encoding="utf-8")
+    docs.write_text(json.dumps(doc_items, indent=4), encoding="utf-8")
     out = tmp_path / "rows.jsonl"
     command = [sys.executable, str(SCRIPT), "--annotations", str(annotations), "--docs", str(docs)]
     done = subprocess.run(
@@ -86,3 +88,30 @@ def test_all_three_annotators_for_the_strict_label(tmp_path: Path) -> None:
     rows, _ = convert(tmp_path, "--label", "all", "--name", "LFQA-webgpt")
     assert [r["label"] for r in rows] == [0, 0]
     assert {r["dataset"] for r in rows} == {"LFQA-webgpt"}
+
+
+def test_a_question_whose_documents_are_all_empty_is_counted_as_left_out(tmp_path: Path) -> None:
+    """Its sentences cannot be checked: they are left out and counted with the questions
+    without documents, not dropped unreported."""
+    empty = {"question": "A question with no documents?", "docs": [{"title": "V", "text": ""}]}
+    rows, printed = convert(tmp_path, doc_items=[*DOCS, empty])
+    assert [r["claim"] for r in rows] == ["Runners have slow hearts.", "Their hearts are green."]
+    assert "2 sentences of 1 questions" in printed
+    assert "1 questions without documents left out" in printed
+
+
+def test_swapped_files_give_one_located_error_not_a_traceback(tmp_path: Path) -> None:
+    annotations, docs = tmp_path / "annotations.json", tmp_path / "docs-webgpt.json"
+    annotations.write_text(json.dumps(ANNOTATIONS), encoding="utf-8")
+    docs.write_text(json.dumps(DOCS), encoding="utf-8")
+    swapped = ["--annotations", str(docs), "--docs", str(annotations)]
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), *swapped, "--out", str(tmp_path / "rows.jsonl")],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines() == [
+        f"{annotations}: item 0 field 'docs': missing (the item has: annotations, answers, "
+        "question, questionid)"
+    ]
