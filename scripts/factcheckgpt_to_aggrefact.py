@@ -39,15 +39,35 @@ SUPPORTS = "completely-support"
 
 
 def read_lines(path: Path) -> list[dict[str, Any]]:
+    """The file's responses; a line that is not one stops the script with its location."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise SystemExit(f"{path}: cannot read: {error}") from None
     objects = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
-        item = json.loads(line)
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise SystemExit(f"{path}:{number}: not a JSON line: {error.msg}") from None
         if not isinstance(item, dict) or not isinstance(item.get("sentences"), dict):
             raise SystemExit(f"{path}:{number}: expected a response with 'sentences'")
+        for name, sentence in item["sentences"].items():
+            check_sentence(path, number, name, sentence)
         objects.append(item)
     return objects
+
+
+def check_sentence(path: Path, number: int, name: str, sentence: object) -> None:
+    """A sentence whose claims, passages or stances are not lists cannot be read one for one."""
+    if not isinstance(sentence, dict):
+        raise SystemExit(f"{path}:{number}: field 'sentences.{name}': not an object")
+    for field in ("claims", "auto_evidence", "stance_claim_autoEvid"):
+        value = sentence.get(field)
+        if value is not None and not isinstance(value, list):
+            raise SystemExit(f"{path}:{number}: field 'sentences.{name}.{field}': not a list")
 
 
 def rows(responses: list[dict[str, Any]], tally: Counter[str]) -> Iterator[dict[str, object]]:

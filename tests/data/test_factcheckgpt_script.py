@@ -81,3 +81,22 @@ def test_a_line_that_is_not_a_response_stops_the_script(tmp_path: Path) -> None:
     )
     assert done.returncode != 0
     assert f"{source}:2: expected a response with 'sentences'" in done.stderr
+
+
+def test_a_line_that_is_not_json_or_of_another_shape_gives_one_located_error(
+    tmp_path: Path,
+) -> None:
+    broken_sentence = {"prompt": "x", "sentences": {"sentence1": {"claims": "one claim"}}}
+    for second_line, message in [
+        ('{"prompt": "x", "sentences"', "not a JSON line"),
+        (json.dumps(broken_sentence), "field 'sentences.sentence1.claims': not a list"),
+    ]:
+        source = tmp_path / "bad.jsonl"
+        source.write_text(json.dumps(RESPONSE) + "\n" + second_line + "\n")
+        done = subprocess.run(
+            [sys.executable, str(SCRIPT), str(source), "--out", str(tmp_path / "rows.jsonl")],
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode != 0 and "Traceback" not in done.stderr
+        assert done.stderr.startswith(f"{source}:2: {message}")
