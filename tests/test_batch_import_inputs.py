@@ -83,6 +83,23 @@ def test_a_torn_last_line_is_still_left_out(
     assert ResponseCache(tmp_path / "c.sqlite").get(answered) is not None
 
 
+def test_a_whole_last_request_without_its_newline_is_a_request(
+    batch: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A session killed between a request line and its newline asked that request: an answer
+    to it is imported, not skipped as an unknown custom_id."""
+    (written,) = input_files(batch[0])
+    data = written.read_bytes()
+    written.write_bytes(data.removesuffix(b"\n"))
+    last = json.loads(data.splitlines()[-1])["custom_id"]
+    reply = {"choices": [{"message": {"role": "assistant", "content": "yes"}}]}
+    answer = {"custom_id": last, "response": {"status_code": 200, "body": reply}, "error": None}
+    batch[1].write_text(json.dumps(answer) + "\n", encoding="utf-8")
+    assert main([*_import(batch), "--cache-path", str(tmp_path / "c.sqlite")]) == 0
+    assert "imported 1 answer(s) and 0 error(s)" in capsys.readouterr().out
+    assert ResponseCache(tmp_path / "c.sqlite").get(last) is not None
+
+
 def test_an_import_into_a_locked_batch_directory_says_to_wait(
     batch: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
