@@ -97,12 +97,21 @@ def _print_anything() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
+    return run_command_line(build_parser(args_list), args_list)
+
+
+def run_command_line(
+    parser: argparse.ArgumentParser, args_list: list[str], program: Sequence[str] = ("assay",)
+) -> int:
+    """Run the command ``args_list`` names in ``parser``, with the CLI's error handling (one
+    line per error, the exit codes of docs/errors.md). ``program`` is how the user invoked
+    it, which the hints that say what to run again repeat."""
     # --debug is the top-level parser's, but an error's hint says "rerun with --debug", which
     # users add at the end: accepted anywhere on the line
     debug = "--debug" in args_list
-    parser = build_parser(args_list)
     args = parser.parse_args([a for a in args_list if a != "--debug"])
     args.argv = args_list  # the retry hint repeats the command as given
+    args.program = list(program)
     _print_anything()
     if not getattr(args, "handler", None):
         parser.print_help()

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, InputError
-from ..redact import public_command
 
 #: Exit code of a session that wrote batch requests: import their answers, then rerun.
 EXIT_BATCH_PENDING = 3
@@ -123,8 +122,9 @@ def finish_batch(args: argparse.Namespace, waiting: str) -> int | None:
     written = getattr(args, "batch_written", None)
     if directory is None or written is None or written.requests == 0:
         return None
-    argv = getattr(args, "argv", None) or sys.argv[1:]
-    command = shlex.join(["assay", *public_command(argv)])
+    from ._common import rerun_command
+
+    command = rerun_command(args)
     files = "\n".join(f"  {path}" for path in written.files)
     print(
         f"{waiting}; wrote {written.requests} request(s) that missed the response cache to "
