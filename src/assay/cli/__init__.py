@@ -6,7 +6,8 @@ imported (``assay --help`` lists the commands from ``COMMANDS`` alone), so start
 command costs what that command needs, not what every command needs.
 
 Exit codes (docs/errors.md): 0 done; 1 done, but some model calls failed after every retry
-(rerun the same command to retry them), an archive is inconsistent, or an internal error;
+(rerun the same command to retry them), a batch import done in part, a Ray worker that died
+after every retry (rerun to resume), an archive is inconsistent, or an internal error;
 2 bad input, settings or usage; 3 ``--executor batch`` wrote requests (import their answers,
 then run the same command again); 130 interrupted.
 """
@@ -121,7 +122,7 @@ def run_command_line(
     try:
         return int(args.handler(args))
     except AssayError as error:
-        return _fail(f"error: {error}", 2, debug)
+        return _fail(f"error: {error}", error.exit_code, debug)
     except ValidationError as error:  # a setting out of range, caught by the typed config
         options = option_strings(parser, args, args_list)
         return _fail(f"error: {describe_settings_error(error, options)}", 2, debug)
