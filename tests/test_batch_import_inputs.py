@@ -83,6 +83,23 @@ def test_a_torn_last_line_is_still_left_out(
     assert ResponseCache(tmp_path / "c.sqlite").get(answered) is not None
 
 
+def test_a_whole_last_request_without_its_newline_is_a_request(
+    batch: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A session killed between a request line and its newline asked that request: an answer
+    to it is imported, not skipped as an unknown custom_id."""
+    (written,) = input_files(batch[0])
+    data = written.read_bytes()
+    written.write_bytes(data.removesuffix(b"\n"))
+    last = json.loads(data.splitlines()[-1])["custom_id"]
+    reply = {"choices": [{"message": {"role": "assistant", "content": "yes"}}]}
+    answer = {"custom_id": last, "response": {"status_code": 200, "body": reply}, "error": None}
+    batch[1].write_text(json.dumps(answer) + "\n", encoding="utf-8")
+    assert main([*_import(batch), "--cache-path", str(tmp_path / "c.sqlite")]) == 0
+    assert "imported 1 answer(s) and 0 error(s)" in capsys.readouterr().out
+    assert ResponseCache(tmp_path / "c.sqlite").get(last) is not None
+
+
 def test_an_import_into_a_locked_batch_directory_says_to_wait(
     batch: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -121,6 +138,7 @@ def test_an_error_object_is_a_failure_and_a_status_that_is_no_status_is_skipped(
     assert main([*_import((batch[0], output)), "--cache-path", str(cache_path)]) == 1
     captured = capsys.readouterr()
     assert "imported 0 answer(s) and 2 error(s)" in captured.out
+    assert captured.out.splitlines()[-1].startswith("next: run the command that wrote the")
     assert captured.err.splitlines() == [
         f"  skipped {output}:1: status_code true is not an HTTP status",
         f"  skipped {output}:4: error true is not an error object",
@@ -132,3 +150,30 @@ def test_an_error_object_is_a_failure_and_a_status_that_is_no_status_is_skipped(
     assert weird.kind.value == "backend"
     assert boom is not None and boom.message == "batch: batch error server_error: boom"
     assert boom.kind.value == "server_error"
+
+
+def test_an_import_of_which_no_line_could_be_used_is_bad_input(
+    batch: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Exit 1 is for an import done in part (some lines skipped, the rest imported), as for a
+    run with failed calls; files of which nothing could be imported are bad input, exit 2."""
+    cache = ["--cache-path", str(tmp_path / "c.sqlite")]
+    other = tmp_path / "other"  # a batch directory of other requests
+    other.mkdir()
+    (other / "input-0001.jsonl").write_text('{"custom_id": "elsewhere"}\n', encoding="utf-8")
+    assert main(["batch", "import", "--batch-dir", str(other), str(batch[1]), *cache]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith(f"error: {batch[1]}:1: unknown custom_id '")
+    assert err[0].endswith("': no request of the batch directory has it; nothing was imported")
+    assert err[1].startswith(f"  hint: no input file of {other} asked for these custom_ids")
+    assert len(err) == 2
+
+    garbage = tmp_path / "garbage.jsonl"
+    garbage.write_text("not json\n{}\n", encoding="utf-8")
+    assert main(["batch", "import", "--batch-dir", str(batch[0]), str(garbage), *cache]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"error: {garbage}:1: not JSON (Expecting value: line 1 column 1 (char 0)) (and 1 more "
+        "line(s) skipped); nothing was imported",
+        "  hint: give the output (and error) file of a finished batch of this directory's requests",
+    ]
+    assert main([*_import(batch), *cache]) == 0  # the right pair imports

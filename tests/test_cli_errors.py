@@ -587,9 +587,9 @@ def test_batch_import_cuts_a_huge_custom_id(tmp_path: Path, cli: Cli) -> None:
     code, _, err = cli(
         "batch", "import", output, "--batch-dir", batch, "--cache-path", tmp_path / "cache.sqlite"
     )
-    assert code == 1
+    assert code == 2  # its only line skipped: nothing imported
     assert len(err) < 1000
-    assert "unknown custom_id 'xxx" in err and "… (1,000,000 characters)" in err
+    assert "unknown custom_id 'xxx" in one_error(err) and "… (1,000,000 characters)" in err
 
 
 def test_incomplete_coverage_is_printed_once(tmp_path: Path, cli: Cli) -> None:
@@ -640,7 +640,15 @@ def test_batch_import_takes_an_empty_error_file_beside_its_output(tmp_path: Path
         "--cache-path",
         tmp_path / "cache.sqlite",
     )
-    assert code == 1 and "unknown custom_id 'other'" in err  # read, not refused
+    # read, not refused (its one line answers no request: nothing imported, exit 2)
+    assert code == 2 and one_error(err) == (
+        f"error: {output}:1: unknown custom_id 'other': no request of the batch directory has "
+        "it; nothing was imported"
+    )
+    assert err.splitlines()[1] == (
+        f"  hint: no input file of {tmp_path} asked for these custom_ids: give --batch-dir the "
+        "directory the run wrote these requests to"
+    )
 
 
 # ------------------------------------------------------------------ sampling seeds

@@ -259,3 +259,50 @@ def test_spreadsheet_csv_writes_would_be_formulas_as_text(
     capsys.readouterr()
     code = main(["export", str(run), "--out", str(tmp_path / "x.jsonl"), "--spreadsheet"])
     assert code == 2 and "--spreadsheet applies to CSV" in capsys.readouterr().err
+
+
+def test_a_run_stopped_before_its_first_result_loads_as_a_run_with_none(tmp_path: Path) -> None:
+    """A bench run killed after writing run.json and before results.jsonl was 'not a run
+    directory'; a judge run in the same state (protocol.json, no evaluation) loads with no
+    records, and so does the bench run now. Both states come from real sessions: a batch
+    session writes every call to a file and finishes nothing."""
+    batch = ["--base-url", "http://127.0.0.1:9/v1", "--executor", "batch"]
+    batch += ["--cache-path", str(tmp_path / "c.sqlite")]
+    data = write_jsonl(tmp_path / "data.jsonl", verify_only_records(2))
+    bench = tmp_path / "bench"
+    command = ["bench", "run", "--data", str(data), "--pattern", "entailment"]
+    command += ["--verifier", "openai/m", "--out_dir", str(bench), "--no-progress"]
+    assert main([*command, *batch, "--batch-dir", str(tmp_path / "bb")]) == 3
+    for written_later in ("results.jsonl", "summary.json"):
+        (bench / written_later).unlink()
+    judge = tmp_path / "judge"
+    questions = write_questions(tmp_path / "q.jsonl")
+    manifest = write_manifest(tmp_path / "manifest.jsonl", ["stub/a"])
+    command = ["judge", "run", "--questions", str(questions), "--outputs", str(manifest)]
+    command += ["--judge", "openai/j", "--out", str(judge)]
+    assert main([*command, *batch, "--batch-dir", str(tmp_path / "jb")]) == 3
+    assert not list(iter_archive(judge))
+
+    loaded = assay.load_run(bench)
+    assert isinstance(loaded, assay.BenchRun) and loaded.results == [] and loaded.summary == {}
+    assert isinstance(assay.load_run(judge), assay.JudgeRun)
+    for run in (bench, judge):
+        assert main(["export", str(run), "--out", str(tmp_path / f"{run.name}.csv")]) == 0
+        assert _csv_rows(tmp_path / f"{run.name}.csv") == []
+
+
+def test_a_directory_of_another_kind_of_run_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    questions = write_questions(tmp_path / "q.jsonl")
+    out = tmp_path / "outputs"
+    assert (
+        main(["generate", "--questions", str(questions), "--model", "stub/a", "--out", str(out)])
+        == 0
+    )
+    capsys.readouterr()
+    assert main(["export", str(out)]) == 2
+    assert capsys.readouterr().err.splitlines()[0] == (
+        f"error: {out}: holds a 'generate' run (run.json); load_run and export read bench and "
+        "judge runs"
+    )

@@ -5,8 +5,10 @@ real `assay` processes that join it through RAY_ADDRESS."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -17,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.ray_cluster import stop_cluster
+from tests.helpers.ray_cluster import busy_workers, stop_cluster
 from tests.helpers.servers import free_port
 from tests.helpers.signals import default_sigint
 from tests.verify.bench_fixtures import verify_only_records, write_jsonl
@@ -172,7 +174,7 @@ def test_a_worker_killed_mid_run_loses_only_its_batch(
     process = _bench(
         tmp_path, data, run, "--executor", "ray", "--ray-batch-size", "100", address=cluster
     )
-    killed = _kill_a_busy_worker()
+    killed = _kill_a_busy_worker(cluster["RAY_TMPDIR"])
     out = _finish(process)
     assert killed, "no worker was busy to kill"
     assert "3000 examples" in out
@@ -180,16 +182,56 @@ def test_a_worker_killed_mid_run_loses_only_its_batch(
     assert sorted(line["id"] for line in lines) == sorted(f"v{i}" for i in range(3000))
 
 
-def _kill_a_busy_worker() -> bool:
+def _kill_a_busy_worker(temp_dir: str) -> bool:
+    """SIGKILL a worker of this module's cluster running a batch (not another cluster's)."""
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
-        found = subprocess.run(["pgrep", "-f", "ray::run_batch"], capture_output=True, text=True)
-        pids = [int(p) for p in found.stdout.split()]
+        pids = busy_workers(temp_dir, "run_batch")
         if pids:
             os.kill(pids[0], signal.SIGKILL)
             return True
         time.sleep(0.05)
     return False
+
+
+def test_a_batch_whose_worker_keeps_dying_ends_the_run_with_one_line_and_resumes(
+    tmp_path: Path, cluster: dict[str, str]
+) -> None:
+    """A worker killed on every attempt of a batch (as a crash or the kernel's OOM killer
+    would): one error line naming why and the batch's records, exit 1, no traceback, and
+    the batches written before are kept; the rerun resumes from them."""
+    data = write_jsonl(tmp_path / "data.jsonl", verify_only_records(1500))
+    run = tmp_path / "ray"
+    args = ("--executor", "ray", "--ray-batch-size", "100")
+    process = _bench(tmp_path, data, run, *args, address=cluster, verifier="lexical")
+    results = run / "results.jsonl"
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and process.poll() is None and _line_count(results) < 100:
+        time.sleep(0.05)
+    while time.monotonic() < deadline and process.poll() is None:  # every attempt, every batch
+        for pid in busy_workers(cluster["RAY_TMPDIR"], "run_batch"):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.02)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 1, err
+    ray_log = re.compile(r"\d{4}-\d\d-\d\d [\d:,]+\s+INFO ")  # Ray's own log lines
+    lines = [line for line in err.splitlines() if not ray_log.match(line)]
+    assert "Traceback" not in err and len(lines) == 2, err
+    assert lines[0].startswith("error: Ray lost a batch after 3 retries: the worker process")
+    assert re.search(rf"; the batch held \d+ records, v\d+ to v\d+ of {data}$", lines[0])
+    assert lines[1].startswith("  hint: what finished is kept: run the same command again")
+    kept = results.read_text().splitlines()
+    assert 100 <= len(kept) < 1500 and json.loads(kept[-1])["id"]  # whole lines
+    assert json.loads((run / "run.json").read_text())["status"] == "error"
+    out = _finish(_bench(tmp_path, data, run, *args, address=cluster, verifier="lexical"))
+    assert f"{len(kept)} already done" in out
+    ids = [json.loads(x)["id"] for x in results.read_text().splitlines()]
+    assert len(ids) == len(set(ids)) == 1500
+
+
+def _line_count(path: Path) -> int:
+    return path.read_bytes().count(b"\n") if path.exists() else 0
 
 
 def test_an_interrupted_ray_run_resumes(tmp_path: Path, cluster: dict[str, str]) -> None:
@@ -346,6 +388,54 @@ def test_an_unexpected_error_in_a_worker_is_its_type_and_message(joined: None) -
     assert type(caught.value) is ValueError and str(caught.value) == "bad batch 7"
     # the worker's traceback stays in the chain that --debug prints
     assert "ray::" in str(caught.value.__cause__) and "\x1b[" not in str(caught.value)
+
+
+def test_a_worker_that_dies_is_one_error_naming_the_batch(joined: None) -> None:
+    from assay.errors import ExecutorError
+    from assay.runs._ray import ray_map
+
+    def die(batch: int) -> int:
+        os._exit(3)  # a crash of the worker process: nothing comes back but its death
+
+    with pytest.raises(ExecutorError) as caught:
+        ray_map(die, [7], lambda _: None, describe=lambda b: f"records of batch {b}", max_retries=0)
+    assert str(caught.value) == (
+        "Ray lost a batch (not retried): the worker process running it died (it crashed, or "
+        "was killed: by the system for lack of memory, or by a signal); the batch held records "
+        "of batch 7\n  hint: what finished is kept: run the same command again to resume (if "
+        "one record brings the worker down, a smaller --ray-batch-size narrows down which)"
+    )
+    assert caught.value.exit_code == 1  # the CLI's exit code: not bad input, work is kept
+
+
+def test_a_lost_batch_of_judge_pairs_or_outputs_is_named_by_its_work() -> None:
+    """What the error on a lost batch names for judge run and generate (bench: above), read
+    from batches as the drivers build them."""
+    from assay.json_safe import model_json
+    from assay.judge.evalset import Sample
+    from assay.judge.generate import _Job, _jobs_of
+    from assay.judge.ray_batches import _pair_json, _pairs_of
+    from assay.judge.run import _Work
+
+    def sample(output_id: str) -> Sample:
+        return Sample(
+            question_id="Q1",
+            prompt_variant="A",
+            target_model="stub/t",
+            output_id=output_id,
+            output_text="text",
+            prompt="Explain X.",
+        )
+
+    works = [_Work(sample(f"out-{i}"), 0, "cross_judge") for i in range(3)]
+    pairs = [_pair_json(work, []) for work in works]
+    assert _pairs_of(("{}", "{}", ["stub/j"], "2026-01-01", pairs)) == (
+        "3 pairs, out-0 to out-2 (by output id)"
+    )
+    job = _Job.model_validate(
+        {"question_id": "Q1", "variant": {"variant": "A", "prompt": "p"}, "model_index": 1}
+    )
+    assert _jobs_of(("{}", ["stub/a", "stub/b"], [model_json(job)])) == "1 output, Q1/A by stub/b"
 
 
 def test_a_wrong_ray_address_is_refused_at_once_and_nothing_is_written(

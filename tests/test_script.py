@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import sys
 from pathlib import Path
 
+from tests.helpers.fault_server import SERVER_ERROR, fault_server
+from tests.test_progress_failures import failing_options
 from tests.verify.bench_fixtures import mixed_file, verify_only_records, write_jsonl
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "verifier_benchmark.py"
@@ -52,6 +55,26 @@ def test_bad_input_exits_2_with_the_location(tmp_path: Path) -> None:
 def test_help_lists_the_spec_options(tmp_path: Path) -> None:
     done = _script("--help", cwd=tmp_path)
     assert done.returncode == 0
+    assert done.stdout.startswith("usage: verifier_benchmark.py [-h]")  # was assay bench run
     for option in ("--data", "--pattern", "--n", "--seed", "--max_examples", "--out_dir"):
         assert option in done.stdout
     assert "best_of_n" in done.stdout and "self_consistency" in done.stdout
+
+
+def test_errors_and_the_retry_hint_name_the_script(tmp_path: Path) -> None:
+    """A usage error names the script, and a run with failed calls says to run again the
+    command that was typed, not `assay bench run`."""
+    done = _script("--pattern", "entailment", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[-1] == (
+        "verifier_benchmark.py: error: the following arguments are required: --data"
+    )
+    write_jsonl(tmp_path / "data.jsonl", verify_only_records(2))
+    args = ["--data", "data.jsonl", "--pattern", "entailment", "--verifier", "openai/m"]
+    args += ["--n-resamples", "20", "--no-report", "--out_dir", "run"]
+    with fault_server([SERVER_ERROR]) as server:
+        args += failing_options(server.base_url, tmp_path)
+        done = _script(*args, cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    retry = done.stderr.splitlines()[-1]
+    assert retry == "  " + shlex.join(["python", str(SCRIPT), *args])

@@ -3,7 +3,8 @@
 AssayError                 base class; the CLI prints its message and exits non-zero
 ├── ConfigError            a bad option, an unknown provider, a missing model file, ...
 ├── InputError             bad input data; names the file, the line and the field
-└── RunError               a run directory that cannot be used (other fingerprint, ...)
+├── RunError               a run directory that cannot be used (other fingerprint, ...)
+└── ExecutorError          work the executor lost after every retry (a Ray worker that died)
 
 A model call that fails is *not* an exception: it comes back from the model layer as a
 :class:`assay.model.CallFailure` value so that one failed call never stops a whole run.
@@ -122,6 +123,8 @@ def _spelled(value: float) -> str:
 class AssayError(Exception):
     """Base class. ``hint`` says how to fix the problem, when there is a known fix."""
 
+    exit_code = 2  # the CLI's exit code for it (docs/errors.md): bad input, nothing written
+
     def __init__(self, message: str, *, hint: str | None = None) -> None:
         message = shorten_message(message)
         super().__init__(message)
@@ -138,6 +141,14 @@ class ConfigError(AssayError):
 
 class RunError(AssayError):
     """A run directory that cannot be created, resumed or extended."""
+
+
+class ExecutorError(AssayError):
+    """Work the executor lost and could not get back by retrying it (a Ray worker that died,
+    a task killed for lack of memory). Unlike the others this comes mid-run: what finished is
+    kept, and running the same command again resumes."""
+
+    exit_code = 1
 
 
 class InputError(AssayError):

@@ -1,4 +1,5 @@
-"""Stopping one local Ray cluster of the tests and benchmarks (Linux)."""
+"""Stopping one local Ray cluster of the tests and benchmarks, and finding its busy workers
+(Linux)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,33 @@ def stop_cluster(temp_dir: str, timeout_s: float = 30.0) -> None:
     variable in their environment and their descendants (the raylet's agents, whose process
     titles overwrite their environment). ``ray stop`` would stop every Ray process of the user
     on the machine, other test runs' and benchmarks' clusters too."""
+    mine = _cluster_processes(temp_dir)
+    for pid in mine:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline and any(_alive(pid) for pid in mine):
+        time.sleep(0.05)
+
+
+def busy_workers(temp_dir: str, task: str) -> list[int]:
+    """The worker processes of the cluster started with ``RAY_TMPDIR=temp_dir`` that are
+    running ``task`` now (Ray titles such a process ``ray::TASK``). Other clusters on the
+    machine (other test runs') are not looked at."""
+    found = []
+    for pid in _cluster_processes(temp_dir):
+        try:
+            title = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if title.startswith(f"ray::{task}".encode()):
+            found.append(pid)
+    return found
+
+
+def _cluster_processes(temp_dir: str) -> set[int]:
+    """The processes with ``RAY_TMPDIR=temp_dir`` in their environment and their descendants
+    (the raylet's agents, whose process titles overwrite their environment), but this one."""
     environs, parents = _processes()
     mine = {pid for pid, env in environs.items() if env.get(b"RAY_TMPDIR") == temp_dir.encode()}
     grown = True
@@ -22,12 +50,7 @@ def stop_cluster(temp_dir: str, timeout_s: float = 30.0) -> None:
         mine |= children
         grown = bool(children)
     mine.discard(os.getpid())
-    for pid in mine:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline and any(_alive(pid) for pid in mine):
-        time.sleep(0.05)
+    return mine
 
 
 def _processes() -> tuple[dict[int, dict[bytes, bytes]], dict[int, int]]:

@@ -266,3 +266,46 @@ def test_the_evidence_cut_is_a_setting_of_the_run(
     capsys.readouterr()
     assert _run(data, out, "entailment", *model) != 0
     assert "settings" in capsys.readouterr().err
+
+
+def test_one_sample_in_generate_mode_is_run_and_said(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--n 1 is not refused (a one-sample run is the baseline a pattern's N is measured
+    against, for best_of_n and self_consistency alike), but the run says what is left of the
+    pattern; verify-only records and --n 2 get no note."""
+    data = mixed_file(tmp_path / "data.jsonl", generated=2, verified=2)
+    base = ["bench", "run", "--n-resamples", "20", *STUB, "--no-report", "--critic", "stub/critic"]
+    notes = {}
+    for pattern, n in [("self_consistency", "1"), ("best_of_n", "1"), ("self_consistency", "2")]:
+        out = tmp_path / f"{pattern}-{n}"
+        command = [
+            *base,
+            "--data",
+            str(data),
+            "--pattern",
+            pattern,
+            "--n",
+            n,
+            "--out_dir",
+            str(out),
+        ]
+        assert main(command) == 0
+        notes[pattern, n] = [x for x in capsys.readouterr().err.splitlines() if "note:" in x]
+    assert notes["self_consistency", "1"] == [
+        "note: --n 1: self_consistency critiques each generated answer against the evidence "
+        "alone, with no other sample to compare (critique.samples is 0); --n 2 or more measures "
+        "self-consistency"
+    ]
+    assert notes["best_of_n", "1"] == [
+        "note: --n 1: best_of_n verifies one generated answer per record, with nothing to "
+        "rerank; --n 2 or more measures the selection"
+    ]
+    assert notes["self_consistency", "2"] == []
+    results = (tmp_path / "self_consistency-1" / "results.jsonl").read_text().splitlines()
+    generated = [json.loads(x) for x in results if json.loads(x)["mode"] == "generate"]
+    assert [r["critique"]["samples"] for r in generated] == [0, 0]
+    verify_only = write_jsonl(tmp_path / "v.jsonl", verify_only_records(2))
+    command = [*base, "--data", str(verify_only), "--pattern", "self_consistency", "--n", "1"]
+    assert main([*command, "--out_dir", str(tmp_path / "v")]) == 0
+    assert "note:" not in capsys.readouterr().err  # the given answer is compared with 1 sample

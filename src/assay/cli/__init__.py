@@ -6,7 +6,8 @@ imported (``assay --help`` lists the commands from ``COMMANDS`` alone), so start
 command costs what that command needs, not what every command needs.
 
 Exit codes (docs/errors.md): 0 done; 1 done, but some model calls failed after every retry
-(rerun the same command to retry them), an archive is inconsistent, or an internal error;
+(rerun the same command to retry them), a batch import done in part, a Ray worker that died
+after every retry (rerun to resume), an archive is inconsistent, or an internal error;
 2 bad input, settings or usage; 3 ``--executor batch`` wrote requests (import their answers,
 then run the same command again); 130 interrupted.
 """
@@ -97,12 +98,21 @@ def _print_anything() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
+    return run_command_line(build_parser(args_list), args_list)
+
+
+def run_command_line(
+    parser: argparse.ArgumentParser, args_list: list[str], program: Sequence[str] = ("assay",)
+) -> int:
+    """Run the command ``args_list`` names in ``parser``, with the CLI's error handling (one
+    line per error, the exit codes of docs/errors.md). ``program`` is how the user invoked
+    it, which the hints that say what to run again repeat."""
     # --debug is the top-level parser's, but an error's hint says "rerun with --debug", which
     # users add at the end: accepted anywhere on the line
     debug = "--debug" in args_list
-    parser = build_parser(args_list)
     args = parser.parse_args([a for a in args_list if a != "--debug"])
     args.argv = args_list  # the retry hint repeats the command as given
+    args.program = list(program)
     _print_anything()
     if not getattr(args, "handler", None):
         parser.print_help()
@@ -112,7 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.handler(args))
     except AssayError as error:
-        return _fail(f"error: {error}", 2, debug)
+        return _fail(f"error: {error}", error.exit_code, debug)
     except ValidationError as error:  # a setting out of range, caught by the typed config
         options = option_strings(parser, args, args_list)
         return _fail(f"error: {describe_settings_error(error, options)}", 2, debug)

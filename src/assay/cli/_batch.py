@@ -14,10 +14,12 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, InputError
-from ..redact import public_command
+
+if TYPE_CHECKING:
+    from ..model import ImportReport
 
 #: Exit code of a session that wrote batch requests: import their answers, then rerun.
 EXIT_BATCH_PENDING = 3
@@ -123,8 +125,9 @@ def finish_batch(args: argparse.Namespace, waiting: str) -> int | None:
     written = getattr(args, "batch_written", None)
     if directory is None or written is None or written.requests == 0:
         return None
-    argv = getattr(args, "argv", None) or sys.argv[1:]
-    command = shlex.join(["assay", *public_command(argv)])
+    from ._common import rerun_command
+
+    command = rerun_command(args)
     files = "\n".join(f"  {path}" for path in written.files)
     print(
         f"{waiting}; wrote {written.requests} request(s) that missed the response cache to "
@@ -150,7 +153,8 @@ def register(subparsers: Any) -> None:
         description="Put the answers of batch output files (OpenAI Batch API or vllm "
         "run-batch format) into the response cache; errors become typed call failures. "
         "Lines with an unknown or repeated custom_id, or a body that does not parse, are "
-        "reported (file:line) and skipped.",
+        "reported (file:line) and skipped (exit 1); files of which no line can be imported "
+        "are refused (exit 2).",
     )
     imp.add_argument("files", type=Path, nargs="+", help="OUTPUT.jsonl [ERRORS.jsonl ...]")
     imp.add_argument(
@@ -213,6 +217,8 @@ def _import(args: argparse.Namespace) -> int:
         cache = ResponseCache.shared(args.cache_path or default_cache_path())
         report = import_batch_output(cache, args.files, requested)
         cache.flush()
+    if report.problems and not report.answers + report.failures:
+        raise _nothing_imported(report, directory)
     print(
         f"imported {report.answers} answer(s) and {report.failures} error(s) into "
         f"{cache.path}; skipped {len(report.problems)} line(s)"
@@ -221,7 +227,26 @@ def _import(args: argparse.Namespace) -> int:
         print(f"  skipped {problem}", file=sys.stderr)
     if len(report.problems) > PROBLEMS_SHOWN:
         print(f"  ... and {len(report.problems) - PROBLEMS_SHOWN} more", file=sys.stderr)
-    if report.problems:
+    if report.problems:  # done in part, as a run with failed calls: exit 1, and the way on
+        print(
+            "next: run the command that wrote the requests again (it writes the skipped "
+            "lines' requests again)"
+        )
         return 1
     print("next: run the command that wrote the requests again")
     return 0
+
+
+def _nothing_imported(report: ImportReport, directory: Path) -> InputError:
+    """Files of which no line could be imported are bad input (exit 2), not an import done
+    in part: most often the output of another batch directory's requests."""
+    skipped = len(report.problems)
+    more = f" (and {skipped - 1} more line(s) skipped)" if skipped > 1 else ""
+    if report.unknown_ids == skipped:
+        hint = (
+            f"no input file of {directory} asked for these custom_ids: give --batch-dir the "
+            "directory the run wrote these requests to"
+        )
+    else:
+        hint = "give the output (and error) file of a finished batch of this directory's requests"
+    return InputError(f"{report.problems[0]}{more}; nothing was imported", hint=hint)

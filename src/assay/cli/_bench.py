@@ -70,17 +70,35 @@ def _help(parser: argparse.ArgumentParser) -> int:
     return 2
 
 
+RUN_DESCRIPTION = (
+    "Run a verifier pattern over a grounded-QA JSONL file into a run directory "
+    "(results.jsonl, summary.json, plots/). Rerunning the same command resumes."
+)
+
+
 def add_run_parser(commands: Any) -> argparse.ArgumentParser:
     run: argparse.ArgumentParser = commands.add_parser(
         "run",
         help="run a verifier pattern over a grounded-QA JSONL file",
-        description="Run a verifier pattern over a grounded-QA JSONL file into a run directory "
-        "(results.jsonl, summary.json, plots/). Rerunning the same command resumes.",
+        description=RUN_DESCRIPTION,
     )
     add_run_arguments(run)
     add_report_option(run)
     run.set_defaults(handler=run_command)
     return run
+
+
+def script_parser(prog: str) -> argparse.ArgumentParser:
+    """``assay bench run`` as a program of its own, named ``prog`` in its usage and errors
+    (``scripts/verifier_benchmark.py``, the spec's entry point)."""
+    parser = argparse.ArgumentParser(prog=prog, description=RUN_DESCRIPTION)
+    parser.add_argument(
+        "--debug", action="store_true", help="show tracebacks for errors (default: one line)"
+    )
+    add_run_arguments(parser)
+    add_report_option(parser)
+    parser.set_defaults(handler=run_command)
+    return parser
 
 
 def add_run_arguments(parser: argparse.ArgumentParser) -> None:

@@ -184,14 +184,20 @@ def report_failed_calls(args: argparse.Namespace, failed: int, what: str) -> int
     """Exit 0, or print how many ``what`` failed and the command that retries them, exit 1."""
     if failed == 0:
         return 0
-    argv = getattr(args, "argv", None) or sys.argv[1:]
-    command = shlex.join(["assay", *public_command(argv)])
+    command = rerun_command(args)
     print(
         f"{failed} {what} failed after every retry (counted apart, never as a score); "
         f"to retry them, run the same command again:\n  {command}",
         file=sys.stderr,
     )
     return EXIT_FAILED_CALLS
+
+
+def rerun_command(args: argparse.Namespace) -> str:
+    """The command as the user typed it (the program as invoked, ``assay`` or the script),
+    with every URL in its public form: what a hint says to run again."""
+    argv = getattr(args, "argv", None) or sys.argv[1:]
+    return shlex.join([*getattr(args, "program", ["assay"]), *public_command(argv)])
 
 
 def add_prices_option(parser: argparse.ArgumentParser) -> None:

@@ -35,6 +35,16 @@ _GZIP_MAGIC = b"\x1f\x8b"
 _ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 
+def whole_record(raw: bytes | str) -> bool:
+    """Whether a last line without its newline holds a whole record (a JSON object): a
+    process killed after writing a line and before its newline leaves one. A line cut short
+    never does: the closing brace of the object is its last character."""
+    try:
+        return isinstance(json.loads(raw), dict)
+    except (ValueError, RecursionError):  # not JSON (a UnicodeDecodeError is a ValueError)
+        return False
+
+
 def check_input_file(path: Path, *, hint: str | None = None) -> None:
     """A clear error for a path that is not a readable file."""
     if path.is_dir():

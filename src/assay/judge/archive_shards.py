@@ -14,8 +14,9 @@ back as exactly the record that was written; the writer checks that before it co
 
 Crash safety: a line is one ``write`` on an ``O_APPEND`` descriptor, blobs before the line
 that uses them; a line a crash cut short has no newline, is never read, and is cut on the
-next open. Nothing is rewritten except by :meth:`ShardStore.quarantine_line`, which moves an
-unreadable line out of its shard.
+next open (a whole line that lacks only its newline is read, and gets it on the next open).
+Nothing is rewritten except by :meth:`ShardStore.quarantine_line`, which moves an unreadable
+line out of its shard.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from ..data.jsonl import whole_record
 from ..runs import atomic_temp, inside, repair_partial_tail
 from ..runs.id_set import IdentitySet
 
@@ -330,12 +332,13 @@ def shard_files(archive: Path) -> list[Path]:
 
 
 def _complete_lines(path: Path) -> Iterator[str]:
-    """Lines that end in a newline (a crash-cut last line is not one)."""
+    """Lines that end in a newline, and a last line without one that holds a whole record
+    (a crash between the line and its newline); a line a crash cut short is not read."""
     if not path.is_file():
         return
     with path.open("r", encoding="utf-8", errors="surrogateescape", newline="\n") as handle:
         for line in handle:
-            if line.endswith("\n"):
+            if line.endswith("\n") or whole_record(line):
                 yield line
 
 

@@ -376,8 +376,18 @@ def generate_on_ray(
                 bar.update(1, failed=int(_call_failed((job, result))))
             add_usage(usage, done["usage"])
 
-        ray_map(_generate_batch, chunks, arrived)
+        ray_map(_generate_batch, chunks, arrived, describe=_jobs_of)
     return usage
+
+
+def _jobs_of(batch: _RayBatch) -> str:
+    """A batch's outputs to generate, as the error on a lost batch names them."""
+    from ..json_safe import load_model
+    from ..runs._ray import span
+
+    jobs = [load_model(_Job, line) for line in batch[2]]
+    names = [f"{j.question_id}/{j.variant.variant} by {batch[1][j.model_index]}" for j in jobs]
+    return span("output", names)
 
 
 def _generate_batch(batch: _RayBatch) -> dict[str, Any]:

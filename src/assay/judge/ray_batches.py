@@ -21,7 +21,7 @@ from typing import Any
 from ..json_safe import load_model, model_json
 from ..model import ModelOptions, get_model, open_cache
 from ..runs import Progress, run_all
-from ..runs._ray import add_usage, ray_map
+from ..runs._ray import add_usage, ray_map, span
 from .archive import EvaluationRecord, ProtocolState
 from .evalset import Sample
 
@@ -43,7 +43,7 @@ def judge_on_ray(session: Any, pending: Iterable[Any], count: int) -> None:
             add_usage(session.remote_usage, done["usage"])
             bar.update(done["pairs"], failed=done["failed"])
 
-        ray_map(run_batch, _batches(session, pending), keep)
+        ray_map(run_batch, _batches(session, pending), keep, describe=_pairs_of)
 
 
 def _batches(session: Any, pending: Iterable[Any]) -> Iterator[Batch]:
@@ -57,6 +57,12 @@ def _batches(session: Any, pending: Iterable[Any]) -> Iterator[Batch]:
     while chunk := list(itertools.islice(iterator, session.config.ray_batch_size)):
         pairs = [_pair_json(work, session.attempts_of(work)) for work in chunk]
         yield (*head, pairs)
+
+
+def _pairs_of(batch: Batch) -> str:
+    """A batch's pairs by the outputs they judge, as the error on a lost batch names them."""
+    outputs = [str(json.loads(line)["sample"]["output_id"]) for line in batch[4]]
+    return span("pair", outputs) + " (by output id)"
 
 
 def _pair_json(work: Any, attempts: list[Any]) -> str:

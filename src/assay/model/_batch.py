@@ -190,15 +190,15 @@ def input_files(directory: Path) -> list[Path]:
 def requested_ids(paths: Sequence[Path]) -> set[str]:
     """Every ``custom_id`` of the batch input files; a line that cannot be a request (not
     UTF-8, not a JSON object, no ``custom_id``) is one error naming its file and line. A last
-    line without its newline is left out: a session killed mid-write leaves one, and it asked
-    nothing (the rerun writes that request again)."""
-    from ..data.jsonl import decode_line, iter_lines, json_problem
+    line a session killed mid-write cut short is left out: it asked nothing (the rerun writes
+    that request again); a whole one that lacks only its newline is a request."""
+    from ..data.jsonl import decode_line, iter_lines, json_problem, whole_record
 
     hint = "restore the file as the run wrote it, or move it out of the batch directory"
     ids: set[str] = set()
     for path in paths:
         for number, raw in iter_lines(path):
-            if not raw.endswith(b"\n") or not raw.strip():
+            if not raw.strip() or not (raw.endswith(b"\n") or whole_record(raw)):
                 continue
             try:
                 line = json.loads(decode_line(raw, path, number))

@@ -42,10 +42,15 @@ class ImportReport:
     answers: int = 0
     failures: int = 0
     problems: list[str] = field(default_factory=list)
+    unknown_ids: int = 0  # of the problems: a custom_id no request of the batch directory has
 
 
 class _Skip(Exception):
     """A line that is reported and skipped."""
+
+
+class _UnknownId(_Skip):
+    """A line answering no request of the batch directory (another directory's batch?)."""
 
 
 def import_batch_output(
@@ -67,6 +72,7 @@ def import_batch_output(
                     key, answer = _read_line(raw, requested, first_seen)
                 except _Skip as skip:
                     report.problems.append(f"{where}: {skip}")
+                    report.unknown_ids += isinstance(skip, _UnknownId)
                     continue
                 first_seen[key] = where
                 if isinstance(answer, Completion):
@@ -92,7 +98,9 @@ def _read_line(
     if not isinstance(key, str) or not key:
         raise _Skip("no custom_id")
     if key not in requested:
-        raise _Skip(f"unknown custom_id {shown(key)}: no request of the batch directory has it")
+        raise _UnknownId(
+            f"unknown custom_id {shown(key)}: no request of the batch directory has it"
+        )
     if key in first_seen:
         raise _Skip(f"duplicate custom_id {shown(key)}: already answered at {first_seen[key]}")
     return key, _answer(line)

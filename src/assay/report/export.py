@@ -24,7 +24,7 @@ from ..errors import ConfigError
 from ..json_safe import displayable
 from ..judge.archive import PROTOCOL_FILE, EvaluationRecord, iter_archive
 from ..judge.evaluations import final_evaluations
-from ..runs import check_not_being_written
+from ..runs import RUN_FILE, check_not_being_written, read_run_json
 from ..verify.results import RESULTS_FILE, ResultRecord, iter_results
 from ..verify.types import ClaimCheck
 from ._html_common import read_json_file
@@ -79,8 +79,10 @@ class JudgeRun:
 def load_run(path: Path | str) -> BenchRun | JudgeRun:
     """The run in ``path``: a bench run (results.jsonl) or a judge run (protocol.json).
 
-    A run another assay process is still writing is refused with a RunError naming that
-    process, as ``assay export`` refuses it: what it has written so far is not the whole run.
+    A run that has not finished its first example or evaluation yet (stopped right after it
+    started) is the run with none: its run.json names its kind. A run another assay process
+    is still writing is refused with a RunError naming that process, as ``assay export``
+    refuses it: what it has written so far is not the whole run.
     """
     run_dir = Path(path)
     check_not_being_written(run_dir)
@@ -96,8 +98,25 @@ def load_run(path: Path | str) -> BenchRun | JudgeRun:
                 records.append(item.record)
         _warn_unreadable(run_dir, unreadable)
         return JudgeRun(run_dir, records, summary, unreadable=unreadable)
+    return _run_without_output(run_dir, summary)
+
+
+def _run_without_output(run_dir: Path, summary: dict[str, Any]) -> BenchRun | JudgeRun:
+    """A directory with neither results.jsonl nor protocol.json: a bench or judge run that
+    stopped before it wrote either is known by its run.json, and holds nothing yet."""
+    kind = (read_run_json(run_dir) or {}).get("kind")
+    if kind == "bench":
+        return BenchRun(run_dir, [], summary)
+    if kind == "judge":
+        return JudgeRun(run_dir, [], summary)
+    if isinstance(kind, str):
+        raise ConfigError(
+            f"{run_dir}: holds a {kind!r} run ({RUN_FILE}); load_run and export read bench "
+            "and judge runs",
+            hint="give the --out_dir of `assay bench run` or the --out of `assay judge run`",
+        )
     raise ConfigError(
-        f"{run_dir}: not a run directory (no {RESULTS_FILE} and no {PROTOCOL_FILE})",
+        f"{run_dir}: not a run directory (no {RESULTS_FILE}, {PROTOCOL_FILE} or {RUN_FILE})",
         hint="give the --out_dir of `assay bench run` or the --out of `assay judge run`",
     )
 

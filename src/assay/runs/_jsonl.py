@@ -4,34 +4,56 @@ interrupted run keeps everything finished, and a resumed run knows what to skip.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, BinaryIO
 
 from pydantic import BaseModel
 
-from ..data.jsonl import json_problem
+from ..data.jsonl import json_problem, whole_record
 from ..errors import InputError
 from ..json_safe import model_json
 
+_BLOCK = 1 << 16  # bytes read at a time when looking for the last line
+
 
 def repair_partial_tail(path: Path) -> int:
-    """Cut a last line that a crash left unfinished (no trailing newline). Returns bytes cut."""
+    """Make the file end in a newline before it is appended to: a last line a crash left
+    without its newline gets one when it is a whole record (:func:`whole_record`), and is cut
+    when it was cut short. Returns the bytes cut."""
     if not path.exists():
         return 0
     size = path.stat().st_size
     if size == 0:
         return 0
     with path.open("rb+") as handle:
-        handle.seek(-1, os.SEEK_END)
-        if handle.read(1) == b"\n":
+        start = _last_line_start(handle, size)
+        if start == size:
             return 0
-        data = path.read_bytes()
-        keep = data.rfind(b"\n") + 1
-        handle.truncate(keep)
-        return size - keep
+        handle.seek(start)
+        if whole_record(handle.read()):
+            handle.write(b"\n")
+            return 0
+        handle.truncate(start)
+        return size - start
+
+
+def _last_line_start(handle: BinaryIO, size: int) -> int:
+    """Where the file's last line starts (``size`` when it ends in a newline), read backwards
+    a block at a time: a shard holds up to 256 MB."""
+    end = size
+    while end > 0:
+        begin = max(0, end - _BLOCK)
+        handle.seek(begin)
+        block = handle.read(end - begin)
+        if end == size and block.endswith(b"\n"):
+            return size
+        newline = block.rfind(b"\n")
+        if newline >= 0:
+            return begin + newline + 1
+        end = begin
+    return 0
 
 
 def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
@@ -76,18 +98,19 @@ def read_jsonl_lines(path: Path) -> Iterator[str]:
 
 def read_numbered_lines(path: Path) -> Iterator[tuple[int, str]]:
     """``(line number, text)`` of each complete, non-blank line; numbers count every line of
-    the file (blank ones too), as an editor does. A last line without its newline (a crash
-    cut it short) is left out: :func:`partial_tail` tells whether there is one."""
+    the file (blank ones too), as an editor does. A last line without its newline is read when
+    it is a whole record (:func:`whole_record`) and left out when a crash cut it short:
+    :func:`partial_tail` tells whether there is one."""
     if not path.exists():
         return
     if path.is_dir():
         raise InputError("is a directory, not a file", path=path)
     with path.open("rb") as handle:
         for number, raw in enumerate(handle, start=1):
-            if not raw.endswith(b"\n") or not raw.strip():
+            if not raw.strip() or not (raw.endswith(b"\n") or whole_record(raw)):
                 continue
             try:
-                yield number, raw[:-1].decode("utf-8")
+                yield number, raw.removesuffix(b"\n").decode("utf-8")
             except UnicodeDecodeError as error:
                 raise InputError(
                     f"not UTF-8 text (byte {error.start + 1} of the line)", path=path, line=number
@@ -95,12 +118,17 @@ def read_numbered_lines(path: Path) -> Iterator[tuple[int, str]]:
 
 
 def partial_tail(path: Path) -> bool:
-    """Whether the file ends in a line without its newline (what readers leave out)."""
+    """Whether the file ends in a line a crash cut short (what readers leave out); a whole
+    record without its newline is not one."""
     if not path.is_file() or path.stat().st_size == 0:
         return False
     with path.open("rb") as handle:
-        handle.seek(-1, os.SEEK_END)
-        return handle.read(1) != b"\n"
+        size = path.stat().st_size
+        start = _last_line_start(handle, size)
+        if start == size:
+            return False
+        handle.seek(start)
+        return not whole_record(handle.read())
 
 
 class JsonlWriter:

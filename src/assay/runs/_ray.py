@@ -12,7 +12,10 @@ an address where no cluster answers for many minutes (:func:`check_address`).
 
 An exception a worker raises comes back to the driver as what it was: an assay error as the
 same error (its one line, as in-process), anything else as its own type and message, with the
-worker's traceback only in the chain ``--debug`` prints (:func:`worker_error`).
+worker's traceback only in the chain ``--debug`` prints (:func:`worker_error`). A batch Ray
+could not finish after its retries (its worker process died, was killed for lack of memory,
+or its node went away) ends the run with an :class:`~assay.errors.ExecutorError` naming why
+and the batch's work (:func:`lost_batch`); the batches finished before it are kept.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import socket
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
-from ..errors import ConfigError
+from ..errors import ConfigError, ExecutorError
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -125,32 +128,73 @@ def ray_map(
     batches: Iterable[T],
     on_batch: Callable[[R], None],
     *,
+    describe: Callable[[T], str] = lambda _: "a batch",
     max_retries: int = 3,
 ) -> int:
     """Run ``function`` on every batch on the cluster; ``on_batch`` gets each result as it
-    arrives. Returns the number of batches done."""
+    arrives. Returns the number of batches done. ``describe`` names a batch's work (``records
+    v0 to v99 of data.jsonl``) for the error that ends the run when Ray loses it."""
     ray = connect()
     remote = ray.remote(max_retries=max_retries, retry_exceptions=False)(function)
     limit = max(2, 2 * int(ray.cluster_resources().get("CPU", 1)))
     queue: Iterator[T] = iter(batches)
-    in_flight: list[Any] = []
+    in_flight: dict[Any, T] = {}  # each running batch by its result's reference
     done = 0
     try:
         while True:
             while len(in_flight) < limit and (batch := next(queue, None)) is not None:
-                in_flight.append(remote.remote(batch))
+                in_flight[remote.remote(batch)] = batch
             if not in_flight:
                 return done
-            ready, in_flight = ray.wait(in_flight, num_returns=1)
+            ready, _ = ray.wait(list(in_flight), num_returns=1)
+            batch = in_flight.pop(ready[0])
             try:
                 result = ray.get(ready[0])
             except ray.exceptions.RayTaskError as error:
                 raise worker_error(error) from error
+            except ray.exceptions.RayError as error:  # the worker or its node gave out
+                raise lost_batch(error, describe(batch), max_retries) from error
             on_batch(result)
             done += 1
     finally:
         for ref in in_flight:  # an interrupt or error: stop what is still running
             ray.cancel(ref, force=True)
+
+
+# Why Ray lost a batch, in words, by the type of its error (others: the type and first line)
+_LOST_BECAUSE = {
+    "WorkerCrashedError": "the worker process running it died (it crashed, or was killed: by "
+    "the system for lack of memory, or by a signal)",
+    "OutOfMemoryError": "Ray killed the worker running it: its node was running out of memory",
+    "NodeDiedError": "the node running it died or could not be reached",
+    "LocalRayletDiedError": "the Ray process of the node running it died",
+}
+_RESUME = "what finished is kept: run the same command again to resume"
+
+
+def lost_batch(error: BaseException, what: str, retries: int) -> ExecutorError:
+    """The error that ends a run whose batch Ray could not finish, after ``retries`` retries:
+    why (in words), which work, and what to do."""
+    name = type(error).__name__
+    first = next((line.strip() for line in str(error).splitlines() if line.strip()), "")
+    why = _LOST_BECAUSE.get(name) or f"{name}: {first or 'no detail given'}"
+    if name == "OutOfMemoryError":
+        hint = f"give the workers more memory, or use a smaller --ray-batch-size; {_RESUME}"
+    else:
+        hint = (
+            f"{_RESUME} (if one record brings the worker down, a smaller --ray-batch-size "
+            "narrows down which)"
+        )
+    tried = f"after {retries} retries" if retries else "(not retried)"
+    message = f"Ray lost a batch {tried}: {why}; the batch held {what}"
+    return ExecutorError(message, hint=hint)
+
+
+def span(kind: str, names: list[str]) -> str:
+    """A batch's work for :func:`lost_batch`: ``100 records, v0 to v99``."""
+    if len(names) == 1:
+        return f"1 {kind}, {names[0]}"
+    return f"{len(names)} {kind}s, {names[0]} to {names[-1]}"
 
 
 def worker_error(error: Any) -> BaseException:

@@ -313,6 +313,8 @@ def _run_locked(
         calibration, config.out_dir, replace=False, scorer=config.scorer()
     )
     models = _open_models(config, backends or {}, plan.generates) if todo else {}
+    if plan.generates and config.n == 1 and (note := ONE_SAMPLE_NOTES.get(config.pattern)):
+        print(f"note: {note}", file=sys.stderr)
     if adopt and calibration is not None:  # the first write: every check has passed
         shutil.copyfile(calibration, config.out_dir / CALIBRATION_FILE)
     logger = _open_run(config, protocol_fp, models, previous)
@@ -392,6 +394,17 @@ def _check_protocol(config: BenchmarkConfig) -> tuple[str, RunLog | None]:
             "revision and decoding as before",
         )
     return protocol_fp, previous
+
+
+# What --n 1 leaves of each pattern in generate mode. The run is made (a one-sample run is the
+# baseline the pattern's N is measured against), but said, so it is not read as the pattern.
+ONE_SAMPLE_NOTES: dict[str, str] = {
+    "best_of_n": "--n 1: best_of_n verifies one generated answer per record, with nothing to "
+    "rerank; --n 2 or more measures the selection",
+    "self_consistency": "--n 1: self_consistency critiques each generated answer against the "
+    "evidence alone, with no other sample to compare (critique.samples is 0); --n 2 or more "
+    "measures self-consistency",
+}
 
 
 def _open_run(

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +24,7 @@ from ..data.grounded import parse_record_line
 from ..data.records import GroundedQARecord
 from ..json_safe import load_model, model_json
 from ..runs import JsonlWriter, Progress, run_all
-from ..runs._ray import add_usage, connect, ray_map
+from ..runs._ray import add_usage, connect, ray_map, span
 from .results import RESULTS_FILE, ResultRecord
 
 if TYPE_CHECKING:
@@ -62,8 +63,16 @@ def run_on_ray(
             add_usage(usage, done["usage"])
 
         workers = max(1, int(connect().cluster_resources().get("CPU", 1)))
-        ray_map(run_batch, _batches(config, pending, todo, workers), keep)
+        batches = _batches(config, pending, todo, workers)
+        ray_map(run_batch, batches, keep, describe=lambda b: _records_of(config.data, b))
     return usage
+
+
+def _records_of(data: Any, batch: Batch) -> str:
+    """A batch's records by their ids, as the error that ends a run on a lost batch names
+    them (the lines were checked when read: each is an object with an id)."""
+    ids = [str(json.loads(line).get("id")) for line in batch[1]]
+    return f"{span('record', ids)} of {data}"
 
 
 def _batches(config: Any, lines: Iterable[str], todo: int, workers: int) -> Iterator[Batch]:
