@@ -148,6 +148,22 @@ def test_the_training_script_reproduces_the_shipped_weights(
     assert shipped["version"] == CHECKER_VERSION
 
 
+def test_the_training_script_writes_the_shipped_file_byte_for_byte(
+    script: ModuleType, trained: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shipped = Path(script.DEFAULT_OUT)
+    assert script.weights_text(trained.document) == shipped.read_text(encoding="utf-8")
+    assert script.check_shipped(shipped, trained) == 0
+    assert "byte for byte" in capsys.readouterr().out
+    # a change far below the old 1e-6 tolerance is still a different file
+    document = json.loads(shipped.read_text(encoding="utf-8"))
+    document["model"]["calibration"]["b"] += 1e-8
+    edited = tmp_path / "learned_weights.json"
+    edited.write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
+    assert script.check_shipped(edited, trained) == 1
+    assert "differs from the retrained weights" in capsys.readouterr().out
+
+
 def test_held_out_wice_is_well_above_chance(script: ModuleType, trained: Any) -> None:
     wice = trained.corpus.examples["wice"]
     scores = script.score(wice, script.learned_scores(wice, shipped_weights()))
