@@ -67,6 +67,21 @@ def _check(text: str, cited: tuple[str, ...] = ()) -> tuple[str, float, tuple[st
     return result.label, result.p_supported, result.supporting_ids
 
 
+def test_the_example_of_the_docs_prints_what_the_docs_say(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """docs/learned-checker.md's first Python example, run as written: its output is quoted
+    under it as comments (the figures a reader reproduces first)."""
+    page = (REPO_ROOT / "docs" / "learned-checker.md").read_text(encoding="utf-8")
+    code = page.split("```python\n", 1)[1].split("```", 1)[0]
+    quoted = [
+        line[2:].split("<-")[0].rstrip() for line in code.splitlines() if line.startswith("# ")
+    ]
+    assert len(quoted) == 5
+    exec(compile(code, "learned-checker.md", "exec"), {"__name__": "docs_example"})
+    assert capsys.readouterr().out.splitlines() == quoted
+
+
 def test_a_claim_stated_in_the_evidence_is_supported_with_its_evidence() -> None:
     label, p, supporting = _check("The Harbour Bridge opened to traffic in 1932.", ("e1",))
     assert label == "supported" and p >= 0.6
