@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import json
+import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -65,6 +66,27 @@ def _check(text: str, cited: tuple[str, ...] = ()) -> tuple[str, float, tuple[st
     result = LearnedChecker().check_sync(Claim(text=text, cited_ids=cited), EVIDENCE)
     assert result.p_supported is not None
     return result.label, result.p_supported, result.supporting_ids
+
+
+def test_the_experiments_script_reaches_the_padding_benchmark() -> None:
+    """``learned_checker_experiments.py --flips`` scores each variant with bench_checker.py's
+    padding attack, which it loads from benchmarks/ (with the sibling module it imports)."""
+    # a fresh interpreter: other tests may have put benchmarks/ on this one's sys.path
+    code = (
+        "import importlib.util, sys\n"
+        "spec = importlib.util.spec_from_file_location('experiments', sys.argv[1])\n"
+        "module = importlib.util.module_from_spec(spec)\n"
+        "sys.modules['experiments'] = module\n"
+        "spec.loader.exec_module(module)\n"
+        "bench = module._bench_checker()\n"
+        "print(callable(bench._quality), callable(bench._padding))\n"
+    )
+    script = REPO_ROOT / "scripts" / "learned_checker_experiments.py"
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(script)], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["True", "True"]
 
 
 def test_the_example_of_the_docs_prints_what_the_docs_say(
