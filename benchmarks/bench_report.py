@@ -122,15 +122,24 @@ def measure(
     return samples
 
 
+def text_cut(html: str) -> str:
+    """Where the report cut the long texts of opened examples (``truncated_to`` is null when it
+    kept them whole)."""
+    cap = re.search(r'"truncated_to":(null|\d+)', html)
+    if cap is None:
+        return "long texts: not recorded"
+    if cap.group(1) == "null":
+        return "long texts not cut"
+    return f"long texts cut at {cap.group(1)} characters"
+
+
 def print_report(
     report: Path, write_s: float, peak_mb: float, samples: dict[str, list[float]], repeat: int
 ) -> None:
     text = report.read_text(encoding="utf-8")
-    cap = re.search(r'"truncated_to":(null|\d+)', text)
     sampled = re.search(r"[\d,]+ of [\d,]+ [\w ]+ shown: [^.]*\.", text)
     print(f"write_report: {write_s:.1f} s, child process peak RSS {peak_mb:.0f} MB")
-    cut = cap.group(1) if cap else "?"
-    print(f"report.html: {report.stat().st_size / 1e6:.1f} MB; long texts cut at {cut} characters")
+    print(f"report.html: {report.stat().st_size / 1e6:.1f} MB; {text_cut(text)}")
     print(f"sampling: {sampled.group(0) if sampled else 'none (every item shown)'}\n")
     print(f"| step (median of {repeat}) | ms |")
     print("|---|---:|")

@@ -57,6 +57,16 @@ EMBEDDED = {
 }  # fmt: skip
 
 
+# How each file's rows stand to the learned checker's fit, printed beside the file's name: the
+# checker was trained on the three public files and never saw the perturbed examples (the stub
+# and the embedded model were fitted on none of them).
+FIT = {
+    "perturbed examples": "held out",
+    "ExpertQA val": "learned in fit",
+    "WiCE dev": "learned in fit",
+    "HaluEval QA": "learned in fit",
+}
+
 # records the embedded model verifies per file (0 = all): WiCE prompts are ~1,700 tokens,
 # about 19 s each on this shared machine, so only the first 20 of its sample
 EMBEDDED_LIMIT = {"WiCE dev": 20}
@@ -130,6 +140,10 @@ def metric(summary: dict[str, Any], name: str) -> str:
     return f"{cell['value']:.3f} [{cell['low']:.3f}, {cell['high']:.3f}]"
 
 
+def labelled(data: str) -> str:
+    return f"{data} ({FIT[data]})" if data in FIT else data
+
+
 def table(files: dict[str, Path], patterns: dict[str, list[str]]) -> str:
     lines = [
         "| data | bucket | " + " | ".join(patterns) + " |",
@@ -153,14 +167,14 @@ def table(files: dict[str, Path], patterns: dict[str, list[str]]) -> str:
                     if value is None
                     else f"{value[0]:.2f} [{value[1]:.2f}, {value[2]:.2f}] (n={value[3]})"
                 )
-            lines.append(f"| {data} | {bucket} | " + " | ".join(cells) + " |")
+            lines.append(f"| {labelled(data)} | {bucket} | " + " | ".join(cells) + " |")
     lines += ["", "| data | pattern | scored / results | balanced accuracy | AUROC "
               "| model requests / ex | uncached calls / ex | tokens / ex | ms / ex |",
               "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for (data, pattern), s in summaries.items():
-        per = s["cost"]["per_example"]
+        per, counts = s["cost"]["per_example"], s["counts"]
         lines.append(
-            f"| {data} | {pattern} | {s['counts'].get('scored', 0)} / {s['counts']['results']} "
+            f"| {labelled(data)} | {pattern} | {counts.get('scored', 0)} / {counts['results']} "
             f"| {metric(s, 'balanced_accuracy')} | {metric(s, 'auroc')} "
             f"| {per['model_requests']:.2f} | {per['calls']:.2f} | {per['tokens']:.0f} "
             f"| {per['latency_ms']:.0f} |"

@@ -2001,8 +2001,11 @@ def padding_flips(name: str) -> list[str]:
 
 
 def _bench_checker() -> ModuleType:
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_checker.py"
-    spec = importlib.util.spec_from_file_location("bench_checker", path)
+    benchmarks = Path(__file__).resolve().parents[1] / "benchmarks"
+    # bench_checker imports its sibling _git_source by bare name, as when run as a script
+    if str(benchmarks) not in sys.path:
+        sys.path.insert(0, str(benchmarks))
+    spec = importlib.util.spec_from_file_location("bench_checker", benchmarks / "bench_checker.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import json
+import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -65,6 +66,42 @@ def _check(text: str, cited: tuple[str, ...] = ()) -> tuple[str, float, tuple[st
     result = LearnedChecker().check_sync(Claim(text=text, cited_ids=cited), EVIDENCE)
     assert result.p_supported is not None
     return result.label, result.p_supported, result.supporting_ids
+
+
+def test_the_experiments_script_reaches_the_padding_benchmark() -> None:
+    """``learned_checker_experiments.py --flips`` scores each variant with bench_checker.py's
+    padding attack, which it loads from benchmarks/ (with the sibling module it imports)."""
+    # a fresh interpreter: other tests may have put benchmarks/ on this one's sys.path
+    code = (
+        "import importlib.util, sys\n"
+        "spec = importlib.util.spec_from_file_location('experiments', sys.argv[1])\n"
+        "module = importlib.util.module_from_spec(spec)\n"
+        "sys.modules['experiments'] = module\n"
+        "spec.loader.exec_module(module)\n"
+        "bench = module._bench_checker()\n"
+        "print(callable(bench._quality), callable(bench._padding))\n"
+    )
+    script = REPO_ROOT / "scripts" / "learned_checker_experiments.py"
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(script)], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["True", "True"]
+
+
+def test_the_example_of_the_docs_prints_what_the_docs_say(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """docs/learned-checker.md's first Python example, run as written: its output is quoted
+    under it as comments (the figures a reader reproduces first)."""
+    page = (REPO_ROOT / "docs" / "learned-checker.md").read_text(encoding="utf-8")
+    code = page.split("```python\n", 1)[1].split("```", 1)[0]
+    quoted = [
+        line[2:].split("<-")[0].rstrip() for line in code.splitlines() if line.startswith("# ")
+    ]
+    assert len(quoted) == 5
+    exec(compile(code, "learned-checker.md", "exec"), {"__name__": "docs_example"})
+    assert capsys.readouterr().out.splitlines() == quoted
 
 
 def test_a_claim_stated_in_the_evidence_is_supported_with_its_evidence() -> None:
@@ -146,6 +183,22 @@ def test_the_training_script_reproduces_the_shipped_weights(
     assert document["training"]["train_on"] == shipped["training"]["train_on"]
     assert set(document["training"]["train_on"]) == {"expertqa", "wice", "halueval"}
     assert shipped["version"] == CHECKER_VERSION
+
+
+def test_the_training_script_writes_the_shipped_file_byte_for_byte(
+    script: ModuleType, trained: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shipped = Path(script.DEFAULT_OUT)
+    assert script.weights_text(trained.document) == shipped.read_text(encoding="utf-8")
+    assert script.check_shipped(shipped, trained) == 0
+    assert "byte for byte" in capsys.readouterr().out
+    # a change far below the old 1e-6 tolerance is still a different file
+    document = json.loads(shipped.read_text(encoding="utf-8"))
+    document["model"]["calibration"]["b"] += 1e-8
+    edited = tmp_path / "learned_weights.json"
+    edited.write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
+    assert script.check_shipped(edited, trained) == 1
+    assert "differs from the retrained weights" in capsys.readouterr().out
 
 
 def test_held_out_wice_is_well_above_chance(script: ModuleType, trained: Any) -> None:
