@@ -68,6 +68,23 @@ def test_no_output_replaces_a_file_a_run_keeps(
     assert {name: _files(path) for name, path in copies.items()} == before
 
 
+def test_the_refusal_names_the_run_as_typed(
+    runs: dict[str, Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """errors.md quotes the line for a relative --out: the run is named as the user typed it,
+    not as an absolute path they never wrote."""
+    shutil.copytree(runs["bench"], tmp_path / "runs" / "x")
+    monkeypatch.chdir(tmp_path)
+    assert main(["bench", "compare", "runs/x", "--out", "runs/x/results.jsonl"]) == 2
+    assert capsys.readouterr().err.splitlines()[0] == (
+        "error: --out runs/x/results.jsonl: is a file the run runs/x keeps; writing it would "
+        "replace the run's own"
+    )
+
+
 def test_a_new_file_beside_a_runs_files_is_the_users(runs: dict[str, Path], tmp_path: Path) -> None:
     bench = tmp_path / "bench"
     shutil.copytree(runs["bench"], bench)

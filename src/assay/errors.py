@@ -51,8 +51,21 @@ def field_path(loc: Any) -> str:
 def validation_problems(error: Any) -> list[Any]:
     """The problems of a pydantic ValidationError, unknown keys first: a misspelt key
     (``inputs:``) is both an unknown key and a missing one (``input``), and only the unknown
-    one names the typo."""
-    return sorted(error.errors(), key=lambda item: item.get("type") != "extra_forbidden")
+    one names the typo. A list too short only because its bad items were dropped is left out:
+    pydantic counts it "after validation", so one bad item of a one-item list would also read
+    as an empty list, which the file does not hold."""
+    problems = error.errors()
+    kept = [item for item in problems if not _short_after_dropping_items(item, problems)]
+    return sorted(kept, key=lambda item: item.get("type") != "extra_forbidden")
+
+
+def _short_after_dropping_items(item: Any, problems: list[Any]) -> bool:
+    """A "too short" list with a problem of its own items among ``problems``."""
+    if item.get("type") != "too_short":
+        return False
+    loc = tuple(item.get("loc", ()))
+    inner = (tuple(other.get("loc", ())) for other in problems)
+    return any(len(other) > len(loc) and other[: len(loc)] == loc for other in inner)
 
 
 def describe_validation(

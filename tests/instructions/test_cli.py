@@ -62,7 +62,8 @@ def test_check_writes_one_verdict_line_per_response(
     assert [r["follow_all_instructions"] for r in records] == [False, True]
     assert records[0]["results"][0]["reason"] == "1 commas"
     printed = capsys.readouterr().out
-    assert "prompt-level 50.0%" in printed and "skipped 1 responses" in printed
+    assert "prompt-level 50.0%" in printed
+    assert "skipped 1 response(s) whose prompt is not in" in printed and "(line(s) 3)" in printed
 
 
 def test_check_reports_a_bad_kwarg_with_file_line_and_field(small_data: Path) -> None:
@@ -74,6 +75,27 @@ def test_check_reports_a_bad_kwarg_with_file_line_and_field(small_data: Path) ->
         run(["instructions", "check", "--data", str(small_data)])
     assert caught.value.line == 2 and caught.value.field == "kwargs[0].end_phrase"
     assert str(inputs) in str(caught.value)
+
+
+def test_a_bad_instruction_no_response_asks_for_is_still_bad_input(
+    small_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The whole inputs file is checked, as a bad record stops `bench run` whichever records it
+    runs: a bad kwarg on a line whose prompt has no response was accepted in silence."""
+    inputs = small_data.parent / "input_data.jsonl"
+    inputs.write_text(inputs.read_text().replace('"end_phrase": "Bye."', '"end_phrase": 3'))
+    only_first = write_jsonl(
+        small_data.parent / "first.jsonl",
+        [{"prompt": "Say hi without commas.", "response": "Hi you."}],
+    )
+    out = small_data.parent / "verdicts.jsonl"
+    argv = ["instructions", "check", "--data", str(only_first), "--inputs", str(inputs)]
+    assert main([*argv, "--out", str(out)]) == 2
+    assert capsys.readouterr().err == (
+        f"error: {inputs}:2 field 'kwargs[0].end_phrase': startend:end_checker: expected a "
+        "string, got 3\n"
+    )
+    assert not out.exists()
 
 
 def test_an_unknown_instruction_id_points_to_the_listing_command(

@@ -88,6 +88,18 @@ def test_a_misspelt_protocol_key_is_named_first() -> None:
     ]
 
 
+def test_a_bad_item_of_a_one_item_list_is_one_problem_not_an_empty_list() -> None:
+    """pydantic also reported the list as "at least 1 item after validation, not 0": a second
+    error line about an empty list the file does not hold."""
+    bad = {"key": "FORMAT_COMPLIANCE", "maps_to": "INSTRUCTION_COMPLIANCE", "description": "x"}
+    with pytest.raises(ConfigError) as caught:
+        load_protocol({"finer_rubric": {"dimensions": [bad]}}, "p.yaml")
+    (line,) = str(caught.value).splitlines()
+    assert line.startswith("p.yaml: field 'finer_rubric.dimensions[0]': key 'FORMAT_COMPLIANCE'")
+    with pytest.raises(ConfigError, match=r"'finer_rubric.dimensions': Tuple should have at least"):
+        load_protocol({"finer_rubric": {"dimensions": []}}, "p.yaml")  # empty as written
+
+
 def eight_dimensions(aggregation: str = "min") -> FinerRubric:
     dims = [
         FineDimension(key=f"{key[:4]}_{j}", description="...", maps_to=key)

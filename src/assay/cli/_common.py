@@ -121,10 +121,17 @@ def check_out_file(
         raise ConfigError(f"{option} {path} is one of the command's inputs; choose another path")
     if (run := kept_by_a_run(target)) is not None:
         raise ConfigError(
-            f"{option} {path}: is a file the run {run} keeps; writing it would replace the "
-            "run's own",
+            f"{option} {path}: is a file the run {_as_given(run, path)} keeps; writing it "
+            "would replace the run's own",
             hint="give a file name of its own (for example outside the run directory)",
         )
+
+
+def _as_given(run: Path, path: Path) -> Path:
+    """The run directory as the user's ``path`` names it (``runs/x`` for ``runs/x/a.json``),
+    so that the error speaks of the folder they typed; the resolved one when no parent of
+    ``path`` is it (a symbolic link on the way)."""
+    return next((parent for parent in path.parents if parent.resolve() == run), run)
 
 
 # What a run directory holds (bench, judge and generate runs): another command's output file

@@ -110,8 +110,8 @@ def _check(args: argparse.Namespace) -> int:
         lines = ", ".join(map(str, checked.unmatched_lines[:10]))
         more = " ..." if len(checked.unmatched_lines) > 10 else ""
         print(
-            f"skipped {len(checked.unmatched_lines)} responses whose prompt is not in {inputs} "
-            f"(lines {lines}{more})"
+            f"skipped {len(checked.unmatched_lines)} response(s) whose prompt is not in {inputs} "
+            f"(line(s) {lines}{more})"
         )
     return 0
 

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..errors import InputError
 from .ifeval_data import PromptInstructions, PromptResponse, read_inputs, read_responses
-from .registry import check_response
+from .registry import check_kwargs, check_response
 from .types import InstructionResult, Mode
 
 
@@ -46,6 +46,7 @@ class CheckedFile(BaseModel):
 
 def check_responses_file(responses_path: Path, inputs_path: Path, mode: Mode) -> CheckedFile:
     inputs = read_inputs(inputs_path)
+    _refuse_bad_instructions(inputs, inputs_path)
     checks: list[ResponseCheck] = []
     unmatched: list[int] = []
     for item in read_responses(responses_path):
@@ -54,6 +55,26 @@ def check_responses_file(responses_path: Path, inputs_path: Path, mode: Mode) ->
             continue
         checks.append(_check_one(item, inputs[item.prompt], inputs_path, mode))
     return CheckedFile(checks=checks, unmatched_lines=unmatched)
+
+
+def _refuse_bad_instructions(
+    inputs: dict[str, tuple[int, PromptInstructions]], inputs_path: Path
+) -> None:
+    """Every line of the inputs file is checked, not only those a response asks for: a bad
+    instruction is bad input whether or not this responses file reaches it, as a bad record
+    stops `bench run` however many records it runs."""
+    for input_line, instructions in sorted(inputs.values(), key=lambda found: found[0]):
+        try:
+            check_kwargs(instructions.instruction_id_list, instructions.kwargs, instructions.prompt)
+        except InputError as error:
+            raise _at_inputs_line(error, inputs_path, input_line) from None
+
+
+def _at_inputs_line(error: InputError, inputs_path: Path, input_line: int) -> InputError:
+    """A bad instruction or kwarg, pointed at its line of the inputs file."""
+    return InputError(
+        error.reason, path=inputs_path, line=input_line, field=error.field, hint=error.hint
+    )
 
 
 def _check_one(
@@ -71,10 +92,8 @@ def _check_one(
             item.response,
             mode=mode,
         )
-    except InputError as error:  # a bad instruction or kwarg: point at the inputs file
-        raise InputError(
-            error.reason, path=inputs_path, line=input_line, field=error.field, hint=error.hint
-        ) from None
+    except InputError as error:
+        raise _at_inputs_line(error, inputs_path, input_line) from None
     return ResponseCheck(
         line=item.line,
         key=instructions.key,
