@@ -133,7 +133,9 @@ def _judgments(run_dir: Path) -> dict[tuple[str, ...], tuple[Any, ...]]:
     }
 
 
-def test_bench_round_trip_equals_a_live_run(server: str, tmp_path: Path) -> None:
+def test_bench_round_trip_equals_a_live_run(
+    server: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     bench = ["bench", "run", "--data", str(GROUNDED), "--pattern", "entailment"]
     bench += ["--generator", "openai/smollm2", "--verifier", "openai/smollm2"]
     bench += ["--max_examples", "3", "--temperature", "0", "--max-tokens", "48"]
@@ -145,6 +147,10 @@ def test_bench_round_trip_equals_a_live_run(server: str, tmp_path: Path) -> None
     # answer, claim checks, [checks against cited snippets], [revision, its checks, ...]
     assert 2 <= rounds <= 6
     assert _results(tmp_path / "batch") == _results(tmp_path / "live")
+    printed = capsys.readouterr().out
+    # the first session only wrote requests: nothing ran yet; the last one ran all three
+    assert "3 examples (0 run now, 0 already done, 3 waiting on batch answers)" in printed
+    assert "3 examples (3 run now, 0 already done)" in printed
 
 
 def _results(run_dir: Path) -> dict[str, dict[str, Any]]:

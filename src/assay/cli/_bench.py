@@ -283,7 +283,10 @@ def run_command(args: argparse.Namespace) -> int:
         from ..verify.summary import refresh_money
 
         summary = refresh_money(report.run_dir)
-    done = f"{report.ran} run now, {report.already_done} already done"
+    # an example waiting on batch answers was taken up but not run: it is counted apart
+    done = f"{report.ran - report.deferred} run now, {report.already_done} already done"
+    if report.deferred:
+        done += f", {report.deferred} waiting on batch answers"
     print(f"{report.run_dir}: {report.selected} examples ({done}), {report.calls} model calls")
     if report.skipped_invalid:
         print(f"skipped {report.skipped_invalid} invalid line(s): see skipped_records.jsonl")

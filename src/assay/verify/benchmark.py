@@ -245,7 +245,7 @@ class BenchRunReport(BaseModel):
     run_dir: Path
     selected: int  # records taken from the file (at most max_examples)
     already_done: int
-    ran: int
+    ran: int  # records taken up this session, the deferred ones included
     skipped_invalid: int
     left_out: int = 0  # valid records after the first max_examples, not run
     calls: int
