@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from assay.data.citations import answer_citations
 from assay.data.grounded import iter_records, load_records, write_records
 from assay.errors import InputError
 
@@ -123,3 +124,78 @@ def test_byte_order_mark_is_accepted_and_bad_bytes_are_located(tmp_path: Path) -
     assert caught.value.line == 2 and "UTF-8" in str(caught.value)
     result = load_records(path, skip_invalid=True)
     assert [r.id for r in result.records] == ["q1"] and result.skipped[0].line == 2
+
+
+@pytest.mark.parametrize(
+    ("answer", "group", "meant"),
+    [
+        ("It opened in 1932 [e1].", "'[e1]'", "[cite:e1]"),
+        ("It opened in 1932 [e1, e2].", "'[e1, e2]'", "[cite:e1,e2]"),
+        ("It opened in 1932 [source: e1].", "'[source: e1]'", "[cite:e1]"),
+        ("It opened in 1932 (cite:e1).", "'(cite:e1)'", "[cite:e1]"),
+        # numbered citations count the snippets from 1, in record order
+        ("It opened in 1932 [2].", "'[2]'", "[cite:e2]"),
+    ],
+)
+def test_a_citation_in_another_syntax_is_a_located_error(
+    tmp_path: Path, answer: str, group: str, meant: str
+) -> None:
+    # read as plain text it would leave the claim uncited and the answer silently mis-scored
+    path = _write(tmp_path, [_record(), _record(id="q2", answer=answer, gold_error=False)])
+    with pytest.raises(InputError) as caught:
+        load_records(path)
+    error = caught.value
+    assert (error.line, error.field) == (2, "answer")
+    assert group in str(error) and "record 'q2'" in str(error)
+    assert error.hint is not None and f"write {meant}" in error.hint
+
+
+@pytest.mark.parametrize(
+    ("answer", "ids", "cited"),
+    [
+        ("It opened in 1932 [cite: e1].", ["e1", "e2"], ("e1",)),
+        ("It opened in 1932 [Cite:e1].", ["e1", "e2"], ("e1",)),
+        ("It opened in 1932 [sic] (see e1).", ["e1", "e2"], ()),
+        ("It opened in 1932 [3].", ["e1", "e2"], ()),  # no third snippet: a number, not a cite
+        ("It opened in 1932 [2].", ["1", "7"], ()),  # numeric ids: [2] names none of them
+    ],
+)
+def test_brackets_that_are_not_citations_are_read_as_text(
+    tmp_path: Path, answer: str, ids: list[str], cited: tuple[str, ...]
+) -> None:
+    evidence = [{"evidence_id": i, "text": "The bridge opened in 1932."} for i in ids]
+    record = _record(
+        answer=answer, gold_error=False, evidence=evidence, gold_answer="It opened in 1932."
+    )
+    record["gold_citations"] = []
+    loaded = load_records(_write(tmp_path, [record])).records[0]
+    assert answer_citations(loaded.answer or "", None, ids).ids == cited
+
+
+def test_windows_line_endings_and_a_byte_order_mark_load_the_same_records(tmp_path: Path) -> None:
+    records = [_record(), _record(id="q2", answer="It opened in 1932 [cite:e1].", gold_error=True)]
+    plain = _write(tmp_path, records)
+    windows = tmp_path / "windows.jsonl"
+    windows.write_bytes(b"\xef\xbb\xbf" + plain.read_bytes().replace(b"\n", b"\r\n"))
+    assert load_records(windows).records == load_records(plain).records
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "hint"),
+    [
+        ("data.json", json.dumps([_record()], indent=1), "one JSON array"),
+        ("data.jsonl", json.dumps(_record(), indent=2), "spreads over several lines"),
+        ("data.csv", "id,question,gold_answer\nq1,When?,In 1932.\n", "a table (CSV or TSV)"),
+        ("data.jsonl", "id\tquestion\tgold_answer\nq1\tWhen?\tIn 1932.\n", "a table"),
+    ],
+)
+def test_a_file_that_is_not_json_lines_says_what_it_looks_like(
+    tmp_path: Path, name: str, text: str, hint: str
+) -> None:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        load_records(path)
+    assert caught.value.line == 1 and "invalid JSON" in str(caught.value)
+    assert caught.value.hint is not None and hint in caught.value.hint
+    assert "one JSON object on a line of its own" in caught.value.hint

@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..errors import InputError, describe_problem
-from .citations import iter_marker_ids
+from .citations import iter_marker_ids, misspelt_markers
 from .jsonl import check_input_file, decode_line, iter_lines, parse_object_line
 from .records import GroundedQARecord
 
@@ -134,6 +134,15 @@ def check_references(record: GroundedQARecord, *, path: Path | str, line: int | 
         for cited in iter_marker_ids(text or ""):
             if cited not in known:
                 _unknown(cited, field, record, path, line)
+        for group, meant in misspelt_markers(text or "", [e.evidence_id for e in record.evidence]):
+            raise InputError(
+                f"{group!r} is not a citation marker (record {record.id!r}): only [cite:ID] "
+                "markers cite, so it would be read as plain text and its claim as uncited",
+                path=path,
+                line=line,
+                field=field,
+                hint=f"write {meant} (or list the ids in 'citations')",
+            )
 
 
 def _check_label_has_answer(record: GroundedQARecord, path: Path | str, line: int) -> None:
