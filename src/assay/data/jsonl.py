@@ -118,7 +118,12 @@ def parse_json_line(line: str, path: Path | str, number: int) -> Any:
             field=str(error),
         ) from None
     except json.JSONDecodeError as error:
-        raise InputError(f"invalid JSON ({json_problem(error)})", path=path, line=number) from None
+        raise InputError(
+            f"invalid JSON ({json_problem(error)})",
+            path=path,
+            line=number,
+            hint=_shape_hint(line, path, number),
+        ) from None
     except RecursionError:
         raise InputError(
             f"nested too deeply (more than {MAX_DEPTH} levels)", path=path, line=number
@@ -157,6 +162,27 @@ def check_parsed(
             line=number,
             field=where or None,
         )
+
+
+_ONE_OBJECT_PER_LINE = "assay reads JSON Lines: each record one JSON object on a line of its own"
+
+
+def _shape_hint(line: str, path: Path | str, number: int) -> str | None:
+    """What a file that is not JSON Lines most likely is, from its first bad line: one JSON
+    array, a pretty-printed object spread over lines, or a CSV/TSV table."""
+    text = line.strip()
+    if number == 1 and text.startswith("["):
+        return f"the file looks like one JSON array; {_ONE_OBJECT_PER_LINE}"
+    if text in ("{", "}", "},") or (text.startswith('"') and text.endswith((",", "{", "["))):
+        return f"a record spreads over several lines (pretty-printed JSON); {_ONE_OBJECT_PER_LINE}"
+    if number == 1 and (
+        Path(str(path)).suffix.lower() in (".csv", ".tsv") or not text.startswith("{")
+    ):
+        return (
+            f"the file looks like a table (CSV or TSV), not JSON; {_ONE_OBJECT_PER_LINE}, "
+            "its fields named as the docs list them"
+        )
+    return None
 
 
 def json_problem(error: json.JSONDecodeError) -> str:
