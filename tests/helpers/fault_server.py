@@ -130,6 +130,9 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         length = int(self.headers.get("content-length", 0))
         body = json.loads(self.rfile.read(length) or b"{}")
+        if not self.path.startswith("/v1/"):  # as OpenAI-compatible servers (FastAPI's body)
+            self._send(404, b'{"detail": "Not Found"}')
+            return
         behaviour = self.server.next_behaviour(body)
         if behaviour in _WRONG_SHAPES:
             self._send(200, json.dumps(_WRONG_SHAPES[behaviour]).encode())

@@ -224,3 +224,13 @@ def test_credentials_in_the_base_url_are_never_stored_or_printed() -> None:
     assert stored.model_dump()["base_url"] == "https://h.example/v1"
     assert "hunter2" not in stored.model_dump_json()
     assert "sk-abcdef" not in stored.model_dump_json()
+
+
+def test_a_base_url_without_v1_says_to_add_it() -> None:
+    with fault_server([OK]) as server:
+        root = server.base_url.removesuffix("/v1")
+        result = _ask(server, base_url=root)
+        assert isinstance(result, CallFailure) and result.kind is ErrorKind.NOT_FOUND
+        assert f"try --base-url {root}/v1" in result.message
+        assert len(server.requests) == 0  # refused by path: never reached the model
+        assert isinstance(_ask(server), Completion)  # under /v1 it answers

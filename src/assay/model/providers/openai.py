@@ -110,7 +110,7 @@ class OpenAIBackend(Backend):
         try:
             response = await self._create(messages, config)
         except _StatusError as error:
-            raise _status_error(error) from None
+            raise _status_error(error, self.base_url) from None
         except httpx.TimeoutException:
             raise BackendError(ErrorKind.TIMEOUT, f"request to {self.base_url} timed out") from None
         except httpx.TransportError as error:
@@ -374,9 +374,9 @@ def _error_message(response: httpx.Response) -> str:
     return _short(str(message if message is not None else body))
 
 
-def _status_error(error: _StatusError) -> BackendError:
+def _status_error(error: _StatusError, base_url: str) -> BackendError:
     status = error.status_code
-    detail = str(error)
+    detail = str(error) + _not_found_hint(status, base_url)
     kind = status_kind(status, detail)
     if kind is ErrorKind.AUTHENTICATION:
         # the server's own words may quote the key: they are left out
@@ -387,6 +387,18 @@ def _status_error(error: _StatusError) -> BackendError:
         )
     retry_after = _retry_after(error.response) if kind.retryable else None
     return BackendError(kind, f"HTTP {status}: {detail}", retry_after_s=retry_after)
+
+
+def _not_found_hint(status: int, base_url: str) -> str:
+    """A 404 from a base URL without ``/v1``: servers (llama.cpp's, vLLM, Ollama, OpenAI)
+    answer chat completions under ``/v1``, so the path is the likely cause, not the model."""
+    base = base_url.rstrip("/")
+    if status != 404 or base.endswith("/v1"):
+        return ""
+    return (
+        f" (no {base}/chat/completions: OpenAI-compatible servers serve it under /v1; "
+        f"try --base-url {base}/v1)"
+    )
 
 
 def status_kind(status: int, detail: str) -> ErrorKind:
