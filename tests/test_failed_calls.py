@@ -64,6 +64,9 @@ def test_bench_run_retries_failed_calls_on_the_next_run(tmp_path: Path) -> None:
         first = assay(tmp_path, *command)
         assert first.returncode == 1, first.stderr
         assert "3 example(s) with model calls that failed" in first.stderr
+        # why, once per cause, not per wrapper ("claim check failed (1 of 2)")
+        reason = "call failed: server_error after 1 attempt(s): HTTP 500: boom"
+        assert f"failure reasons: {reason} (3)" in first.stdout
         assert "assay bench run --data" in first.stderr
         summary = json.loads((out / "summary.json").read_text())
         assert summary["counts"]["examples_with_failed_calls"] == 3
@@ -127,6 +130,7 @@ def test_judge_run_exits_1_with_the_retry_command_then_retries(
         assert first.returncode == 1, first.stderr
         pairs = len(server.requests)
         assert f"{pairs} judge call(s) failed" in first.stderr
+        assert f"\n  server_error after 1 attempt(s): HTTP 500: boom ({pairs})\n" in first.stderr
         assert "assay judge run --questions" in first.stderr
 
         server.switch_to([OK])  # replies, though not valid evaluations: no failed call

@@ -187,16 +187,18 @@ def write_run_report(run_dir: Path, args: argparse.Namespace) -> None:
     print(f"report: {write_report(run_dir)}")
 
 
-def report_failed_calls(args: argparse.Namespace, failed: int, what: str) -> int:
-    """Exit 0, or print how many ``what`` failed and the command that retries them, exit 1."""
+def report_failed_calls(
+    args: argparse.Namespace, failed: int, what: str, reasons: dict[str, int] | None = None
+) -> int:
+    """Exit 0, or print how many ``what`` failed, why (``reasons``: count per reason, when
+    known) and the command that retries them, exit 1."""
     if failed == 0:
         return 0
     command = rerun_command(args)
-    print(
-        f"{failed} {what} failed after every retry (counted apart, never as a score); "
-        f"to retry them, run the same command again:\n  {command}",
-        file=sys.stderr,
-    )
+    why = "".join(f"\n  {reason} ({count})" for reason, count in (reasons or {}).items())
+    lead = f"{failed} {what} failed after every retry (counted apart, never as a score)"
+    lead += f":{why}\n" if why else "; "
+    print(f"{lead}to retry them, run the same command again:\n  {command}", file=sys.stderr)
     return EXIT_FAILED_CALLS
 
 

@@ -338,7 +338,9 @@ def _run(args: argparse.Namespace) -> int:
     waiting = finish_batch(args, f"{summary.deferred} pair(s) wait on batch answers")
     if waiting is not None:
         return waiting
-    return report_failed_calls(args, summary.call_failed, "judge call(s)")
+    return report_failed_calls(
+        args, summary.call_failed, "judge call(s)", summary.call_failure_reasons
+    )
 
 
 def _protocol(path: Path | None) -> Protocol:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import sys
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
@@ -107,6 +107,8 @@ class JudgeRunSummary(BaseModel):
     # sample x judge pairs whose model call failed after every retry in this session: left
     # unjudged (counted in ``invalid``), never cached, retried by the next run
     call_failed: int = 0
+    # why those calls failed (``connection after 4 attempt(s): cannot reach ...``), how often
+    call_failure_reasons: dict[str, int] = Field(default_factory=dict)
     # pairs whose call was written to a batch input file: not judged yet, not invalid
     deferred: int = 0
 
@@ -225,6 +227,7 @@ class _JudgeSession:
         self.done_valid = IdentitySet()
         self.done_invalid = IdentitySet()  # out of asks; a later valid attempt still counts
         self.failed_now = IdentitySet()  # the call failed in this session: retried next run
+        self.failure_reasons: Counter[str] = Counter()  # why, as the CLI prints it
         # what the archived attempts judged (pair and fingerprints, 8 bytes each), and the
         # pairs with an attempt archived before the fingerprints existed (not checked)
         self.judged = IdentitySet()
@@ -313,6 +316,10 @@ class _JudgeSession:
         attempts.append(_Attempt.of(record))
         if now and record.call_failure is not None:
             self.failed_now.add(pair)
+            failure = record.call_failure
+            self.failure_reasons[
+                f"{failure.kind} after {failure.attempts} attempt(s): {failure.message}"
+            ] += 1
             self.previous.pop(key)
             self.finished_now += 1
         elif sum(1 for a in attempts if not a.call_failed) >= self.config.max_attempts:
@@ -672,6 +679,7 @@ def _summary(
         model_calls=sum(j.usage.calls for j in session.judges)
         + sum(u.get("calls", 0) for u in session.remote_usage.values()),
         call_failed=len(session.failed_now),
+        call_failure_reasons=dict(session.failure_reasons.most_common()),
         deferred=session.deferred,
     )
 

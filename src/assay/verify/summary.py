@@ -18,6 +18,7 @@ generator's raw errors, which revision would otherwise hide.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
@@ -239,10 +240,25 @@ def first_failure(result: ResultRecord) -> str:
     return next((r for r in reasons if r), "a model call failed")
 
 
+_CALL_FAILED = "call failed: "
+# the parts of a reason that vary per example: the count of a claim-check wrapper
+# (``claim check failed (1 of 2): ``) and the reply quoted after a missing probability
+_COUNTED_WRAPPER = re.compile(r"^[\w ]+ failed \(\d+ of \d+\): ")
+_QUOTED_REPLY = re.compile(r"\s*\(replied .*\)$", re.DOTALL)
+
+
 def _reason_key(failure: str | None) -> str:
-    """Failure reasons grouped by their leading words (the details vary per example)."""
-    text = (failure or "unknown").split(":")[0].strip()
-    return text[:80] or "unknown"
+    """Failure reasons grouped by their cause, which says what to fix, without the details
+    that vary per example: a failed call by what failed (``not_found after 1 attempt(s): HTTP
+    404: ...``), a claim check by its own reason (``no probability: neither label token
+    ...``), anything else by its leading words."""
+    text = _COUNTED_WRAPPER.sub("", failure or "unknown")
+    if _CALL_FAILED in text:
+        text = _CALL_FAILED + text.rsplit(_CALL_FAILED, 1)[1].strip()
+        return text[:200]
+    if text.startswith("no probability: "):
+        return _QUOTED_REPLY.sub("", text)[:200]
+    return text.split(":")[0].strip()[:80] or "unknown"
 
 
 def build_summary(
