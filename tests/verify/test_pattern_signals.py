@@ -262,6 +262,8 @@ def test_compare_does_not_flag_runs_that_differ(
     section = _compare(runs, capsys)
     assert "No two runs give the same p_error on every shared record" in section
     assert "| lexical | learned |" not in section
+    # the note explains listed pairs; with none listed it would contradict the line above
+    assert "Two runs listed here" not in section
 
 
 def test_stub_answer_responders_read_the_answer_level_prompt() -> None:

@@ -435,10 +435,10 @@ def identical_section(
         "never reach it (e.g. `n` of a pattern whose verify-only verdict ignores it). Their "
         "rows in the tables above are equal by construction and compare nothing."
     )
-    if not rows:
+    if not rows:  # the note explains listed pairs: with none, it would contradict the line
         return (
             "## Identical by construction\n\nNo two runs give the same p_error on every "
-            "shared record.\n\n" + note
+            "shared record."
         )
     header = ["run A", "run B", "shared records", "same (deciding the verdicts)", "differ"]
     return "## Identical by construction\n\n" + _table(header, rows) + "\n\n" + note
