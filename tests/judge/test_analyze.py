@@ -13,10 +13,17 @@ from sklearn.metrics import cohen_kappa_score
 from assay.errors import RunError
 from assay.judge.analysis_types import AnalysisSettings
 from assay.judge.analyze import analyze_run, final_evaluations, summarize
-from assay.judge.archive import Archive, EvaluationRecord
-from assay.judge.protocol import DIMENSION_KEYS, DecodingSettings, Protocol, verdict_for
+from assay.judge.archive import Archive, EvaluationRecord, FailureInfo
+from assay.judge.findings import Check
+from assay.judge.protocol import (
+    DIMENSION_KEYS,
+    JUDGE_CALL_FAILED,
+    DecodingSettings,
+    Protocol,
+    verdict_for,
+)
 from assay.judge.run import protocol_state
-from assay.judge.validate import classify
+from assay.judge.validate import Classification, classify
 from assay.model import user
 
 from .helpers import META, OUTPUT_TEXT, dumps, valid_body
@@ -110,6 +117,36 @@ def test_counts_and_first_attempt_validity() -> None:
         "cross_judge": {"valid": 10, "work_items": 11},
         "self_judge": {"valid": 3, "work_items": 3},
     }
+
+
+def failed_call(judge: str, target: str, question: str, variant: str) -> EvaluationRecord:
+    """An attempt whose model call failed after every retry: no reply, JUDGE_CALL_FAILED."""
+    check = Check(name="model_call", passed=False, flag=JUDGE_CALL_FAILED, detail="down")
+    classification = Classification(
+        valid=False, flags=(JUDGE_CALL_FAILED,), checks=(check,), parse="none"
+    )
+    return record(judge, target, question, variant, None).model_copy(
+        update={
+            "flags": classification.flags,
+            "classification": classification,
+            "raw_reply": None,
+            "call_failure": FailureInfo(kind="connection", message="down", attempts=4),
+        }
+    )
+
+
+def test_a_failed_call_is_not_the_judges_first_attempt() -> None:
+    # the server went down under Q5's first call; the run after judged it validly at once
+    retried = [
+        failed_call("j1", "t", "Q5", "A"),
+        record("j1", "t", "Q5", "A", (2, 2, 2, 2), attempt=2),
+    ]
+    summary = summarize([*records(), *retried], FAST)
+    counts = summary.counts
+    assert (counts.first_attempts, counts.first_attempt_valid) == (15, 13)
+    rows = summary.invalid_rates
+    row = next(r for r in rows if r.judge_model == "j1" and r.prompt_variant == "A")
+    assert (row.first_attempt_n, row.first_attempt_invalid) == (5, 1)  # Q1-Q5; Q4 invalid
 
 
 def test_scores_use_valid_evaluations_only_and_keep_methods_apart() -> None:

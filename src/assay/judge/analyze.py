@@ -38,7 +38,7 @@ from .analysis_types import (
 from .archive import EvaluationRecord, read_protocol_state
 from .evalset import CoverageReport
 from .evaluations import Evaluation, as_evaluations, final_evaluations, load_evaluations
-from .protocol import DIMENSION_KEYS, MAX_OVERALL, SCORE_VALUES, VERDICTS
+from .protocol import DIMENSION_KEYS, JUDGE_CALL_FAILED, MAX_OVERALL, SCORE_VALUES, VERDICTS
 from .run import COVERAGE_FILE
 
 SUMMARY_FILE = "summary.json"
@@ -161,6 +161,20 @@ def _cell(r: Evaluation) -> tuple[str, ...]:
     return (r.method, r.judge_model, r.target_model, r.prompt_variant)
 
 
+def first_answered(records: Iterable[Evaluation]) -> list[Evaluation]:
+    """Each sample x judge pair's first attempt that reached the judge. A call that failed
+    (``JUDGE_CALL_FAILED``: the server down, a timeout) holds no reply, so it says nothing of
+    how often the judge answers validly at once; the attempt after it is the judge's first."""
+    firsts: dict[tuple[str, ...], Evaluation] = {}
+    for r in records:
+        if JUDGE_CALL_FAILED in r.flags:
+            continue
+        key = (*r.work_key, r.method)
+        if key not in firsts or r.attempt < firsts[key].attempt:
+            firsts[key] = r
+    return list(firsts.values())
+
+
 def _rate(part: int, whole: int) -> float:
     return part / whole if whole else math.nan
 
@@ -169,7 +183,7 @@ def _rate(part: int, whole: int) -> float:
 
 
 def _counts(records: Sequence[Evaluation], finals: Sequence[Evaluation]) -> Counts:
-    firsts = [r for r in records if r.attempt == 1]
+    firsts = first_answered(records)
     valid = sum(r.valid for r in finals)
     first_valid = sum(r.valid for r in firsts)
     by_method: dict[str, dict[str, int]] = {}
@@ -253,7 +267,7 @@ def variant_effect_rows(valid: Sequence[Evaluation], stats: _Stats) -> Iterable[
 def invalid_rows(
     records: Sequence[Evaluation], finals: Sequence[Evaluation]
 ) -> Iterable[InvalidRow]:
-    firsts = _group((r for r in records if r.attempt == 1), _cell)
+    firsts = _group(first_answered(records), _cell)
     for cell, group in _group(finals, _cell).items():
         invalid = [r for r in group if not r.valid]
         first = firsts.get(cell, [])
