@@ -131,6 +131,7 @@ def test_judge_run_exits_1_with_the_retry_command_then_retries(
         pairs = len(server.requests)
         assert f"{pairs} judge call(s) failed" in first.stderr
         assert f"\n  server_error after 1 attempt(s): HTTP 500: boom ({pairs})\n" in first.stderr
+        assert f"{pairs} invalid ({pairs} of them failed calls)" in first.stdout
         assert "assay judge run --questions" in first.stderr
 
         server.switch_to([OK])  # replies, though not valid evaluations: no failed call

@@ -329,10 +329,12 @@ def _run(args: argparse.Namespace) -> int:
     summary = _with_models(
         args, args.judge, lambda judges: run_judges(eval_set, judges, args.out, config)
     )
+    # a failed call is counted invalid (no reply) but is no judgment: the line says which
+    failed = f" ({summary.call_failed} of them failed calls)" if summary.call_failed else ""
     print(
         f"judged {summary.work_items} sample x judge pairs ({summary.already_finished} already "
         f"finished, {summary.attempts_made} attempts now, {summary.model_calls} model calls): "
-        f"{summary.valid} valid, {summary.invalid} invalid\n"
+        f"{summary.valid} valid, {summary.invalid} invalid{failed}\n"
         f"fingerprint {summary.fingerprint}; next: assay judge analyze {args.out}"
     )
     waiting = finish_batch(args, f"{summary.deferred} pair(s) wait on batch answers")
