@@ -199,3 +199,33 @@ def test_a_file_that_is_not_json_lines_says_what_it_looks_like(
     assert caught.value.line == 1 and "invalid JSON" in str(caught.value)
     assert caught.value.hint is not None and hint in caught.value.hint
     assert "one JSON object on a line of its own" in caught.value.hint
+
+
+@pytest.mark.parametrize(
+    ("changes", "dropped", "field", "says"),
+    [
+        # ragas: question, answer, contexts, ground_truth
+        ({"ground_truth": "In 1932."}, "gold_answer", "gold_answer", "found 'ground_truth'"),
+        # deepeval: input, actual_output, expected_output, retrieval_context
+        ({"input": "When?"}, "question", "question", "found 'input': rename it 'question'"),
+        ({"answer": "x", "label": "error"}, None, "label", "reads this as 'gold_error'"),
+        ({"contexts": ["The bridge opened in 1932."]}, None, "contexts", "as 'evidence'"),
+    ],
+)
+def test_another_tools_field_name_is_named_as_assay_reads_it(
+    tmp_path: Path, changes: dict[str, Any], dropped: str | None, field: str, says: str
+) -> None:
+    record = _record(**changes)
+    if dropped is not None:
+        del record[dropped]
+    with pytest.raises(InputError) as caught:
+        load_records(_write(tmp_path, [record]))
+    assert caught.value.field == field and says in str(caught.value)
+
+
+def test_an_evidence_item_with_id_for_evidence_id_says_to_rename_it(tmp_path: Path) -> None:
+    record = _record(evidence=[{"id": "e1", "text": "The bridge opened in 1932."}])
+    with pytest.raises(InputError) as caught:
+        load_records(_write(tmp_path, [record]))
+    assert caught.value.field == "evidence[0].evidence_id"
+    assert "found 'id': rename it 'evidence_id'" in str(caught.value)

@@ -193,11 +193,59 @@ def _field_path(loc: tuple[int | str, ...]) -> str:
     return out
 
 
+# Names other evaluation tools (ragas, deepeval, promptfoo, lm-evaluation-harness) and common
+# datasets give assay's fields: a record written for them names the field assay reads.
+_RECORD_FIELD_NAMES = {
+    "gold_answer": ("ground_truth", "ground_truths", "reference", "expected_output",
+                    "expected_answer", "reference_answer", "target", "gold"),
+    "evidence": ("contexts", "context", "retrieval_context", "retrieved_contexts", "passages",
+                 "documents", "docs", "sources"),
+    "answer": ("response", "actual_output", "output", "prediction", "generated_answer"),
+    "question": ("input", "query", "prompt", "user_input"),
+    "gold_error": ("label", "gold_label", "is_error", "error", "hallucination",
+                   "is_hallucinated"),
+}  # fmt: skip
+_EVIDENCE_FIELD_NAMES = {
+    "evidence_id": ("id", "doc_id", "passage_id", "source_id"),
+    "text": ("content", "passage", "page_content", "snippet"),
+}  # fmt: skip
+
+
+# what a renamed field must hold, where its old value may not (a label "error" or "hallucinated")
+_FIELD_VALUES = {"gold_error": ", a boolean: true = the answer has a grounding error"}
+
+
+def _assay_name(loc: tuple[int | str, ...]) -> str | None:
+    """The field assay reads where another tool's name ``loc[-1]`` was written."""
+    names = _RECORD_FIELD_NAMES if len(loc) == 1 else _EVIDENCE_FIELD_NAMES
+    return next((ours for ours, theirs in names.items() if loc[-1] in theirs), None)
+
+
+def _present_alias(loc: tuple[int | str, ...], raw: dict[str, Any]) -> str | None:
+    """Another tool's name for the missing field ``loc`` that its object holds instead."""
+    names = _RECORD_FIELD_NAMES if len(loc) == 1 else _EVIDENCE_FIELD_NAMES
+    parent: Any = raw
+    for part in loc[:-1]:  # the object the field is missing from (a record, an evidence item)
+        try:
+            parent = parent[part]
+        except (KeyError, IndexError, TypeError):
+            return None
+    if not isinstance(parent, dict):
+        return None
+    return next((name for name in names.get(str(loc[-1]), ()) if name in parent), None)
+
+
 def _describe(error: Any, raw: dict[str, Any]) -> str:
     kind = error["type"]
+    loc = tuple(error["loc"])
     if kind == "missing":
+        if (alias := _present_alias(loc, raw)) is not None:
+            return f"missing required field (found {alias!r}: rename it {loc[-1]!r})"
         return "missing required field"
     if kind == "extra_forbidden":
+        if (ours := _assay_name(loc)) is not None:
+            values = _FIELD_VALUES.get(ours, "")
+            return f"unknown field: assay reads this as {ours!r} (rename it{values})"
         return (
             "unknown field (check its spelling against the schema; fields of your own go "
             "in the 'meta' object)"
