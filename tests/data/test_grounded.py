@@ -229,3 +229,14 @@ def test_an_evidence_item_with_id_for_evidence_id_says_to_rename_it(tmp_path: Pa
         load_records(_write(tmp_path, [record]))
     assert caught.value.field == "evidence[0].evidence_id"
     assert "found 'id': rename it 'evidence_id'" in str(caught.value)
+
+
+@pytest.mark.parametrize("label", ["true", "yes", 1])
+def test_a_label_typed_as_text_or_number_says_to_write_a_json_boolean(
+    tmp_path: Path, label: object
+) -> None:
+    record = _record(answer="It opened in 1932 [cite:e1].", gold_error=label)
+    with pytest.raises(InputError) as caught:
+        load_records(_write(tmp_path, [record]))
+    assert caught.value.field == "gold_error"
+    assert f"{label!r}): write true or false, unquoted" in str(caught.value)

@@ -254,6 +254,8 @@ def _describe(error: Any, raw: dict[str, Any]) -> str:
         return "evidence is empty: a record needs at least one evidence snippet"
     got = error.get("input")
     got_text = "null" if got is None else type(got).__name__
+    if kind == "bool_type" and got is not None:  # "true", "yes", 1: a label typed as text
+        return f"{describe_problem(error)} (got {got_text} {got!r}): write true or false, unquoted"
     return f"{describe_problem(error)} (got {got_text})"
 
 
