@@ -245,7 +245,10 @@ def _describe(error: Any, raw: dict[str, Any]) -> str:
     if kind == "extra_forbidden":
         if (ours := _assay_name(loc)) is not None:
             values = _FIELD_VALUES.get(ours, "")
-            return f"unknown field: assay reads this as {ours!r} (rename it{values})"
+            return (
+                f"unknown field: assay reads this as {ours!r} (rename it{values}); a field "
+                "of your own goes in the 'meta' object"
+            )
         return (
             "unknown field (check its spelling against the schema; fields of your own go "
             "in the 'meta' object)"
