@@ -18,9 +18,10 @@ CITE_MARKER = re.compile(r"\[\s*cite\s*:\s*([^\[\]]*?)\s*\]", re.IGNORECASE)
 
 # Citations written in another syntax: ``[e1]``, ``[e1, e2]``, ``[source: e1]``, ``(cite:e1)``.
 # Read as plain text they would leave the answer citing nothing, so a loader refuses a group
-# whose every id names the record's evidence (``misspelt_markers``).
+# whose every id names the record's evidence (``misspelt_markers``). A bare number (``[2]``) is
+# never refused: footnote numbers are common in real answers and claims (WebGPT's answers,
+# Wikipedia sentences), where they cite nothing of the record's evidence.
 _BRACKETED = re.compile(r"\[\s*(?:[A-Za-z]+\s*:\s*)?([^\[\]]*?)\s*\]")
-_NUMBERED = re.compile(r"\[\s*(\d+(?:\s*,\s*\d+)*)\s*\]")
 _PARENTHESISED_CITE = re.compile(r"\(\s*cite\s*:\s*([^()]*?)\s*\)", re.IGNORECASE)
 
 
@@ -75,25 +76,17 @@ def iter_marker_ids(text: str) -> Iterator[str]:
 
 def misspelt_markers(text: str, evidence_ids: Sequence[str]) -> Iterator[tuple[str, str]]:
     """``(group, the marker it means)`` for each group of ``text`` outside the ``[cite:...]``
-    markers that names only the record's evidence ids in another syntax (``[e1]`` means
-    ``[cite:e1]``), or numbers the snippets where their ids are not numbers (``[1]``, the
-    first snippet, means ``[cite:<its id>]``)."""
+    markers that names only the record's evidence ids, not all of them numbers, in another
+    syntax (``[e1]`` means ``[cite:e1]``)."""
     if "[" not in text and "(" not in text:
         return
-    order = list(evidence_ids)  # record order: ``[1]`` is the first snippet
-    known = set(order)
+    known = set(evidence_ids)
     plain = CITE_MARKER.sub(" ", text)
     for pattern in (_BRACKETED, _PARENTHESISED_CITE):
         for match in pattern.finditer(plain):
             ids = [part.strip() for part in match.group(1).split(",")]
-            if all(ids) and all(i in known for i in ids):
+            if all(i in known for i in ids) and not all(i.isdigit() for i in ids):
                 yield match.group(0), format_marker(ids)
-    if any(i.isdigit() for i in order):
-        return  # numeric ids: ``[2]`` names one of them or is text, never a position
-    for match in _NUMBERED.finditer(plain):
-        positions = [int(part) for part in match.group(1).split(",")]
-        if all(1 <= n <= len(order) for n in positions):  # [1] = the first snippet, as usual
-            yield match.group(0), format_marker([order[n - 1] for n in positions])
 
 
 def strip_citations(text: str) -> str:
