@@ -372,3 +372,10 @@ def test_question_index_refuses_a_file_changed_under_it(tmp_path: Path) -> None:
     path.write_text("\n".join(reversed(lines)) + "\n")
     with pytest.raises(InputError, match="changed"):
         index.variant("Q1", "A")
+
+
+def test_coverage_line_counts_one_target_model_in_the_singular(tmp_path: Path) -> None:
+    questions = load_questions(write_questions(tmp_path / "q.jsonl"))
+    manifest = write_manifest(tmp_path / "m.jsonl", ["t1"])
+    line = build_eval_set(questions, load_outputs(manifest)).coverage.describe()
+    assert ", 1 target model -> 4 expected" in line

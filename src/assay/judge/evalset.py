@@ -84,8 +84,9 @@ class CoverageReport(BaseModel):
 
     def describe(self, limit: int = 20) -> str:
         head = (
-            f"evaluation set: {self.questions} questions, {self.variants} question x variant "
-            f"cells, {len(self.target_models)} target models -> {self.expected} expected, "
+            f"evaluation set: {_counted(self.questions, 'question')}, "
+            f"{_counted(self.variants, 'question x variant cell')}, "
+            f"{_counted(len(self.target_models), 'target model')} -> {self.expected} expected, "
             f"{self.aligned} aligned; missing {self.count('missing')}, duplicated "
             f"{self.count('duplicated')}, unexpected {self.count('unexpected')}"
         )
@@ -358,3 +359,8 @@ def _sample(questions: QuestionLookup, output: TargetOutput) -> Sample:
         meta={**(question.meta or {}), **(output.meta or {})} or None,
         source=output.source,
     )
+
+
+def _counted(count: int, noun: str) -> str:
+    """``1 target model``, ``2 target models``."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
