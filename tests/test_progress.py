@@ -25,6 +25,17 @@ def test_status_line_counts_done_failed_and_eta() -> None:
     assert lines[-1].startswith("judge: 4/10 (40%)") and "ETA " in lines[-1]
 
 
+def test_items_waiting_on_batch_answers_are_counted_apart() -> None:
+    stream = io.StringIO()
+    progress = Progress(4, "bench entailment", stream=stream, interval_s=0.0)
+    progress.update(1)
+    progress.update(3, waiting=3)
+    progress.close()
+    last = stream.getvalue().splitlines()[-1]
+    assert last.startswith("bench entailment: 4/4 (100%)")
+    assert last.endswith("failed 0, waiting on batch answers 3")
+
+
 def test_no_lines_when_progress_is_off() -> None:
     stream = io.StringIO()
     with Progress(5, "x", show=False, stream=stream, interval_s=0.0) as progress:

@@ -2,7 +2,8 @@
 
 Long runs are usually logged to a file (``assay bench run ... 2> run.log``), where a bar that
 redraws itself shows nothing useful. When stderr is not a terminal, :class:`Progress` prints one
-plain line every ``interval_s`` seconds instead: done/total, rate, ETA and failures.
+plain line every ``interval_s`` seconds instead: done/total, rate, ETA and failures (and, in a
+batch session, how many items wait on batch answers: taken up, not finished).
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from typing import Any, TextIO
 
 
 class Progress:
-    """Counts finished and failed items; shows them as a bar or as periodic log lines."""
+    """Counts finished, failed and waiting items; shows them as a bar or as periodic log
+    lines."""
 
     def __init__(
         self,
@@ -29,6 +31,7 @@ class Progress:
         self.description = description
         self.done = 0
         self.failed = 0
+        self.waiting = 0  # taken up, but waiting on answers written to a batch file
         self._stream = stream if stream is not None else sys.stderr
         self._interval_s = interval_s
         self._unit = unit
@@ -49,13 +52,14 @@ class Progress:
             smoothing=0.1,
         )
 
-    def update(self, n: int = 1, *, failed: int = 0) -> None:
+    def update(self, n: int = 1, *, failed: int = 0, waiting: int = 0) -> None:
         self.done += n
         self.failed += failed
+        self.waiting += waiting
         if self._bar is not None:
             self._bar.update(n)
-            if failed:
-                self._bar.set_postfix(failed=self.failed, refresh=False)
+            if failed or waiting:
+                self._bar.set_postfix(self._counts(), refresh=False)
             return
         now = time.monotonic()
         if self._log and now - self._last_line >= self._interval_s:
@@ -68,10 +72,18 @@ class Progress:
         left = self.total - self.done
         eta = _duration(left / rate) if rate > 0 else "?"
         percent = 100.0 * self.done / self.total if self.total else 100.0
+        waiting = f", waiting on batch answers {self.waiting}" if self.waiting else ""
         return (
             f"{self.description}: {self.done}/{self.total} ({percent:.0f}%), "
-            f"{rate:.2f} {self._unit}/s, ETA {eta}, failed {self.failed}"
+            f"{rate:.2f} {self._unit}/s, ETA {eta}, failed {self.failed}{waiting}"
         )
+
+    def _counts(self) -> dict[str, int]:
+        """The bar's postfix: failures, and items waiting on batch answers when there are."""
+        counts = {"failed": self.failed} if self.failed else {}
+        if self.waiting:
+            counts["waiting"] = self.waiting
+        return counts
 
     def _print_line(self, now: float) -> None:
         print(self.status_line(now), file=self._stream, flush=True)

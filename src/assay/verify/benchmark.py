@@ -631,7 +631,7 @@ async def _run_pending(
                 record_id, result = outcome
                 if result is None:  # waits on a batch file: written when its answers are in
                     deferred.append(record_id)
-                    bar.update(1)
+                    bar.update(1, waiting=1)
                     return
                 writer.append(result)
                 bar.update(1, failed=int(result.failure is not None or not result.complete))
