@@ -31,6 +31,25 @@ def test_run_prints_where_and_what(tmp_path: Path, capsys: pytest.CaptureFixture
     assert (tmp_path / "run" / "summary.json").is_file()
 
 
+def test_an_error_type_that_contradicts_gold_error_is_named_in_one_note(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    records = verify_only_records(4)
+    records[1] |= {"gold_error": False, "error_type": "contradiction"}
+    records[2] |= {"gold_error": False, "error_type": "Wrong citation"}
+    records[3] |= {"gold_error": False, "error_type": "supported"}  # says no error: no note
+    del records[0]["gold_error"]
+    records[0]["error_type"] = "unsupported"
+    data = write_jsonl(tmp_path / "data.jsonl", records)
+    assert _run(data, tmp_path / "run", "entailment") == 0
+    notes = [line for line in capsys.readouterr().err.splitlines() if line.startswith("note:")]
+    assert notes == [
+        f"note: {data}:1: record 'v0': error_type is 'unsupported' but gold_error is missing "
+        "(scored as unlabelled) (and 2 more record(s) like it); set gold_error to true for an "
+        "answer with an error, or drop error_type"
+    ]
+
+
 def test_underscore_and_dash_spellings_are_the_same_options(tmp_path: Path) -> None:
     data = write_jsonl(tmp_path / "data.jsonl", generate_records(4))
     args = ["bench", "run", "--data", str(data), "--pattern", "best_of_n", *STUB]

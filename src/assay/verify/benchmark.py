@@ -71,6 +71,7 @@ from .results import (
     ResultRecord,
     dataset_label,
     iter_results,
+    label_conflict,
     make_result,
     record_fingerprint,
     result_index,
@@ -264,6 +265,9 @@ class _Plan:
     # and their ids (their earlier lines, failed ones, are superseded by this run's)
     todo_lines: array[int] = field(default_factory=lambda: array("L"))
     todo_ids: frozenset[str] = frozenset()
+    # records whose error_type contradicts gold_error: how many, and the first one's place
+    label_conflicts: int = 0
+    first_label_conflict: str = ""
 
 
 def run_benchmark(
@@ -313,6 +317,8 @@ def _run_locked(
         calibration, config.out_dir, replace=False, scorer=config.scorer()
     )
     models = _open_models(config, backends or {}, plan.generates) if todo else {}
+    if plan.label_conflicts:
+        print(f"note: {_label_conflict_note(plan)}", file=sys.stderr)
     if plan.generates and config.n == 1 and (note := ONE_SAMPLE_NOTES.get(config.pattern)):
         print(f"note: {note}", file=sys.stderr)
     if adopt and calibration is not None:  # the first write: every check has passed
@@ -398,6 +404,16 @@ def _check_protocol(config: BenchmarkConfig) -> tuple[str, RunLog | None]:
 
 # What --n 1 leaves of each pattern in generate mode. The run is made (a one-sample run is the
 # baseline the pattern's N is measured against), but said, so it is not read as the pattern.
+def _label_conflict_note(plan: _Plan) -> str:
+    """One line on the records whose error_type contradicts their gold_error."""
+    others = plan.label_conflicts - 1
+    more = f" (and {others} more record(s) like it)" if others else ""
+    return (
+        f"{plan.first_label_conflict}{more}; set gold_error to true for an answer with an "
+        "error, or drop error_type"
+    )
+
+
 ONE_SAMPLE_NOTES: dict[str, str] = {
     "best_of_n": "--n 1: best_of_n verifies one generated answer per record, with nothing to "
     "rerank; --n 2 or more measures the selection",
@@ -513,6 +529,7 @@ def _plan(
     left_out = 0
     todo_lines: array[int] = array("L")
     todo_ids: set[str] = set()
+    conflicts: list[str] = []
     keep_lines = config.executor == "ray"
     records = iter_numbered_records(config.data, skip_invalid=config.skip_invalid, skipped=skipped)
     for index, (number, record) in enumerate(records):  # the whole file is validated
@@ -523,6 +540,8 @@ def _plan(
             left_out += 1
             continue
         selected += 1
+        if conflict := label_conflict(record.gold_error, record.error_type):
+            conflicts.append(f"{config.data}:{number}: record {record.id!r}: {conflict}")
         already += record.id in done
         generates = generates or (record.answer is None and record.id not in done)
         if keep_lines and record.id not in done:
@@ -538,6 +557,8 @@ def _plan(
         left_out=left_out,
         todo_lines=todo_lines,
         todo_ids=frozenset(todo_ids),
+        label_conflicts=len(conflicts),
+        first_label_conflict=conflicts[0] if conflicts else "",
     )
 
 

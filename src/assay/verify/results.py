@@ -147,6 +147,24 @@ def failure_bucket(error: bool | None, error_type: str | None) -> ErrorBucket | 
     return "other"
 
 
+# error_type values that name no error (a grounded record may say so in its own words)
+_NO_ERROR = frozenset({"", "grounded", "none", "no_error", "correct", "faithful"})
+
+
+def label_conflict(error: bool | None, error_type: str | None) -> str | None:
+    """How a record's ``error_type`` contradicts its ``gold_error``, or ``None``: an error type
+    on an answer labelled grounded is scored as grounded, and one on an unlabelled answer is
+    not scored as a label at all; either way the file likely meant something else."""
+    if error is True or error_type is None:
+        return None
+    key = error_type.strip().lower().replace(" ", "_").replace("-", "_")
+    if _BUCKET_SYNONYMS.get(key, key) in _NO_ERROR:
+        return None
+    if error is False:
+        return f"gold_error is false but error_type is {error_type!r} (scored as grounded)"
+    return f"error_type is {error_type!r} but gold_error is missing (scored as unlabelled)"
+
+
 def dataset_label(record: GroundedQARecord, *, injected: bool = False) -> GoldLabel:
     """The record's own label: ``injected`` when told so, or when the record has the shape
     ``assay perturb`` writes (id ``<source id>::<bucket>`` with ``error_type`` that bucket)."""
