@@ -45,6 +45,15 @@ def whole_record(raw: bytes | str) -> bool:
         return False
 
 
+def complete_line(raw: bytes | str) -> bool:
+    """Whether an append-only file's line is one readers take: it ends in its newline, or it
+    is the last line and holds a whole record (:func:`whole_record`); a line a crash cut
+    short is left out (the rerun redoes its work)."""
+    if isinstance(raw, bytes):
+        return raw.endswith(b"\n") or whole_record(raw)
+    return raw.endswith("\n") or whole_record(raw)
+
+
 def check_input_file(path: Path, *, hint: str | None = None) -> None:
     """A clear error for a path that is not a readable file."""
     if path.is_dir():

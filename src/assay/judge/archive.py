@@ -29,7 +29,7 @@ from pydantic_core import PydanticSerializationError
 from ..data.questions import model_dir_name
 from ..errors import RunError, shown
 from ..json_safe import load_model, model_json
-from ..model import ChatMessage
+from ..model import ChatMessage, describe_failure
 from ..runs import fingerprint, inside, read_state_file, safe_filename, utc_now, write_atomic
 from ..runs.id_set import IdentitySet
 from .archive_shards import (
@@ -129,6 +129,10 @@ class FailureInfo(BaseModel):
     kind: str
     message: str
     attempts: int
+
+    def describe(self) -> str:
+        """The failure in the words of :meth:`assay.model.CallFailure.describe`."""
+        return describe_failure(self.kind, self.attempts, self.message)
 
 
 class EvaluationRecord(BaseModel):

@@ -30,7 +30,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ..data.jsonl import whole_record
+from ..data.jsonl import complete_line
 from ..runs import atomic_temp, inside, repair_partial_tail
 from ..runs.id_set import IdentitySet
 
@@ -338,7 +338,7 @@ def _complete_lines(path: Path) -> Iterator[str]:
         return
     with path.open("r", encoding="utf-8", errors="surrogateescape", newline="\n") as handle:
         for line in handle:
-            if line.endswith("\n") or whole_record(line):
+            if complete_line(line):
                 yield line
 
 

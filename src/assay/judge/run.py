@@ -316,10 +316,7 @@ class _JudgeSession:
         attempts.append(_Attempt.of(record))
         if now and record.call_failure is not None:
             self.failed_now.add(pair)
-            failure = record.call_failure
-            self.failure_reasons[
-                f"{failure.kind} after {failure.attempts} attempt(s): {failure.message}"
-            ] += 1
+            self.failure_reasons[record.call_failure.describe()] += 1
             self.previous.pop(key)
             self.finished_now += 1
         elif sum(1 for a in attempts if not a.call_failed) >= self.config.max_attempts:

@@ -192,13 +192,13 @@ def requested_ids(paths: Sequence[Path]) -> set[str]:
     UTF-8, not a JSON object, no ``custom_id``) is one error naming its file and line. A last
     line a session killed mid-write cut short is left out: it asked nothing (the rerun writes
     that request again); a whole one that lacks only its newline is a request."""
-    from ..data.jsonl import decode_line, iter_lines, json_problem, whole_record
+    from ..data.jsonl import complete_line, decode_line, iter_lines, json_problem
 
     hint = "restore the file as the run wrote it, or move it out of the batch directory"
     ids: set[str] = set()
     for path in paths:
         for number, raw in iter_lines(path):
-            if not raw.strip() or not (raw.endswith(b"\n") or whole_record(raw)):
+            if not raw.strip() or not complete_line(raw):
                 continue
             try:
                 line = json.loads(decode_line(raw, path, number))

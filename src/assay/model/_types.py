@@ -187,7 +187,13 @@ class CallFailure(BaseModel):
         return False
 
     def describe(self) -> str:
-        return f"{self.kind.value} after {self.attempts} attempt(s): {self.message}"
+        return describe_failure(self.kind.value, self.attempts, self.message)
+
+
+def describe_failure(kind: str, attempts: int, message: str) -> str:
+    """A failed call in words, as every printout and summary gives it (also for an archived
+    failure, which keeps the kind as text): ``timeout after 4 attempt(s): ...``."""
+    return f"{kind} after {attempts} attempt(s): {message}"
 
 
 ModelResult = Completion | CallFailure

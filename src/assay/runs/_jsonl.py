@@ -11,7 +11,7 @@ from typing import Any, BinaryIO
 
 from pydantic import BaseModel
 
-from ..data.jsonl import json_problem, whole_record
+from ..data.jsonl import complete_line, json_problem, whole_record
 from ..errors import InputError
 from ..json_safe import model_json
 
@@ -28,15 +28,24 @@ def repair_partial_tail(path: Path) -> int:
     if size == 0:
         return 0
     with path.open("rb+") as handle:
-        start = _last_line_start(handle, size)
-        if start == size:
+        tail = _tail_without_newline(handle, size)
+        if tail is None:
             return 0
-        handle.seek(start)
-        if whole_record(handle.read()):
-            handle.write(b"\n")
+        start, line = tail
+        if whole_record(line):
+            handle.write(b"\n")  # the read left the position at the end
             return 0
         handle.truncate(start)
         return size - start
+
+
+def _tail_without_newline(handle: BinaryIO, size: int) -> tuple[int, bytes] | None:
+    """Where the file's last line starts and its bytes, when it lacks its newline."""
+    start = _last_line_start(handle, size)
+    if start == size:
+        return None
+    handle.seek(start)
+    return start, handle.read()
 
 
 def _last_line_start(handle: BinaryIO, size: int) -> int:
@@ -107,7 +116,7 @@ def read_numbered_lines(path: Path) -> Iterator[tuple[int, str]]:
         raise InputError("is a directory, not a file", path=path)
     with path.open("rb") as handle:
         for number, raw in enumerate(handle, start=1):
-            if not raw.strip() or not (raw.endswith(b"\n") or whole_record(raw)):
+            if not raw.strip() or not complete_line(raw):
                 continue
             try:
                 yield number, raw.removesuffix(b"\n").decode("utf-8")
@@ -120,15 +129,12 @@ def read_numbered_lines(path: Path) -> Iterator[tuple[int, str]]:
 def partial_tail(path: Path) -> bool:
     """Whether the file ends in a line a crash cut short (what readers leave out); a whole
     record without its newline is not one."""
-    if not path.is_file() or path.stat().st_size == 0:
+    size = path.stat().st_size if path.is_file() else 0
+    if size == 0:
         return False
     with path.open("rb") as handle:
-        size = path.stat().st_size
-        start = _last_line_start(handle, size)
-        if start == size:
-            return False
-        handle.seek(start)
-        return not whole_record(handle.read())
+        tail = _tail_without_newline(handle, size)
+    return tail is not None and not whole_record(tail[1])
 
 
 class JsonlWriter:

@@ -50,53 +50,57 @@ class Task:
     output: str  # what the two outputs are, for the report
     skip_no_evidence: str
     skip_same: str
+    # ids: a prefix and the fields their hash is taken from; QA keeps its question-only ids,
+    # which predate the other tasks
+    id_prefix: str
+    id_fields: tuple[str, ...]
 
     def id_key(self, reader: RowReader) -> str:
-        """The content an id is hashed from: QA keeps its question-only ids; a dialogue is its
-        history with its knowledge, a summary its document."""
-        if self.name == "qa":
-            return reader.text("question").strip()
-        parts = [reader.text(self.evidence)]
-        if self.context is not None:
-            parts.append(reader.text(self.context))
-        return "\n".join(part.strip() for part in parts)
+        """The content an id is hashed from."""
+        return "\n".join(reader.text(name).strip() for name in self.id_fields)
 
 
 QA = Task(
-    "qa",
-    "hotpotqa",
-    "knowledge",
-    "question",
-    "right_answer",
-    "hallucinated_answer",
-    "questions",
-    "answers",
+    name="qa",
+    source="hotpotqa",
+    evidence="knowledge",
+    context="question",
+    right="right_answer",
+    hallucinated="hallucinated_answer",
+    unit="questions",
+    output="answers",
     skip_no_evidence="question without knowledge text",
     skip_same="right and hallucinated answers identical",
+    id_prefix=DATASET,
+    id_fields=("question",),
 )
 DIALOGUE = Task(
-    "dialogue",
-    "opendialkg",
-    "knowledge",
-    "dialogue_history",
-    "right_response",
-    "hallucinated_response",
-    "dialogues",
-    "responses",
+    name="dialogue",
+    source="opendialkg",
+    evidence="knowledge",
+    context="dialogue_history",
+    right="right_response",
+    hallucinated="hallucinated_response",
+    unit="dialogues",
+    output="responses",
     skip_no_evidence="dialogue without knowledge text",
     skip_same="right and hallucinated responses identical",
+    id_prefix=f"{DATASET}-dialogue",
+    id_fields=("knowledge", "dialogue_history"),
 )
 SUMMARIZATION = Task(
-    "summarization",
-    "cnndm",
-    "document",
-    None,
-    "right_summary",
-    "hallucinated_summary",
-    "documents",
-    "summaries",
+    name="summarization",
+    source="cnndm",
+    evidence="document",
+    context=None,
+    right="right_summary",
+    hallucinated="hallucinated_summary",
+    unit="documents",
+    output="summaries",
     skip_no_evidence="empty document",
     skip_same="right and hallucinated summaries identical",
+    id_prefix=f"{DATASET}-summarization",
+    id_fields=("document",),
 )
 TASKS = (QA, DIALOGUE, SUMMARIZATION)
 
@@ -152,8 +156,7 @@ def _row_records(reader: RowReader, task: Task, tally: Tally) -> list[GroundedQA
         tally.skip(task.skip_same)
         tally.skip(task.skip_same)
         return []
-    prefix = DATASET if task is QA else f"{DATASET}-{task.name}"  # QA ids predate the others
-    key = stable_key(task.id_key(reader))
+    prefix, key = task.id_prefix, stable_key(task.id_key(reader))
     base = GroundedQARecord(
         id=f"{prefix}-{key}",
         question=question,
