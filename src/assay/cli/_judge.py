@@ -283,9 +283,11 @@ def _generate(args: argparse.Namespace) -> int:
     summary = _with_models(
         args, args.model, lambda models: generate_outputs(questions, models, args.out, settings)
     )
+    waits = f", {summary.deferred} waiting on batch answers" if summary.deferred else ""
     print(
         f"generated {summary.written} outputs ({summary.already_done} already there, "
-        f"{summary.failed} failed calls) of {summary.expected} -> {args.out / 'manifest.jsonl'}"
+        f"{summary.failed} failed calls{waits}) of {summary.expected} -> "
+        f"{args.out / 'manifest.jsonl'}"
     )
     waiting = finish_batch(args, f"{summary.deferred} output(s) wait on batch answers")
     if waiting is not None:
@@ -331,11 +333,16 @@ def _run(args: argparse.Namespace) -> int:
     )
     # a failed call is counted invalid (no reply) but is no judgment: the line says which
     failed = f" ({summary.call_failed} of them failed calls)" if summary.call_failed else ""
+    # pairs whose calls wait in a batch file are neither judged nor invalid: counted apart, and
+    # the next step is the batch (printed below), not the analysis
+    waits = f", {summary.deferred} waiting on batch answers" if summary.deferred else ""
+    verb = "" if summary.deferred else "judged "
+    next_step = "" if summary.deferred else f"; next: assay judge analyze {args.out}"
     print(
-        f"judged {summary.work_items} sample x judge pairs ({summary.already_finished} already "
-        f"finished, {summary.attempts_made} attempts now, {summary.model_calls} model calls): "
-        f"{summary.valid} valid, {summary.invalid} invalid{failed}\n"
-        f"fingerprint {summary.fingerprint}; next: assay judge analyze {args.out}"
+        f"{verb}{summary.work_items} sample x judge pairs ({summary.already_finished} already "
+        f"finished, {summary.attempts_made} attempts now, {summary.model_calls} model calls"
+        f"{waits}): {summary.valid} valid, {summary.invalid} invalid{failed}\n"
+        f"fingerprint {summary.fingerprint}{next_step}"
     )
     waiting = finish_batch(args, f"{summary.deferred} pair(s) wait on batch answers")
     if waiting is not None:

@@ -191,6 +191,7 @@ async def _generate_locked(
                 concurrency=settings.concurrency,
                 description="generate",
                 is_failure=_call_failed,
+                is_waiting=_waits_on_batch,
             )
     except BaseException:
         logger.finish("cancelled", finished_count=len(done) + counts["written"])
@@ -205,6 +206,12 @@ async def _generate_locked(
     return GenerateSummary(
         out_dir=str(out_dir), expected=expected, already_done=len(done), **counts
     )
+
+
+def _waits_on_batch(result: tuple[_Job, ModelResult]) -> bool:
+    """Whether the call was written to a batch input file (counted apart in the progress
+    line, as waiting on batch answers)."""
+    return is_deferred(result[1])
 
 
 def _call_failed(result: tuple[_Job, ModelResult]) -> bool:

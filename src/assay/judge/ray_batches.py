@@ -82,7 +82,7 @@ def run_batch(batch: Batch) -> dict[str, Any]:
 
 
 async def _run_batch(batch: Batch) -> dict[str, Any]:
-    from .run import JudgeRunConfig, _Attempt, _JudgeSession, _Work
+    from .run import JudgeRunConfig, PairOutcome, _Attempt, _JudgeSession, _Work
     from .stub_replies import RESPONDERS
 
     config = JudgeRunConfig.model_validate_json(batch[0])
@@ -100,10 +100,10 @@ async def _run_batch(batch: Batch) -> dict[str, Any]:
         attempts = [_Attempt(n, v, f, raw, tuple(p)) for n, v, f, raw, p in pair["attempts"]]
         if attempts:
             session.previous[session.key_of(work)] = attempts
-    failed: list[bool] = []  # per pair: its call failed after every retry
+    outcomes: list[PairOutcome] = []
     try:
         await run_all(
-            works, session.judge, failed.append, concurrency=config.concurrency, progress=False
+            works, session.judge, outcomes.append, concurrency=config.concurrency, progress=False
         )
     finally:
         for judge in judges:
@@ -111,7 +111,7 @@ async def _run_batch(batch: Batch) -> dict[str, Any]:
     return {
         "records": [model_json(record) for record in records],
         "pairs": len(batch[4]),
-        "failed": sum(failed),
+        "failed": outcomes.count("failed"),
         "usage": {judge.name: judge.usage.summary() for judge in judges},
         "reported": {name: sorted(models) for name, models in session.reported_models.items()},
         "exact_refused": session.exact_refused,

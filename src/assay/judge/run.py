@@ -124,6 +124,11 @@ class DecodingPlan(BaseModel):
     note: str | None = None
 
 
+# how one sample x judge pair ended in this session: archived, its call failed after every
+# retry, or its call was written to a batch input file and waits for the answer
+PairOutcome = Literal["judged", "failed", "waiting"]
+
+
 class _Work(NamedTuple):
     """One sample x judge pair (a tuple: a run holds one per pair)."""
 
@@ -278,16 +283,16 @@ class _JudgeSession:
         for attempts in self.previous.values():
             attempts.sort(key=lambda a: a.number)
 
-    async def judge(self, work: _Work) -> bool:
-        """Ask until the pair is finished; True when its call failed after every retry (the
-        progress line counts those as failed)."""
+    async def judge(self, work: _Work) -> PairOutcome:
+        """Ask until the pair is finished, or its call waits in a batch file; "failed" when
+        its call failed after every retry (the progress line counts both apart)."""
         while not self.finished(work):
             record = await self._attempt(work, len(self.attempts_of(work)) + 1)
             if record is None:  # the call waits in a batch file: nothing to archive yet
                 self.deferred += 1
-                return False
+                return "waiting"
             self.keep(record)
-        return pair_id(self.key_of(work)) in self.failed_now
+        return "failed" if pair_id(self.key_of(work)) in self.failed_now else "judged"
 
     def keep(self, record: EvaluationRecord) -> None:
         """Hand a finished attempt to the sink and count it."""
@@ -589,7 +594,8 @@ async def _run_session(
                 concurrency=config.concurrency,
                 description="judge",
                 total=plan.total - plan.already,
-                is_failure=bool,
+                is_failure=lambda outcome: outcome == "failed",
+                is_waiting=lambda outcome: outcome == "waiting",
             )
     except BaseException as error:
         status: RunStatus = "error" if isinstance(error, Exception) else "cancelled"

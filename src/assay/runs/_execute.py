@@ -21,6 +21,7 @@ async def run_all(
     description: str = "working",
     progress: bool | None = None,
     is_failure: Callable[[R], bool] | None = None,
+    is_waiting: Callable[[R], bool] | None = None,
     total: int | None = None,
 ) -> int:
     """Run ``worker`` over ``items``, at most ``concurrency`` at once.
@@ -30,7 +31,9 @@ async def run_all(
     (``total`` then sizes the progress display). ``on_result`` is called in completion order
     as soon as each job ends, which is where callers append to their results file: a Ctrl-C
     then loses only jobs still in flight. ``is_failure`` tells which results count as failed
-    in the progress display. The first exception stops every puller and propagates.
+    in the progress display, ``is_waiting`` which wait on answers written to a batch file
+    (taken up, not finished: counted apart, so 100% does not read as all done). The first
+    exception stops every puller and propagates.
     Returns the number of finished jobs.
     """
     size = len(items) if isinstance(items, Sized) else total
@@ -46,7 +49,11 @@ async def run_all(
             result = await worker(item)
             on_result(result)
             finished += 1
-            bar.update(1, failed=int(is_failure is not None and is_failure(result)))
+            bar.update(
+                1,
+                failed=int(is_failure is not None and is_failure(result)),
+                waiting=int(is_waiting is not None and is_waiting(result)),
+            )
 
     pullers = [asyncio.ensure_future(pull()) for _ in range(max(1, concurrency))]
     try:
