@@ -72,6 +72,10 @@ def test_bench_run_retries_failed_calls_on_the_next_run(tmp_path: Path) -> None:
         assert summary["counts"]["examples_with_failed_calls"] == 3
         assert summary["counts"]["scored"] == 0 and summary["counts"]["verifier_failures"] == 0
         assert summary["counts"]["failure_reasons"]
+        # the report says why as well, in the same words
+        assert assay(tmp_path, "report", out).returncode == 0
+        page = (out / "report.html").read_text(encoding="utf-8")
+        assert f"failure reasons: {reason} (3)" in page
         calls_failed = len(server.requests)
         assert calls_failed > 0
 

@@ -302,6 +302,8 @@ def run_command(args: argparse.Namespace) -> int:
 
 def headline(summary: Any) -> str:
     """Three lines: counts, detection, cost; with failures, a line of their reasons between."""
+    from ..verify.summary import failure_reasons_line
+
     counts = summary.counts
     lines = [
         f"scored {counts['scored']}/{counts['results']}, verifier failures "
@@ -309,9 +311,8 @@ def headline(summary: Any) -> str:
         f"{counts.get('examples_with_failed_calls', 0)}, labelled and scored "
         f"{counts['used_for_detection']}"
     ]
-    if reasons := counts.get("failure_reasons"):
-        listed = "; ".join(f"{reason} ({n})" for reason, n in reasons.items())
-        lines.append(f"failure reasons: {listed}")
+    if (reasons := failure_reasons_line(counts)) is not None:
+        lines.append(reasons)
     if summary.detection is not None:
         lines.append("detection (positive = grounding error): " + _metrics_line(summary.detection))
     else:

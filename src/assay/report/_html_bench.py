@@ -9,6 +9,7 @@ from typing import Any
 
 from ..json_safe import load_model
 from ..verify.results import RESULTS_FILE, ResultRecord, iter_numbered_results, result_lines
+from ..verify.summary import failure_reasons_line
 from ._html_bench_detail import detail
 from ._html_common import (
     ExampleSource,
@@ -93,6 +94,8 @@ def bench_content(
     for note_key in ("detection_note", "plots_note"):
         if section.summary.get(note_key):
             section.notes.append(str(section.summary[note_key]))
+    if (reasons := failure_reasons_line(section.summary.get("counts") or {})) is not None:
+        section.notes.append(reasons)  # why examples failed, as bench run printed it
     money = section.summary.get("money") or {}
     if money and not money.get("known"):
         section.notes.append(f"money: unknown ({money.get('note', '')})")

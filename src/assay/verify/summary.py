@@ -433,6 +433,15 @@ def _counts(tally: SummaryTally) -> dict[str, Any]:
     return counts
 
 
+def failure_reasons_line(counts: dict[str, Any]) -> str | None:
+    """``failure reasons: REASON (N); ...`` from a summary's counts, most frequent first, or
+    None when nothing failed (one wording for the CLI's headline and the report)."""
+    reasons = counts.get("failure_reasons")
+    if not reasons:
+        return None
+    return "failure reasons: " + "; ".join(f"{reason} ({n})" for reason, n in reasons.items())
+
+
 def _labels(tally: SummaryTally) -> dict[str, Any]:
     return {
         "by_source": dict(tally.sources),
