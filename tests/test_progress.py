@@ -100,7 +100,7 @@ def test_generate_and_judge_count_batch_waiting_items_apart(tmp_path: Path) -> N
     questions = write_questions(tmp_path / "questions.jsonl")
     generate = ["generate", "--questions", str(questions), "--model", "openai/m"]
     stdout, stderr = _batch_session(tmp_path, [*generate, "--out", str(tmp_path / "out")])
-    assert "generate: 4/4 (100%)" in stderr
+    assert "generate: 4/4 (100%)" in stderr and " outputs/s," in stderr
     assert "failed 0, waiting on batch answers 4" in stderr
     assert "(0 already there, 0 failed calls, 4 waiting on batch answers) of 4" in stdout
 
@@ -108,7 +108,7 @@ def test_generate_and_judge_count_batch_waiting_items_apart(tmp_path: Path) -> N
     judge = ["judge", "run", "--questions", str(questions), "--outputs", str(manifest)]
     judge += ["--judge", "openai/j", "--out", str(tmp_path / "run")]
     stdout, stderr = _batch_session(tmp_path, judge)
-    assert "judge: 4/4 (100%)" in stderr
+    assert "judge: 4/4 (100%)" in stderr and " pairs/s," in stderr
     assert "failed 0, waiting on batch answers 4" in stderr
     # neither judged nor invalid, and the next step is the batch, not the analysis
     counts = "4 sample x judge pairs (0 already finished, 0 attempts now, 0 model calls, 4 waiting"

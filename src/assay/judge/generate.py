@@ -190,6 +190,7 @@ async def _generate_locked(
                 keep,
                 concurrency=settings.concurrency,
                 description="generate",
+                unit="outputs",
                 is_failure=_call_failed,
                 is_waiting=_waits_on_batch,
             )
@@ -369,7 +370,7 @@ def generate_on_ray(
         (head, names, [job.model_dump_json() for job in jobs[i : i + size]])
         for i in range(0, len(jobs), size)
     )
-    with Progress(len(jobs), "generate (ray)") as bar:
+    with Progress(len(jobs), "generate (ray)", unit="outputs") as bar:
 
         def arrived(done: dict[str, Any]) -> None:
             for job_json, kind, result_json in done["results"]:

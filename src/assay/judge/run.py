@@ -593,6 +593,7 @@ async def _run_session(
                 lambda _: None,
                 concurrency=config.concurrency,
                 description="judge",
+                unit="pairs",
                 total=plan.total - plan.already,
                 is_failure=lambda outcome: outcome == "failed",
                 is_waiting=lambda outcome: outcome == "waiting",

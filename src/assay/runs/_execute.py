@@ -19,6 +19,7 @@ async def run_all(
     *,
     concurrency: int = 8,
     description: str = "working",
+    unit: str = "item",
     progress: bool | None = None,
     is_failure: Callable[[R], bool] | None = None,
     is_waiting: Callable[[R], bool] | None = None,
@@ -39,7 +40,7 @@ async def run_all(
     size = len(items) if isinstance(items, Sized) else total
     if size == 0:
         return 0
-    bar = Progress(size or 0, description, show=progress)
+    bar = Progress(size or 0, description, show=progress, unit=unit)
     pending = iter(items)
     finished = 0
 
