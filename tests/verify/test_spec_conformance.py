@@ -1,8 +1,10 @@
-"""The run directory holds every artifact the specification names, whatever the labels allow.
+"""What the specification asks of a bench run, checked through the real command line.
 
 The spec's standardized artifacts are results.jsonl, summary.json and plots/ with
 calibration.png, pr_curve.png, roc_curve.png and coverage_accuracy.png. A curve the labels
 cannot define is still a file, a figure that says why, and summary.json's plots_note says it.
+Its grounding metrics are defined over an answer's claims ("citation coverage: % of answer
+claims with at least one evidence citation"), whichever pattern verified the answer.
 """
 
 from __future__ import annotations
@@ -18,10 +20,10 @@ SPEC_PLOTS = ["calibration.png", "coverage_accuracy.png", "pr_curve.png", "roc_c
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
-def _bench_run(data: Path, out: Path, *extra: str) -> int:
+def _bench_run(data: Path, out: Path, *extra: str, pattern: str = "entailment") -> int:
     return main(
         [
-            "bench", "run", "--data", str(data), "--pattern", "entailment",
+            "bench", "run", "--data", str(data), "--pattern", pattern,
             "--out_dir", str(out), "--verifier", "lexical", "--no-cache", "--no-progress",
             "--n-resamples", "20", *extra,
         ]
@@ -78,3 +80,23 @@ def test_summarize_replaces_a_curve_the_results_no_longer_define(tmp_path: Path)
     assert main(["bench", "summarize", str(out), "--n-resamples", "20"]) == 0
     _assert_spec_artifacts(out)
     assert (out / "plots" / "pr_curve.png").read_bytes() != drawn
+
+
+def test_best_of_n_citation_coverage_counts_the_answers_claims(tmp_path: Path) -> None:
+    """An answer-level verdict still reports coverage over claims, as entailment does."""
+    records = verify_only_records(2)
+    records[0]["answer"] = (
+        "Paris is the capital of France. [cite:p1] Lyon is the third-largest city in France."
+    )
+    records[1]["answer"] = "Paris is the capital of France. [cite:p1]"
+    data = write_jsonl(tmp_path / "data.jsonl", records)
+    coverage = {}
+    for pattern in ("best_of_n", "entailment"):
+        out = tmp_path / pattern
+        assert _bench_run(data, out, "--n", "1", pattern=pattern) == 0
+        summary = json.loads((out / "summary.json").read_text())
+        coverage[pattern] = summary["grounding"]["metrics"]["citation_coverage"]
+    assert coverage == {"best_of_n": 2 / 3, "entailment": 2 / 3}
+    first = json.loads((tmp_path / "best_of_n" / "results.jsonl").read_text().splitlines()[0])
+    (check,) = first["claim_checks"]
+    assert check["claim_citations"] == [["p1"], []]
