@@ -100,3 +100,32 @@ def test_best_of_n_citation_coverage_counts_the_answers_claims(tmp_path: Path) -
     first = json.loads((tmp_path / "best_of_n" / "results.jsonl").read_text().splitlines()[0])
     (check,) = first["claim_checks"]
     assert check["claim_citations"] == [["p1"], []]
+
+
+def test_each_result_carries_its_answers_citation_coverage(tmp_path: Path) -> None:
+    """The spec lists citation coverage among what the entailment check outputs per answer."""
+    records = verify_only_records(3)
+    records[0]["answer"] = (
+        "Paris is the capital of France. [cite:p1] Lyon is the third-largest city in France."
+    )
+    records[1]["answer"] = "Paris is the capital of France. [cite:p1]"
+    records[2]["answer"] = "Paris is the capital of France."
+    data = write_jsonl(tmp_path / "data.jsonl", records)
+    for pattern in ("entailment", "best_of_n"):
+        out = tmp_path / pattern
+        assert _bench_run(data, out, "--n", "1", pattern=pattern) == 0
+        lines = (out / "results.jsonl").read_text().splitlines()
+        coverage = {r["id"]: r["citation_coverage"] for r in map(json.loads, lines)}
+        assert coverage == {"v0": 0.5, "v1": 1.0, "v2": 0.0}, pattern
+
+
+def test_the_example_files_gold_spans_quote_their_evidence() -> None:
+    """The spec's span is a quote of the cited snippet; the shipped examples keep to it."""
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    for name in ("grounded_qa.jsonl", "grounded_qa_labelled.jsonl"):
+        for line in (examples / name).read_text(encoding="utf-8").splitlines():
+            record = json.loads(line)
+            texts = {e["evidence_id"]: e["text"] for e in record["evidence"]}
+            for gold in record.get("gold_citations", []):
+                if gold.get("span") is not None:
+                    assert gold["span"] in texts[gold["evidence_id"]], (name, record["id"])
