@@ -10,7 +10,12 @@ from pathlib import Path
 
 from tests.helpers.fault_server import SERVER_ERROR, fault_server
 from tests.test_progress_failures import failing_options
-from tests.verify.bench_fixtures import mixed_file, verify_only_records, write_jsonl
+from tests.verify.bench_fixtures import (
+    generate_records,
+    mixed_file,
+    verify_only_records,
+    write_jsonl,
+)
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "verifier_benchmark.py"
 STUB = ["--generator", "stub/gen", "--verifier", "lexical", "--no-cache", "--n-resamples", "50"]
@@ -78,3 +83,29 @@ def test_errors_and_the_retry_hint_name_the_script(tmp_path: Path) -> None:
     assert done.returncode == 1, done.stderr
     retry = done.stderr.splitlines()[-1]
     assert retry == "  " + shlex.join(["python", str(SCRIPT), *args])
+
+
+def test_the_spec_command_line_on_an_openai_compatible_server(
+    llama_server: str, tmp_path: Path
+) -> None:
+    """Each pattern, generating and verifying through a real llama.cpp server's /v1 API."""
+    write_jsonl(tmp_path / "data.jsonl", generate_records(1))
+    served = ["--generator", "openai/smollm2", "--verifier", "openai/smollm2"]
+    served += ["--base-url", llama_server, "--max-tokens", "24", "--critique-max-tokens", "96"]
+    for pattern in ("best_of_n", "entailment", "self_consistency"):
+        out = f"runs/{pattern}"
+        spec_args = ["--data", "data.jsonl", "--pattern", pattern, "--n", "2", "--seed", "0"]
+        done = _script(*spec_args, "--out_dir", out, *served, "--no-report", cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        (result,) = [json.loads(line) for line in (tmp_path / out / "results.jsonl").open()]
+        assert result["mode"] == "generate" and result["usage"]["failures"] == 0
+        assert all(c["text"] for c in result["candidates"])
+        run = json.loads((tmp_path / out / "run.json").read_text())
+        assert run["models"]["generator"]["name"] == "openai/smollm2"
+        if pattern == "best_of_n":
+            assert [c["index"] for c in result["candidates"]] == [0, 1]
+        if pattern == "entailment":
+            checkers = {c["checker"] for c in result["candidates"][0]["score"]["claim_checks"]}
+            assert checkers == {"model:openai/smollm2"}
+        if pattern == "self_consistency":
+            assert result["critique"] is not None

@@ -8,7 +8,9 @@ streaming summaries.
 
 Definitions (a claim's citations are the evidence ids the answer cites for it):
 
-- citation coverage = claims with at least one citation / claims
+- citation coverage = claims with at least one citation / claims; a check of a whole answer
+  (``claim_citations`` set: best_of_n's answer-level verdict) counts the answer's own claims
+  here, each with its citations, so the rate is over claims whatever the verifier's unit
 - supported-claim rate = claims labelled ``supported`` / claims
 - uncertain rate = claims labelled ``uncertain`` / claims (checker failures are uncertain
   claims and are counted here, never dropped)
@@ -47,6 +49,8 @@ class ClaimCheck(Protocol):
     def cited_supporting_ids(self) -> Sequence[str]: ...
     @property
     def failure(self) -> str | None: ...
+    @property
+    def claim_citations(self) -> Sequence[Sequence[str]] | None: ...
 
 
 def _rate(numerator: int, denominator: int, what: str) -> float:
@@ -56,7 +60,15 @@ def _rate(numerator: int, denominator: int, what: str) -> float:
 
 
 def citation_coverage(checks: Sequence[ClaimCheck]) -> float:
-    return _rate(sum(bool(c.claim.cited_ids) for c in checks), len(checks), "claims")
+    cited = [bool(ids) for check in checks for ids in _coverage_claims(check)]
+    return _rate(sum(cited), len(cited), "claims")
+
+
+def _coverage_claims(check: ClaimCheck) -> Sequence[Sequence[str]]:
+    """The cited ids of each claim the check covers: its own claim, or an answer's claims."""
+    if check.claim_citations is not None:
+        return check.claim_citations
+    return [check.claim.cited_ids]
 
 
 def supported_claim_rate(checks: Sequence[ClaimCheck]) -> float:
@@ -116,6 +128,8 @@ class GroundingCounts:
     """Counts for all of the above, added one answer at a time (constant memory)."""
 
     claims: int = 0
+    # citation coverage's denominator: claims, counting an answer-level check's claims apart
+    coverage_claims: int = 0
     claims_with_citation: int = 0
     supported: int = 0
     unsupported: int = 0
@@ -130,7 +144,9 @@ class GroundingCounts:
     def add_checks(self, checks: Sequence[ClaimCheck]) -> None:
         for check in checks:
             self.claims += 1
-            self.claims_with_citation += bool(check.claim.cited_ids)
+            for ids in _coverage_claims(check):
+                self.coverage_claims += 1
+                self.claims_with_citation += bool(ids)
             self.supported += check.label == "supported"
             self.unsupported += check.label == "unsupported"
             self.uncertain += check.label == "uncertain"
@@ -147,7 +163,7 @@ class GroundingCounts:
     def rates(self) -> dict[str, float | None]:
         """Every rate, ``None`` where the denominator is zero."""
         return {
-            "citation_coverage": _maybe(self.claims_with_citation, self.claims),
+            "citation_coverage": _maybe(self.claims_with_citation, self.coverage_claims),
             "supported_claim_rate": _maybe(self.supported, self.claims),
             "uncertain_rate": _maybe(self.uncertain, self.claims),
             "failure_rate": _maybe(self.failures, self.claims),

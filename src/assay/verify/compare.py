@@ -203,7 +203,8 @@ def _grounding_table(summaries: Sequence[Named]) -> str:
     header = ["run", "claims", *(label for _, label in GROUNDING_COLUMNS)]
     note = (
         "What a 'claim' is depends on the pattern: entailment checks atomic claims; best_of_n "
-        "gives one answer-level verdict per answer (the whole answer is its one claim); "
+        "gives one answer-level verdict per answer (the whole answer is its one claim; its "
+        "citation coverage still counts the answer's claims); "
         "self_consistency's claims are the answer's claims labelled by its critique's findings."
     )
     return "## Grounding\n\n" + _table(header, rows) + "\n\n" + note

@@ -133,6 +133,22 @@ def plot_coverage_accuracy(
     return Path(path)
 
 
+def plot_not_drawn(path: str | Path, *, title: str, reason: str) -> Path:
+    """A figure that holds no curve and says why (the data cannot define the curve).
+
+    A run's plots/ always holds the same files, so a reader (or a script) finds each one and
+    learns from the file itself why it is empty instead of wondering whether it was lost.
+    """
+    import textwrap
+
+    with _figure(path) as (axes,):
+        axes.set_axis_off()
+        axes.set_title(title)
+        message = "\n".join(textwrap.wrap(f"No curve: {reason}", width=60))
+        axes.text(0.5, 0.5, message, ha="center", va="center", transform=axes.transAxes)
+    return Path(path)
+
+
 def plot_score_distribution(
     y_true: Any,
     score: Any,

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import InputError, describe_problem, field_path
 from ..json_safe import load_model
+from ..metrics.grounding import GroundingCounts
 from ..runs import fingerprint, parse_record_line, read_numbered_lines
 from .patterns.base import (
     Candidate,
@@ -97,6 +98,9 @@ class ResultRecord(BaseModel):
     unknown_citations: tuple[str, ...] = ()
     gold_citations: tuple[str, ...] = ()
     claim_checks: tuple[ClaimCheck, ...] = ()
+    # the selected answer's claims with a citation / its claims (None: no claim): the spec
+    # names citation coverage among what a check outputs for an answer
+    citation_coverage: float | None = Field(default=None, ge=0.0, le=1.0)
     critique: Critique | None = None
     gold_error: bool | None = None
     label_source: LabelSource = "none"
@@ -218,6 +222,7 @@ def make_result(
         unknown_citations=outcome.unknown_citations,
         gold_citations=tuple(dict.fromkeys(c.evidence_id for c in record.gold_citations)),
         claim_checks=outcome.claim_checks,
+        citation_coverage=answer_citation_coverage(outcome.claim_checks),
         critique=outcome.critique,
         gold_error=label.error,
         label_source=label.source,
@@ -232,6 +237,13 @@ def make_result(
         meta=record.meta,
         record_hash=record_fingerprint(record),
     )
+
+
+def answer_citation_coverage(checks: tuple[ClaimCheck, ...]) -> float | None:
+    """One answer's citation coverage from its claim checks; None when it has no claim."""
+    counts = GroundingCounts()
+    counts.add_checks(checks)
+    return counts.rates()["citation_coverage"]
 
 
 def record_fingerprint(record: GroundedQARecord) -> str:

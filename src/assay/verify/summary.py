@@ -339,7 +339,10 @@ def _with_detection(
     truth, p_error = tally.detection.arrays()
     if truth.size == 0:
         note = "no answer has both a gold label and a verifier score: detection not computed"
-        return summary.model_copy(update={"detection_note": note, "plots_note": note})
+        no_labels: dict[str, Any] = {"detection_note": note, "plots_note": note}
+        if plots:
+            no_labels["plots"], no_labels["plots_note"] = _plots(run_dir, truth, p_error, threshold)
+        return summary.model_copy(update=no_labels)
     options: dict[str, Any] = {"threshold": threshold, "n_resamples": n_resamples, "seed": seed}
     detection = _detect(tally.detection, **options)
     detection["label_sources"] = dict(tally.sources_used)
@@ -350,11 +353,16 @@ def _with_detection(
     if tally.second_opinion.truth:
         update["detection_second_opinion"] = _detect(tally.second_opinion, **options)
     if plots:
-        from .plots import write_plots
-
-        written, plots_note = write_plots(run_dir / PLOTS_DIR, truth, p_error, threshold=threshold)
-        update["plots"], update["plots_note"] = written, plots_note
+        update["plots"], update["plots_note"] = _plots(run_dir, truth, p_error, threshold)
     return summary.model_copy(update=update)
+
+
+def _plots(
+    run_dir: Path, truth: np.ndarray[Any, Any], p_error: np.ndarray[Any, Any], threshold: float
+) -> tuple[dict[str, str], str | None]:
+    from .plots import write_plots
+
+    return write_plots(run_dir / PLOTS_DIR, truth, p_error, threshold=threshold)
 
 
 def _detect(

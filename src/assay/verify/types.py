@@ -99,6 +99,10 @@ class ClaimCheck(BaseModel):
     # the claim's words the evidence lacks (even as a synonym), heaviest first, as written
     missing_words: tuple[str, ...] = ()
     second_opinion: SecondOpinion | None = None
+    # an answer-level check (best_of_n) judges the whole answer as one claim; citation coverage
+    # is defined over the answer's claims, so such a check keeps the cited ids of each claim
+    # the rules split the answer into. None for the check of one claim
+    claim_citations: tuple[tuple[str, ...], ...] | None = None
 
     @classmethod
     def failed(cls, claim: Claim, checker: str, reason: str) -> ClaimCheck:

@@ -120,7 +120,10 @@ async def score_answer_level(
     whole = Claim(text=" ".join(text.split()), cited_ids=cites.ids)
     started = time.perf_counter()
     check = await verifier.verify(whole, record)
-    check = check.model_copy(update={"check_ms": 1000 * (time.perf_counter() - started)})
+    elapsed_ms = 1000 * (time.perf_counter() - started)
+    claims = [_with_listed(c, cites.from_list) for c in split_claims(answer) or _whole(answer)]
+    claim_citations = tuple(c.cited_ids for c in claims)
+    check = check.model_copy(update={"check_ms": elapsed_ms, "claim_citations": claim_citations})
     if check.failure is not None:
         reason = f"answer-level check failed: {check.failure}"
         return base.model_copy(update={"claim_checks": (check,), "failure": reason})
