@@ -1,0 +1,108 @@
+"""The protocol's "exactly one JSON object, with no extra text", through real `judge run`s.
+
+The judge is a loopback OpenAI-compatible server that gives one fixed reply, so the reply is
+known to the byte: a reply that would be valid, wrapped in characters that are whitespace to
+Python but not to JSON (a strict JSON parser refuses it), and prose in front of a broken
+object. Both are protocol violations, archived invalid with the PROTOCOL_VIOLATION flag.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from assay.judge.archive import load_records
+from tests.helpers.fault_server import OK, fault_server
+from tests.test_failed_calls import assay
+
+from .helpers import META, OUTPUT_TEXT, dumps, valid_body, write_questions
+
+JUDGE = "openai/judge"
+
+
+def _sample(tmp_path: Path) -> tuple[Path, Path]:
+    """One question x variant and one output: the sample META describes."""
+    questions = write_questions(
+        tmp_path / "q.jsonl",
+        [{"question_id": "Q1", "variants": {"A": {"prompt": "Explain a hash map."}}}],
+    )
+    manifest = tmp_path / "outputs.jsonl"
+    line = {key: META[key] for key in ("question_id", "prompt_variant", "target_model")}
+    line.update(output_id=META["output_id"], text=OUTPUT_TEXT)
+    manifest.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    return questions, manifest
+
+
+def _judge_with_reply(tmp_path: Path, reply: str) -> dict[str, Any]:
+    """Judge the sample with a server that answers ``reply``; the one archived record."""
+    questions, manifest = _sample(tmp_path)
+    out = tmp_path / "run"
+    with fault_server([OK], reply_text=reply) as server:
+        result = assay(
+            tmp_path,
+            *("judge", "run", "--questions", questions, "--outputs", manifest),
+            *("--judge", JUDGE, "--out", out, "--base-url", server.base_url),
+            *("--no-blind", "--constrained", "off", "--date", META["timestamp"]),
+            *("--no-cache", "--max-attempts", "1"),
+        )
+    assert result.returncode == 0, result.stderr
+    checked = assay(tmp_path, "judge", "validate", out)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    (shard,) = out.rglob("part-*.jsonl")
+    (record,) = load_records(out)  # the shard line with its stored form put back
+    dumped: dict[str, Any] = record.model_dump(mode="json")
+    dumped["archive"] = shard.relative_to(out).parts[0]
+    return dumped
+
+
+def _valid_reply() -> str:
+    body = valid_body()
+    body["meta"]["judge_model"] = JUDGE
+    return dumps(body)
+
+
+def test_the_valid_reply_is_archived_valid(tmp_path: Path) -> None:
+    """The control: without the wrapping, the same reply is a valid evaluation."""
+    record = _judge_with_reply(tmp_path, "\n " + _valid_reply() + "\r\n")
+    assert record["archive"] == "valid_evaluations"
+    assert record["valid"] is True and record["flags"] == []
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [("\u00a0", ""), ("", "\u3000"), ("\x1e", ""), ("", "\x0c"), ("", "\u2028")],
+    ids=["no-break space", "ideographic space", "record separator", "form feed", "line sep"],
+)
+def test_a_reply_wrapped_in_non_json_whitespace_is_a_protocol_violation(
+    tmp_path: Path, before: str, after: str
+) -> None:
+    reply = before + _valid_reply() + after
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(reply)  # what a strict consumer of the archive would meet
+    record = _judge_with_reply(tmp_path, reply)
+    assert record["archive"] == "invalid_evaluations"
+    assert record["valid"] is False and record["flags"] == ["PROTOCOL_VIOLATION"]
+    failed = [c["name"] for c in record["classification"]["checks"] if not c["passed"]]
+    assert failed == ["no_text_outside_object"]
+    assert record["classification"]["scores"] is None
+    assert record["raw_reply"] == reply
+
+
+def test_prose_before_a_broken_object_is_a_protocol_violation_too(tmp_path: Path) -> None:
+    """The prose is extra text whether or not the object after it parses: it keeps the flag
+    that prose before a whole object gets, beside UNPARSABLE_OUTPUT."""
+    broken = _valid_reply()[:200]
+    record = _judge_with_reply(tmp_path, "Here is my evaluation:\n" + broken)
+    assert record["archive"] == "invalid_evaluations"
+    assert record["flags"] == ["PROTOCOL_VIOLATION", "UNPARSABLE_OUTPUT"]
+    details = {c["name"]: c["detail"] for c in record["classification"]["checks"]}
+    assert details["no_text_outside_object"] == "extra text: 'Here is my evaluation:'"
+
+
+def test_a_broken_object_alone_is_only_unparsable(tmp_path: Path) -> None:
+    """No text around it: a reply cut short by the token budget breaks no other rule."""
+    record = _judge_with_reply(tmp_path, _valid_reply()[:200])
+    assert record["flags"] == ["UNPARSABLE_OUTPUT"]
