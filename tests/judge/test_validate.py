@@ -212,6 +212,16 @@ CASES: list[tuple[str, str, tuple[str, ...]]] = [
         edited(lambda b: b["evidence"][0].__setitem__("reason", " \n\t")),
         (PV,),
     ),
+    (
+        "reason copied from the format example",
+        edited(lambda b: b["evidence"][1].__setitem__("reason", "<why they support this score>")),
+        (PV,),
+    ),
+    (
+        "reason that mentions a tag",
+        edited(lambda b: b["evidence"][1].__setitem__("reason", "<b> tags, as asked")),
+        (),
+    ),
     # several flags at once
     (
         "fenced, wrong sum, wrong id",

@@ -95,7 +95,8 @@ Flags:
 - `PROTOCOL_VIOLATION`: text outside the single JSON object, code fences, several objects,
   duplicate keys, altered rubric or scale (unknown dimensions, scores outside 0-2, unknown
   verdict or method, unknown fields), a dimension without evidence, or an evidence item
-  whose reason is blank.
+  whose reason is blank or only the format example's placeholder ("<why they support this
+  score>").
 - `UNPARSABLE_OUTPUT`: JSON syntax errors, missing fields, wrong types.
 - `INCOMPLETE_COVERAGE`: meta identifiers (judge_model, question_id, prompt_variant,
   target_model, output_id) missing or not matching the sample; method not matching whether the

@@ -1,9 +1,10 @@
-"""The protocol's "exactly one JSON object, with no extra text", through real `judge run`s.
+"""Rules of the judge protocol, seen through real `assay judge run` processes.
 
 The judge is a loopback OpenAI-compatible server that gives one fixed reply, so the reply is
-known to the byte: a reply that would be valid, wrapped in characters that are whitespace to
-Python but not to JSON (a strict JSON parser refuses it), and prose in front of a broken
-object. Both are protocol violations, archived invalid with the PROTOCOL_VIOLATION flag.
+known to the byte: "exactly one JSON object, with no extra text" (a reply that would be valid,
+wrapped in characters that are whitespace to Python but not to JSON, which a strict JSON parser
+refuses; prose in front of a broken object), and evidence whose reason is the format example's
+placeholder. Each is archived invalid with its flag and the check that fired.
 """
 
 from __future__ import annotations
@@ -106,3 +107,17 @@ def test_a_broken_object_alone_is_only_unparsable(tmp_path: Path) -> None:
     """No text around it: a reply cut short by the token budget breaks no other rule."""
     record = _judge_with_reply(tmp_path, _valid_reply()[:200])
     assert record["flags"] == ["UNPARSABLE_OUTPUT"]
+
+
+def test_a_reason_copied_from_the_format_example_is_no_reason(tmp_path: Path) -> None:
+    """SmolLM2 under exact decoding copied "<why they support this score>" into every evidence
+    item; the quotes were spans of the output, so the reply was archived valid."""
+    body = json.loads(_valid_reply())
+    body["evidence"][2]["reason"] = "<why they support this score>"
+    record = _judge_with_reply(tmp_path, dumps(body))
+    assert record["archive"] == "invalid_evaluations"
+    assert record["flags"] == ["PROTOCOL_VIOLATION"]
+    details = {c["name"]: c["detail"] for c in record["classification"]["checks"]}
+    expected = "the format example's placeholder as the reason for ['SEMANTIC_FIDELITY']"
+    assert details["evidence_reasons_given"] == expected
+    assert record["classification"].get("scores") is None
