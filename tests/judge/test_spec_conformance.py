@@ -4,7 +4,8 @@ The judge is a loopback OpenAI-compatible server that gives one fixed reply, so 
 known to the byte: "exactly one JSON object, with no extra text" (a reply that would be valid,
 wrapped in characters that are whitespace to Python but not to JSON, which a strict JSON parser
 refuses; prose in front of a broken object), and evidence whose reason is the format example's
-placeholder. Each is archived invalid with its flag and the check that fired.
+placeholder. Each is archived invalid with its flag and the check that fired. And the run log's
+decoding parameters: the max_tokens the calls were sent with, not only the setting.
 """
 
 from __future__ import annotations
@@ -121,3 +122,24 @@ def test_a_reason_copied_from_the_format_example_is_no_reason(tmp_path: Path) ->
     expected = "the format example's placeholder as the reason for ['SEMANTIC_FIDELITY']"
     assert details["evidence_reasons_given"] == expected
     assert record["classification"].get("scores") is None
+
+
+def test_the_run_log_records_the_max_tokens_the_calls_were_sent_with(tmp_path: Path) -> None:
+    """Exact decoding raises --judge-max-tokens to the longest reply each sample's schema
+    admits; run.json and the session's end line in run_log.jsonl say what was sent."""
+    questions, manifest = _sample(tmp_path)
+    out = tmp_path / "run"
+    result = assay(
+        tmp_path,
+        *("judge", "run", "--questions", questions, "--outputs", manifest),
+        *("--judge", "stub/judge", "--out", out, "--judge-max-tokens", "64"),
+    )
+    assert result.returncode == 0, result.stderr
+    budgets = [record.reply_budget or 0 for record in load_records(out)]
+    assert budgets and all(budget > 64 for budget in budgets)
+    run_log = json.loads((out / "run.json").read_text(encoding="utf-8"))
+    assert run_log["decoding"]["max_tokens"] == 64  # the setting, as given
+    sent = {"stub/judge": {"min": min(budgets), "max": max(budgets)}}
+    assert run_log["decoding"]["max_tokens_sent"] == sent
+    lines = (out / "run_log.jsonl").read_text(encoding="utf-8").splitlines()
+    assert json.loads(lines[-1])["decoding"]["max_tokens_sent"] == sent
