@@ -11,6 +11,7 @@ decoding parameters: the max_tokens the calls were sent with, not only the setti
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,8 @@ import pytest
 
 from assay.judge.archive import load_records
 from tests.helpers.fault_server import OK, fault_server
-from tests.test_failed_calls import assay
+from tests.helpers.reset_proxy import reset_proxy
+from tests.test_failed_calls import ROOT, assay
 
 from .helpers import META, OUTPUT_TEXT, dumps, valid_body, write_questions
 
@@ -143,3 +145,47 @@ def test_the_run_log_records_the_max_tokens_the_calls_were_sent_with(tmp_path: P
     assert run_log["decoding"]["max_tokens_sent"] == sent
     lines = (out / "run_log.jsonl").read_text(encoding="utf-8").splitlines()
     assert json.loads(lines[-1])["decoding"]["max_tokens_sent"] == sent
+
+
+# SmolLM2's own answer to examples/judge/questions.jsonl Q2 "implicit", as `assay generate`
+# wrote it against llama_cpp.server (--max-tokens 96).
+# the format example's form of every value: "<why they support this score>"
+PLACEHOLDER = re.compile(r"<[^<>]*>")
+SMOLLM2_Q2_IMPLICIT = '{\n  "title": "France",\n  "description": {\n    "capital": "Paris"\n  }\n}'
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1200)
+def test_smollm2_self_judging_under_exact_decoding_writes_no_placeholder_reason(
+    llama_server: str, tmp_path: Path
+) -> None:
+    """Before the reason pattern excluded '<', SmolLM2 judging this output of its own filled
+    every reason with the format example's "<why they support this score>", and the reply was
+    archived valid. Whatever it writes now, a valid record has reasons of its own."""
+    examples = ROOT / "examples" / "judge" / "questions.jsonl"
+    lines = examples.read_text(encoding="utf-8").splitlines()
+    questions = tmp_path / "q.jsonl"
+    questions.write_text("".join(line + "\n" for line in lines if '"Q2"' in line))
+    manifest = tmp_path / "outputs.jsonl"
+    target = "openai/smollm2"
+    line = {"question_id": "Q2", "prompt_variant": "implicit", "target_model": target}
+    line.update(output_id="openai--smollm2/Q2__implicit.txt", text=SMOLLM2_Q2_IMPLICIT)
+    manifest.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    out = tmp_path / "run"
+    with reset_proxy(llama_server) as base_url:  # the answer does not depend on earlier tests
+        result = assay(
+            tmp_path,
+            *("judge", "run", "--questions", questions, "--outputs", manifest),
+            *("--judge", target, "--mode", "self", "--out", out, "--base-url", base_url),
+            *("--judge-max-tokens", "384", "--date", "2026-11-25", "--allow-incomplete"),
+            *("--no-cache", "--concurrency", "1", "--timeout", "600"),
+        )
+    assert result.returncode == 0, result.stderr
+    (record,) = load_records(out)
+    assert record.decoding_mode == "exact", record.decoding_note
+    reasons = [item.reason for item in record.classification.evidence]
+    placeholders = [reason for reason in reasons if PLACEHOLDER.fullmatch(reason.strip())]
+    assert not (record.valid and placeholders), reasons
+    assert all(not reason.startswith("<") for reason in reasons)  # the schema admits none
+    checked = assay(tmp_path, "judge", "validate", out)
+    assert checked.returncode == 0, checked.stdout
