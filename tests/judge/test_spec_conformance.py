@@ -40,7 +40,7 @@ def _sample(tmp_path: Path) -> tuple[Path, Path]:
     return questions, manifest
 
 
-def _judge_with_reply(tmp_path: Path, reply: str) -> dict[str, Any]:
+def _judge_with_reply(tmp_path: Path, reply: str, *options: str) -> dict[str, Any]:
     """Judge the sample with a server that answers ``reply``; the one archived record."""
     questions, manifest = _sample(tmp_path)
     out = tmp_path / "run"
@@ -50,13 +50,13 @@ def _judge_with_reply(tmp_path: Path, reply: str) -> dict[str, Any]:
             *("judge", "run", "--questions", questions, "--outputs", manifest),
             *("--judge", JUDGE, "--out", out, "--base-url", server.base_url),
             *("--no-blind", "--constrained", "off", "--date", META["timestamp"]),
-            *("--no-cache", "--max-attempts", "1"),
+            *("--no-cache", "--max-attempts", "1", *options),
         )
     assert result.returncode == 0, result.stderr
     checked = assay(tmp_path, "judge", "validate", out)
     assert checked.returncode == 0, checked.stdout + checked.stderr
-    (shard,) = out.rglob("part-*.jsonl")
-    (record,) = load_records(out)  # the shard line with its stored form put back
+    (shard,) = [path for path in out.rglob("*_evaluations/*/*/*/*") if path.is_file()]
+    (record,) = load_records(out)  # the stored form put back
     dumped: dict[str, Any] = record.model_dump(mode="json")
     dumped["archive"] = shard.relative_to(out).parts[0]
     return dumped
@@ -104,6 +104,21 @@ def test_prose_before_a_broken_object_is_a_protocol_violation_too(tmp_path: Path
     assert record["flags"] == ["PROTOCOL_VIOLATION", "UNPARSABLE_OUTPUT"]
     details = {c["name"]: c["detail"] for c in record["classification"]["checks"]}
     assert details["no_text_outside_object"] == "extra text: 'Here is my evaluation:'"
+
+
+def test_a_reply_the_per_file_archive_cannot_hold_keeps_its_flags(tmp_path: Path) -> None:
+    """An infinity (1e999) does not read back from a JSON file, so the reply is stored escaped
+    with the 'archivable' check; the flags and checks it got stay beside it."""
+    body = json.loads(_valid_reply())
+    body["meta"].pop("output_id")
+    reply = "My scores: " + dumps(body).replace('"COMPLETENESS": 1', '"COMPLETENESS": 1e999')
+    record = _judge_with_reply(tmp_path, reply, "--archive-layout", "files")
+    assert record["archive"] == "invalid_evaluations"
+    assert record["flags"] == ["PROTOCOL_VIOLATION", "UNPARSABLE_OUTPUT", "INCOMPLETE_COVERAGE"]
+    failed = [c["name"] for c in record["classification"]["checks"] if not c["passed"]]
+    assert failed[-1] == "archivable"
+    assert {"no_text_outside_object", "scores_integers", "meta_identifiers"} <= set(failed)
+    assert record["raw_reply"] == ascii(reply)
 
 
 def test_a_broken_object_alone_is_only_unparsable(tmp_path: Path) -> None:
