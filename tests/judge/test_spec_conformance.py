@@ -160,6 +160,11 @@ def test_the_run_log_records_the_max_tokens_the_calls_were_sent_with(tmp_path: P
     assert run_log["decoding"]["max_tokens_sent"] == sent
     lines = (out / "run_log.jsonl").read_text(encoding="utf-8").splitlines()
     assert json.loads(lines[-1])["decoding"]["max_tokens_sent"] == sent
+    # the rest of what the spec's reproducibility metadata names
+    assert run_log["models"]["stub/judge"]["reported"] == "stub/judge"
+    assert {"temperature", "top_p", "seed"} <= set(run_log["decoding"])
+    assert run_log["tool_access"] == "none" and run_log["sample_count"] == 1
+    assert run_log["started_at"] <= run_log["ended_at"]
 
 
 # SmolLM2's own answer to examples/judge/questions.jsonl Q2 "implicit", as `assay generate`
