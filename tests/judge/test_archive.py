@@ -214,13 +214,15 @@ def test_recheck_finds_an_edited_verdict_and_evidence(archive: Archive) -> None:
 
 def test_recheck_takes_a_reply_stored_escaped(tmp_path: Path) -> None:
     """A reply the per-file archive cannot hold as is (an infinity in its JSON) is stored
-    escaped with an 'archivable' check: its classification says why, and is not re-derived."""
+    escaped with an 'archivable' check after the reply's own failed checks: its classification
+    says why, and is not re-derived."""
     state = protocol_state(Protocol(), DecodingSettings(), layout="files")
     archive = Archive.open(tmp_path / "run", state)
     archive.add(make_record(archive.state.fingerprint, '{"scores": {"x": 1e999}}'))
     [item] = iter_archive(archive.run_dir)
     assert item.record is not None
-    assert [c.name for c in item.record.classification.checks] == ["archivable"]
+    checks = item.record.classification.checks
+    assert checks[-1].name == "archivable" and "required_fields" in [c.name for c in checks]
     assert recheck_archive(archive.run_dir).consistent
 
 

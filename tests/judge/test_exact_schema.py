@@ -237,6 +237,7 @@ def test_every_dimension_gets_evidence_in_rubric_order() -> None:
     assert re.fullmatch(reason, "x" * REASON_MAX_CHARS)
     assert not re.fullmatch(reason, "x" * (REASON_MAX_CHARS + 1))
     assert not re.fullmatch(reason, " ") and not re.fullmatch(reason, "")
+    assert not re.fullmatch(reason, "<why they support this score>")  # the format example's
 
 
 def _expected_structural(value: object) -> int:

@@ -94,6 +94,9 @@ CASES: list[tuple[str, str, tuple[str, ...]]] = [
     ("prose after", VALID + "\nI hope this helps.", (PV,)),
     ("code fence", "```json\n" + VALID + "\n```", (PV,)),
     ("two objects", VALID + "\n" + VALID, (PV,)),
+    # JSON's whitespace is space, tab, LF and CR only: json.loads refuses the others
+    ("no-break space around", "\u00a0" + VALID + "\u3000", (PV,)),
+    ("form feed after", VALID + "\x0c", (PV,)),
     ("array of one object", f"[{VALID}]", (PV,)),
     ("duplicate key (the last value wins)", VALID[:-1] + ', "verdict": "PASS"}', (PV, II)),
     ("extra top-level field", edited(lambda b: b.__setitem__("confidence", 0.9)), (PV,)),
@@ -115,6 +118,8 @@ CASES: list[tuple[str, str, tuple[str, ...]]] = [
     ),
     # UNPARSABLE_OUTPUT
     ("truncated JSON", VALID[: len(VALID) // 2], (UO,)),
+    ("prose before truncated JSON", "Here it is: " + VALID[: len(VALID) // 2], (PV, UO)),
+    ("prose after a broken object", VALID.replace('"verdict"', "verdict") + " Done.", (PV, UO)),
     ("single quotes", VALID.replace('"', "'"), (UO,)),
     ("score as string", edited(set_score("COMPLETENESS", "1")), (UO,)),
     ("score as float", edited(set_score("COMPLETENESS", 1.0)), (UO,)),
@@ -206,6 +211,16 @@ CASES: list[tuple[str, str, tuple[str, ...]]] = [
         "blank reason beside a located quote",
         edited(lambda b: b["evidence"][0].__setitem__("reason", " \n\t")),
         (PV,),
+    ),
+    (
+        "reason copied from the format example",
+        edited(lambda b: b["evidence"][1].__setitem__("reason", "<why they support this score>")),
+        (PV,),
+    ),
+    (
+        "reason that mentions a tag",
+        edited(lambda b: b["evidence"][1].__setitem__("reason", "<b> tags, as asked")),
+        (),
     ),
     # several flags at once
     (

@@ -47,6 +47,7 @@ from .archive_shards import (
 from .findings import Check
 from .judged import Judged, output_fingerprint
 from .protocol import (
+    ALL_FLAGS,
     JUDGE_CALL_FAILED,
     UNPARSABLE_OUTPUT,
     DecodingMode,
@@ -95,7 +96,8 @@ Flags:
 - `PROTOCOL_VIOLATION`: text outside the single JSON object, code fences, several objects,
   duplicate keys, altered rubric or scale (unknown dimensions, scores outside 0-2, unknown
   verdict or method, unknown fields), a dimension without evidence, or an evidence item
-  whose reason is blank.
+  whose reason is blank or only the format example's placeholder ("<why they support this
+  score>").
 - `UNPARSABLE_OUTPUT`: JSON syntax errors, missing fields, wrong types.
 - `INCOMPLETE_COVERAGE`: meta identifiers (judge_model, question_id, prompt_variant,
   target_model, output_id) missing or not matching the sample; method not matching whether the
@@ -391,9 +393,18 @@ def _read_back_problem(path: Path, record: EvaluationRecord) -> str | None:
 
 
 def _unarchivable(record: EvaluationRecord, problem: str) -> EvaluationRecord:
+    """The record with its reply escaped and only what of its classification can be held: every
+    flag and failed check the reply got (an invalid reply keeps why it is invalid), then the
+    ``archivable`` check; the parsed object, scores and evidence, which held what could not
+    be stored, are left out."""
     check = Check(name="archivable", passed=False, flag=UNPARSABLE_OUTPUT, detail=problem)
+    failed = tuple(_escaped(c) for c in record.classification.failed_checks)
+    raised = {*record.classification.flags, UNPARSABLE_OUTPUT}
     classification = Classification(
-        valid=False, flags=(UNPARSABLE_OUTPUT,), checks=(check,), parse="none"
+        valid=False,
+        flags=tuple(flag for flag in ALL_FLAGS if flag in raised),
+        checks=(*failed, check),
+        parse="none",
     )
     raw = None if record.raw_reply is None else ascii(record.raw_reply)
     return record.model_copy(
@@ -404,6 +415,11 @@ def _unarchivable(record: EvaluationRecord, problem: str) -> EvaluationRecord:
             "raw_reply": raw,
         }
     )
+
+
+def _escaped(check: Check) -> Check:
+    detail = check.detail.encode("ascii", "backslashreplace").decode("ascii")
+    return check.model_copy(update={"detail": detail})
 
 
 def _other_archive(run_dir: Path, path: Path) -> Path:
@@ -693,10 +709,13 @@ def _call_failure_difference(record: EvaluationRecord) -> str | None:
 
 def _is_unarchivable_fallback(classification: Classification) -> bool:
     """The record :func:`_unarchivable` made for a reply the archive could not hold as is."""
+    checks = classification.checks
     return (
         not classification.valid
-        and classification.flags == (UNPARSABLE_OUTPUT,)
-        and [check.name for check in classification.checks] == ["archivable"]
+        and UNPARSABLE_OUTPUT in classification.flags
+        and bool(checks)
+        and checks[-1].name == "archivable"
+        and all(not check.passed for check in checks)
     )
 
 

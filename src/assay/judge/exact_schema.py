@@ -15,7 +15,8 @@ quotes that are not in the output. The *exact* schema of one sample leaves no ro
 - ``evidence`` is one item per dimension in rubric order (``prefixItems``); each ``quote`` is an
   ``enum`` of *spans* of the evaluated output (see :func:`quote_spans`);
 - ``flags`` is one of the 32 sets of distinct spec flags, in spec order; ``reason`` is printable
-  ASCII without ``"`` or ``\\`` and at most :data:`REASON_MAX_CHARS` characters; ``notes``
+  ASCII without ``"`` or ``\\``, starting with neither a space nor ``<`` (never blank, never the
+  format example's ``<...>`` placeholder), at most :data:`REASON_MAX_CHARS` characters; ``notes``
   (optional in the spec) is left out.
 
 Every string the schema admits is therefore bounded, and :func:`max_reply_bytes` gives the
@@ -68,9 +69,11 @@ MAX_FINE_ALTERNATIVES = int(EXACT_SCHEMA_SETTINGS["max_fine_alternatives"])
 #: Printable ASCII without '"' and '\\': nothing that JSON escapes, one byte per character.
 PLAIN_TEXT_CLASS = r"[ !#-\[\]-~]"
 VISIBLE_TEXT_CLASS = r"[!#-\[\]-~]"  # PLAIN_TEXT_CLASS without the space
-# A reason starts with a visible character, so it is never blank (the validator refuses a blank
-# reason), and it is at most REASON_MAX_CHARS long.
-REASON_PATTERN = f"^{VISIBLE_TEXT_CLASS}{PLAIN_TEXT_CLASS}{{0,{REASON_MAX_CHARS - 1}}}$"
+# A reason starts with a visible character other than '<', so it is never blank and never the
+# format example's "<...>" placeholder (the validator refuses both), and it is at most
+# REASON_MAX_CHARS long.
+REASON_FIRST_CLASS = r"[!#-;=-\[\]-~]"  # VISIBLE_TEXT_CLASS without '<'
+REASON_PATTERN = f"^{REASON_FIRST_CLASS}{PLAIN_TEXT_CLASS}{{0,{REASON_MAX_CHARS - 1}}}$"
 
 _CLAUSE_BREAK = re.compile(
     r"[\r\n\"\\\x00-\x08\x0b\x0c\x0e-\x1f\x7f\U00010000-\U0010ffff]+|(?<=[.!?])\s+"

@@ -1,8 +1,9 @@
 """Finding the JSON object(s) in a judge reply, and what about the reply breaks the protocol.
 
-A reply is accepted as-is only when, stripped of surrounding whitespace, it is one JSON object.
-Otherwise the top-level objects are salvaged (nested objects of a broken one are not) so the
-remaining checks can run, and the reasons are recorded: code fences, text outside, several
+A reply is accepted as-is only when, stripped of surrounding JSON whitespace (space, tab, line
+feed, carriage return: RFC 8259's, nothing else), it is one JSON object. Otherwise the top-level
+objects are salvaged (nested objects of a broken one are not) so the remaining checks can run,
+and the reasons are recorded: code fences, text outside (around a broken object too), several
 objects, duplicate keys, syntax errors, no JSON at all.
 """
 
@@ -17,6 +18,10 @@ from .findings import Findings
 from .protocol import JUDGE_REFUSAL_OR_EVASION, PROTOCOL_VIOLATION, UNPARSABLE_OUTPUT
 
 CODE_FENCE = re.compile(r"```|~~~")
+# The only whitespace a JSON text may have around its value (RFC 8259). Python's str.strip()
+# also takes a no-break space, U+3000, form feeds and record separators, around which a strict
+# JSON parser refuses the reply: such a reply is not "exactly one JSON object".
+JSON_WHITESPACE = " \t\n\r"
 
 
 class _DuplicateKeyError(ValueError):
@@ -61,10 +66,12 @@ def parse_reply(reply: str, findings: Findings) -> tuple[list[dict[str, Any]], s
 
 
 def _parse_reply(reply: str, findings: Findings) -> tuple[list[dict[str, Any]], str]:
-    text = reply.strip()
-    if not findings.check("non_empty", bool(text), JUDGE_REFUSAL_OR_EVASION, "empty reply"):
+    if not findings.check(
+        "non_empty", bool(reply.strip()), JUDGE_REFUSAL_OR_EVASION, "empty reply"
+    ):
         findings.fail("json_syntax", UNPARSABLE_OUTPUT, "empty reply")
         return [], ""
+    text = reply.strip(JSON_WHITESPACE)
     whole, error = _decode_whole(text)
     if isinstance(whole, dict):
         findings.check("single_json_object", True, PROTOCOL_VIOLATION)
@@ -101,17 +108,22 @@ def _salvage(
         findings.fail("json_syntax", UNPARSABLE_OUTPUT, detail[:300])
         if "{" not in text:
             findings.fail("has_scores", JUDGE_REFUSAL_OR_EVASION, "no JSON and no scores")
+        else:
+            _check_text_outside(_outside(text, _brace_spans(text)), findings)
         return [], outside
     duplicates = [found for start, end in spans if (found := _duplicate_keys(text[start:end]))]
     if duplicates and not isinstance(error, _DuplicateKeyError):
         findings.fail("no_duplicate_keys", PROTOCOL_VIOLATION, duplicates[0])
     if len(objects) > 1:
         findings.fail("single_json_object", PROTOCOL_VIOLATION, f"{len(objects)} JSON objects")
-    if outside.strip():
-        findings.fail(
-            "no_text_outside_object", PROTOCOL_VIOLATION, f"extra text: {outside.strip()[:120]!r}"
-        )
+    _check_text_outside(outside, findings)
     return objects, outside
+
+
+def _check_text_outside(outside: str, findings: Findings) -> None:
+    extra = outside.strip(JSON_WHITESPACE)
+    if extra:
+        findings.fail("no_text_outside_object", PROTOCOL_VIOLATION, f"extra text: {extra[:120]!r}")
 
 
 def _duplicate_keys(span: str) -> str:
@@ -147,6 +159,22 @@ def _find_objects(text: str) -> tuple[list[dict[str, Any]], list[tuple[int, int]
             spans.append((position, position + length))
         position = text.find("{", position + length)
     return objects, spans
+
+
+def _brace_spans(text: str) -> list[tuple[int, int]]:
+    """Where the reply's top-level objects stand, decodable or not: a broken object still has
+    its braces, and what lies outside them is prose around an attempted object. An object left
+    open runs to the end of the reply."""
+    spans: list[tuple[int, int]] = []
+    position = text.find("{")
+    while position != -1:
+        closing = _matching_brace(text, position)
+        if closing is None:
+            spans.append((position, len(text)))
+            break
+        spans.append((position, closing + 1))
+        position = text.find("{", closing + 1)
+    return spans
 
 
 def _matching_brace(text: str, start: int) -> int | None:

@@ -241,6 +241,9 @@ class _JudgeSession:
         self.finished_now = 0  # pairs this session finished
         self.valid_now = 0  # ... of which valid
         self.reported_models: dict[str, set[str]] = defaultdict(set)
+        # per judge, the lowest and highest max_tokens its calls were sent with: exact decoding
+        # raises --judge-max-tokens per sample, so the setting alone is not what was sent
+        self.max_tokens_sent: dict[str, tuple[int, int]] = {}
         self.exact_refused: dict[str, str] = {}  # judge -> why its backend refused the schema
         self.deferred = 0
         self.remote_usage: dict[str, dict[str, Any]] = {}  # per judge, summed over Ray workers
@@ -298,6 +301,8 @@ class _JudgeSession:
         """Hand a finished attempt to the sink and count it."""
         self.sink(record)
         self.attempts_made += 1
+        if record.reply_budget is not None:
+            self._note_max_tokens(record.judge_model, record.reply_budget)
         self._take(record, now=True)
 
     def _take(self, record: EvaluationRecord, *, now: bool) -> None:
@@ -413,6 +418,10 @@ class _JudgeSession:
             seed=decoding.seed,
             json_schema=schema,
         )
+
+    def _note_max_tokens(self, judge: str, max_tokens: int) -> None:
+        low, high = self.max_tokens_sent.get(judge, (max_tokens, max_tokens))
+        self.max_tokens_sent[judge] = (min(low, max_tokens), max(high, max_tokens))
 
     def _record(
         self,
@@ -634,7 +643,16 @@ def _end_fields(session: _JudgeSession, plan: _Plan, previous: RunLog | None) ->
         }
         for j in session.judges
     }
-    return {"finished_count": finished, "usage": usage, "models": models}
+    decoding = {**session.config.decoding.model_dump(mode="json"), **_sent(session)}
+    return {"finished_count": finished, "usage": usage, "models": models, "decoding": decoding}
+
+
+def _sent(session: _JudgeSession) -> dict[str, Any]:
+    """The max_tokens this session's calls were sent with, per judge (none: it judged nothing)."""
+    if not session.max_tokens_sent:
+        return {}
+    sent = sorted(session.max_tokens_sent.items())
+    return {"max_tokens_sent": {judge: {"min": lo, "max": hi} for judge, (lo, hi) in sent}}
 
 
 def _reported(now: set[str], earlier: Mapping[str, Any]) -> str:

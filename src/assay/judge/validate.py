@@ -54,6 +54,10 @@ SCORE_KEYS = (*DIMENSION_KEYS, "overall_score")
 EVIDENCE_KEYS = ("dimension", "quote", "reason")
 # ASCII digits only: \d would also take full-width and other Unicode digits.
 DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+# The judge prompt's format example gives every value as a description in angle brackets
+# ("<why they support this score>"). A reason that is nothing but such a description was
+# copied from the example, not written: it explains no score.
+PLACEHOLDER = re.compile(r"<[^<>]*>")
 REFUSAL = re.compile(
     r"\b(I\s*(cannot|can't|can not|won't|will not|am unable|'m unable|am not able|refuse)"
     r"|I'm sorry|I am sorry|as an AI|unable to (evaluate|score|judge|assess|rate))",
@@ -412,12 +416,22 @@ def _check_evidence(
     # The protocol's evidence is a quote *and* the reason it supports the score: a blank
     # reason leaves the score unexplained, however well the quote is located. Recorded only
     # when it fails, so that records archived before this check still re-validate the same.
-    unexplained = [item.dimension for item in kept if not item.reason.strip()]
-    if unexplained:
-        findings.fail("evidence_reasons_given", PROTOCOL_VIOLATION, f"no reason for {unexplained}")
+    blank = [item.dimension for item in kept if not item.reason.strip()]
+    copied = [item.dimension for item in kept if PLACEHOLDER.fullmatch(item.reason.strip())]
+    if blank or copied:
+        findings.fail("evidence_reasons_given", PROTOCOL_VIOLATION, _unexplained(blank, copied))
     lost = [item.quote[:80] for item in kept if not item.located]
     findings.check("evidence_quotes_located", not lost, EVIDENCE_NOT_FOUND, f"not found: {lost}")
     return kept
+
+
+def _unexplained(blank: list[str], copied: list[str]) -> str:
+    # A blank reason keeps the detail it had before placeholders were checked, so that
+    # records archived then re-validate the same.
+    parts = [f"no reason for {blank}"] if blank else []
+    if copied:
+        parts.append(f"the format example's placeholder as the reason for {copied}")
+    return "; ".join(parts)
 
 
 def _evidence_item(
