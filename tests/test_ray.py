@@ -367,7 +367,7 @@ def test_an_assay_error_in_a_worker_comes_back_as_it_was_raised(joined: None) ->
     from assay.errors import InputError
     from assay.runs._ray import ray_map
 
-    def refuse(batch: int) -> int:
+    def refuse(batch: int, _: object) -> int:
         raise InputError("no such field", path="data.jsonl", line=batch, hint="fix the line")
 
     with pytest.raises(InputError) as caught:
@@ -380,7 +380,7 @@ def test_an_assay_error_in_a_worker_comes_back_as_it_was_raised(joined: None) ->
 def test_an_unexpected_error_in_a_worker_is_its_type_and_message(joined: None) -> None:
     from assay.runs._ray import ray_map
 
-    def crash(batch: int) -> int:
+    def crash(batch: int, _: object) -> int:
         raise ValueError(f"bad batch {batch}")
 
     with pytest.raises(ValueError) as caught:
@@ -394,7 +394,7 @@ def test_a_worker_that_dies_is_one_error_naming_the_batch(joined: None) -> None:
     from assay.errors import ExecutorError
     from assay.runs._ray import ray_map
 
-    def die(batch: int) -> int:
+    def die(batch: int, _: object) -> int:
         os._exit(3)  # a crash of the worker process: nothing comes back but its death
 
     with pytest.raises(ExecutorError) as caught:

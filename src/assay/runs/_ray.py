@@ -23,9 +23,12 @@ from __future__ import annotations
 import os
 import socket
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..errors import ConfigError, ExecutorError
+from ..errors import AssayError, ConfigError, ExecutorError
+
+if TYPE_CHECKING:
+    from ..model import ModelOptions, NodeContext
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -124,26 +127,34 @@ def _read(connection: socket.socket, size: int) -> bytes:
 
 
 def ray_map(
-    function: Callable[[T], R],
+    function: Callable[[T, NodeContext], R],
     batches: Iterable[T],
     on_batch: Callable[[R], None],
     *,
+    options: ModelOptions | None = None,
     describe: Callable[[T], str] = lambda _: "a batch",
     max_retries: int = 3,
 ) -> int:
     """Run ``function`` on every batch on the cluster; ``on_batch`` gets each result as it
-    arrives. Returns the number of batches done. ``describe`` names a batch's work (``records
-    v0 to v99 of data.jsonl``) for the error that ends the run when Ray loses it."""
+    arrives. Returns the number of batches done. ``function`` gets each batch with what a
+    worker needs from the driver besides the run's settings (``options.node_context()``: the
+    driver's working directory, its server URL, the API key's variable). ``describe`` names a
+    batch's work (``records v0 to v99 of data.jsonl``) for the error that ends the run when
+    Ray loses it."""
+    from ..model import ModelOptions
+
+    context = (options or ModelOptions()).node_context()
     ray = connect()
-    remote = ray.remote(max_retries=max_retries, retry_exceptions=False)(function)
+    remote = ray.remote(max_retries=max_retries, retry_exceptions=False)(_on_a_node)
     limit = max(2, 2 * int(ray.cluster_resources().get("CPU", 1)))
+    here = ray.get_runtime_context().get_node_id()
     queue: Iterator[T] = iter(batches)
     in_flight: dict[Any, T] = {}  # each running batch by its result's reference
     done = 0
     try:
         while True:
             while len(in_flight) < limit and (batch := next(queue, None)) is not None:
-                in_flight[remote.remote(batch)] = batch
+                in_flight[remote.remote(function, batch, context, here)] = batch
             if not in_flight:
                 return done
             ready, _ = ray.wait(list(in_flight), num_returns=1)
@@ -195,6 +206,41 @@ def span(kind: str, names: list[str]) -> str:
     if len(names) == 1:
         return f"1 {kind}, {names[0]}"
     return f"{len(names)} {kind}s, {names[0]} to {names[-1]}"
+
+
+def _on_a_node(
+    function: Callable[[T, NodeContext], R], batch: T, context: NodeContext, driver_node: str
+) -> R:
+    """``function(batch, context)`` on a worker; an error raised on another node than the
+    driver's (``driver_node``) names that node: a path or a variable it names is that node's,
+    and may well be fine on the driver's."""
+    try:
+        return function(batch, context)
+    except Exception as error:
+        ray = ray_module()
+        if ray.get_runtime_context().get_node_id() == driver_node:
+            raise
+        node = f"{ray.util.get_node_ip_address()} ({socket.gethostname()})"
+        raise on_node(error, node) from None
+
+
+def on_node(error: Exception, node: str) -> Exception:
+    """``error``, raised on the Ray node ``node``, with the node named in its message; a file
+    the node could not open becomes a setting error naming the path and what to do."""
+    where = f"on Ray node {node}"
+    if isinstance(error, AssayError):
+        error.message = f"{where}: {error.message}"
+        error.args = (error.message,)
+        return error
+    if isinstance(error, OSError) and error.filename is not None:
+        path = error.filename if error.filename2 is None else error.filename2
+        return ConfigError(
+            f"{where}: {path}: {error.strerror or type(error).__name__}",
+            hint="a worker opens this path on its own node: it must exist there, readable "
+            "and writable by the user the node's Ray runs as (relative paths are taken from "
+            "the driver's working directory), or give a path that is",
+        )
+    return error
 
 
 def worker_error(error: Any) -> BaseException:

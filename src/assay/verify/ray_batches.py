@@ -28,6 +28,7 @@ from ..runs._ray import add_usage, connect, ray_map, span
 from .results import RESULTS_FILE, ResultRecord
 
 if TYPE_CHECKING:
+    from ..model import NodeContext
     from .summary import SummaryTally
 
 Batch = tuple[str, list[str]]  # the config as JSON, the records' lines as in the data file
@@ -64,7 +65,13 @@ def run_on_ray(
 
         workers = max(1, int(connect().cluster_resources().get("CPU", 1)))
         batches = _batches(config, pending, todo, workers)
-        ray_map(run_batch, batches, keep, describe=lambda b: _records_of(config.data, b))
+        ray_map(
+            run_batch,
+            batches,
+            keep,
+            options=config.model_options,
+            describe=lambda b: _records_of(config.data, b),
+        )
     return usage
 
 
@@ -92,12 +99,14 @@ def _batches(config: Any, lines: Iterable[str], todo: int, workers: int) -> Iter
         yield settings, chunk
 
 
-def run_batch(batch: Batch) -> dict[str, Any]:
+def run_batch(batch: Batch, context: NodeContext) -> dict[str, Any]:
     """One batch on a worker: the results as JSON lines, their tally for the summary, how many
     failed, and the models' usage."""
     from .benchmark import BenchmarkConfig
 
     config = BenchmarkConfig.model_validate_json(batch[0])
+    options = config.model_options.on_worker(context)
+    config = config.model_copy(update={"model_options": options})
     records = [parse_record_line(line) for line in batch[1]]  # as the driver read them
     return asyncio.run(_run_batch(config, records))
 
