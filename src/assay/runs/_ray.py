@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import socket
+import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -35,6 +36,11 @@ R = TypeVar("R")
 EXTRA_HINT = "install the extra: pip install 'assay[ray]'"
 #: Seconds the probe of ``RAY_ADDRESS`` waits for the cluster to answer.
 PROBE_TIMEOUT_S = 5.0
+#: Seconds a run waits for a node with CPUs to (re)join a cluster that has none left before
+#: it ends: Ray would keep the batches waiting for one for ever.
+NO_CPU_GRACE_S = 30.0
+#: Seconds between looks at the cluster's CPUs while no batch finishes.
+CPU_CHECK_S = 2.0
 # An HTTP/2 client's opening: the preface and an empty SETTINGS frame. A Ray head (its GCS,
 # or the Ray Client server of ray://) speaks gRPC, which is HTTP/2: it answers with a frame of
 # its own. Anything else (nothing there, a web server) does not.
@@ -146,10 +152,13 @@ def ray_map(
     context = (options or ModelOptions()).node_context()
     ray = connect()
     remote = ray.remote(max_retries=max_retries, retry_exceptions=False)(_on_a_node)
+    # the task (and its worker's process title, ray::NAME) named by the work, not the wrapper
+    remote = remote.options(name=getattr(function, "__name__", "batch"))
     limit = max(2, 2 * int(ray.cluster_resources().get("CPU", 1)))
     here = ray.get_runtime_context().get_node_id()
     queue: Iterator[T] = iter(batches)
     in_flight: dict[Any, T] = {}  # each running batch by its result's reference
+    watch = _CpuWatch()
     done = 0
     try:
         while True:
@@ -157,7 +166,10 @@ def ray_map(
                 in_flight[remote.remote(function, batch, context, here)] = batch
             if not in_flight:
                 return done
-            ready, _ = ray.wait(list(in_flight), num_returns=1)
+            ready, _ = ray.wait(list(in_flight), num_returns=1, timeout=CPU_CHECK_S)
+            if not ready:
+                watch.check(ray, in_flight.values(), describe)
+                continue
             batch = in_flight.pop(ready[0])
             try:
                 result = ray.get(ready[0])
@@ -170,6 +182,36 @@ def ray_map(
     finally:
         for ref in in_flight:  # an interrupt or error: stop what is still running
             ray.cancel(ref, force=True)
+
+
+class _CpuWatch:
+    """Ends a run whose cluster has had no CPU for :data:`NO_CPU_GRACE_S` (every node that ran
+    work went away, and only a head started with ``--num-cpus 0`` is left): Ray itself keeps
+    the batches waiting for a node for ever, and the run would hang without a word."""
+
+    def __init__(self) -> None:
+        self.none_since: float | None = None
+
+    def check(self, ray: Any, waiting: Iterable[Any], describe: Callable[[Any], str]) -> None:
+        if ray.cluster_resources().get("CPU", 0) > 0:
+            self.none_since = None
+            return
+        now = time.monotonic()
+        self.none_since = self.none_since or now
+        if now - self.none_since >= NO_CPU_GRACE_S:
+            raise no_cpu_left(list(waiting), describe)
+
+
+def no_cpu_left(waiting: list[Any], describe: Callable[[Any], str]) -> ExecutorError:
+    """The error that ends a run when no node of the cluster has a CPU left."""
+    first = f"; the first held {describe(waiting[0])}" if waiting else ""
+    return ExecutorError(
+        f"Ray has no node with a CPU left to run the batches on (the worker nodes went away "
+        f"{NO_CPU_GRACE_S:g} s ago or more and none came back); {len(waiting)} batches were "
+        f"waiting{first}",
+        hint=f"{_RESUME}, once a node with CPUs has joined the cluster (ray start --address "
+        "HEAD:PORT), or without RAY_ADDRESS on this machine",
+    )
 
 
 # Why Ray lost a batch, in words, by the type of its error (others: the type and first line)
