@@ -6,8 +6,9 @@ prompts, re-asks, decoding plans and validation, so the records are the ones an 
 run makes. A pair's earlier attempts travel with it, so a re-ask on a worker sees the
 rejected reply as it would in-process. Workers send their records back; the driver alone
 archives them, under its lock, batch by batch as they arrive, so the run stays append-only
-and resumable. Workers use the response cache at the run's cache path on their own node
-(SQLite in WAL mode, shared by the node's workers and, on the driver's node, the driver).
+and resumable. Workers use the response cache on their own node: --cache-path (a relative
+one taken from the driver's working directory), else the node's own default (SQLite in WAL
+mode, shared by the node's workers and, on the driver's node, the driver).
 """
 
 from __future__ import annotations

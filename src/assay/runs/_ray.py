@@ -15,7 +15,13 @@ same error (its one line, as in-process), anything else as its own type and mess
 worker's traceback only in the chain ``--debug`` prints (:func:`worker_error`). A batch Ray
 could not finish after its retries (its worker process died, was killed for lack of memory,
 or its node went away) ends the run with an :class:`~assay.errors.ExecutorError` naming why
-and the batch's work (:func:`lost_batch`); the batches finished before it are kept.
+and the batch's work (:func:`lost_batch`); the batches finished before it are kept, as they
+are when no node with a CPU is left to run on (:class:`_CpuWatch`). An error raised on
+another node than the driver's names that node (:func:`on_node`).
+
+Each task gets, besides its batch, the :class:`~assay.model.NodeContext` of the run: what a
+worker on any node needs from the driver (its working directory for relative paths, the
+server URL, the API key's variable; never the key).
 """
 
 from __future__ import annotations

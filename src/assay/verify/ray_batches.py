@@ -2,9 +2,10 @@
 
 Each worker rebuilds the run's models from the config (a ``llamacpp/`` model is loaded by the
 worker itself) and runs exactly the in-process pattern code over its batch, so results are the
-same as an in-process run's. Workers use the response cache at the run's cache path on their
-own node (SQLite in WAL mode: the node's workers, and on the driver's node the driver, share
-it); a cluster of several nodes keeps one cache per node. The driver alone appends the results
+same as an in-process run's. Workers use the response cache on their own node: --cache-path
+(a relative one taken from the driver's working directory), else the node's own default
+(SQLite in WAL mode: the node's workers, and on the driver's node the driver, share it); a
+cluster of several nodes keeps one cache per node. The driver alone appends the results
 to ``results.jsonl``, batch by batch as they arrive; the run stays append-only and resumable.
 
 Each worker also counts its batch for the summary (a :class:`~.summary.SummaryTally` of its
