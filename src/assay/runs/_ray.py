@@ -160,11 +160,12 @@ def ray_map(
     remote = ray.remote(max_retries=max_retries, retry_exceptions=False)(_on_a_node)
     # the task (and its worker's process title, ray::NAME) named by the work, not the wrapper
     remote = remote.options(name=getattr(function, "__name__", "batch"))
-    limit = max(2, 2 * int(ray.cluster_resources().get("CPU", 1)))
+    cpus = ray.cluster_resources().get("CPU", 0)
+    limit = max(2, 2 * int(cpus))
     here = ray.get_runtime_context().get_node_id()
     queue: Iterator[T] = iter(batches)
     in_flight: dict[Any, T] = {}  # each running batch by its result's reference
-    watch = _CpuWatch()
+    watch = _CpuWatch(had_cpus=cpus > 0)
     done = 0
     try:
         while True:
@@ -191,16 +192,22 @@ def ray_map(
 
 
 class _CpuWatch:
-    """Ends a run whose cluster has had no CPU for :data:`NO_CPU_GRACE_S` (every node that ran
-    work went away, and only a head started with ``--num-cpus 0`` is left): Ray itself keeps
-    the batches waiting for a node for ever, and the run would hang without a word."""
+    """Ends a run whose cluster had CPUs and has had none for :data:`NO_CPU_GRACE_S` (every
+    node that ran work went away, and only a head started with ``--num-cpus 0`` is left): Ray
+    itself keeps the batches waiting for a node for ever, and the run would hang without a
+    word. A cluster that had no CPU from the start is left to wait, as Ray does (an
+    autoscaler may be bringing its first node up)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, had_cpus: bool) -> None:
+        self.had_cpus = had_cpus
         self.none_since: float | None = None
 
     def check(self, ray: Any, waiting: Iterable[Any], describe: Callable[[Any], str]) -> None:
         if ray.cluster_resources().get("CPU", 0) > 0:
+            self.had_cpus = True
             self.none_since = None
+            return
+        if not self.had_cpus:
             return
         now = time.monotonic()
         self.none_since = self.none_since or now
