@@ -41,7 +41,8 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]
     env = {**os.environ, **joined}
     start = [str(RAY), "start", "--head", "--num-cpus", "2", "--port", str(port)]
     start += ["--include-dashboard", "false", "--disable-usage-stats"]
-    subprocess.run(start, check=True, capture_output=True, env=env, timeout=180)
+    # started in a directory of its own: the workers' working directory is not the driver's
+    subprocess.run(start, check=True, capture_output=True, env=env, timeout=180, cwd=temp)
     try:
         yield {"RAY_ADDRESS": f"127.0.0.1:{port}", **joined}
     finally:
@@ -56,6 +57,7 @@ def _bench(
     address: dict[str, str] | None = None,
     verifier: str = "learned",
     cache: str = "cache",
+    cwd: Path | None = None,
 ) -> subprocess.Popen[str]:
     env = {**os.environ, "ASSAY_CACHE_DIR": str(tmp_path / cache), **(address or {})}
     command = [sys.executable, "-m", "assay", "bench", "run", "--data", str(data)]
@@ -68,6 +70,7 @@ def _bench(
         text=True,
         env=env,
         preexec_fn=default_sigint,
+        cwd=cwd,
     )
 
 
@@ -102,6 +105,30 @@ def _without_timings(value: object) -> object:
     if isinstance(value, list):
         return [_without_timings(v) for v in value]
     return value
+
+
+def test_a_relative_cache_path_is_the_one_under_the_drivers_directory(
+    tmp_path: Path, cluster: dict[str, str]
+) -> None:
+    """Workers run wherever Ray started them; --cache-path relcache/r.sqlite is still the file
+    under the driver's working directory (tests/test_ray_multinode.py: on another node)."""
+    data = write_jsonl(tmp_path / "data.jsonl", verify_only_records(3))
+    driver = tmp_path / "driver"
+    driver.mkdir()
+    run = _bench(
+        tmp_path,
+        data,
+        tmp_path / "run",
+        "--executor",
+        "ray",
+        "--cache-path",
+        "relcache/r.sqlite",
+        address=cluster,
+        cwd=driver,
+    )
+    _finish(run)
+    assert (driver / "relcache" / "r.sqlite").is_file()
+    assert not (Path(cluster["RAY_TMPDIR"]) / "relcache").exists()  # where the workers stand
 
 
 def test_results_equal_the_in_process_run(tmp_path: Path, cluster: dict[str, str]) -> None:
@@ -367,7 +394,7 @@ def test_an_assay_error_in_a_worker_comes_back_as_it_was_raised(joined: None) ->
     from assay.errors import InputError
     from assay.runs._ray import ray_map
 
-    def refuse(batch: int) -> int:
+    def refuse(batch: int, _: object) -> int:
         raise InputError("no such field", path="data.jsonl", line=batch, hint="fix the line")
 
     with pytest.raises(InputError) as caught:
@@ -380,7 +407,7 @@ def test_an_assay_error_in_a_worker_comes_back_as_it_was_raised(joined: None) ->
 def test_an_unexpected_error_in_a_worker_is_its_type_and_message(joined: None) -> None:
     from assay.runs._ray import ray_map
 
-    def crash(batch: int) -> int:
+    def crash(batch: int, _: object) -> int:
         raise ValueError(f"bad batch {batch}")
 
     with pytest.raises(ValueError) as caught:
@@ -394,7 +421,7 @@ def test_a_worker_that_dies_is_one_error_naming_the_batch(joined: None) -> None:
     from assay.errors import ExecutorError
     from assay.runs._ray import ray_map
 
-    def die(batch: int) -> int:
+    def die(batch: int, _: object) -> int:
         os._exit(3)  # a crash of the worker process: nothing comes back but its death
 
     with pytest.raises(ExecutorError) as caught:

@@ -60,6 +60,7 @@ def model_options(args: argparse.Namespace) -> ModelOptions:
     return ModelOptions(
         base_url=args.base_url,
         api_key=_api_key(args.api_key_env),
+        api_key_env=args.api_key_env,
         request_timeout_s=args.timeout,
         max_attempts=args.max_attempts,
         max_retry_after_s=args.max_retry_after,

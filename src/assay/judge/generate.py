@@ -38,6 +38,7 @@ from ..model import (
     Model,
     ModelOptions,
     ModelResult,
+    NodeContext,
     Seed,
     is_deferred,
     system,
@@ -384,7 +385,8 @@ def generate_on_ray(
                 bar.update(1, failed=int(_call_failed((job, result))))
             add_usage(usage, done["usage"])
 
-        ray_map(_generate_batch, chunks, arrived, describe=_jobs_of)
+        options = settings.model_options or ModelOptions()
+        ray_map(_generate_batch, chunks, arrived, options=options, describe=_jobs_of)
     return usage
 
 
@@ -398,18 +400,18 @@ def _jobs_of(batch: _RayBatch) -> str:
     return span("output", names)
 
 
-def _generate_batch(batch: _RayBatch) -> dict[str, Any]:
+def _generate_batch(batch: _RayBatch, context: NodeContext) -> dict[str, Any]:
     import asyncio
 
-    return asyncio.run(_generate_batch_async(batch))
+    return asyncio.run(_generate_batch_async(batch, context))
 
 
-async def _generate_batch_async(batch: _RayBatch) -> dict[str, Any]:
+async def _generate_batch_async(batch: _RayBatch, context: NodeContext) -> dict[str, Any]:
     from ..json_safe import load_model, model_json
     from ..model import get_model, open_cache
 
     settings = GenerateSettings.model_validate_json(batch[0])
-    options = settings.model_options or ModelOptions()
+    options = (settings.model_options or ModelOptions()).on_worker(context)
     cache = open_cache(options)
     models = [get_model(name, options, cache=cache) for name in batch[1]]
     jobs = [load_model(_Job, line) for line in batch[2]]

@@ -6,8 +6,9 @@ prompts, re-asks, decoding plans and validation, so the records are the ones an 
 run makes. A pair's earlier attempts travel with it, so a re-ask on a worker sees the
 rejected reply as it would in-process. Workers send their records back; the driver alone
 archives them, under its lock, batch by batch as they arrive, so the run stays append-only
-and resumable. Workers use the response cache at the run's cache path on their own node
-(SQLite in WAL mode, shared by the node's workers and, on the driver's node, the driver).
+and resumable. Workers use the response cache on their own node: --cache-path (a relative
+one taken from the driver's working directory), else the node's own default (SQLite in WAL
+mode, shared by the node's workers and, on the driver's node, the driver).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ..json_safe import load_model, model_json
-from ..model import ModelOptions, get_model, open_cache
+from ..model import ModelOptions, NodeContext, get_model, open_cache
 from ..runs import Progress, run_all
 from ..runs._ray import add_usage, ray_map, span
 from .archive import EvaluationRecord, ProtocolState
@@ -43,7 +44,8 @@ def judge_on_ray(session: Any, pending: Iterable[Any], count: int) -> None:
             add_usage(session.remote_usage, done["usage"])
             bar.update(done["pairs"], failed=done["failed"])
 
-        ray_map(run_batch, _batches(session, pending), keep, describe=_pairs_of)
+        options = session.config.model_options or ModelOptions()
+        ray_map(run_batch, _batches(session, pending), keep, options=options, describe=_pairs_of)
 
 
 def _batches(session: Any, pending: Iterable[Any]) -> Iterator[Batch]:
@@ -76,18 +78,19 @@ def _pair_json(work: Any, attempts: list[Any]) -> str:
     )
 
 
-def run_batch(batch: Batch) -> dict[str, Any]:
+def run_batch(batch: Batch, context: NodeContext) -> dict[str, Any]:
     """One batch on a worker: its records as JSON lines, usage, and what the driver notes."""
-    return asyncio.run(_run_batch(batch))
+    return asyncio.run(_run_batch(batch, context))
 
 
-async def _run_batch(batch: Batch) -> dict[str, Any]:
+async def _run_batch(batch: Batch, context: NodeContext) -> dict[str, Any]:
     from .run import JudgeRunConfig, PairOutcome, _Attempt, _JudgeSession, _Work
     from .stub_replies import RESPONDERS
 
     config = JudgeRunConfig.model_validate_json(batch[0])
     state = ProtocolState.model_validate_json(batch[1])
-    options = (config.model_options or ModelOptions()).with_stub_responders(RESPONDERS)
+    options = (config.model_options or ModelOptions()).on_worker(context)
+    options = options.with_stub_responders(RESPONDERS)
     cache = open_cache(options)
     judges = [get_model(name, options, cache=cache) for name in batch[2]]
     records: list[EvaluationRecord] = []

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TypeVar, overload
+from typing import NoReturn, TypeVar, overload
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
@@ -41,6 +42,15 @@ class ModelOptions(BaseModel):
     stub_responders: Mapping[str, StubResponder] = Field(
         default_factory=dict, exclude=True, repr=False
     )
+    # The variable api_key was read from (--api-key-env): a Ray worker reads its node's key
+    # from the same one, for the key itself is never sent to workers. Not serialised.
+    api_key_env: str = Field(default="OPENAI_API_KEY", exclude=True, repr=False)
+    # On a Ray worker (from the driver's NodeContext, not serialised): the directory relative
+    # paths in the settings (--cache-path, llamacpp/ and stub/ files) are resolved against,
+    # the driver's, since a worker's own working directory is anywhere; and whether the
+    # driver had a key that this node's api_key_env does not hold.
+    workdir: Path | None = Field(default=None, exclude=True, repr=False)
+    api_key_unset: bool = Field(default=False, exclude=True, repr=False)
 
     @field_serializer("base_url")
     def _public_base_url(self, base_url: str | None) -> str | None:
@@ -50,6 +60,61 @@ class ModelOptions(BaseModel):
     def with_stub_responders(self, responders: Mapping[str, StubResponder]) -> ModelOptions:
         return self.model_copy(update={"stub_responders": {**self.stub_responders, **responders}})
 
+    def local_path(self, path: Path) -> Path:
+        """``path`` as this process must open it: a relative one against ``workdir`` when set
+        (a Ray worker resolves what the driver's user typed as the driver does)."""
+        path = path.expanduser()
+        if self.workdir is None or path.is_absolute():
+            return path
+        return self.workdir / path
+
+    def node_context(self) -> NodeContext:
+        """What a Ray worker needs from the driver besides these settings: the driver's working
+        directory, the server URL the driver resolved (``OPENAI_BASE_URL`` when no --base-url:
+        the worker's environment may name another or none), and, when the driver had a key,
+        the variable each node reads its own key from."""
+        from ..redact import url_secrets
+
+        url = self.base_url or os.environ.get("OPENAI_BASE_URL") or None
+        if url is not None and url_secrets(url):
+            where = "--base-url" if self.base_url else "OPENAI_BASE_URL"
+            raise ConfigError(
+                f"{where} carries credentials, which are not sent to Ray workers",
+                hint=f"give the key in the variable --api-key-env names ({self.api_key_env}), set "
+                "on every node, and the URL without it",
+            )
+        return NodeContext(
+            workdir=str(Path.cwd()),
+            base_url=url,
+            api_key_env=self.api_key_env if self.api_key is not None else None,
+        )
+
+    def on_worker(self, context: NodeContext) -> ModelOptions:
+        """These settings as a Ray worker uses them: with what the driver sent, and the API
+        key from this node's environment."""
+        variable = context.api_key_env
+        key = (os.environ.get(variable) or None) if variable is not None else None
+        return self.model_copy(
+            update={
+                "workdir": Path(context.workdir),
+                "base_url": context.base_url,
+                "api_key": key,
+                "api_key_env": variable or self.api_key_env,
+                "api_key_unset": variable is not None and key is None,
+            }
+        )
+
+
+class NodeContext(BaseModel):
+    """What the driver sends a Ray worker besides the run's settings (see
+    :meth:`ModelOptions.node_context`). Never a secret: each node reads its own API key."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    workdir: str
+    base_url: str | None = None
+    api_key_env: str | None = None
+
 
 def _openai(model: str, options: ModelOptions) -> Backend:
     from .providers.openai import OpenAIBackend, check_base_url
@@ -58,22 +123,33 @@ def _openai(model: str, options: ModelOptions) -> Backend:
     return OpenAIBackend(
         model,
         base_url=base_url,
-        api_key=options.api_key,
+        api_key=options.api_key if not options.api_key_unset else _no_key(options.api_key_env),
         timeout_s=options.request_timeout_s,
         structured_output=options.structured_output,
+    )
+
+
+def _no_key(variable: str) -> NoReturn:
+    """The error of a Ray worker on a node whose ``variable`` is unset where the driver's held
+    the key: sent without it, or with OPENAI_API_KEY's, the calls would fail or bill another
+    account."""
+    raise ConfigError(
+        f"the API key variable {variable} is not set on this node (the driver had it)",
+        hint=f"set {variable} in the environment `ray start` runs in on every node: the key "
+        "is read on each node, never sent to the workers",
     )
 
 
 def _llamacpp(model: str, options: ModelOptions) -> Backend:
     from .providers.llamacpp import LlamaCppBackend
 
-    return LlamaCppBackend(model, n_ctx=options.n_ctx)
+    return LlamaCppBackend(model, n_ctx=options.n_ctx, workdir=options.workdir)
 
 
 def _stub(model: str, options: ModelOptions) -> Backend:
     from .providers.stub import StubBackend
 
-    return StubBackend(model, task_responders=options.stub_responders)
+    return StubBackend(model, task_responders=options.stub_responders, workdir=options.workdir)
 
 
 #: provider name -> factory. A new backend is one module in providers/ and one line here.
@@ -113,7 +189,9 @@ def create_backend(name: str, options: ModelOptions | None = None) -> Backend:
 def open_cache(options: ModelOptions) -> ResponseCache | None:
     if not options.cache:
         return None
-    return ResponseCache.shared(options.cache_path or default_cache_path())
+    if options.cache_path is None:  # this node's default (its own environment and home)
+        return ResponseCache.shared(default_cache_path())
+    return ResponseCache.shared(options.local_path(options.cache_path))
 
 
 def open_batch(options: ModelOptions) -> BatchWriter | None:

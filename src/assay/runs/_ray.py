@@ -15,23 +15,38 @@ same error (its one line, as in-process), anything else as its own type and mess
 worker's traceback only in the chain ``--debug`` prints (:func:`worker_error`). A batch Ray
 could not finish after its retries (its worker process died, was killed for lack of memory,
 or its node went away) ends the run with an :class:`~assay.errors.ExecutorError` naming why
-and the batch's work (:func:`lost_batch`); the batches finished before it are kept.
+and the batch's work (:func:`lost_batch`); the batches finished before it are kept, as they
+are when no node with a CPU is left to run on (:class:`_CpuWatch`). An error raised on
+another node than the driver's names that node (:func:`on_node`).
+
+Each task gets, besides its batch, the :class:`~assay.model.NodeContext` of the run: what a
+worker on any node needs from the driver (its working directory for relative paths, the
+server URL, the API key's variable; never the key).
 """
 
 from __future__ import annotations
 
 import os
 import socket
+import time
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..errors import ConfigError, ExecutorError
+from ..errors import AssayError, ConfigError, ExecutorError
+
+if TYPE_CHECKING:
+    from ..model import ModelOptions, NodeContext
 
 T = TypeVar("T")
 R = TypeVar("R")
 EXTRA_HINT = "install the extra: pip install 'assay[ray]'"
 #: Seconds the probe of ``RAY_ADDRESS`` waits for the cluster to answer.
 PROBE_TIMEOUT_S = 5.0
+#: Seconds a run waits for a node with CPUs to (re)join a cluster that has none left before
+#: it ends: Ray would keep the batches waiting for one for ever.
+NO_CPU_GRACE_S = 30.0
+#: Seconds between looks at the cluster's CPUs while no batch finishes.
+CPU_CHECK_S = 2.0
 # An HTTP/2 client's opening: the preface and an empty SETTINGS frame. A Ray head (its GCS,
 # or the Ray Client server of ray://) speaks gRPC, which is HTTP/2: it answers with a frame of
 # its own. Anything else (nothing there, a web server) does not.
@@ -124,29 +139,44 @@ def _read(connection: socket.socket, size: int) -> bytes:
 
 
 def ray_map(
-    function: Callable[[T], R],
+    function: Callable[[T, NodeContext], R],
     batches: Iterable[T],
     on_batch: Callable[[R], None],
     *,
+    options: ModelOptions | None = None,
     describe: Callable[[T], str] = lambda _: "a batch",
     max_retries: int = 3,
 ) -> int:
     """Run ``function`` on every batch on the cluster; ``on_batch`` gets each result as it
-    arrives. Returns the number of batches done. ``describe`` names a batch's work (``records
-    v0 to v99 of data.jsonl``) for the error that ends the run when Ray loses it."""
+    arrives. Returns the number of batches done. ``function`` gets each batch with what a
+    worker needs from the driver besides the run's settings (``options.node_context()``: the
+    driver's working directory, its server URL, the API key's variable). ``describe`` names a
+    batch's work (``records v0 to v99 of data.jsonl``) for the error that ends the run when
+    Ray loses it."""
+    from ..model import ModelOptions
+
+    context = (options or ModelOptions()).node_context()
     ray = connect()
-    remote = ray.remote(max_retries=max_retries, retry_exceptions=False)(function)
-    limit = max(2, 2 * int(ray.cluster_resources().get("CPU", 1)))
+    remote = ray.remote(max_retries=max_retries, retry_exceptions=False)(_on_a_node)
+    # the task (and its worker's process title, ray::NAME) named by the work, not the wrapper
+    remote = remote.options(name=getattr(function, "__name__", "batch"))
+    cpus = ray.cluster_resources().get("CPU", 0)
+    limit = max(2, 2 * int(cpus))
+    here = ray.get_runtime_context().get_node_id()
     queue: Iterator[T] = iter(batches)
     in_flight: dict[Any, T] = {}  # each running batch by its result's reference
+    watch = _CpuWatch(had_cpus=cpus > 0)
     done = 0
     try:
         while True:
             while len(in_flight) < limit and (batch := next(queue, None)) is not None:
-                in_flight[remote.remote(batch)] = batch
+                in_flight[remote.remote(function, batch, context, here)] = batch
             if not in_flight:
                 return done
-            ready, _ = ray.wait(list(in_flight), num_returns=1)
+            ready, _ = ray.wait(list(in_flight), num_returns=1, timeout=CPU_CHECK_S)
+            if not ready:
+                watch.check(ray, in_flight.values(), describe)
+                continue
             batch = in_flight.pop(ready[0])
             try:
                 result = ray.get(ready[0])
@@ -159,6 +189,42 @@ def ray_map(
     finally:
         for ref in in_flight:  # an interrupt or error: stop what is still running
             ray.cancel(ref, force=True)
+
+
+class _CpuWatch:
+    """Ends a run whose cluster had CPUs and has had none for :data:`NO_CPU_GRACE_S` (every
+    node that ran work went away, and only a head started with ``--num-cpus 0`` is left): Ray
+    itself keeps the batches waiting for a node for ever, and the run would hang without a
+    word. A cluster that had no CPU from the start is left to wait, as Ray does (an
+    autoscaler may be bringing its first node up)."""
+
+    def __init__(self, *, had_cpus: bool) -> None:
+        self.had_cpus = had_cpus
+        self.none_since: float | None = None
+
+    def check(self, ray: Any, waiting: Iterable[Any], describe: Callable[[Any], str]) -> None:
+        if ray.cluster_resources().get("CPU", 0) > 0:
+            self.had_cpus = True
+            self.none_since = None
+            return
+        if not self.had_cpus:
+            return
+        now = time.monotonic()
+        self.none_since = self.none_since or now
+        if now - self.none_since >= NO_CPU_GRACE_S:
+            raise no_cpu_left(list(waiting), describe)
+
+
+def no_cpu_left(waiting: list[Any], describe: Callable[[Any], str]) -> ExecutorError:
+    """The error that ends a run when no node of the cluster has a CPU left."""
+    first = f"; the first held {describe(waiting[0])}" if waiting else ""
+    return ExecutorError(
+        f"Ray has no node with a CPU left to run the batches on (the worker nodes went away "
+        f"{NO_CPU_GRACE_S:g} s ago or more and none came back); {len(waiting)} batches were "
+        f"waiting{first}",
+        hint=f"{_RESUME}, once a node with CPUs has joined the cluster (ray start --address "
+        "HEAD:PORT), or without RAY_ADDRESS on this machine",
+    )
 
 
 # Why Ray lost a batch, in words, by the type of its error (others: the type and first line)
@@ -195,6 +261,41 @@ def span(kind: str, names: list[str]) -> str:
     if len(names) == 1:
         return f"1 {kind}, {names[0]}"
     return f"{len(names)} {kind}s, {names[0]} to {names[-1]}"
+
+
+def _on_a_node(
+    function: Callable[[T, NodeContext], R], batch: T, context: NodeContext, driver_node: str
+) -> R:
+    """``function(batch, context)`` on a worker; an error raised on another node than the
+    driver's (``driver_node``) names that node: a path or a variable it names is that node's,
+    and may well be fine on the driver's."""
+    try:
+        return function(batch, context)
+    except Exception as error:
+        ray = ray_module()
+        if ray.get_runtime_context().get_node_id() == driver_node:
+            raise
+        node = f"{ray.util.get_node_ip_address()} ({socket.gethostname()})"
+        raise on_node(error, node) from None
+
+
+def on_node(error: Exception, node: str) -> Exception:
+    """``error``, raised on the Ray node ``node``, with the node named in its message; a file
+    the node could not open becomes a setting error naming the path and what to do."""
+    where = f"on Ray node {node}"
+    if isinstance(error, AssayError):
+        error.message = f"{where}: {error.message}"
+        error.args = (error.message,)
+        return error
+    if isinstance(error, OSError) and error.filename is not None:
+        path = error.filename if error.filename2 is None else error.filename2
+        return ConfigError(
+            f"{where}: {path}: {error.strerror or type(error).__name__}",
+            hint="a worker opens this path on its own node: it must exist there, readable "
+            "and writable by the user the node's Ray runs as (relative paths are taken from "
+            "the driver's working directory), or give a path that is",
+        )
+    return error
 
 
 def worker_error(error: Any) -> BaseException:

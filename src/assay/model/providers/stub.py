@@ -48,6 +48,7 @@ class StubBackend(Backend):
         *,
         replies: Sequence[str] | StubResponder | None = None,
         task_responders: Mapping[str, StubResponder] | None = None,
+        workdir: Path | None = None,
     ) -> None:
         super().__init__(model)
         self._scripted: list[dict[str, Any]] | None = None
@@ -58,7 +59,8 @@ class StubBackend(Backend):
         elif replies is not None:
             self._scripted = [{"text": r} for r in replies]
         elif model.endswith(".jsonl"):
-            self._scripted = _read_reply_file(Path(model))
+            # relative to the driver's working directory on a Ray worker (``workdir``)
+            self._scripted = _read_reply_file((workdir or Path()) / Path(model).expanduser())
         # Replies to assay's own tagged prompts ([assay:task]), given by the layer that writes
         # those prompts, so that this provider knows nothing of the layers above it.
         self._task_responders = dict(task_responders or {})
