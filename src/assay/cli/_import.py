@@ -16,6 +16,7 @@ from ..data.importers import (
     GroundedImporter,
     IFEvalSources,
     JudgeSetImporter,
+    LogImporter,
     refuse_empty,
 )
 from ..data.meta import keep_where, parse_where
@@ -43,11 +44,15 @@ def register(subparsers: Any) -> None:
     for importer in IMPORTERS.values():
         if isinstance(importer, GroundedImporter):
             _register_grounded(names, importer)
+        elif isinstance(importer, LogImporter):
+            _register_logs(names, importer)
         else:
             _register_judge_set(names, importer)
 
 
-def _dataset_parser(names: Any, importer: GroundedImporter | JudgeSetImporter) -> Any:
+def _dataset_parser(
+    names: Any, importer: GroundedImporter | JudgeSetImporter | LogImporter, *, logs: bool = False
+) -> Any:
     parser = names.add_parser(
         importer.name,
         help=importer.summary,
@@ -58,7 +63,10 @@ def _dataset_parser(names: Any, importer: GroundedImporter | JudgeSetImporter) -
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("src", type=Path, metavar="SRC", help=importer.source)
+    if logs:
+        parser.add_argument("src", type=Path, nargs="+", metavar="LOG", help=importer.source)
+    else:
+        parser.add_argument("src", type=Path, metavar="SRC", help=importer.source)
     return parser
 
 
@@ -104,6 +112,13 @@ def _register_judge_set(names: Any, importer: JudgeSetImporter) -> None:
         help=f"directory to write {', '.join(JUDGE_SET_FILES.values())} into",
     )
     parser.set_defaults(handler=_import_judge_set, importer=importer)
+
+
+def _register_logs(names: Any, importer: LogImporter) -> None:
+    parser = _dataset_parser(names, importer, logs=True)
+    files = ", ".join(JUDGE_SET_FILES[kind] for kind in ("questions", "outputs"))
+    parser.add_argument("--out", type=Path, required=True, help=f"directory to write {files} into")
+    parser.set_defaults(handler=_import_logs, importer=importer)
 
 
 def _paragraphs(*texts: str) -> str:
@@ -157,6 +172,23 @@ def _import_judge_set(args: argparse.Namespace) -> int:
         _refuse_overwriting_source(
             args.src, args.responses, args.labels, args.out / JUDGE_SET_FILES[kind]
         )
+        write_jsonl(args.out / JUDGE_SET_FILES[kind], records)
+    for line in result.report.lines():
+        print(line)
+    for kind, records in contents.items():
+        print(f"wrote {len(records)} {kind} to {args.out / JUDGE_SET_FILES[kind]}")
+    return 0
+
+
+def _import_logs(args: argparse.Namespace) -> int:
+    importer: LogImporter = args.importer
+    check_out_dir(args.out)
+    result = importer.convert(args.src)
+    refuse_empty(result.report)
+    args.out.mkdir(parents=True, exist_ok=True)
+    contents = {"questions": result.questions, "outputs": result.outputs}
+    for kind, records in contents.items():
+        _refuse_overwriting_source(*args.src, args.out / JUDGE_SET_FILES[kind])
         write_jsonl(args.out / JUDGE_SET_FILES[kind], records)
     for line in result.report.lines():
         print(line)
