@@ -111,7 +111,7 @@ def test_epochs_and_models_meet_in_the_judge_cross_product(
         if (s.question_id, s.prompt_variant, s.target_model) == ("3", "epoch-2", "mockllm/model-b")
     )
     assert sample.output_text == "model-b answers: Say hello."
-    assert sample.output_id == f"{logs.model_b.name}:3:epoch-2"
+    assert sample.output_id == "qa:3:epoch-2"
 
 
 def test_imported_logs_are_judged_end_to_end(

@@ -279,7 +279,7 @@ def _output(
         question_id=question_id,
         prompt_variant=variant.variant,
         target_model=model,
-        output_id=_output_id(path, question_id, variant.variant),
+        output_id=_output_id(log.eval.task, question_id, variant.variant),
         text=text,
         finish_reason=_finish_reason(sample),
         completion_tokens=_completion_tokens(sample),
@@ -288,13 +288,15 @@ def _output(
     )
 
 
-def _output_id(path: Path, question_id: str, variant: str) -> str:
-    """``<log file name>:<sample id>:<variant>``, so an output traces back to its log; a
-    hash stands for the sample id where that would pass the 200 characters of an id."""
-    output_id = f"{path.name}:{question_id}:{variant}"
+def _output_id(task: str, question_id: str, variant: str) -> str:
+    """``<task>:<sample id>:<variant>``: one per target model and cell (two outputs for one
+    cell are refused), the same for every run of the eval, so a judge prompt, which shows it
+    (as a blind alias), does not change with inspect's random log names (the log's name is in
+    ``meta.log``); a hash stands for the sample id where the id would pass 200 characters."""
+    output_id = f"{task}:{question_id}:{variant}"
     if len(output_id) <= 200:
         return output_id
-    return f"{path.name[:150]}:{stable_key(question_id)}:{variant}"
+    return f"{task[:100]}:{stable_key(question_id)}:{variant}"
 
 
 def _output_meta(path: Path, log: EvalLog, sample: EvalSample) -> dict[str, Any]:
