@@ -22,20 +22,34 @@ from assay.report.export import JudgeRun, load_run
 inspect_ai = pytest.importorskip("inspect_ai", reason="the inspect extra")  # in the dev extra
 
 from inspect_ai.dataset import Sample  # noqa: E402
+from inspect_ai.model import ChatMessageUser, ContentImage, ContentText  # noqa: E402
 
 from tests.helpers.inspect_evals import QA_SAMPLES, fail_on, mock_model, run_eval  # noqa: E402
 
+# a 1x1 PNG: an input the judge, which reads text, would not see
+PIXEL = (
+    "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8Dw"
+    "HwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
+)
 FAULTY_SAMPLES = (
     Sample(id="boom", input="Use the tool."),
     Sample(id="silent", input="Reply with nothing."),
     Sample(id="fine", input="Reply with something."),
+    Sample(
+        id="picture",
+        input=[
+            ChatMessageUser(
+                content=[ContentText(text="What is in this picture?"), ContentImage(image=PIXEL)]
+            )
+        ],
+    ),
 )
 
 
 @dataclass(frozen=True)
 class Logs:
     model_a: Path  # QA_SAMPLES x 2 epochs by mockllm/model-a
-    model_b: Path  # the same by mockllm/model-b
+    model_b: Path  # the same by mockllm/model-b, a .json log
     faulty: Path  # a sample with an error, one with an empty output, one fine
     failed: Path  # a run that stopped on an error (status "error")
     other_dataset: Path  # sample id "capital" with another input
@@ -59,7 +73,9 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> Logs:
     silent = mock_model("model-a", lambda prompt: "" if "nothing" in prompt else "Something.")
     return Logs(
         model_a=run_eval(QA_SAMPLES, mock_model("model-a"), log_dir / "a", epochs=2),
-        model_b=run_eval(QA_SAMPLES, mock_model("model-b"), log_dir / "b", epochs=2),
+        model_b=run_eval(
+            QA_SAMPLES, mock_model("model-b"), log_dir / "b", epochs=2, log_format="json"
+        ),
         faulty=run_eval(
             FAULTY_SAMPLES, silent, log_dir / "faulty", solver=fail_on("boom"), fail_on_error=False
         ),
@@ -81,6 +97,7 @@ def import_logs(out: Path, *logs: Path) -> int:
 def test_epochs_and_models_meet_in_the_judge_cross_product(
     logs: Logs, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    assert (logs.model_a.suffix, logs.model_b.suffix) == (".eval", ".json")
     out = tmp_path / "judge_set"
     assert import_logs(out, logs.model_a, logs.model_b) == 0
     printed = capsys.readouterr().out
@@ -146,7 +163,11 @@ def test_errored_and_empty_samples_are_reported_and_left_to_the_coverage_check(
     assert import_logs(out, logs.faulty) == 0
     printed = capsys.readouterr().out
     assert "kept 1 records" in printed
-    assert "skipped 2: sample with an error 1, sample without an output 1" in printed
+    assert (
+        "skipped 3: sample with an error 1, sample without an output 1, "
+        "input with non-text content (image, audio, video) 1"
+    ) in printed
+    assert "  input with non-text content (image, audio, video): picture (epoch 1, " in printed
     assert f"  sample with an error: boom (epoch 1, {logs.faulty.name})" in printed
     assert f"  sample without an output: silent (epoch 1, {logs.faulty.name})" in printed
     # the skipped cells stay in the question set: the judge names them missing, never judges ""

@@ -58,7 +58,7 @@ def _dataset_parser(
         help=importer.summary,
         description=_paragraphs(
             f"{importer.summary}.",
-            f"SRC: {importer.source}.",
+            f"{'LOG' if logs else 'SRC'}: {importer.source}.",
             f"Labels: {importer.label_convention}",
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,

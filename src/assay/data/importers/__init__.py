@@ -106,7 +106,8 @@ IMPORTERS: dict[str, Importer] = {
     "inspect": LogImporter(
         name="inspect",
         summary="inspect_ai eval logs (.eval or .json) -> a judge question set (one question "
-        "per sample, one variant per epoch) and an outputs manifest (one target per log model)",
+        "per sample, one variant per epoch) and an outputs manifest (the log's model as the "
+        "target model)",
         source="inspect_ai eval logs of finished runs (needs the inspect extra)",
         label_convention=inspect_logs.LABEL_CONVENTION,
         convert=inspect_logs.import_inspect_logs,

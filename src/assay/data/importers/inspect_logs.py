@@ -48,6 +48,8 @@ SKIP_ERROR = "sample with an error"
 SKIP_NO_OUTPUT = "sample without an output"
 SKIP_NON_TEXT = "input with non-text content (image, audio, video)"
 SKIP_EMPTY_INPUT = "empty input"
+# the order the report lists them in, whatever order the logs hold the samples in
+SKIP_REASONS = (SKIP_ERROR, SKIP_NO_OUTPUT, SKIP_NON_TEXT, SKIP_EMPTY_INPUT)
 FIRST_IDS = 5  # skipped samples named in the report, per reason
 
 
@@ -207,14 +209,15 @@ class _JudgeSetBuilder:
             for question_id, draft in self.questions.items()
             if draft.epochs
         )
+        skipped = [reason for reason in SKIP_REASONS if reason in self.skipped]
         report = ImportReport(
             dataset=DATASET,
             source=", ".join(str(p) for p in paths),
             rows=self.samples,
             units={"samples": self.samples},
             kept=len(self.outputs),
-            skipped={reason: len(named) for reason, named in self.skipped.items()},
-            skipped_first={reason: tuple(n[:FIRST_IDS]) for reason, n in self.skipped.items()},
+            skipped={reason: len(self.skipped[reason]) for reason in skipped},
+            skipped_first={reason: tuple(self.skipped[reason][:FIRST_IDS]) for reason in skipped},
             labels={
                 "questions": len(questions),
                 "epochs": max((len(q.variants) for q in questions), default=0),
