@@ -227,11 +227,25 @@ def test_colliding_logs_are_refused_naming_both_files(
     assert import_logs(tmp_path / "out", logs.model_a, logs.model_a) == 2
     line = one_error_line(capsys)
     assert line.startswith(f"error: {logs.model_a}: mockllm/model-a's output for sample")
-    assert "is also in itself" in line
+    assert "is also in this log too (is the log named twice?)" in line
     assert import_logs(tmp_path / "out", logs.model_b, logs.other_dataset) == 2
     line = one_error_line(capsys)
     assert line.startswith(f"error: {logs.other_dataset}: sample capital has another input")
     assert str(logs.model_b) in line
+
+
+def test_out_that_is_a_file_is_refused_naming_what_would_be_written(
+    logs: Logs, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    out.write_text("mine\n", encoding="utf-8")
+    assert import_logs(out, logs.model_a) == 2
+    assert one_error_line(capsys) == (
+        f"error: --out {out} is a file, not a directory: this importer writes "
+        "questions.jsonl, manifest.jsonl into a directory (replacing files of those names, as "
+        "every importer replaces its output)"
+    )
+    assert out.read_text(encoding="utf-8") == "mine\n"
 
 
 def test_without_the_extra_one_line_names_it(logs: Logs, tmp_path: Path) -> None:

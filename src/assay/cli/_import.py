@@ -31,6 +31,7 @@ JUDGE_SET_FILES = {
     "outputs": MANIFEST_NAME,
     "labels": "labels.jsonl",
 }
+LOG_FILES = ("questions", "outputs")  # what a log importer writes: no labels
 
 
 def register(subparsers: Any) -> None:
@@ -116,7 +117,7 @@ def _register_judge_set(names: Any, importer: JudgeSetImporter) -> None:
 
 def _register_logs(names: Any, importer: LogImporter) -> None:
     parser = _dataset_parser(names, importer, logs=True)
-    files = ", ".join(JUDGE_SET_FILES[kind] for kind in ("questions", "outputs"))
+    files = ", ".join(JUDGE_SET_FILES[kind] for kind in LOG_FILES)
     parser.add_argument("--out", type=Path, required=True, help=f"directory to write {files} into")
     parser.set_defaults(handler=_import_logs, importer=importer)
 
@@ -182,7 +183,7 @@ def _import_judge_set(args: argparse.Namespace) -> int:
 
 def _import_logs(args: argparse.Namespace) -> int:
     importer: LogImporter = args.importer
-    check_out_dir(args.out)
+    check_out_dir(args.out, LOG_FILES)
     result = importer.convert(args.src)
     refuse_empty(result.report)
     args.out.mkdir(parents=True, exist_ok=True)
@@ -208,10 +209,11 @@ def write_jsonl(path: Path, records: Iterable[BaseModel]) -> None:
     os.replace(partial, path)
 
 
-def check_out_dir(out: Path) -> None:
-    """``--out`` of a judge set: a directory (made if missing) whose files of these names are
-    replaced, as every importer replaces its output; never a file."""
-    names = ", ".join(JUDGE_SET_FILES.values())
+def check_out_dir(out: Path, kinds: Iterable[str] = tuple(JUDGE_SET_FILES)) -> None:
+    """``--out`` of a judge set: a directory (made if missing) whose files of the names of
+    ``kinds`` are replaced, as every importer replaces its output; never a file."""
+    files = [JUDGE_SET_FILES[kind] for kind in kinds]
+    names = ", ".join(files)
     if out.exists() and not out.is_dir():
         raise ConfigError(
             f"--out {out} is a file, not a directory: this importer writes {names} into a "
@@ -219,7 +221,7 @@ def check_out_dir(out: Path) -> None:
             hint="give a directory (a new one is made)",
         )
     check_run_dir_parents(out)
-    for name in JUDGE_SET_FILES.values():
+    for name in files:
         check_out_file(out / name)
 
 

@@ -184,7 +184,7 @@ class _JudgeSetBuilder:
         cell = (question_id, variant, model)
         earlier = self.output_logs.get(cell)
         if earlier is not None:
-            where = "itself" if earlier == path else str(earlier)
+            where = "this log too (is the log named twice?)" if earlier == path else str(earlier)
             raise InputError(
                 f"{model}'s output for sample {question_id} {variant} is also in {where}: "
                 "the judge takes one output per question x variant x target model",
