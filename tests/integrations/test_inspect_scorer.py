@@ -5,6 +5,7 @@ inspect_ai evaluation (inspect's ``eval()`` with its ``mockllm`` provider), chec
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,7 +21,7 @@ from inspect_ai.dataset import Sample
 from inspect_ai.log import EvalLog, EvalSample
 from inspect_ai.solver import generate
 
-from assay.integrations.inspect_ai import grounded_claims
+from assay.integrations.inspect_ai import evidence_items, grounded_claims
 from tests.helpers.inspect_evals import mock_model
 
 EVIDENCE = [
@@ -91,6 +92,9 @@ def test_scores_say_grounded_or_not_with_p_error_and_the_evidence_window(log: Ev
         "It was completed in 1925.",
     ]
     assert "1889" in claims[1]["evidence_window"]
+    # a passage's own id is kept; plain strings are numbered from 1
+    supported = good.metadata["claims"]
+    assert [c["supporting_ids"] for c in supported] == [["1"], ["height"]]
     # inspect's accuracy over the scored samples: one grounded of two
     assert log.results is not None
     metrics = log.results.scores[0].metrics
@@ -104,7 +108,9 @@ def test_what_cannot_be_scored_is_left_unscored_not_counted_wrong(log: EvalLog) 
     assert any("no score: the answer states no claim" in str(e.data) for e in info)
     missing = sample(log, "no-evidence")
     assert missing.error is not None
-    assert "metadata.evidence: expected the evidence passages" in missing.error.message
+    assert "metadata.evidence: missing: the sample gives no evidence passages" in (
+        missing.error.message
+    )
 
 
 def test_p_error_is_what_the_bench_gives_the_same_answer(log: EvalLog, tmp_path: Path) -> None:
@@ -138,3 +144,16 @@ def test_p_error_is_what_the_bench_gives_the_same_answer(log: EvalLog, tmp_path:
 def test_a_threshold_out_of_range_is_refused() -> None:
     with pytest.raises(ValueError, match="threshold must be between 0 and 1"):
         grounded_claims(threshold=1.5)
+
+
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        ([], "metadata.evidence: expected the evidence passages"),
+        ({"text": "a dict, not a list"}, "metadata.evidence: expected the evidence passages"),
+        (["fine", {"title": "no text"}], "metadata.evidence[1]: expected a string or an object"),
+    ],
+)
+def test_evidence_of_another_shape_is_refused_naming_the_item(value: object, problem: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(problem)):
+        evidence_items(value)

@@ -80,15 +80,16 @@ def grounded_claims(evidence: str = "evidence", threshold: float = 0.5) -> Score
         )
         answer = state.output.completion
         result = await score_answer(answer, record, context)
-        if result.p_error is None:
+        p_error = result.p_error
+        if p_error is None:
             transcript().info(f"assay {CHECKER_VERSION}: no score: {_failure(result)}")
             return None
         return Score(
-            value=CORRECT if result.p_error < threshold else INCORRECT,
+            value=CORRECT if p_error < threshold else INCORRECT,
             answer=answer,
-            explanation=explanation(result, threshold),
+            explanation=_explanation(result, p_error, threshold),
             metadata={
-                "p_error": result.p_error,
+                "p_error": p_error,
                 "threshold": threshold,
                 "checker": CHECKER_VERSION,
                 "method": result.method,
@@ -114,6 +115,10 @@ def _checking_context(threshold: float) -> PatternContext:
 def evidence_items(value: Any, *, field: str = "metadata.evidence") -> tuple[Evidence, ...]:
     """The passages of a sample's metadata as assay evidence; a ValueError naming ``field``
     when there are none or they are of another shape."""
+    if value is None:
+        raise ValueError(
+            f"{field}: missing: the sample gives no evidence passages to check against"
+        )
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, Sequence) or not value:
@@ -141,13 +146,12 @@ def _evidence(item: Any, index: int, field: str) -> Evidence:
     )
 
 
-def explanation(result: AnswerScore, threshold: float) -> str:
+def _explanation(result: AnswerScore, p_error: float, threshold: float) -> str:
     """``p_error`` and the verdict, then each claim with its evidence window."""
-    assert result.p_error is not None
-    verdict = "grounded" if result.p_error < threshold else "not grounded"
+    verdict = "grounded" if p_error < threshold else "not grounded"
     checks = result.claim_checks
     lines = [
-        f"p_error {result.p_error:.3f} ({verdict}: threshold {threshold}; {result.method}, "
+        f"p_error {p_error:.3f} ({verdict}: threshold {threshold}; {result.method}, "
         f"{len(checks)} claim{'' if len(checks) == 1 else 's'}, checker {CHECKER_VERSION})"
     ]
     for number, check in enumerate(checks, start=1):
