@@ -1,4 +1,5 @@
-"""No module imports a layer above its own (DESIGN: cli -> report -> judge/verify -> ...).
+"""No module imports a layer above its own (DESIGN: integrations -> cli -> report -> judge/verify
+-> ...).
 
 Reads every import statement of src/assay with ``ast`` (including imports inside functions),
 resolves relative imports, and fails naming each upward import.
@@ -31,6 +32,7 @@ LAYERS: dict[str, int] = {
     "report": 5,
     "cli": 6,
     "__main__": 6,
+    "integrations": 7,  # assay inside other tools (inspect_ai): above everything, imported by none
 }
 # Same-level packages that must not import each other either.
 SIBLINGS_APART = {"judge", "verify", "instructions", "model", "runs"}

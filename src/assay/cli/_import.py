@@ -16,6 +16,7 @@ from ..data.importers import (
     GroundedImporter,
     IFEvalSources,
     JudgeSetImporter,
+    LogImporter,
     refuse_empty,
 )
 from ..data.meta import keep_where, parse_where
@@ -30,6 +31,7 @@ JUDGE_SET_FILES = {
     "outputs": MANIFEST_NAME,
     "labels": "labels.jsonl",
 }
+LOG_FILES = ("questions", "outputs")  # what a log importer writes: no labels
 
 
 def register(subparsers: Any) -> None:
@@ -43,22 +45,29 @@ def register(subparsers: Any) -> None:
     for importer in IMPORTERS.values():
         if isinstance(importer, GroundedImporter):
             _register_grounded(names, importer)
+        elif isinstance(importer, LogImporter):
+            _register_logs(names, importer)
         else:
             _register_judge_set(names, importer)
 
 
-def _dataset_parser(names: Any, importer: GroundedImporter | JudgeSetImporter) -> Any:
+def _dataset_parser(
+    names: Any, importer: GroundedImporter | JudgeSetImporter | LogImporter, *, logs: bool = False
+) -> Any:
     parser = names.add_parser(
         importer.name,
         help=importer.summary,
         description=_paragraphs(
             f"{importer.summary}.",
-            f"SRC: {importer.source}.",
+            f"{'LOG' if logs else 'SRC'}: {importer.source}.",
             f"Labels: {importer.label_convention}",
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("src", type=Path, metavar="SRC", help=importer.source)
+    if logs:
+        parser.add_argument("src", type=Path, nargs="+", metavar="LOG", help=importer.source)
+    else:
+        parser.add_argument("src", type=Path, metavar="SRC", help=importer.source)
     return parser
 
 
@@ -104,6 +113,13 @@ def _register_judge_set(names: Any, importer: JudgeSetImporter) -> None:
         help=f"directory to write {', '.join(JUDGE_SET_FILES.values())} into",
     )
     parser.set_defaults(handler=_import_judge_set, importer=importer)
+
+
+def _register_logs(names: Any, importer: LogImporter) -> None:
+    parser = _dataset_parser(names, importer, logs=True)
+    files = ", ".join(JUDGE_SET_FILES[kind] for kind in LOG_FILES)
+    parser.add_argument("--out", type=Path, required=True, help=f"directory to write {files} into")
+    parser.set_defaults(handler=_import_logs, importer=importer)
 
 
 def _paragraphs(*texts: str) -> str:
@@ -165,6 +181,23 @@ def _import_judge_set(args: argparse.Namespace) -> int:
     return 0
 
 
+def _import_logs(args: argparse.Namespace) -> int:
+    importer: LogImporter = args.importer
+    check_out_dir(args.out, LOG_FILES)
+    result = importer.convert(args.src)
+    refuse_empty(result.report)
+    args.out.mkdir(parents=True, exist_ok=True)
+    contents = {"questions": result.questions, "outputs": result.outputs}
+    for kind, records in contents.items():
+        _refuse_overwriting_source(*args.src, args.out / JUDGE_SET_FILES[kind])
+        write_jsonl(args.out / JUDGE_SET_FILES[kind], records)
+    for line in result.report.lines():
+        print(line)
+    for kind, records in contents.items():
+        print(f"wrote {len(records)} {kind} to {args.out / JUDGE_SET_FILES[kind]}")
+    return 0
+
+
 def write_jsonl(path: Path, records: Iterable[BaseModel]) -> None:
     """Write all records, then move the file into place: an interrupted import leaves no half
     file under the final name, and a rerun replaces the old output instead of appending."""
@@ -176,10 +209,11 @@ def write_jsonl(path: Path, records: Iterable[BaseModel]) -> None:
     os.replace(partial, path)
 
 
-def check_out_dir(out: Path) -> None:
-    """``--out`` of a judge set: a directory (made if missing) whose files of these names are
-    replaced, as every importer replaces its output; never a file."""
-    names = ", ".join(JUDGE_SET_FILES.values())
+def check_out_dir(out: Path, kinds: Iterable[str] = tuple(JUDGE_SET_FILES)) -> None:
+    """``--out`` of a judge set: a directory (made if missing) whose files of the names of
+    ``kinds`` are replaced, as every importer replaces its output; never a file."""
+    files = [JUDGE_SET_FILES[kind] for kind in kinds]
+    names = ", ".join(files)
     if out.exists() and not out.is_dir():
         raise ConfigError(
             f"--out {out} is a file, not a directory: this importer writes {names} into a "
@@ -187,7 +221,7 @@ def check_out_dir(out: Path) -> None:
             hint="give a directory (a new one is made)",
         )
     check_run_dir_parents(out)
-    for name in JUDGE_SET_FILES.values():
+    for name in files:
         check_out_file(out / name)
 
 

@@ -7,18 +7,21 @@ values plus an :class:`ImportReport` of what it kept and skipped and why. A file
 shape fails with one :class:`~assay.errors.InputError` naming the file, the line and the field.
 The IFEval importer (:class:`JudgeSetImporter`) turns prompts, responses and IFEval's own labels
 into the judge protocol's question set and outputs manifest plus a ground-truth labels file.
+The inspect_ai importer (:class:`LogImporter`) turns eval logs, the outputs a model already
+wrote under inspect_ai, into a question set and an outputs manifest.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import ConfigError
-from . import aggrefact, expertqa, halueval, ifeval, wice
+from . import aggrefact, expertqa, halueval, ifeval, inspect_logs, wice
 from ._common import GroundedImport, ImportReport, refuse_empty
 from .ifeval import IFEvalImport, IFEvalSources
+from .inspect_logs import InspectImport
 
 
 @dataclass(frozen=True)
@@ -44,7 +47,19 @@ class JudgeSetImporter:
     convert: Callable[[IFEvalSources], IFEvalImport]
 
 
-Importer = GroundedImporter | JudgeSetImporter
+@dataclass(frozen=True)
+class LogImporter:
+    """Another tool's logs of model outputs (several files) -> a question set and an outputs
+    manifest, judged as they are."""
+
+    name: str
+    summary: str
+    source: str
+    label_convention: str
+    convert: Callable[[Sequence[Path]], InspectImport]
+
+
+Importer = GroundedImporter | JudgeSetImporter | LogImporter
 
 
 IMPORTERS: dict[str, Importer] = {
@@ -88,6 +103,15 @@ IMPORTERS: dict[str, Importer] = {
         label_convention=ifeval.LABEL_CONVENTION,
         convert=ifeval.import_ifeval,
     ),
+    "inspect": LogImporter(
+        name="inspect",
+        summary="inspect_ai eval logs (.eval or .json) -> a judge question set (one question "
+        "per sample, one variant per epoch) and an outputs manifest (the log's model as the "
+        "target model)",
+        source="inspect_ai eval logs of finished runs (needs the inspect extra)",
+        label_convention=inspect_logs.LABEL_CONVENTION,
+        convert=inspect_logs.import_inspect_logs,
+    ),
 }
 
 
@@ -109,7 +133,9 @@ __all__ = [
     "IFEvalSources",
     "ImportReport",
     "Importer",
+    "InspectImport",
     "JudgeSetImporter",
+    "LogImporter",
     "import_grounded",
     "refuse_empty",
 ]

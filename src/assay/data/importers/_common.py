@@ -31,6 +31,8 @@ class ImportReport(BaseModel):
     units: dict[str, int]  # what the rows hold before filtering, e.g. {"answers": 206, ...}
     kept: int
     skipped: dict[str, int]  # reason -> count
+    # reason -> the first skipped items it names, where an importer names them (inspect logs)
+    skipped_first: dict[str, tuple[str, ...]] = {}
     labels: dict[str, int]  # "error" / "grounded" -> count of kept records
     error_types: dict[str, int]  # error_type -> count of kept records
     label_convention: str
@@ -44,6 +46,9 @@ class ImportReport(BaseModel):
             out.append("  by error_type: " + _counts(self.error_types))
         skipped = sum(self.skipped.values())
         out.append(f"skipped {skipped}" + (": " + _counts(self.skipped) if skipped else ""))
+        for reason, first in self.skipped_first.items():
+            more = self.skipped.get(reason, len(first)) - len(first)
+            out.append(f"  {reason}: " + ", ".join(first) + (f" and {more} more" if more else ""))
         out.append(f"labels: {self.label_convention}")
         return out
 

@@ -1,0 +1,6 @@
+"""assay inside other tools: :mod:`assay.integrations.inspect_ai` (an inspect_ai scorer backed
+by the model-free ``learned`` claim checker).
+
+The top of assay's layers: modules here import assay's own layers and their tool, and nothing
+in assay imports them (``tests/test_layering.py``).
+"""
