@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import textwrap
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +15,7 @@ from ..data.importers import (
     IMPORTERS,
     GroundedImporter,
     IFEvalSources,
+    ImportReport,
     JudgeSetImporter,
     LogImporter,
     refuse_empty,
@@ -167,18 +168,10 @@ def _import_judge_set(args: argparse.Namespace) -> int:
     check_out_dir(args.out)
     result = importer.convert(sources)
     refuse_empty(result.report)
-    args.out.mkdir(parents=True, exist_ok=True)
     contents = {"questions": result.questions, "outputs": result.outputs, "labels": result.labels}
-    for kind, records in contents.items():
-        _refuse_overwriting_source(
-            args.src, args.responses, args.labels, args.out / JUDGE_SET_FILES[kind]
-        )
-        write_jsonl(args.out / JUDGE_SET_FILES[kind], records)
-    for line in result.report.lines():
-        print(line)
-    for kind, records in contents.items():
-        print(f"wrote {len(records)} {kind} to {args.out / JUDGE_SET_FILES[kind]}")
-    return 0
+    return _write_judge_set(
+        args.out, contents, result.report, (args.src, args.responses, args.labels)
+    )
 
 
 def _import_logs(args: argparse.Namespace) -> int:
@@ -186,15 +179,26 @@ def _import_logs(args: argparse.Namespace) -> int:
     check_out_dir(args.out, LOG_FILES)
     result = importer.convert(args.src)
     refuse_empty(result.report)
-    args.out.mkdir(parents=True, exist_ok=True)
     contents = {"questions": result.questions, "outputs": result.outputs}
+    return _write_judge_set(args.out, contents, result.report, tuple(args.src))
+
+
+def _write_judge_set(
+    out: Path,
+    contents: Mapping[str, Sequence[BaseModel]],
+    report: ImportReport,
+    sources: tuple[Path, ...],
+) -> int:
+    """Write each kind's file of a judge set into ``out`` (never over one of ``sources``),
+    then print the import's report and what was written."""
+    out.mkdir(parents=True, exist_ok=True)
     for kind, records in contents.items():
-        _refuse_overwriting_source(*args.src, args.out / JUDGE_SET_FILES[kind])
-        write_jsonl(args.out / JUDGE_SET_FILES[kind], records)
-    for line in result.report.lines():
+        _refuse_overwriting_source(*sources, out / JUDGE_SET_FILES[kind])
+        write_jsonl(out / JUDGE_SET_FILES[kind], records)
+    for line in report.lines():
         print(line)
     for kind, records in contents.items():
-        print(f"wrote {len(records)} {kind} to {args.out / JUDGE_SET_FILES[kind]}")
+        print(f"wrote {len(records)} {kind} to {out / JUDGE_SET_FILES[kind]}")
     return 0
 
 
