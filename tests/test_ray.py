@@ -19,14 +19,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.ray_cluster import busy_workers, stop_cluster
+from tests.helpers.ray_cluster import busy_workers, stop_cluster, without_timings
 from tests.helpers.servers import free_port
 from tests.helpers.signals import default_sigint
 from tests.verify.bench_fixtures import verify_only_records, write_jsonl
 
 ray = pytest.importorskip("ray")
 RAY = Path(sys.executable).with_name("ray")
-TIMING_FIELDS = {"check_ms", "latency_ms"}
 
 
 @pytest.fixture(scope="module")
@@ -82,7 +81,7 @@ def _finish(process: subprocess.Popen[str]) -> str:
 
 def _results(run: Path) -> dict[str, dict[str, object]]:
     lines = [json.loads(x) for x in (run / "results.jsonl").read_text().splitlines()]
-    return {line["id"]: _without_timings(line) for line in lines}
+    return {line["id"]: without_timings(line) for line in lines}
 
 
 def _assert_summary_is_the_files(run: Path) -> None:
@@ -97,14 +96,6 @@ def _assert_summary_is_the_files(run: Path) -> None:
         k: v for k, v in rebuilt.items() if k not in left_out
     }
     assert written["counts"]["results"] == len((run / "results.jsonl").read_text().splitlines())
-
-
-def _without_timings(value: object) -> object:
-    if isinstance(value, dict):
-        return {k: _without_timings(v) for k, v in value.items() if k not in TIMING_FIELDS}
-    if isinstance(value, list):
-        return [_without_timings(v) for v in value]
-    return value
 
 
 def test_a_relative_cache_path_is_the_one_under_the_drivers_directory(

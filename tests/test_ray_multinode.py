@@ -20,13 +20,13 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.fault_server import ECHO_KEY_REPLY, fault_server
+from tests.helpers.ray_cluster import without_timings
 from tests.helpers.ray_nodes import TwoNodes, can_start, two_nodes
 from tests.verify.bench_fixtures import verify_only_records, write_jsonl
 
 pytestmark = pytest.mark.multinode
 ray = pytest.importorskip("ray")
 NODE_KEY_ENV = "ASSAY_MULTINODE_KEY"  # set on the second node, to its own value
-TIMING_FIELDS = {"check_ms", "latency_ms"}
 QUESTIONS = Path(__file__).resolve().parents[1] / "examples" / "judge" / "questions.jsonl"
 
 
@@ -71,15 +71,7 @@ def _bench(nodes: TwoNodes | None, cwd: Path, out: str, *extra: str) -> list[str
 
 def _results(run: Path) -> dict[str, object]:
     lines = [json.loads(x) for x in (run / "results.jsonl").read_text().splitlines()]
-    return {line["id"]: _without_timings(line) for line in lines}
-
-
-def _without_timings(value: object) -> object:
-    if isinstance(value, dict):
-        return {k: _without_timings(v) for k, v in value.items() if k not in TIMING_FIELDS}
-    if isinstance(value, list):
-        return [_without_timings(v) for v in value]
-    return value
+    return {line["id"]: without_timings(line) for line in lines}
 
 
 def _files_under(root: Path) -> set[Path]:
