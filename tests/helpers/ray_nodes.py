@@ -12,7 +12,9 @@ Needs root (``unshare``, ``setpriv``); Linux only.
 from __future__ import annotations
 
 import contextlib
+import grp
 import os
+import pwd
 import shutil
 import subprocess
 import sys
@@ -54,7 +56,16 @@ def can_start() -> str | None:
     if sys.platform != "linux" or os.geteuid() != 0:
         return "needs root on Linux (a second node as user nobody, in its own mount namespace)"
     missing = [tool for tool in ("unshare", "setpriv", "mount") if shutil.which(tool) is None]
-    return f"needs {', '.join(missing)}" if missing else None
+    if missing:
+        return f"needs {', '.join(missing)}"
+    try:
+        pwd.getpwnam("nobody")
+        grp.getgrnam("nogroup")
+    except KeyError:
+        return "needs the user nobody and the group nogroup"
+    # a container without CAP_SYS_ADMIN refuses a mount namespace: skip there, not fail
+    probe = subprocess.run(["unshare", "--mount", "true"], capture_output=True, check=False)
+    return "cannot make a mount namespace here (unshare --mount)" if probe.returncode else None
 
 
 @contextlib.contextmanager
