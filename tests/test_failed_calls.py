@@ -119,6 +119,24 @@ def judge_outputs(tmp_path: Path) -> Path:
     return outputs
 
 
+def test_a_failed_generation_is_grouped_by_its_cause(tmp_path: Path) -> None:
+    # nothing listens on port 9: every generation call fails to connect
+    run = assay(
+        tmp_path,
+        *("bench", "run", "--data", ROOT / "examples" / "grounded_qa.jsonl"),
+        *("--pattern", "entailment", "--generator", "openai/x", "--verifier", "lexical"),
+        *("--base-url", "http://127.0.0.1:9/v1", "--max-attempts", "1", "--max_examples", "2"),
+        *("--out_dir", tmp_path / "run", "--no-report", "--no-progress"),
+    )
+    assert run.returncode == 1, run.stderr
+    reasons = json.loads((tmp_path / "run" / "summary.json").read_text())["counts"]
+    [(reason, count)] = reasons["failure_reasons"].items()
+    # the step and the call's cause, not the bare word "generation"
+    assert reason.startswith("generation: connection after 1 attempt(s): cannot reach"), reason
+    assert count == 2
+    assert f"failure reasons: {reason} (2)" in run.stdout
+
+
 def test_judge_run_exits_1_with_the_retry_command_then_retries(
     tmp_path: Path, judge_outputs: Path
 ) -> None:
@@ -171,8 +189,9 @@ def test_the_retry_command_never_shows_credentials(tmp_path: Path) -> None:
             *("--max-attempts", "1", "--no-cache"),
         )
     assert result.returncode == 1, result.stderr
-    stored = "".join(p.read_text() for p in (tmp_path / "run").rglob("*") if p.is_file())
+    # every file the run wrote, the plots' PNGs too (bytes: a secret in a PNG's text chunk counts)
+    stored = b"".join(p.read_bytes() for p in (tmp_path / "run").rglob("*") if p.is_file())
     for secret in ("hunter2", "sk-in-url-123"):
         assert secret not in result.stderr + result.stdout
-        assert secret not in stored
+        assert secret.encode() not in stored
     assert f"http://127.0.0.1:{port}/v1" in result.stderr

@@ -245,6 +245,10 @@ _CALL_FAILED = "call failed: "
 # (``claim check failed (1 of 2): ``) and the reply quoted after a missing probability
 _COUNTED_WRAPPER = re.compile(r"^[\w ]+ failed \(\d+ of \d+\): ")
 _QUOTED_REPLY = re.compile(r"\s*\(replied .*\)$", re.DOTALL)
+# a step's failed call, as the generation, the oracle, a revision or a claim splitter record
+# it ("generation: connection after 1 attempt(s): cannot reach ...", "openai/x: timeout after
+# 3 attempt(s): ..."): grouped by the step and the call's cause
+_STEP_CALL_FAILED = re.compile(r"^([^\n]+?): (\w+ after \d+ attempt\(s\): .*)$", re.DOTALL)
 
 
 def _reason_key(failure: str | None) -> str:
@@ -258,6 +262,8 @@ def _reason_key(failure: str | None) -> str:
         return text[:200]
     if text.startswith("no probability: "):
         return _QUOTED_REPLY.sub("", text)[:200]
+    if step := _STEP_CALL_FAILED.match(text):
+        return f"{step[1]}: {step[2].strip()}"[:200]
     return text.split(":")[0].strip()[:80] or "unknown"
 
 
