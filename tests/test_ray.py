@@ -389,7 +389,7 @@ def test_an_assay_error_in_a_worker_comes_back_as_it_was_raised(joined: None) ->
         raise InputError("no such field", path="data.jsonl", line=batch, hint="fix the line")
 
     with pytest.raises(InputError) as caught:
-        ray_map(refuse, [4], lambda _: None)
+        ray_map(refuse, [4], lambda _: None, context=None)
     # the message and hint of the error as raised in-process: no Ray frame, no traceback
     assert str(caught.value) == "data.jsonl:4: no such field\n  hint: fix the line"
     assert type(caught.value) is InputError
@@ -402,7 +402,7 @@ def test_an_unexpected_error_in_a_worker_is_its_type_and_message(joined: None) -
         raise ValueError(f"bad batch {batch}")
 
     with pytest.raises(ValueError) as caught:
-        ray_map(crash, [7], lambda _: None)
+        ray_map(crash, [7], lambda _: None, context=None)
     assert type(caught.value) is ValueError and str(caught.value) == "bad batch 7"
     # the worker's traceback stays in the chain that --debug prints
     assert "ray::" in str(caught.value.__cause__) and "\x1b[" not in str(caught.value)
@@ -416,7 +416,14 @@ def test_a_worker_that_dies_is_one_error_naming_the_batch(joined: None) -> None:
         os._exit(3)  # a crash of the worker process: nothing comes back but its death
 
     with pytest.raises(ExecutorError) as caught:
-        ray_map(die, [7], lambda _: None, describe=lambda b: f"records of batch {b}", max_retries=0)
+        ray_map(
+            die,
+            [7],
+            lambda _: None,
+            context=None,
+            describe=lambda b: f"records of batch {b}",
+            max_retries=0,
+        )
     assert str(caught.value) == (
         "Ray lost a batch (not retried): the worker process running it died (it crashed, or "
         "was killed: by the system for lack of memory, or by a signal); the batch held records "

@@ -386,7 +386,8 @@ def generate_on_ray(
             add_usage(usage, done["usage"])
 
         options = settings.model_options or ModelOptions()
-        ray_map(_generate_batch, chunks, arrived, options=options, describe=_jobs_of)
+        context = options.node_context()
+        ray_map(_generate_batch, chunks, arrived, context=context, describe=_jobs_of)
     return usage
 
 

@@ -45,7 +45,8 @@ def judge_on_ray(session: Any, pending: Iterable[Any], count: int) -> None:
             bar.update(done["pairs"], failed=done["failed"])
 
         options = session.config.model_options or ModelOptions()
-        ray_map(run_batch, _batches(session, pending), keep, options=options, describe=_pairs_of)
+        batches = _batches(session, pending)
+        ray_map(run_batch, batches, keep, context=options.node_context(), describe=_pairs_of)
 
 
 def _batches(session: Any, pending: Iterable[Any]) -> Iterator[Batch]:

@@ -30,15 +30,13 @@ import os
 import socket
 import time
 from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from ..errors import AssayError, ConfigError, ExecutorError
 
-if TYPE_CHECKING:
-    from ..model import ModelOptions, NodeContext
-
 T = TypeVar("T")
 R = TypeVar("R")
+C = TypeVar("C")  # what every worker gets from the driver beside its batch
 EXTRA_HINT = "install the extra: pip install 'assay[ray]'"
 #: Seconds the probe of ``RAY_ADDRESS`` waits for the cluster to answer.
 PROBE_TIMEOUT_S = 5.0
@@ -139,23 +137,20 @@ def _read(connection: socket.socket, size: int) -> bytes:
 
 
 def ray_map(
-    function: Callable[[T, NodeContext], R],
+    function: Callable[[T, C], R],
     batches: Iterable[T],
     on_batch: Callable[[R], None],
     *,
-    options: ModelOptions | None = None,
+    context: C,
     describe: Callable[[T], str] = lambda _: "a batch",
     max_retries: int = 3,
 ) -> int:
     """Run ``function`` on every batch on the cluster; ``on_batch`` gets each result as it
-    arrives. Returns the number of batches done. ``function`` gets each batch with what a
-    worker needs from the driver besides the run's settings (``options.node_context()``: the
-    driver's working directory, its server URL, the API key's variable). ``describe`` names a
-    batch's work (``records v0 to v99 of data.jsonl``) for the error that ends the run when
-    Ray loses it."""
-    from ..model import ModelOptions
-
-    context = (options or ModelOptions()).node_context()
+    arrives. Returns the number of batches done. ``function`` gets each batch with
+    ``context``, what a worker needs from the driver besides the run's settings (the model
+    layer's ``NodeContext``: the driver's working directory, its server URL, the API key's
+    variable). ``describe`` names a batch's work (``records v0 to v99 of data.jsonl``) for the
+    error that ends the run when Ray loses it."""
     ray = connect()
     remote = ray.remote(max_retries=max_retries, retry_exceptions=False)(_on_a_node)
     # the task (and its worker's process title, ray::NAME) named by the work, not the wrapper
@@ -263,9 +258,7 @@ def span(kind: str, names: list[str]) -> str:
     return f"{len(names)} {kind}s, {names[0]} to {names[-1]}"
 
 
-def _on_a_node(
-    function: Callable[[T, NodeContext], R], batch: T, context: NodeContext, driver_node: str
-) -> R:
+def _on_a_node(function: Callable[[T, C], R], batch: T, context: C, driver_node: str) -> R:
     """``function(batch, context)`` on a worker; an error raised on another node than the
     driver's (``driver_node``) names that node: a path or a variable it names is that node's,
     and may well be fine on the driver's."""

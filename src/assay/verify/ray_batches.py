@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from ..data.grounded import parse_record_line
 from ..data.records import GroundedQARecord
 from ..json_safe import load_model, model_json
+from ..model import ModelOptions
 from ..runs import JsonlWriter, Progress, run_all
 from ..runs._ray import add_usage, connect, ray_map, span
 from .results import RESULTS_FILE, ResultRecord
@@ -70,7 +71,7 @@ def run_on_ray(
             run_batch,
             batches,
             keep,
-            options=config.model_options,
+            context=(config.model_options or ModelOptions()).node_context(),
             describe=lambda b: _records_of(config.data, b),
         )
     return usage
