@@ -24,7 +24,13 @@ inspect_ai = pytest.importorskip("inspect_ai", reason="the inspect extra")  # in
 from inspect_ai.dataset import Sample  # noqa: E402
 from inspect_ai.model import ChatMessageUser, ContentImage, ContentText  # noqa: E402
 
-from tests.helpers.inspect_evals import QA_SAMPLES, fail_on, mock_model, run_eval  # noqa: E402
+from tests.helpers.inspect_evals import (  # noqa: E402
+    QA_SAMPLES,
+    fail_on,
+    inspect_dirs_in_tmp,
+    mock_model,
+    run_eval,
+)
 
 # a 1x1 PNG: an input the judge, which reads text, would not see
 PIXEL = (
@@ -57,11 +63,7 @@ class Logs:
 
 @pytest.fixture(autouse=True, scope="module")
 def _inspect_dirs_in_tmp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """inspect keeps traces and sample buffers in the user's data and cache folders; the tests
-    keep them in tmp."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("inspect-data")))
-        patch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("inspect-cache")))
+    with inspect_dirs_in_tmp(tmp_path_factory):
         yield
 
 

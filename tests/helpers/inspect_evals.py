@@ -7,10 +7,12 @@ counts tokens with tiktoken, which downloads its vocabulary on first use (no net
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import pytest
 from inspect_ai import Task, eval
 from inspect_ai.dataset import Sample
 from inspect_ai.model import (
@@ -90,3 +92,13 @@ def run_eval(
     (log,) = eval(task, model=model, log_dir=str(log_dir), display="none", **options)
     assert log.location, "inspect wrote no log"
     return Path(log.location)
+
+
+@contextlib.contextmanager
+def inspect_dirs_in_tmp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """inspect keeps traces and sample buffers in the user's data and cache folders; the tests
+    keep them in tmp."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("inspect-data")))
+        patch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("inspect-cache")))
+        yield

@@ -22,7 +22,7 @@ from inspect_ai.log import EvalLog, EvalSample
 from inspect_ai.solver import generate
 
 from assay.integrations.inspect_ai import evidence_items, grounded_claims
-from tests.helpers.inspect_evals import mock_model
+from tests.helpers.inspect_evals import inspect_dirs_in_tmp, mock_model
 
 EVIDENCE = [
     "The Eiffel Tower is a wrought-iron lattice tower in Paris, France.",
@@ -40,9 +40,7 @@ PROMPTS = {name: f"Tell me about the Eiffel Tower ({name})." for name in ANSWERS
 
 @pytest.fixture(autouse=True, scope="module")
 def _inspect_dirs_in_tmp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("inspect-data")))
-        patch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("inspect-cache")))
+    with inspect_dirs_in_tmp(tmp_path_factory):
         yield
 
 
