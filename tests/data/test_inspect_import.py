@@ -6,6 +6,7 @@ the loopback llama.cpp server) become a judge question set and outputs manifest,
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -203,6 +204,63 @@ def test_a_failed_run_is_refused_naming_the_log(
     line = one_error_line(capsys)
     assert line.startswith(f"error: {logs.failed}: the log of a run that did not finish")
     assert "status 'error': RuntimeError" in line and "crashed" in line
+    assert not (tmp_path / "out").exists()
+
+
+INTERRUPTED_EVAL = """
+import sys
+from pathlib import Path
+from inspect_ai.solver import solver
+from tests.helpers.inspect_evals import QA_SAMPLES, mock_model, run_eval
+
+@solver
+def interrupted():
+    async def solve(state, generate):
+        raise KeyboardInterrupt  # Ctrl-C in the middle of the run
+    return solve
+
+try:
+    run_eval(QA_SAMPLES, mock_model("model-a"), Path(sys.argv[1]), solver=interrupted())
+except KeyboardInterrupt:
+    pass
+"""
+
+
+def test_an_interrupted_run_is_refused_naming_the_log(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a process interrupted mid-run leaves the log inspect opened at the start: status "started"
+    log_dir = tmp_path / "logs"
+    root = Path(__file__).resolve().parents[2]
+    subprocess.run(
+        [sys.executable, "-c", INTERRUPTED_EVAL, str(log_dir)],
+        check=True,
+        cwd=root,
+        capture_output=True,
+        env={**os.environ, "XDG_DATA_HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path)},
+    )
+    (log,) = log_dir.iterdir()
+    assert import_logs(tmp_path / "out", log) == 2
+    line = one_error_line(capsys)
+    assert line.startswith(f"error: {log}: the log of a run that did not finish (status 'started')")
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_cancelled_run_is_refused_naming_the_log(
+    logs: Logs, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # inspect's own writer, given the log of a run that was cancelled part way
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    cancelled = read_eval_log(str(logs.model_a)).model_copy(update={"status": "cancelled"})
+    path = tmp_path / "cancelled.eval"
+    write_eval_log(cancelled, str(path))
+    assert import_logs(tmp_path / "out", logs.model_b, path) == 2
+    line = one_error_line(capsys)
+    assert line == (
+        f"error: {path}: the log of a run that did not finish (status 'cancelled'); assay imports"
+        " logs of finished runs: rerun the eval (inspect eval-retry) and import its log"
+    )
     assert not (tmp_path / "out").exists()
 
 

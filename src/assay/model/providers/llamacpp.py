@@ -458,7 +458,7 @@ def _request(messages: Sequence[ChatMessage], config: GenerateConfig) -> dict[st
     return request
 
 
-JSON_GRAMMAR_VERSION = "assay/1"
+JSON_GRAMMAR_VERSION = "assay/2"
 #: A schema whose ``$comment`` is this asks for compact JSON (no optional whitespace at all).
 COMPACT_JSON = "assay:compact-json"
 
@@ -491,11 +491,30 @@ def json_schema_grammar(schema: dict[str, Any]) -> str:
         def _generate_constant_rule(self, value: Any) -> str:
             return gbnf_literal(json.dumps(value, ensure_ascii=False, separators=separators))
 
+        def _add_rule(self, name: str, rule: str) -> str:
+            rule = _JSON_STRICT_RULES.get((name, rule), rule)
+            return str(super()._add_rule(name, rule))  # type: ignore[no-untyped-call]
+
     converter = Converter()
     # resolve_refs rewrites "$ref" values in place: work on a copy, not the caller's schema.
     resolved = converter.resolve_refs(copy.deepcopy(schema), "schema")
     converter.visit(resolved, "")  # type: ignore[no-untyped-call]
     return str(converter.format_grammar())  # type: ignore[no-untyped-call]
+
+
+# The converter's string character (and a pattern's ".") admits raw control characters, which
+# JSON forbids inside a string: a small model under the grammar wrote them and the reply failed
+# to parse. These replace the converter's rules, matched by name *and* content so that a
+# property that happens to be named "char" or "dot" is left alone.
+_JSON_STRING_CHAR = r'[^"\\\x00-\x1F\x7F]'
+_JSON_STRICT_RULES = {
+    (
+        "char",
+        r'[^"\\] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F])',
+    ): _JSON_STRING_CHAR
+    + r' | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F])',
+    ("dot", r"[^\x0A\x0D]"): _JSON_STRING_CHAR,
+}
 
 
 def gbnf_literal(text: str) -> str:
