@@ -115,6 +115,7 @@ def test_the_quick_start_command_on_a_subset(tmp_path: Path) -> None:
     run_log = json.loads((out / "run.json").read_text())
     assert run_log["models"]["verifier"]["llama_cpp_python"] == "0.3.16"
     assert run_log["models"]["verifier"]["prompt_eval"] == "blocks-64"
+    assert run_log["models"]["verifier"]["json_grammar"] == "assay/2"
     rerun = run()
     assert rerun.returncode == 0 and "0 model calls" in rerun.stdout
     # the rerun opened no model, and its run.json still says what the results were made with

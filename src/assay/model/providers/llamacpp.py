@@ -151,6 +151,8 @@ class LlamaCppBackend(Backend):
             "model_file": self.path.name,
             # how prompts were evaluated: a run says whether its replies could depend on order
             "prompt_eval": PROMPT_EVAL,
+            # how JSON schemas became grammars: replies decoded under another conversion differ
+            "json_grammar": JSON_GRAMMAR_VERSION,
         }
 
     async def generate(self, messages: Sequence[ChatMessage], config: GenerateConfig) -> Completion:
