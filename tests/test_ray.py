@@ -16,6 +16,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -346,8 +347,17 @@ def test_generate_on_ray_writes_what_an_in_process_run_writes(
     )
     remote = _outputs(tmp_path / "ray")
     assert len(remote) == 2 * 4 and remote == _outputs(tmp_path / "local")
+    # what served the replies is summed over the workers as an in-process run counts it
+    served = _served(tmp_path / "ray")
+    assert served["stub/a"]["model_names"] == {"stub/a": 4}
+    assert served == _served(tmp_path / "local")
     again = _generate(tmp_path, tmp_path / "ray", "--executor", "ray", address=cluster)
     assert "generated 0 outputs (8 already there" in again
+    assert _served(tmp_path / "ray") == served  # a rerun of finished work keeps the counts
+
+
+def _served(run_dir: Path) -> dict[str, Any]:
+    return dict(json.loads((run_dir / "run.json").read_text())["served"])
 
 
 def test_batches_shrink_towards_the_end_with_several_workers(tmp_path: Path) -> None:

@@ -4,7 +4,10 @@ Each request takes the next behaviour from a script (the last one repeats): a no
 429 with Retry-After, 500, a hang longer than the client's timeout, a malformed body, a
 connection reset, a 200 reply of the wrong shape (content that is a number or an object, no
 choices, an error object, a JSON array), or a server that echoes the request's API key (in an
-error body or in the reply). Used where no real server can be made to fail on demand.
+error body or in the reply). A server can also change what it says served its replies (the
+``model`` and ``system_fingerprint`` of each reply) after a number of replies, as a hosted API
+does when it moves a model name to another build. Used where no real server can be made to
+fail on demand.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ ECHO_KEY_ERROR = "echo-key-error"
 ECHO_KEY_REPLY = "echo-key-reply"
 SURROGATE = "surrogate"  # a reply holding a lone surrogate, which UTF-8 cannot encode
 NEGATIVE_USAGE = "negative-usage"  # a reply whose usage counts are negative
+NUMBER_FINGERPRINT = "fingerprint-number"  # a reply whose system_fingerprint is a number
 
 #: 200 replies of the wrong shape, each a call failure for the client.
 MALFORMED_200 = (NUMBER_CONTENT, OBJECT_CONTENT, EMPTY_CHOICES, MISSING_CHOICES, ERROR_OBJECT)
@@ -82,6 +86,7 @@ _WRONG_SHAPES: dict[str, Any] = {
         "usage": {"prompt_tokens": -5, "completion_tokens": -3, "total_tokens": -8},
     },
     JSON_ARRAY: [1, 2, 3],
+    NUMBER_FINGERPRINT: {**chat_reply(), "system_fingerprint": 7},
 }
 
 
@@ -95,14 +100,23 @@ class FaultServer(ThreadingHTTPServer):
         retry_after_s: int = 1,
         hang_s: float = 5.0,
         reply_text: str = "fixed reply",
+        served: Sequence[tuple[str, str]] = (),
+        served_changes_after: int = 1,
     ):
+        """``served``: the (model, system_fingerprint) of the normal replies, the next pair
+        after every ``served_changes_after`` of them (the last pair repeats); an empty
+        fingerprint is left out of the reply. None given: "fault-server", no fingerprint."""
         super().__init__(("127.0.0.1", 0), _Handler)
         self.script = list(script)
         self.retry_after_s = retry_after_s
         self.hang_s = hang_s
         self.requests: list[tuple[float, dict[str, Any]]] = []
         self._lock = threading.Lock()
-        self._body = json.dumps(chat_reply(reply_text)).encode()
+        self._reply = chat_reply(reply_text)
+        self._body = json.dumps(self._reply).encode()
+        self.served = list(served)
+        self.served_changes_after = served_changes_after
+        self.replies_served = 0
 
     def switch_to(self, script: Sequence[str]) -> None:
         """From the next request on, follow ``script`` from its start."""
@@ -112,6 +126,19 @@ class FaultServer(ThreadingHTTPServer):
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.server_address[1]}/v1"
+
+    def ok_body(self) -> bytes:
+        """A normal reply, saying what served it."""
+        with self._lock:
+            index = self.replies_served // self.served_changes_after
+            self.replies_served += 1
+        if not self.served:
+            return self._body
+        model, fingerprint = self.served[min(index, len(self.served) - 1)]
+        reply = {**self._reply, "model": model}
+        if fingerprint:
+            reply["system_fingerprint"] = fingerprint
+        return json.dumps(reply).encode()
 
     def next_behaviour(self, body: dict[str, Any]) -> str:
         with self._lock:
@@ -142,7 +169,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._reset()
         elif behaviour == HANG:
             time.sleep(self.server.hang_s)
-            self._send(200, self.server._body)
+            self._send(200, self.server.ok_body())
         elif behaviour == MALFORMED:
             self._send(200, b'{"choices": [ this is not json')
         elif behaviour == RATE_LIMITED:
@@ -153,7 +180,7 @@ class _Handler(BaseHTTPRequestHandler):
         elif behaviour == BAD_REQUEST:
             self._send(400, b'{"error": {"message": "bad parameter"}}')
         else:
-            self._send(200, self.server._body)
+            self._send(200, self.server.ok_body())
 
     def _echo_key(self, behaviour: str) -> None:
         # Servers that echo the credential they rejected (or a model that repeats its prompt).

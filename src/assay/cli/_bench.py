@@ -20,6 +20,7 @@ from ._common import (
     add_report_option,
     apply_prices,
     money_line,
+    print_served_warnings,
     report_failed_calls,
     shows_money,
     write_run_report,
@@ -288,6 +289,7 @@ def run_command(args: argparse.Namespace) -> int:
     if report.deferred:
         done += f", {report.deferred} waiting on batch answers"
     print(f"{report.run_dir}: {report.selected} examples ({done}), {report.calls} model calls")
+    print_served_warnings(report.served_warnings, report.run_dir)
     if report.skipped_invalid:
         print(f"skipped {report.skipped_invalid} invalid line(s): see skipped_records.jsonl")
     if report.left_out:

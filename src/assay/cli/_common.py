@@ -188,6 +188,13 @@ def write_run_report(run_dir: Path, args: argparse.Namespace) -> None:
     print(f"report: {write_report(run_dir)}")
 
 
+def print_served_warnings(warnings: Iterable[str], run_dir: Path) -> None:
+    """Warn, on stderr, of each model whose served name or system fingerprint changed during
+    the run (the counts are in run.json's ``served``)."""
+    for warning in warnings:
+        print(f'warning: {warning} (counts: {run_dir / "run.json"}, "served")', file=sys.stderr)
+
+
 def report_failed_calls(
     args: argparse.Namespace, failed: int, what: str, reasons: dict[str, int] | None = None
 ) -> int:

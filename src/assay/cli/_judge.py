@@ -33,6 +33,7 @@ from ._common import (
     check_run_dir,
     model_options,
     money_line,
+    print_served_warnings,
     report_failed_calls,
     shows_money,
     write_run_report,
@@ -289,6 +290,7 @@ def _generate(args: argparse.Namespace) -> int:
         f"{summary.failed} failed calls{waits}) of {summary.expected} -> "
         f"{args.out / 'manifest.jsonl'}"
     )
+    print_served_warnings(summary.served_warnings, args.out)
     waiting = finish_batch(args, f"{summary.deferred} output(s) wait on batch answers")
     if waiting is not None:
         return waiting
@@ -344,6 +346,7 @@ def _run(args: argparse.Namespace) -> int:
         f"{waits}): {summary.valid} valid, {summary.invalid} invalid{failed}\n"
         f"fingerprint {summary.fingerprint}{next_step}"
     )
+    print_served_warnings(summary.served_warnings, args.out)
     waiting = finish_batch(args, f"{summary.deferred} pair(s) wait on batch answers")
     if waiting is not None:
         return waiting

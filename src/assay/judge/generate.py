@@ -55,6 +55,8 @@ from ..runs import (
     read_numbered_jsonl,
     remove_stale_temps,
     run_all,
+    served_identity,
+    served_warnings,
     write_atomic,
 )
 from ..runs import utc_now as _now
@@ -108,6 +110,8 @@ class GenerateSummary(BaseModel):
     written: int
     failed: int
     deferred: int = 0  # calls written to a batch input file, waiting for their answers
+    # a model whose served model name or system fingerprint changed during the run, in words
+    served_warnings: tuple[str, ...] = ()
 
 
 class _Job(BaseModel):
@@ -137,7 +141,7 @@ async def generate_outputs(
 async def _generate_locked(
     questions: QuestionSet, models: Sequence[Model], out_dir: Path, settings: GenerateSettings
 ) -> GenerateSummary:
-    _check_settings(out_dir, settings)  # before anything is written
+    previous = _check_settings(out_dir, settings)  # before anything is written
     _remove_interrupted_writes(out_dir)
     done, lost = _finished_cells(out_dir, questions)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -154,7 +158,8 @@ async def _generate_locked(
         if (q.question_id, v.variant, model.name) not in done
     ]
     expected = len(models) * len(questions.cells())
-    logger = RunLogger(out_dir, _run_log(models, settings, expected))
+    earlier_served = previous.served if previous is not None else {}
+    logger = RunLogger(out_dir, _run_log(models, settings, expected, earlier_served))
     counts = {"written": 0, "failed": 0, "deferred": 0}
     usage_on_ray: dict[str, dict[str, Any]] = {}
     manifest = JsonlWriter(out_dir / MANIFEST_NAME)
@@ -196,18 +201,32 @@ async def _generate_locked(
                 is_waiting=_waits_on_batch,
             )
     except BaseException:
-        logger.finish("cancelled", finished_count=len(done) + counts["written"])
+        served = served_identity(_usage(models, settings, usage_on_ray), earlier_served)
+        logger.finish("cancelled", finished_count=len(done) + counts["written"], served=served)
         raise
     finally:
         manifest.close()
         failures.close()
-    usage = {model.name: model.usage.summary() for model in models}
-    if settings.executor == "ray":  # the workers made the calls (counts summed)
-        usage = usage_on_ray
-    logger.finish("success", finished_count=len(done) + counts["written"], usage=usage)
+    usage = _usage(models, settings, usage_on_ray)
+    served = served_identity(usage, earlier_served)
+    finished = len(done) + counts["written"]
+    logger.finish("success", finished_count=finished, usage=usage, served=served)
     return GenerateSummary(
-        out_dir=str(out_dir), expected=expected, already_done=len(done), **counts
+        out_dir=str(out_dir),
+        expected=expected,
+        already_done=len(done),
+        served_warnings=tuple(served_warnings(served)),
+        **counts,
     )
+
+
+def _usage(
+    models: Sequence[Model], settings: GenerateSettings, usage_on_ray: dict[str, dict[str, Any]]
+) -> dict[str, dict[str, Any]]:
+    """This session's usage per model; on Ray the workers made the calls (counts summed)."""
+    if settings.executor == "ray":
+        return usage_on_ray
+    return {model.name: model.usage.summary() for model in models}
 
 
 def _waits_on_batch(result: tuple[_Job, ModelResult]) -> bool:
@@ -230,11 +249,12 @@ def _remove_interrupted_writes(out_dir: Path) -> None:
             print(f"note: removed {path}, left by an interrupted run", file=sys.stderr)
 
 
-def _check_settings(out_dir: Path, settings: GenerateSettings) -> None:
-    """Refuse an output directory of another kind of run, or made with other settings."""
+def _check_settings(out_dir: Path, settings: GenerateSettings) -> RunLog | None:
+    """Refuse an output directory of another kind of run, or made with other settings;
+    returns the earlier session's log."""
     previous = check_run_kind(out_dir, "generate", option="--out")
     if previous is None:
-        return
+        return None
     before = previous.config
     changed = [
         f"{option} {before.get(name)!r} (now {getattr(settings, name)!r})"
@@ -246,6 +266,7 @@ def _check_settings(out_dir: Path, settings: GenerateSettings) -> None:
             f"{out_dir}: its outputs were generated with other settings: " + ", ".join(changed),
             hint="use a new --out directory, or the settings of the existing outputs",
         )
+    return previous
 
 
 def _finished_cells(
@@ -335,7 +356,12 @@ def _failure_line(job: _Job, model_name: str, reason: str) -> dict[str, str]:
     }
 
 
-def _run_log(models: Sequence[Model], settings: GenerateSettings, expected: int) -> RunLog:
+def _run_log(
+    models: Sequence[Model],
+    settings: GenerateSettings,
+    expected: int,
+    earlier_served: dict[str, dict[str, Any]],
+) -> RunLog:
     return RunLog(
         kind="generate",
         fingerprint=fingerprint(settings.protocol()),
@@ -343,6 +369,8 @@ def _run_log(models: Sequence[Model], settings: GenerateSettings, expected: int)
         decoding=settings.config().decoding_params(),
         sample_count=expected,
         config=settings.model_dump(mode="json"),
+        # kept from the start: a session killed before its end loses only its own counts
+        served=earlier_served,
     )
 
 

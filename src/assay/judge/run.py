@@ -43,6 +43,8 @@ from ..runs import (
     RunStatus,
     check_run_kind,
     run_all,
+    served_identity,
+    served_warnings,
     write_atomic,
 )
 from ..runs.id_set import IdentitySet
@@ -111,6 +113,8 @@ class JudgeRunSummary(BaseModel):
     call_failure_reasons: dict[str, int] = Field(default_factory=dict)
     # pairs whose call was written to a batch input file: not judged yet, not invalid
     deferred: int = 0
+    # a judge whose served model name or system fingerprint changed during the run, in words
+    served_warnings: tuple[str, ...] = ()
 
 
 class DecodingPlan(BaseModel):
@@ -589,7 +593,7 @@ async def _run_session(
     pending = plan.pending(session, run_dir)  # refuses changed inputs before writing
     write_atomic(run_dir / COVERAGE_FILE, eval_set.coverage.model_dump_json(indent=2))
     write_prompt_manifest(run_dir, plan, judges, session, [m for m, n in plan.counts.items() if n])
-    logger = RunLogger(run_dir, _run_log(archive, judges, config, plan.total))
+    logger = RunLogger(run_dir, _run_log(archive, judges, config, plan.total, previous))
     try:
         if config.executor == "ray":
             from .ray_batches import judge_on_ray
@@ -611,8 +615,9 @@ async def _run_session(
         status: RunStatus = "error" if isinstance(error, Exception) else "cancelled"
         logger.finish(status, error=repr(error)[:500], **_end_fields(session, plan, previous))
         raise
-    logger.finish("success", **_end_fields(session, plan, previous))
-    return _summary(run_dir, archive, session, plan)
+    end = _end_fields(session, plan, previous)
+    logger.finish("success", **end)
+    return _summary(run_dir, archive, session, plan, served_warnings(end["served"]))
 
 
 def _require_coverage(eval_set: EvalSet, config: JudgeRunConfig) -> None:
@@ -644,7 +649,14 @@ def _end_fields(session: _JudgeSession, plan: _Plan, previous: RunLog | None) ->
         for j in session.judges
     }
     decoding = {**session.config.decoding.model_dump(mode="json"), **_sent(session)}
-    return {"finished_count": finished, "usage": usage, "models": models, "decoding": decoding}
+    served = served_identity(usage, previous.served if previous is not None else {})
+    return {
+        "finished_count": finished,
+        "usage": usage,
+        "models": models,
+        "decoding": decoding,
+        "served": served,
+    }
 
 
 def _sent(session: _JudgeSession) -> dict[str, Any]:
@@ -661,7 +673,11 @@ def _reported(now: set[str], earlier: Mapping[str, Any]) -> str:
 
 
 def _run_log(
-    archive: Archive, judges: Sequence[Model], config: JudgeRunConfig, count: int
+    archive: Archive,
+    judges: Sequence[Model],
+    config: JudgeRunConfig,
+    count: int,
+    previous: RunLog | None,
 ) -> RunLog:
     constrained = {
         j.name: config.decoding.constrained if j.backend.supports_json_schema else "off"
@@ -674,6 +690,8 @@ def _run_log(
         decoding=config.decoding.model_dump(mode="json"),
         tool_access="none",
         sample_count=count,
+        # kept from the start: a session killed before its end loses only its own counts
+        served=previous.served if previous is not None else {},
         config={
             "mode": config.mode,
             "executor": config.executor,
@@ -687,7 +705,11 @@ def _run_log(
 
 
 def _summary(
-    run_dir: Path, archive: Archive, session: _JudgeSession, plan: _Plan
+    run_dir: Path,
+    archive: Archive,
+    session: _JudgeSession,
+    plan: _Plan,
+    warnings: Sequence[str],
 ) -> JudgeRunSummary:
     valid = plan.already_valid + session.valid_now
     return JudgeRunSummary(
@@ -703,6 +725,7 @@ def _summary(
         call_failed=len(session.failed_now),
         call_failure_reasons=dict(session.failure_reasons.most_common()),
         deferred=session.deferred,
+        served_warnings=tuple(warnings),
     )
 
 

@@ -130,6 +130,9 @@ class Completion(BaseModel):
     latency_s: float = 0.0
     logprobs: tuple[TokenLogprob, ...] | None = None
     model: str = ""  # the model name the backend reported, when it reports one
+    # the backend configuration that served the reply, when the server reports one (OpenAI's
+    # and vLLM's system_fingerprint); replies cached before this field existed load with ""
+    system_fingerprint: str = ""
     cached: bool = False
     sample_index: int = 0
 

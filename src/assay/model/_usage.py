@@ -30,6 +30,12 @@ class Usage:
     # 8 bytes per call (a list of floats takes 32): a run of a million calls keeps 8 MB
     latencies_s: array[float] = field(default_factory=lambda: array("d"))
     reported_models: set[str] = field(default_factory=set)
+    # what served each reply, cache hits included (a cached reply keeps what first served
+    # it): the model names and system fingerprints the backend reported, counted per value;
+    # replies that reported none are served_replies minus the counts
+    served_replies: int = 0
+    served_model_names: Counter[str] = field(default_factory=Counter)
+    system_fingerprints: Counter[str] = field(default_factory=Counter)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def record(self, result: ModelResult, *, from_cache: bool, retries: int) -> None:
@@ -47,11 +53,18 @@ class Usage:
                     self.billed_prompt_tokens += result.prompt_tokens
                     self.billed_cached_prompt_tokens += result.cached_prompt_tokens
                     self.billed_completion_tokens += result.completion_tokens
-                if result.model:
-                    self.reported_models.add(result.model)
+                self._count_served(result)
             elif isinstance(result, CallFailure):
                 self.failures += 1
                 self.errors_by_kind[result.kind.value] += 1
+
+    def _count_served(self, completion: Completion) -> None:
+        self.served_replies += 1
+        if completion.model:
+            self.reported_models.add(completion.model)
+            self.served_model_names[completion.model] += 1
+        if completion.system_fingerprint:
+            self.system_fingerprints[completion.system_fingerprint] += 1
 
     def summary(self) -> dict[str, Any]:
         """A JSON-ready summary with latency percentiles (milliseconds)."""
@@ -70,6 +83,9 @@ class Usage:
                 "errors_by_kind": dict(self.errors_by_kind),
                 # the model ids the backend reported in its replies (a server's own name)
                 "reported_models": sorted(self.reported_models),
+                "served_replies": self.served_replies,
+                "served_model_names": dict(sorted(self.served_model_names.items())),
+                "system_fingerprints": dict(sorted(self.system_fingerprints.items())),
                 "latency_ms": percentiles,
             }
 

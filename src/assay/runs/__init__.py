@@ -31,9 +31,11 @@ from ._runlog import (
     utc_now,
     write_atomic,
 )
+from ._served import NOT_REPORTED, served_identity, served_warnings
 
 __all__ = [
     "LOCK_FILE",
+    "NOT_REPORTED",
     "RUN_FILE",
     "JsonlWriter",
     "Progress",
@@ -62,6 +64,8 @@ __all__ = [
     "repair_partial_tail",
     "run_all",
     "safe_filename",
+    "served_identity",
+    "served_warnings",
     "utc_now",
     "write_atomic",
 ]

@@ -29,7 +29,7 @@ from __future__ import annotations
 import os
 import socket
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, TypeVar
 
 from ..errors import AssayError, ConfigError, ExecutorError
@@ -315,7 +315,18 @@ def add_usage(total: dict[str, dict[str, Any]], part: dict[str, dict[str, Any]])
     """Sum one worker's per-model usage counts into ``total`` (latency percentiles do not
     add up and are left out)."""
     for name, usage in part.items():
-        into = total.setdefault(name, {})
-        for key, value in usage.items():
-            if isinstance(value, int) and not isinstance(value, bool):
-                into[key] = into.get(key, 0) + value
+        _add_counts(total.setdefault(name, {}), usage)
+
+
+def _add_counts(into: dict[str, Any], part: Mapping[str, Any]) -> None:
+    """Sum the counts of ``part`` into ``into``, also those of a table of counts (errors by
+    kind, replies by served model name): the run log needs them summed over every worker."""
+    for key, value in part.items():
+        if _is_count(value):
+            into[key] = into.get(key, 0) + value
+        elif isinstance(value, Mapping) and value and all(map(_is_count, value.values())):
+            _add_counts(into.setdefault(key, {}), value)
+
+
+def _is_count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)

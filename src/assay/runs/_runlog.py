@@ -57,6 +57,8 @@ class RunLog(BaseModel):
     sample_count: int = 0
     finished_count: int = 0
     usage: dict[str, Any] = Field(default_factory=dict)
+    # per model: the replies of every session so far and what served them (see _served)
+    served: dict[str, dict[str, Any]] = Field(default_factory=dict)
     error: str | None = None
     config: dict[str, Any] = Field(default_factory=dict)
 

@@ -58,6 +58,8 @@ from ..runs import (
     check_run_kind,
     fingerprint,
     run_all,
+    served_identity,
+    served_warnings,
 )
 from .defaults import DEFAULT_VERIFIER, MODEL_FREE_CHECKERS
 from .metering import MeteredModel, metering
@@ -252,6 +254,8 @@ class BenchRunReport(BaseModel):
     calls: int
     failed: int = 0  # selected examples whose model calls failed (the next run retries them)
     deferred: int = 0  # examples waiting on calls written to batch input files
+    # a model whose served model name or system fingerprint changed during the run, in words
+    served_warnings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -334,15 +338,21 @@ def _run_locked(
         summary = write_summary(config.out_dir, config=config.public_dump(), tally=tally)
     except BaseException as error:
         status: RunStatus = "cancelled" if isinstance(error, KeyboardInterrupt) else "error"
-        logger.finish(status, error=f"{type(error).__name__}: {error}")
+        # the replies this process received before it stopped (a Ray run's are lost with
+        # its workers)
+        so_far = {name: model.usage.summary() for name, model in models.items()}
+        served = served_identity(so_far, _earlier_served(previous))
+        logger.finish(status, error=f"{type(error).__name__}: {error}", served=served)
         raise
     failed = int(summary.counts.get(FAILED_CALLS, 0))
+    served = served_identity(usage, _earlier_served(previous))
     logger.finish(
         "success",
         sample_count=plan.selected,
         finished_count=plan.selected - failed - len(deferred),
         usage=usage,
         models=_models_as_used(config, usage, models, previous),
+        served=served,
     )
     refresh_money(config.out_dir)  # the session's tokens are in run_log.jsonl only now
     return BenchRunReport(
@@ -355,7 +365,12 @@ def _run_locked(
         calls=sum(int(u["calls"]) for u in usage.values()),
         failed=failed,
         deferred=len(deferred),
+        served_warnings=tuple(served_warnings(served)),
     )
+
+
+def _earlier_served(previous: RunLog | None) -> dict[str, dict[str, Any]]:
+    return previous.served if previous is not None else {}
 
 
 def _check_model_names(config: BenchmarkConfig) -> None:
@@ -442,6 +457,8 @@ def _open_run(
         },
         decoding=config.settings().answer_config().decoding_params(),
         config=config.public_dump(),
+        # kept from the start: a session killed before its end loses only its own counts
+        served=_earlier_served(previous),
     )
     return RunLogger(config.out_dir, log)
 

@@ -102,7 +102,10 @@ class OpenAIBackend(Backend):
             raise BackendError(error.kind, message, retry_after_s=error.retry_after_s) from None
         if not self._redact.active:
             return completion
-        return completion.model_copy(update={"text": self._redact(completion.text)})
+        # what the server names itself by lands in run logs too: no secret it echoes may
+        served = {"model": completion.model, "system_fingerprint": completion.system_fingerprint}
+        update = {key: self._redact(value) for key, value in served.items()}
+        return completion.model_copy(update={"text": self._redact(completion.text), **update})
 
     async def _generate(
         self, messages: Sequence[ChatMessage], config: GenerateConfig
@@ -305,6 +308,7 @@ def _completion(response: object) -> Completion:
             completion_tokens=usage.get("completion_tokens") or 0,
             logprobs=_logprobs(choice.get("logprobs")),
             model=reply.get("model") or "",
+            system_fingerprint=reply.get("system_fingerprint") or "",
         )
     except ValidationError as error:
         item = error.errors()[0]
