@@ -3,7 +3,7 @@ another user (nobody), working directory, HOME, TMPDIR and Ray temp dir, its own
 unable to read or write the driver's run directory, data or cache (tests/helpers/ray_nodes.py).
 The head runs no work, so every batch runs on the second node.
 
-Part of the default suite as root on Linux (about 90 s); skipped, saying why, where a second
+Part of the default suite as root on Linux (about 2 minutes); skipped, saying why, where a second
 node cannot be made (not root, no mount namespace). Alone: ``pytest -m multinode``.
 """
 
