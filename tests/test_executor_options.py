@@ -51,6 +51,11 @@ def _commands(tmp_path: Path) -> dict[str, list[str]]:
             "error: --ray-batch-size is read only with --executor ray, and this run's executor "
             "is batch",
         ),
+        (
+            ["--ray-node-wait", "60"],
+            "error: --ray-node-wait is read only with --executor ray, and this run's executor "
+            "is live",
+        ),
     ],
 )
 def test_an_option_of_another_executor_is_refused_before_anything_is_written(
@@ -70,3 +75,27 @@ def test_an_option_of_another_executor_is_refused_before_anything_is_written(
     assert err[1].startswith("  hint: add --executor ") and len(err) == 2
     assert not (tmp_path / "out").exists() and not (tmp_path / "c.sqlite").exists()
     assert not (tmp_path / "b").exists()
+
+
+@pytest.mark.parametrize("command", ["generate", "judge run", "bench run"])
+def test_a_bad_ray_node_wait_is_one_error_before_any_cluster_is_asked(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    command: str,
+) -> None:
+    """Checked before RAY_ADDRESS is probed (no cluster answers at port 1: the value's
+    error comes first) and before anything is written."""
+    monkeypatch.chdir(Path(__file__).resolve().parents[1])
+    monkeypatch.setenv("RAY_ADDRESS", "127.0.0.1:1")
+    base = [*_commands(tmp_path)[command], "--cache-path", str(tmp_path / "c.sqlite")]
+    for value in ("0", "-5", "nan", "inf", "soon", ""):
+        assert main([*base, "--executor", "ray", "--ray-node-wait", value]) == 2, value
+        err = capsys.readouterr().err.splitlines()
+        assert err == [
+            "error: --ray-node-wait: must be a number of seconds above 0, or forever; got "
+            f"{value!r}",
+            "  hint: how long a run waits for a node with CPUs to join a cluster that has none "
+            "left (default 30)",
+        ]
+        assert not (tmp_path / "out").exists() and not (tmp_path / "c.sqlite").exists()

@@ -237,7 +237,9 @@ def test_a_batch_whose_worker_keeps_dying_ends_the_run_with_one_line_and_resumes
     ray_log = re.compile(r"\d{4}-\d\d-\d\d [\d:,]+\s+INFO ")  # Ray's own log lines
     lines = [line for line in err.splitlines() if not ray_log.match(line)]
     assert "Traceback" not in err and len(lines) == 2, err
-    assert lines[0].startswith("error: Ray lost a batch after 3 retries: the worker process")
+    node = f"{socket.gethostname()})"  # the cluster's one node, by its address and name
+    assert lines[0].startswith("error: Ray lost a batch after 3 retries on Ray node ")
+    assert f" ({node}: the worker process running it died" in lines[0]
     assert re.search(rf"; the batch held \d+ records, v\d+ to v\d+ of {data}$", lines[0])
     assert lines[1].startswith("  hint: what finished is kept: run the same command again")
     kept = results.read_text().splitlines()
@@ -306,13 +308,28 @@ def test_a_judge_run_on_ray_archives_what_an_in_process_run_archives(
         tmp_path, tmp_path / "ray", "--executor", "ray", "--ray-batch-size", "5", address=cluster
     )
     assert "judged" in out
-    assert json.loads((tmp_path / "ray" / "run.json").read_text())["config"]["executor"] == "ray"
+    config = json.loads((tmp_path / "ray" / "run.json").read_text())["config"]
+    assert (config["executor"], config["ray_batch_size"], config["ray_node_wait_s"]) == (
+        "ray",
+        5,
+        30,
+    )
     local, remote = _archived(tmp_path / "local"), _archived(tmp_path / "ray")
     assert len(remote) > 2 * 4 * 6  # every pair, and re-asks of the invalid ones
     assert any(r["attempt"] == 2 for r in remote)
     assert remote == local
-    again = _judge(tmp_path, tmp_path / "ray", "--executor", "ray", address=cluster)
+    again = _judge(
+        tmp_path,
+        tmp_path / "ray",
+        "--executor",
+        "ray",
+        "--ray-node-wait",
+        "forever",
+        address=cluster,
+    )
     assert "0 attempts now, 0 model calls" in again
+    config = json.loads((tmp_path / "ray" / "run.json").read_text())["config"]
+    assert config["ray_node_wait_s"] is None  # wait for ever
 
 
 def _generate(tmp_path: Path, out: Path, *extra: str, address: dict[str, str] | None = None) -> str:
@@ -434,13 +451,25 @@ def test_a_worker_that_dies_is_one_error_naming_the_batch(joined: None) -> None:
             describe=lambda b: f"records of batch {b}",
             max_retries=0,
         )
+    # Ray's error names no node: the task noted its own as it started
+    node = f"{ray.util.get_node_ip_address()} ({socket.gethostname()})"
     assert str(caught.value) == (
-        "Ray lost a batch (not retried): the worker process running it died (it crashed, or "
-        "was killed: by the system for lack of memory, or by a signal); the batch held records "
-        "of batch 7\n  hint: what finished is kept: run the same command again to resume (if "
-        "one record brings the worker down, a smaller --ray-batch-size narrows down which)"
+        f"Ray lost a batch (not retried) on Ray node {node}: the worker process running it "
+        "died (it crashed, or was killed: by the system for lack of memory, or by a signal); "
+        "the batch held records of batch 7\n  hint: what finished is kept: run the same "
+        "command again to resume (if one record brings the worker down, a smaller "
+        "--ray-batch-size narrows down which)"
     )
     assert caught.value.exit_code == 1  # the CLI's exit code: not bad input, work is kept
+
+
+def test_a_lost_batch_whose_node_ray_did_not_name_says_so() -> None:
+    from assay.runs._ray import lost_batch
+
+    error = lost_batch(ray.exceptions.WorkerCrashedError(), "records v0 to v9", 3, None)
+    assert str(error).startswith(
+        "Ray lost a batch after 3 retries on a node Ray did not name: the worker process"
+    )
 
 
 def test_a_lost_batch_of_judge_pairs_or_outputs_is_named_by_its_work() -> None:

@@ -3,14 +3,18 @@ another user (nobody), working directory, HOME, TMPDIR and Ray temp dir, its own
 unable to read or write the driver's run directory, data or cache (tests/helpers/ray_nodes.py).
 The head runs no work, so every batch runs on the second node.
 
-Part of the default suite as root on Linux (about 90 s); skipped, saying why, where a second
+Part of the default suite as root on Linux (about 2 minutes); skipped, saying why, where a second
 node cannot be made (not root, no mount namespace). Alone: ``pytest -m multinode``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
+import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -20,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.fault_server import ECHO_KEY_REPLY, fault_server
-from tests.helpers.ray_cluster import without_timings
+from tests.helpers.ray_cluster import busy_workers, without_timings
 from tests.helpers.ray_nodes import TwoNodes, can_start, two_nodes
 from tests.verify.bench_fixtures import verify_only_records, write_jsonl
 
@@ -209,16 +213,117 @@ def _without_times(value: object) -> object:
     return value
 
 
+def _start_bench(nodes: TwoNodes, cwd: Path, *extra: str) -> subprocess.Popen[str]:
+    """A bench run on the cluster, in batches of 100 (lexical: quick), started in the
+    background; its results go to ``cwd/ray``."""
+    command = [sys.executable, "-m", "assay", *_bench(nodes, cwd, "ray", *extra)]
+    command[command.index("7")] = "100"
+    command[command.index("learned")] = "lexical"
+    env = {**os.environ, "ASSAY_CACHE_DIR": str(cwd / "cache"), **nodes.driver_env}
+    return subprocess.Popen(command, cwd=cwd, env=env, text=True, stderr=subprocess.PIPE)
+
+
+def _wait_for_results(run: subprocess.Popen[str], results: Path, lines: int) -> None:
+    deadline = time.monotonic() + 300
+    while run.poll() is None and time.monotonic() < deadline:
+        if results.exists() and results.read_bytes().count(b"\n") >= lines:
+            return
+        time.sleep(0.05)
+
+
+def _error_lines(err: str) -> list[str]:
+    """stderr without Ray's own log lines (``2026-11-25 10:00:00,123 INFO ...``)."""
+    ray_log = re.compile(r"(\x1b\[[\d;]*m)?\(raylet|\d{4}-\d\d-\d\d [\d:,]+\s+[A-Z]+ ")
+    return [line for line in err.splitlines() if not ray_log.match(line)]
+
+
+def _resumes(nodes: TwoNodes, cwd: Path, kept: int, total: int, *extra: str) -> None:
+    """The same command again finishes the run: the kept results, then every other record
+    once."""
+    rerun = _start_bench(nodes, cwd, *extra)
+    _, err = rerun.communicate(timeout=600)
+    assert rerun.returncode == 0, err
+    ids = [json.loads(line)["id"] for line in (cwd / "ray" / "results.jsonl").open()]
+    assert len(ids) == len(set(ids)) == total and kept < total
+
+
+def test_an_error_not_assays_on_the_other_node_names_it_and_the_run_resumes(
+    nodes: TwoNodes, driver_dir: Path
+) -> None:
+    """Mid-run, the directory of the cache the workers of the second node use becomes one
+    they cannot write, and the workers are killed: the new ones Ray starts to retry their
+    batches cannot create the cache file, and SQLite's error (not an assay error) ends the
+    run, naming the node; finished batches are kept, and the same command resumes."""
+    write_jsonl(driver_dir / "data.jsonl", verify_only_records(1500))
+    cache_dir = nodes.node_root / "cache-of-the-node"
+    cache_dir.mkdir()
+    shutil.chown(cache_dir, "nobody", "nogroup")
+    cache = ("--cache-path", str(cache_dir / "r.sqlite"))
+    run = _start_bench(nodes, driver_dir, *cache)
+    results = driver_dir / "ray" / "results.jsonl"
+    _wait_for_results(run, results, 100)
+    cache_dir.rename(cache_dir.with_name("cache-before"))
+    cache_dir.mkdir(mode=0o755)  # root's: the node's user cannot create a file in it
+    node_ray = str(nodes.node_root / "ray")
+    for pid in busy_workers(node_ray, "run_batch") + busy_workers(node_ray, "IDLE"):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    _, err = run.communicate(timeout=300)
+    assert run.returncode == 1, err
+    assert "Traceback" not in err
+    node = f"127.0.0.2 ({os.uname().nodename})"
+    assert _error_lines(err) == [
+        f"error: on Ray node {node}: a worker failed: OperationalError: unable to open "
+        "database file",
+        "  hint: what finished is kept: run the same command again to resume (rerun with "
+        "--debug for the worker's traceback)",
+    ], err
+    kept = len(results.read_text().splitlines())
+    assert kept >= 100
+    shutil.chown(cache_dir, "nobody", "nogroup")  # the node's directory is usable again
+    _resumes(nodes, driver_dir, kept, 1500, *cache)
+
+
+def test_a_worker_killed_on_every_attempt_on_the_other_node_is_named_and_the_run_resumes(
+    nodes: TwoNodes, driver_dir: Path
+) -> None:
+    """Ray's error for a worker that died names no node; the one that ends the run does."""
+    write_jsonl(driver_dir / "data.jsonl", verify_only_records(1500))
+    run = _start_bench(nodes, driver_dir)
+    results = driver_dir / "ray" / "results.jsonl"
+    _wait_for_results(run, results, 100)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and run.poll() is None:  # every attempt, every batch
+        for pid in busy_workers(str(nodes.node_root / "ray"), "run_batch"):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.02)
+    _, err = run.communicate(timeout=60)
+    assert run.returncode == 1, err
+    lines = _error_lines(err)
+    node = f"127.0.0.2 ({os.uname().nodename})"
+    assert lines[0].startswith(
+        f"error: Ray lost a batch after 3 retries on Ray node {node}: the worker process "
+        "running it died"
+    ), err
+    assert len(lines) == 2 and "Traceback" not in err
+    kept = len(results.read_text().splitlines())
+    assert kept >= 100
+    _resumes(nodes, driver_dir, kept, 1500)
+
+
 def test_a_node_that_goes_away_mid_run_is_reported_and_the_run_resumes(
     driver_dir: Path,
 ) -> None:
-    """Its own cluster: the node is stopped for good."""
+    """Its own cluster: the node is stopped for good. The run waits --ray-node-wait for
+    another (5 s here, 30 by default), then ends naming the node that went away."""
     if (why := can_start()) is not None:
         pytest.skip(why)
     write_jsonl(driver_dir / "data.jsonl", verify_only_records(3000))
     with two_nodes() as cluster:
         command = [sys.executable, "-m", "assay", *_bench(cluster, driver_dir, "ray")]
         command[command.index("7")] = "50"
+        command += ["--ray-node-wait", "5"]
         env = {**os.environ, "ASSAY_CACHE_DIR": str(driver_dir / "cache"), **cluster.driver_env}
         run = subprocess.Popen(command, cwd=driver_dir, env=env, text=True, stderr=subprocess.PIPE)
         results = driver_dir / "ray" / "results.jsonl"
@@ -226,11 +331,19 @@ def test_a_node_that_goes_away_mid_run_is_reported_and_the_run_resumes(
         while not (results.exists() and results.stat().st_size) and time.monotonic() < deadline:
             time.sleep(0.2)
         cluster.stop_node()
+        stopped = time.monotonic()
         _, err = run.communicate(timeout=300)
+        waited = time.monotonic() - stopped
     assert run.returncode == 1, err
     # Ray would keep the batches waiting for a node for ever: the run ends, saying why
-    assert "error: Ray has no node with a CPU left to run the batches on" in err
+    assert (
+        "error: Ray has no node with a CPU left to run the batches on (the worker nodes, "
+        f"127.0.0.2 ({os.uname().nodename}), went away 5 s ago or more and none came back)"
+    ) in err
     assert "Traceback" not in err
+    assert 5 <= waited < 30  # the option's wait, not the default's
+    config = json.loads((driver_dir / "ray" / "run.json").read_text())["config"]
+    assert config["ray_node_wait_s"] == 5
     kept = len(results.read_text().splitlines())
     assert 0 < kept < 3000
     # the same command in process finishes the run: every record exactly once

@@ -4,7 +4,8 @@ AssayError                 base class; the CLI prints its message and exits non-
 ├── ConfigError            a bad option, an unknown provider, a missing model file, ...
 ├── InputError             bad input data; names the file, the line and the field
 ├── RunError               a run directory that cannot be used (other fingerprint, ...)
-└── ExecutorError          work the executor lost after every retry (a Ray worker that died)
+└── ExecutorError          work the executor lost after every retry (a Ray worker that died),
+                           or an error not assay's own raised on another Ray node
 
 A model call that fails is *not* an exception: it comes back from the model layer as a
 :class:`assay.model.CallFailure` value so that one failed call never stops a whole run.
@@ -158,7 +159,8 @@ class RunError(AssayError):
 
 class ExecutorError(AssayError):
     """Work the executor lost and could not get back by retrying it (a Ray worker that died,
-    a task killed for lack of memory). Unlike the others this comes mid-run: what finished is
+    a task killed for lack of memory), or an error that is not assay's own raised on another
+    Ray node (named in the message). Unlike the others this comes mid-run: what finished is
     kept, and running the same command again resumes."""
 
     exit_code = 1

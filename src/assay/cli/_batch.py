@@ -31,6 +31,7 @@ DEFAULT_RAY_BATCH_SIZE = 256
 _EXECUTOR_OF_OPTION = {
     "batch_dir": ("--batch-dir", "batch"),
     "ray_batch_size": ("--ray-batch-size", "ray"),
+    "ray_node_wait": ("--ray-node-wait", "ray"),
 }
 
 
@@ -61,12 +62,20 @@ def add_executor_options(parser: argparse.ArgumentParser, *, ray: bool = False) 
             help="records (bench), outputs (generate) or sample x judge pairs (judge) per Ray "
             f"task (--executor ray; default {DEFAULT_RAY_BATCH_SIZE})",
         )
+        group.add_argument(
+            "--ray-node-wait",
+            metavar="SECONDS",
+            help="how long a run whose Ray cluster has lost every node with CPUs waits for one "
+            "to join before it ends, resumable (--executor ray; default 30; 'forever': "
+            "wait as Ray does)",
+        )
 
 
 def check_executor_options(args: argparse.Namespace) -> None:
-    """Refuse an executor option given with another executor, and a ``RAY_ADDRESS`` where no
-    cluster answers; fills in the default ``--ray-batch-size``. Commands call it before they
-    read or write anything, so a refusal leaves nothing behind."""
+    """Refuse an executor option given with another executor, a bad ``--ray-node-wait``, and
+    a ``RAY_ADDRESS`` where no cluster answers; fills in the defaults of ``--ray-batch-size``
+    and ``--ray-node-wait`` (seconds, or None: for ever). Commands call it before they read or
+    write anything, so a refusal leaves nothing behind."""
     executor = getattr(args, "executor", "live")
     for dest, (option, wanted) in _EXECUTOR_OF_OPTION.items():
         if getattr(args, dest, None) is not None and executor != wanted:
@@ -77,6 +86,14 @@ def check_executor_options(args: argparse.Namespace) -> None:
             )
     if hasattr(args, "ray_batch_size") and args.ray_batch_size is None:
         args.ray_batch_size = DEFAULT_RAY_BATCH_SIZE
+    if hasattr(args, "ray_node_wait"):
+        from ..runs._ray import NO_CPU_GRACE_S, parse_node_wait
+
+        given = args.ray_node_wait
+        if given is None:
+            args.ray_node_wait = NO_CPU_GRACE_S
+        elif isinstance(given, str):  # not parsed yet (a command checks its options once)
+            args.ray_node_wait = parse_node_wait(given)
     if executor == "ray":
         from ..runs._ray import check_address
 

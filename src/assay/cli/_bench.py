@@ -253,6 +253,7 @@ def config_from_args(args: argparse.Namespace) -> Any:
         concurrency=args.concurrency,
         executor=args.executor,
         ray_batch_size=args.ray_batch_size,
+        ray_node_wait_s=args.ray_node_wait,
         n_resamples=args.n_resamples,
         injected_labels=args.injected_labels,
         model_options=model_options(args),

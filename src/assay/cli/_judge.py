@@ -279,6 +279,7 @@ def _generate(args: argparse.Namespace) -> int:
         concurrency=args.concurrency,
         executor=args.executor,
         ray_batch_size=args.ray_batch_size,
+        ray_node_wait_s=args.ray_node_wait,
         model_options=model_options(args) if args.executor == "ray" else None,
     )
     summary = _with_models(
@@ -316,6 +317,7 @@ def _run(args: argparse.Namespace) -> int:
         archive_layout=args.archive_layout,
         executor=args.executor,
         ray_batch_size=args.ray_batch_size,
+        ray_node_wait_s=args.ray_node_wait,
         model_options=model_options(args) if args.executor == "ray" else None,
         protocol=_protocol(args.protocol).model_copy(update={"blind": args.blind}),
         timestamp=args.date,

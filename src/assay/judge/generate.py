@@ -60,6 +60,7 @@ from ..runs import (
     write_atomic,
 )
 from ..runs import utc_now as _now
+from ..runs._ray import NO_CPU_GRACE_S, NodeWait
 
 FAILURES_NAME = "generation_failures.jsonl"
 # the settings an output depends on (besides its model and prompt), by their option names
@@ -86,6 +87,8 @@ class GenerateSettings(BaseModel):
     # ray: jobs go to Ray workers in batches, which rebuild the models from model_options
     executor: Literal["live", "batch", "ray"] = "live"
     ray_batch_size: int = Field(default=64, ge=1)
+    # seconds a Ray run waits for a node with CPUs when its cluster has none left; None: for ever
+    ray_node_wait_s: NodeWait = NO_CPU_GRACE_S
     model_options: ModelOptions | None = None
 
     def protocol(self) -> dict[str, Any]:
@@ -415,7 +418,14 @@ def generate_on_ray(
 
         options = settings.model_options or ModelOptions()
         context = options.node_context()
-        ray_map(_generate_batch, chunks, arrived, context=context, describe=_jobs_of)
+        ray_map(
+            _generate_batch,
+            chunks,
+            arrived,
+            context=context,
+            describe=_jobs_of,
+            node_wait_s=settings.ray_node_wait_s,
+        )
     return usage
 
 

@@ -46,7 +46,14 @@ def judge_on_ray(session: Any, pending: Iterable[Any], count: int) -> None:
 
         options = session.config.model_options or ModelOptions()
         batches = _batches(session, pending)
-        ray_map(run_batch, batches, keep, context=options.node_context(), describe=_pairs_of)
+        ray_map(
+            run_batch,
+            batches,
+            keep,
+            context=options.node_context(),
+            describe=_pairs_of,
+            node_wait_s=session.config.ray_node_wait_s,
+        )
 
 
 def _batches(session: Any, pending: Iterable[Any]) -> Iterator[Batch]:

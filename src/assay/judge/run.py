@@ -47,6 +47,7 @@ from ..runs import (
     served_warnings,
     write_atomic,
 )
+from ..runs._ray import NO_CPU_GRACE_S, NodeWait
 from ..runs.id_set import IdentitySet
 from .archive import (
     Archive,
@@ -92,6 +93,8 @@ class JudgeRunConfig(BaseModel):
     # model_options (a llamacpp/ judge is loaded by each worker); the driver archives
     executor: Literal["live", "batch", "ray"] = "live"
     ray_batch_size: int = Field(default=64, ge=1)
+    # seconds a Ray run waits for a node with CPUs when its cluster has none left; None: for ever
+    ray_node_wait_s: NodeWait = NO_CPU_GRACE_S
     model_options: ModelOptions | None = None
 
 
@@ -695,6 +698,7 @@ def _run_log(
         config={
             "mode": config.mode,
             "executor": config.executor,
+            **_ray_options(config),
             "max_attempts": config.max_attempts,
             "allow_incomplete": config.allow_incomplete,
             "decoding_mode_by_judge": constrained,
@@ -702,6 +706,13 @@ def _run_log(
             "protocol": config.protocol.model_dump(mode="json"),
         },
     )
+
+
+def _ray_options(config: JudgeRunConfig) -> dict[str, Any]:
+    """The Ray executor's options, as run.json records them (none for another executor)."""
+    if config.executor != "ray":
+        return {}
+    return {"ray_batch_size": config.ray_batch_size, "ray_node_wait_s": config.ray_node_wait_s}
 
 
 def _summary(

@@ -12,12 +12,18 @@ an address where no cluster answers for many minutes (:func:`check_address`).
 
 An exception a worker raises comes back to the driver as what it was: an assay error as the
 same error (its one line, as in-process), anything else as its own type and message, with the
-worker's traceback only in the chain ``--debug`` prints (:func:`worker_error`). A batch Ray
-could not finish after its retries (its worker process died, was killed for lack of memory,
-or its node went away) ends the run with an :class:`~assay.errors.ExecutorError` naming why
-and the batch's work (:func:`lost_batch`); the batches finished before it are kept, as they
-are when no node with a CPU is left to run on (:class:`_CpuWatch`). An error raised on
-another node than the driver's names that node (:func:`on_node`).
+worker's traceback only in the chain ``--debug`` prints (:func:`worker_error`). An error
+raised on another node than the driver's names that node (:func:`on_node`): an assay error
+keeps its type, anything else becomes an :class:`~assay.errors.ExecutorError` (exit 1). A
+batch Ray could not finish after its retries (its worker process died, was killed for lack of
+memory, or its node went away) ends the run with an :class:`~assay.errors.ExecutorError`
+naming why, the node that ran it and the batch's work (:func:`lost_batch`); the batches
+finished before it are kept, as they are when no node with a CPU is left to run on
+(:class:`_CpuWatch`, which waits ``node_wait_s`` for one to come back).
+
+Ray's error for a worker that died names no node, so each task notes its node in the
+cluster's key-value store as it starts (:func:`_note_where`), under a key the driver chose for
+its batch, and the driver reads it back when the batch is lost.
 
 Each task gets, besides its batch, the :class:`~assay.model.NodeContext` of the run: what a
 worker on any node needs from the driver (its working directory for relative paths, the
@@ -26,13 +32,19 @@ server URL, the API key's variable; never the key).
 
 from __future__ import annotations
 
+import contextlib
+import importlib
+import itertools
 import os
 import socket
 import time
+import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
-from ..errors import AssayError, ConfigError, ExecutorError
+from pydantic import Field
+
+from ..errors import AssayError, ConfigError, ExecutorError, shown
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -40,9 +52,15 @@ C = TypeVar("C")  # what every worker gets from the driver beside its batch
 EXTRA_HINT = "install the extra: pip install 'assay[ray]'"
 #: Seconds the probe of ``RAY_ADDRESS`` waits for the cluster to answer.
 PROBE_TIMEOUT_S = 5.0
-#: Seconds a run waits for a node with CPUs to (re)join a cluster that has none left before
-#: it ends: Ray would keep the batches waiting for one for ever.
+#: Seconds a run waits, by default, for a node with CPUs to (re)join a cluster that has none
+#: left before it ends (``--ray-node-wait``): Ray would keep the batches waiting for ever.
 NO_CPU_GRACE_S = 30.0
+#: What ``--ray-node-wait`` takes, beside a number of seconds, to wait for ever.
+WAIT_FOREVER = "forever"
+#: A run's ``--ray-node-wait`` as its settings keep it: seconds, or None to wait for ever.
+NodeWait = Annotated[float, Field(gt=0, allow_inf_nan=False)] | None
+# where each task notes the node it runs on (the cluster's key-value store, this namespace)
+_WHERE_NAMESPACE = "assay-ray-where"
 #: Seconds between looks at the cluster's CPUs while no batch finishes.
 CPU_CHECK_S = 2.0
 # An HTTP/2 client's opening: the preface and an empty SETTINGS frame. A Ray head (its GCS,
@@ -136,6 +154,24 @@ def _read(connection: socket.socket, size: int) -> bytes:
     return data
 
 
+def parse_node_wait(value: str) -> float | None:
+    """``--ray-node-wait``: seconds above 0, or :data:`WAIT_FOREVER` (None: wait for ever)."""
+    if value.strip().lower() == WAIT_FOREVER:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = float("nan")
+    if not 0 < seconds < float("inf"):  # NaN too
+        raise ConfigError(
+            f"--ray-node-wait: must be a number of seconds above 0, or {WAIT_FOREVER}; got "
+            f"{shown(value)}",
+            hint="how long a run waits for a node with CPUs to join a cluster that has none "
+            f"left (default {NO_CPU_GRACE_S:g})",
+        )
+    return seconds
+
+
 def ray_map(
     function: Callable[[T, C], R],
     batches: Iterable[T],
@@ -144,13 +180,15 @@ def ray_map(
     context: C,
     describe: Callable[[T], str] = lambda _: "a batch",
     max_retries: int = 3,
+    node_wait_s: float | None = NO_CPU_GRACE_S,
 ) -> int:
     """Run ``function`` on every batch on the cluster; ``on_batch`` gets each result as it
     arrives. Returns the number of batches done. ``function`` gets each batch with
     ``context``, what a worker needs from the driver besides the run's settings (the model
     layer's ``NodeContext``: the driver's working directory, its server URL, the API key's
     variable). ``describe`` names a batch's work (``records v0 to v99 of data.jsonl``) for the
-    error that ends the run when Ray loses it."""
+    error that ends the run when Ray loses it. ``node_wait_s`` is how long the run waits for
+    a node with CPUs when the cluster has none left (None: for ever)."""
     ray = connect()
     remote = ray.remote(max_retries=max_retries, retry_exceptions=False)(_on_a_node)
     # the task (and its worker's process title, ray::NAME) named by the work, not the wrapper
@@ -158,67 +196,96 @@ def ray_map(
     cpus = ray.cluster_resources().get("CPU", 0)
     limit = max(2, 2 * int(cpus))
     here = ray.get_runtime_context().get_node_id()
+    run = uuid.uuid4().hex  # this call's keys in the store of where tasks run
     queue: Iterator[T] = iter(batches)
-    in_flight: dict[Any, T] = {}  # each running batch by its result's reference
-    watch = _CpuWatch(had_cpus=cpus > 0)
+    keys = (f"{run}/{number}" for number in itertools.count())
+    in_flight: dict[Any, tuple[T, str]] = {}  # each running batch and its key, by its result
+    watch = _CpuWatch(ray, node_wait_s, had_cpus=cpus > 0)
     done = 0
     try:
         while True:
             while len(in_flight) < limit and (batch := next(queue, None)) is not None:
-                in_flight[remote.remote(function, batch, context, here)] = batch
+                key = next(keys)
+                in_flight[remote.remote(function, batch, context, here, key)] = (batch, key)
             if not in_flight:
                 return done
             ready, _ = ray.wait(list(in_flight), num_returns=1, timeout=CPU_CHECK_S)
             if not ready:
-                watch.check(ray, in_flight.values(), describe)
+                watch.check(ray, [batch for batch, _ in in_flight.values()], describe)
                 continue
-            batch = in_flight.pop(ready[0])
+            batch, key = in_flight.pop(ready[0])
             try:
                 result = ray.get(ready[0])
             except ray.exceptions.RayTaskError as error:
                 raise worker_error(error) from error
             except ray.exceptions.RayError as error:  # the worker or its node gave out
-                raise lost_batch(error, describe(batch), max_retries) from error
+                where = _where(key)
+                raise lost_batch(error, describe(batch), max_retries, where) from error
             on_batch(result)
             done += 1
     finally:
         for ref in in_flight:  # an interrupt or error: stop what is still running
             ray.cancel(ref, force=True)
+        _forget_where(run)
 
 
 class _CpuWatch:
-    """Ends a run whose cluster had CPUs and has had none for :data:`NO_CPU_GRACE_S` (every
-    node that ran work went away, and only a head started with ``--num-cpus 0`` is left): Ray
+    """Ends a run whose cluster had CPUs and has had none for ``wait_s`` seconds (every node
+    that ran work went away, and only a head started with ``--num-cpus 0`` is left): Ray
     itself keeps the batches waiting for a node for ever, and the run would hang without a
     word. A cluster that had no CPU from the start is left to wait, as Ray does (an
-    autoscaler may be bringing its first node up)."""
+    autoscaler may be bringing its first node up), and so is any with ``wait_s`` None."""
 
-    def __init__(self, *, had_cpus: bool) -> None:
+    def __init__(self, ray: Any, wait_s: float | None, *, had_cpus: bool) -> None:
+        self.wait_s = wait_s
         self.had_cpus = had_cpus
+        self.nodes = _nodes_with_cpus(ray)  # the nodes that ran work, to name when gone
         self.none_since: float | None = None
 
-    def check(self, ray: Any, waiting: Iterable[Any], describe: Callable[[Any], str]) -> None:
+    def check(self, ray: Any, waiting: list[Any], describe: Callable[[Any], str]) -> None:
         if ray.cluster_resources().get("CPU", 0) > 0:
             self.had_cpus = True
             self.none_since = None
+            self.nodes |= _nodes_with_cpus(ray)
             return
-        if not self.had_cpus:
+        if not self.had_cpus or self.wait_s is None:
             return
         now = time.monotonic()
         self.none_since = self.none_since or now
-        if now - self.none_since >= NO_CPU_GRACE_S:
-            raise no_cpu_left(list(waiting), describe)
+        if now - self.none_since >= self.wait_s:
+            raise no_cpu_left(waiting, describe, self.wait_s, sorted(self.nodes))
 
 
-def no_cpu_left(waiting: list[Any], describe: Callable[[Any], str]) -> ExecutorError:
+def _nodes_with_cpus(ray: Any) -> set[str]:
+    """The nodes of the cluster that are alive and have CPUs, as errors name them."""
+    try:
+        nodes = ray.nodes()
+    except Exception:  # only ever used to name nodes in an error
+        return set()
+    return {
+        _node_name(node.get("NodeManagerAddress"), node.get("NodeManagerHostname"))
+        for node in nodes
+        if node.get("Alive") and node.get("Resources", {}).get("CPU", 0) > 0
+    }
+
+
+def _node_name(ip: Any, host: Any) -> str:
+    return f"{ip} ({host})" if host else str(ip)
+
+
+def no_cpu_left(
+    waiting: list[Any], describe: Callable[[Any], str], wait_s: float, gone: list[str]
+) -> ExecutorError:
     """The error that ends a run when no node of the cluster has a CPU left."""
     first = f"; the first held {describe(waiting[0])}" if waiting else ""
+    nodes = f", {', '.join(gone)}," if gone else ""
     return ExecutorError(
-        f"Ray has no node with a CPU left to run the batches on (the worker nodes went away "
-        f"{NO_CPU_GRACE_S:g} s ago or more and none came back); {len(waiting)} batches were "
+        f"Ray has no node with a CPU left to run the batches on (the worker nodes{nodes} went "
+        f"away {wait_s:g} s ago or more and none came back); {len(waiting)} batches were "
         f"waiting{first}",
         hint=f"{_RESUME}, once a node with CPUs has joined the cluster (ray start --address "
-        "HEAD:PORT), or without RAY_ADDRESS on this machine",
+        "HEAD:PORT), or without RAY_ADDRESS on this machine; --ray-node-wait SECONDS (or "
+        f"{WAIT_FOREVER}) waits longer for one",
     )
 
 
@@ -231,11 +298,16 @@ _LOST_BECAUSE = {
     "LocalRayletDiedError": "the Ray process of the node running it died",
 }
 _RESUME = "what finished is kept: run the same command again to resume"
+#: How a lost batch's error says that Ray did not tell which node ran it.
+UNKNOWN_NODE = "on a node Ray did not name"
 
 
-def lost_batch(error: BaseException, what: str, retries: int) -> ExecutorError:
+def lost_batch(
+    error: BaseException, what: str, retries: int, node: str | None = None
+) -> ExecutorError:
     """The error that ends a run whose batch Ray could not finish, after ``retries`` retries:
-    why (in words), which work, and what to do."""
+    on which node (``node``, as :func:`on_node` names it; None: Ray did not say), why (in
+    words), which work, and what to do."""
     name = type(error).__name__
     first = next((line.strip() for line in str(error).splitlines() if line.strip()), "")
     why = _LOST_BECAUSE.get(name) or f"{name}: {first or 'no detail given'}"
@@ -247,8 +319,35 @@ def lost_batch(error: BaseException, what: str, retries: int) -> ExecutorError:
             "narrows down which)"
         )
     tried = f"after {retries} retries" if retries else "(not retried)"
-    message = f"Ray lost a batch {tried}: {why}; the batch held {what}"
+    where = UNKNOWN_NODE if node is None else f"on Ray node {node}"
+    message = f"Ray lost a batch {tried} {where}: {why}; the batch held {what}"
     return ExecutorError(message, hint=hint)
+
+
+def _where_store() -> Any:
+    """Ray's key-value store of the cluster (in its GCS, which outlives any worker node)."""
+    return importlib.import_module("ray.experimental.internal_kv")
+
+
+def _note_where(key: str, node: str) -> None:
+    """Note in the cluster's store that the task of ``key`` runs on ``node``."""
+    with contextlib.suppress(Exception):  # a note for an error message: lost, it loses that
+        _where_store()._internal_kv_put(key, node, overwrite=True, namespace=_WHERE_NAMESPACE)
+
+
+def _where(key: str) -> str | None:
+    """The node the task of ``key`` last ran on, as it noted it; None when it did not."""
+    try:
+        found = _where_store()._internal_kv_get(key, namespace=_WHERE_NAMESPACE)
+    except Exception:  # the error is then said without the node
+        return None
+    return found.decode() if found else None
+
+
+def _forget_where(run: str) -> None:
+    """Drop the notes of a ray_map call (left behind, they are a few bytes in the GCS)."""
+    with contextlib.suppress(Exception):
+        _where_store()._internal_kv_del(f"{run}/", del_by_prefix=True, namespace=_WHERE_NAMESPACE)
 
 
 def span(kind: str, names: list[str]) -> str:
@@ -258,23 +357,31 @@ def span(kind: str, names: list[str]) -> str:
     return f"{len(names)} {kind}s, {names[0]} to {names[-1]}"
 
 
-def _on_a_node(function: Callable[[T, C], R], batch: T, context: C, driver_node: str) -> R:
-    """``function(batch, context)`` on a worker; an error raised on another node than the
+def _on_a_node(
+    function: Callable[[T, C], R], batch: T, context: C, driver_node: str, where_key: str
+) -> R:
+    """``function(batch, context)`` on a worker, which first notes its node under
+    ``where_key`` (for the error on a lost batch); an error raised on another node than the
     driver's (``driver_node``) names that node: a path or a variable it names is that node's,
     and may well be fine on the driver's."""
+    ray = ray_module()
+    node = f"{ray.util.get_node_ip_address()} ({socket.gethostname()})"
+    _note_where(where_key, node)
     try:
         return function(batch, context)
     except Exception as error:
-        ray = ray_module()
         if ray.get_runtime_context().get_node_id() == driver_node:
             raise
-        node = f"{ray.util.get_node_ip_address()} ({socket.gethostname()})"
-        raise on_node(error, node) from None
+        named = on_node(error, node)
+        if isinstance(error, AssayError):
+            raise named from None  # its message and hint say it all
+        raise named from error  # the worker's traceback, for --debug
 
 
-def on_node(error: Exception, node: str) -> Exception:
+def on_node(error: Exception, node: str) -> AssayError:
     """``error``, raised on the Ray node ``node``, with the node named in its message; a file
-    the node could not open becomes a setting error naming the path and what to do."""
+    the node could not open becomes a setting error naming the path and what to do, and any
+    other error that is not assay's an :class:`ExecutorError` with its type and first line."""
     where = f"on Ray node {node}"
     if isinstance(error, AssayError):
         error.message = f"{where}: {error.message}"
@@ -288,7 +395,16 @@ def on_node(error: Exception, node: str) -> Exception:
             "and writable by the user the node's Ray runs as (relative paths are taken from "
             "the driver's working directory), or give a path that is",
         )
-    return error
+    return ExecutorError(
+        f"{where}: a worker failed: {_first_line(error)}",
+        hint=f"{_RESUME} (rerun with --debug for the worker's traceback)",
+    )
+
+
+def _first_line(error: BaseException) -> str:
+    """``TYPE: first line of the message`` (the type alone when it has none)."""
+    text = next((line.strip() for line in str(error).splitlines() if line.strip()), "")
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
 def worker_error(error: Any) -> BaseException:

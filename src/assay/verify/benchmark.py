@@ -61,6 +61,7 @@ from ..runs import (
     served_identity,
     served_warnings,
 )
+from ..runs._ray import NO_CPU_GRACE_S, NodeWait
 from .defaults import DEFAULT_VERIFIER, MODEL_FREE_CHECKERS
 from .metering import MeteredModel, metering
 from .oracle import label_with_oracle
@@ -127,6 +128,8 @@ class BenchmarkConfig(BaseModel):
     # where the records run (not in the protocol: results are the same either way)
     executor: Literal["live", "batch", "ray"] = "live"
     ray_batch_size: int = Field(default=256, ge=1)
+    # seconds a Ray run waits for a node with CPUs when its cluster has none left; None: for ever
+    ray_node_wait_s: NodeWait = NO_CPU_GRACE_S
 
     @property
     def critic_name(self) -> str:

@@ -73,6 +73,7 @@ def run_on_ray(
             keep,
             context=(config.model_options or ModelOptions()).node_context(),
             describe=lambda b: _records_of(config.data, b),
+            node_wait_s=config.ray_node_wait_s,
         )
     return usage
 
