@@ -8,7 +8,10 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 from tests.conftest import REPO_ROOT
 from tests.helpers.fault_server import HANG, fault_server
@@ -147,4 +150,83 @@ def test_sigint_with_an_embedded_model_call_in_flight_stops_at_once(tmp_path: Pa
     assert process.returncode == 130, f"exit {process.returncode}; {seen}\n{stderr[-800:]}"
     assert "interrupted: finished work is kept" in stderr and "Traceback" not in stderr
     assert waited < 30, f"{waited:.1f} s from SIGINT to exit"
+    assert json.loads((judged / "run.json").read_text())["status"] == "cancelled"
+
+
+def _sigint_ignored() -> None:
+    """``preexec_fn``: SIGINT ignored, as in a job started with ``cmd &`` or ``nohup``, which
+    SIGTERM is what stops (a scheduler's cancel, a container's stop, ``kill``)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _stop_with_sigterm(
+    command: list[str], started_when: Callable[[], bool], sigint: Callable[[], None]
+) -> tuple[subprocess.Popen[str], str, float]:
+    """Run ``command``, SIGTERM it once ``started_when()``; the process, its stderr and the
+    seconds from the signal to its exit."""
+    process = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        preexec_fn=sigint,
+    )
+    deadline = time.monotonic() + 120
+    while not started_when() and time.monotonic() < deadline and process.poll() is None:
+        time.sleep(0.2)
+    seen = _signal_state(process)
+    process.send_signal(signal.SIGTERM)
+    sent = time.monotonic()
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 143, f"exit {process.returncode}; {seen}\n{stderr[-800:]}"
+    return process, stderr, time.monotonic() - sent
+
+
+@pytest.mark.parametrize(
+    "sigint", [default_sigint, _sigint_ignored], ids=["foreground", "background-job"]
+)
+def test_sigterm_stops_like_ctrl_c_and_the_rerun_resumes(
+    tmp_path: Path, sigint: Callable[[], None]
+) -> None:
+    """Before, SIGTERM killed the run where it stood: no word, run.json still "started"."""
+    out_dir = tmp_path / "run"
+    results = out_dir / "results.jsonl"
+    with fault_server([HANG], hang_s=0.3) as server:
+        _, stderr, waited = _stop_with_sigterm(
+            _bench_command(server.base_url, out_dir),
+            lambda: len(_finished_ids(results)) >= 3,
+            sigint,
+        )
+        assert stderr.strip().splitlines()[-1] == (
+            "terminated (SIGTERM): finished work is kept; run the same command again to resume"
+        )
+        assert "Traceback" not in stderr and waited < 30
+        kept = _finished_ids(results)
+        assert 3 <= len(kept) < 71
+        run = json.loads((out_dir / "run.json").read_text())
+        assert run["status"] == "cancelled"
+        rerun = subprocess.run(
+            _bench_command(server.base_url, out_dir), capture_output=True, text=True, timeout=600
+        )
+    assert rerun.returncode == 0, rerun.stderr
+    final = _finished_ids(results)
+    assert len(final) == len(set(final)) == 71 and final[: len(kept)] == kept
+
+
+def test_sigterm_stops_a_judge_run_with_its_calls_cancelled(tmp_path: Path) -> None:
+    outputs = tmp_path / "outputs"
+    questions = REPO_ROOT / "examples" / "judge" / "questions.jsonl"
+    generate = [sys.executable, "-m", "assay", "generate", "--model", "stub/t", "--no-cache"]
+    generate += ["--questions", str(questions), "--out", str(outputs)]
+    subprocess.run(generate, check=True, capture_output=True)
+    judged = tmp_path / "judged"
+    with fault_server([HANG], hang_s=30) as server:
+        judge = [sys.executable, "-m", "assay", "judge", "run", "--questions", str(questions)]
+        judge += ["--outputs", str(outputs), "--judge", "openai/slow", "--no-cache"]
+        judge += ["--base-url", server.base_url, "--out", str(judged)]
+        _, stderr, waited = _stop_with_sigterm(judge, lambda: bool(server.requests), default_sigint)
+    assert "terminated (SIGTERM): finished work is kept" in stderr and "Traceback" not in stderr
+    # the call in flight (30 s on this server) is cancelled, not waited for
+    assert waited < 20, f"{waited:.1f} s from SIGTERM to exit"
     assert json.loads((judged / "run.json").read_text())["status"] == "cancelled"

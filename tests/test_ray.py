@@ -9,10 +9,12 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -273,6 +275,46 @@ def test_an_interrupted_ray_run_resumes(tmp_path: Path, cluster: dict[str, str])
     ids = [json.loads(x)["id"] for x in results.read_text().splitlines()]
     assert len(ids) == len(set(ids)) == 2000
     _assert_summary_is_the_files(run)  # earlier sessions' results and this one's
+
+
+@pytest.mark.parametrize("joins", [True, False], ids=["joined-cluster", "own-cluster"])
+def test_sigterm_stops_a_ray_run_like_ctrl_c(
+    tmp_path: Path, cluster: dict[str, str], joins: bool
+) -> None:
+    """ray.init makes SIGTERM exit the driver at once (exit 1 with Ray's stack dump, or an
+    abort with a cluster the driver started); the command keeps its own handler: the batches
+    in flight are cancelled, the run log says "cancelled", exit 143, and the run resumes."""
+    # a cluster the driver starts keeps its sockets in RAY_TMPDIR: a short path (Unix sockets
+    # take at most 107 bytes)
+    own = Path(tempfile.mkdtemp(prefix="ray-", dir="/tmp"))
+    try:
+        _sigterm_stops_a_ray_run(tmp_path, cluster if joins else {"RAY_TMPDIR": str(own)})
+    finally:
+        stop_cluster(str(own))
+        shutil.rmtree(own, ignore_errors=True)
+
+
+def _sigterm_stops_a_ray_run(tmp_path: Path, address: dict[str, str]) -> None:
+    data = write_jsonl(tmp_path / "data.jsonl", verify_only_records(2000))
+    run = tmp_path / "ray"
+    args = ("--executor", "ray", "--ray-batch-size", "50")
+    process = _bench(tmp_path, data, run, *args, address=address)
+    results = run / "results.jsonl"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and (not results.exists() or results.stat().st_size == 0):
+        time.sleep(0.05)
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=300)
+    first = len(results.read_text().splitlines())
+    assert process.returncode == 143, err[-2000:]
+    assert err.strip().splitlines()[-1] == (
+        "terminated (SIGTERM): finished work is kept; run the same command again to resume"
+    )
+    assert "SIGTERM received" not in err and "Traceback" not in err
+    assert json.loads((run / "run.json").read_text())["status"] == "cancelled"
+    _finish(_bench(tmp_path, data, run, *args, address=address))
+    ids = [json.loads(x)["id"] for x in results.read_text().splitlines()]
+    assert len(ids) == len(set(ids)) == 2000 and first > 0
 
 
 def _judge(tmp_path: Path, out: Path, *extra: str, address: dict[str, str] | None = None) -> str:

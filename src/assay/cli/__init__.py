@@ -23,6 +23,7 @@ from typing import Any
 
 from .. import __version__
 from ..errors import AssayError
+from ..interrupts import sigterm_as_interrupt, sigterm_received
 
 # command -> (the module that registers it, its one-line help). A new command group is a
 # module with register(subparsers) and its commands here; tests/test_cli.py checks that each
@@ -120,7 +121,8 @@ def run_command_line(
     from pydantic import ValidationError  # loaded by every command anyway; not by --help
 
     try:
-        return int(args.handler(args))
+        with sigterm_as_interrupt():
+            return int(args.handler(args))
     except AssayError as error:
         return _fail(f"error: {error}", error.exit_code, debug)
     except ValidationError as error:  # a setting out of range, caught by the typed config
@@ -134,11 +136,12 @@ def run_command_line(
             return _internal_error(error, debug)
         return _fail(f"error: {_describe_os_error(error)}", 2, debug)
     except KeyboardInterrupt:
+        stop, code = ("terminated (SIGTERM)", 143) if sigterm_received() else ("interrupted", 130)
         print(
-            "\ninterrupted: finished work is kept; run the same command again to resume",
+            f"\n{stop}: finished work is kept; run the same command again to resume",
             file=sys.stderr,
         )
-        return 130
+        return code
     except Exception as error:  # a bug in assay: one line unless asked for the traceback
         return _internal_error(error, debug)
 

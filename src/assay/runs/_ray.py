@@ -36,7 +36,9 @@ import contextlib
 import importlib
 import itertools
 import os
+import signal
 import socket
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -92,15 +94,31 @@ def connect() -> Any:
         options: dict[str, Any] = {"ignore_reinit_error": True, "log_to_driver": False}
         if address is None:
             options |= {"num_cpus": len(os.sched_getaffinity(0)), "include_dashboard": False}
-        try:
-            ray.init(address=address, **options)
-        except ConnectionError as error:  # "auto" with no cluster running, and the like
-            if address is None:
-                raise
-            raise ConfigError(
-                f"RAY_ADDRESS {address}: {' '.join(str(error).split())}", hint=_ADDRESS_HINT
-            ) from None
+        with _keeping_sigterm_handler():
+            try:
+                ray.init(address=address, **options)
+            except ConnectionError as error:  # "auto" with no cluster running, and the like
+                if address is None:
+                    raise
+                raise ConfigError(
+                    f"RAY_ADDRESS {address}: {' '.join(str(error).split())}", hint=_ADDRESS_HINT
+                ) from None
     return ray
+
+
+@contextlib.contextmanager
+def _keeping_sigterm_handler() -> Iterator[None]:
+    """ray.init makes SIGTERM exit the driver at once (``sys.exit(15)``); the command's own
+    handler, which stops a run as Ctrl-C does (:mod:`assay.interrupts`), is put back."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.getsignal(signal.SIGTERM)
+    try:
+        yield
+    finally:
+        if before is not None:
+            signal.signal(signal.SIGTERM, before)
 
 
 def check_address() -> None:
