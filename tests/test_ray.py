@@ -574,6 +574,31 @@ def test_a_wrong_ray_address_is_refused_at_once_and_nothing_is_written(
             assert not (tmp_path / "out").exists() and not (tmp_path / "c.sqlite").exists()
 
 
+def test_a_temp_dir_too_deep_for_ray_sockets_is_one_clear_error(tmp_path: Path) -> None:
+    """Before: "internal error: OSError: validate_socket_filename failed: ..."."""
+    from tests.judge.helpers import write_questions
+
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    deep.mkdir(parents=True)
+    questions = write_questions(tmp_path / "questions.jsonl")
+    command = [sys.executable, "-m", "assay", "generate", "--questions", str(questions)]
+    command += ["--model", "stub/a", "--out", str(tmp_path / "out"), "--executor", "ray"]
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    env["RAY_TMPDIR"] = str(deep)
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
+    finally:
+        stop_cluster(str(deep))
+    # without Ray's own log lines
+    lines = [line for line in done.stderr.splitlines() if "\tWARNING " not in line]
+    assert done.returncode == 2, done.stderr
+    assert lines[0].startswith(
+        f"error: --executor ray: a local Ray cluster cannot keep its sockets under {deep}: "
+    ), done.stderr
+    assert "AF_UNIX path length" in lines[0] and "Traceback" not in done.stderr
+    assert lines[1:] == ["  hint: set RAY_TMPDIR to a short directory (export RAY_TMPDIR=/tmp/ray)"]
+
+
 def test_the_progress_line_on_ray_counts_failed_calls(
     tmp_path: Path, cluster: dict[str, str]
 ) -> None:

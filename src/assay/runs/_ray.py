@@ -103,7 +103,22 @@ def connect() -> Any:
                 raise ConfigError(
                     f"RAY_ADDRESS {address}: {' '.join(str(error).split())}", hint=_ADDRESS_HINT
                 ) from None
+            except OSError as error:
+                if "AF_UNIX path length" not in str(error):
+                    raise
+                raise _temp_dir_too_long(error) from None
     return ray
+
+
+def _temp_dir_too_long(error: OSError) -> ConfigError:
+    """A local cluster keeps its sockets under its temp directory, and a Unix socket's path
+    is at most 107 bytes: a deep RAY_TMPDIR cannot hold them."""
+    where = os.environ.get("RAY_TMPDIR") or "Ray's temp directory"
+    return ConfigError(
+        f"--executor ray: a local Ray cluster cannot keep its sockets under {where}: "
+        f"{' '.join(str(error).split())}",
+        hint="set RAY_TMPDIR to a short directory (export RAY_TMPDIR=/tmp/ray)",
+    )
 
 
 @contextlib.contextmanager
