@@ -130,6 +130,13 @@ def test_bench_run_records_each_models_fingerprints_and_warns_of_the_change(
     assert entry["system_fingerprints"] == {"fp_a": 1, "fp_b": replies - 1}
     assert f"warning: openai/x: {CHANGED}" in result.stderr
     assert _last_log_line(out)["served"]["openai/x"] == entry
+    # the report's reproducibility facts show it, marked
+    from assay.report._html_common import reproducibility
+
+    facts = {fact.label: fact for fact in reproducibility(_run_json(out), out)}
+    fact = facts["served: openai/x"]
+    assert fact.badge == "warn" and isinstance(fact.value, str)
+    assert f"fp_b={replies - 1}" in fact.value and CHANGED in fact.value
 
 
 @pytest.mark.slow

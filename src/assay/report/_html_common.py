@@ -154,6 +154,14 @@ def reproducibility(run: dict[str, Any], run_dir: Path) -> list[Fact]:
     ]
     for role, model in sorted(_dict(run.get("models")).items()):
         facts.append(Fact(label=f"model: {role}", value=_describe(model)))
+    for name, served in sorted(_dict(run.get("served")).items()):
+        # a model name or fingerprint that changed mid-run: the replies may not reproduce
+        changed = isinstance(served, dict) and "warning" in served
+        facts.append(
+            Fact(
+                label=f"served: {name}", value=_describe(served), badge="warn" if changed else None
+            )
+        )
     if run.get("decoding"):
         facts.append(Fact(label="decoding", value=_describe(run["decoding"])))
     if run.get("usage"):
