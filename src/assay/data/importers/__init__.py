@@ -7,8 +7,9 @@ values plus an :class:`ImportReport` of what it kept and skipped and why. A file
 shape fails with one :class:`~assay.errors.InputError` naming the file, the line and the field.
 The IFEval importer (:class:`JudgeSetImporter`) turns prompts, responses and IFEval's own labels
 into the judge protocol's question set and outputs manifest plus a ground-truth labels file.
-The inspect_ai importer (:class:`LogImporter`) turns eval logs, the outputs a model already
-wrote under inspect_ai, into a question set and an outputs manifest.
+The inspect_ai and promptfoo importers (:class:`LogImporter`) turn eval logs and results files,
+the outputs a model already wrote under those tools, into a question set and an outputs
+manifest.
 """
 
 from __future__ import annotations
@@ -18,10 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import ConfigError
-from . import aggrefact, expertqa, halueval, ifeval, inspect_logs, wice
+from . import aggrefact, expertqa, halueval, ifeval, inspect_logs, promptfoo_results, wice
 from ._common import GroundedImport, ImportReport, refuse_empty
 from .ifeval import IFEvalImport, IFEvalSources
 from .inspect_logs import InspectImport
+from .promptfoo_results import PromptfooImport
 
 
 @dataclass(frozen=True)
@@ -56,7 +58,8 @@ class LogImporter:
     summary: str
     source: str
     label_convention: str
-    convert: Callable[[Sequence[Path]], InspectImport]
+    convert: Callable[[Sequence[Path]], InspectImport | PromptfooImport]
+    metavar: str = "LOG"  # what the command line calls one of the files
 
 
 Importer = GroundedImporter | JudgeSetImporter | LogImporter
@@ -112,6 +115,16 @@ IMPORTERS: dict[str, Importer] = {
         label_convention=inspect_logs.LABEL_CONVENTION,
         convert=inspect_logs.import_inspect_logs,
     ),
+    "promptfoo": LogImporter(
+        name="promptfoo",
+        summary="promptfoo results files (promptfoo eval -o results.json) -> a judge question "
+        "set (one question per test case, one variant per prompt) and an outputs manifest (each "
+        "provider as a target model)",
+        source="promptfoo results files in JSON, written by promptfoo eval -o FILE.json",
+        label_convention=promptfoo_results.LABEL_CONVENTION,
+        convert=promptfoo_results.import_promptfoo_results,
+        metavar="RESULTS",
+    ),
 }
 
 
@@ -136,6 +149,7 @@ __all__ = [
     "InspectImport",
     "JudgeSetImporter",
     "LogImporter",
+    "PromptfooImport",
     "import_grounded",
     "refuse_empty",
 ]

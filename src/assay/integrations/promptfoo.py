@@ -1,0 +1,98 @@
+"""assay's model-free claim checker as a promptfoo assertion.
+
+A ``type: python`` assertion whose value is this file (or a file of your own that imports
+``get_assert`` from here) checks a test case's output against evidence passages in one of the
+test's vars, without a model call: the output is split into claims by assay's rules, each claim
+is checked by the ``learned`` checker against all the passages (and against the passages it
+cites, ``[cite:ID]``), and the answer's ``p_error`` is the one ``assay bench run --pattern
+entailment --verifier learned`` gives the same answer and evidence (the weakest claim decides)::
+
+    tests:
+      - vars:
+          question: Where is the Eiffel Tower?
+          evidence: The Eiffel Tower stands in Paris.
+        assert:
+          - type: python
+            value: file://assay_grounded.py  # from assay.integrations.promptfoo import get_assert
+            config: {evidence_var: evidence, threshold: 0.5}  # the defaults
+
+The assertion passes when ``p_error < threshold``; its score is ``1 - p_error``; its reason
+gives ``p_error`` and, per claim, its verdict and the evidence window it was matched to; its
+metadata keeps ``p_error``, the threshold and every claim check. The evidence var is a string
+(one passage) or a list of objects with ``text`` and ``id`` (or ``evidence_id``), optionally
+``title`` and ``source``. A list of plain strings is split by promptfoo into one test case per
+string unless the test sets ``options: {disableVarExpansion: true}``.
+
+An output the checker cannot score (empty, or a claim in a script written without spaces)
+fails the assertion with the reason and score 0: promptfoo has no "unscored". A test without
+the evidence var fails with an error naming it.
+
+promptfoo runs the file with the Python of ``PROMPTFOO_PYTHON`` (else ``python``), which must
+have assay installed. This module sits above every layer of assay: it imports them, and nothing
+in assay imports it. promptfoo loads it by its file path, not as ``assay.integrations.promptfoo``,
+so its imports are absolute.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+if __name__ != "assay.integrations.promptfoo":
+    # Loaded by its path, promptfoo has put this file's directory first on sys.path, where
+    # inspect_ai.py (assay's inspect integration) would shadow the real inspect_ai package.
+    _here = os.path.dirname(os.path.abspath(__file__))
+    sys.path[:] = [entry for entry in sys.path if os.path.abspath(entry or ".") != _here]
+
+from assay.integrations._grounding import (
+    checking_context,
+    evidence_items,
+    explanation,
+    failure,
+    score_grounding,
+    score_metadata,
+)
+from assay.verify.checkers.learned import CHECKER_VERSION
+
+__all__ = ["get_assert"]
+
+DEFAULT_EVIDENCE_VAR = "evidence"
+DEFAULT_THRESHOLD = 0.5
+
+
+def get_assert(output: Any, context: Mapping[str, Any]) -> dict[str, Any]:
+    """promptfoo's assertion protocol: the output and the test's context (``vars``,
+    ``prompt``, the assertion's ``config``) -> ``{pass, score, reason, ...}``."""
+    config = context.get("config") or {}
+    evidence_var = str(config.get("evidence_var", DEFAULT_EVIDENCE_VAR))
+    threshold = float(config.get("threshold", DEFAULT_THRESHOLD))
+    variables = context.get("vars") or {}
+    passages = evidence_items(
+        variables.get(evidence_var), field=f"vars.{evidence_var}", holder="the test"
+    )
+    answer = output if isinstance(output, str) else ""
+    result = asyncio.run(
+        score_grounding(
+            answer,
+            record_id="promptfoo",
+            question=str(context.get("prompt") or ""),
+            evidence=passages,
+            context=checking_context(threshold),
+        )
+    )
+    p_error = result.p_error
+    if p_error is None:
+        return {
+            "pass": False,
+            "score": 0.0,
+            "reason": f"assay {CHECKER_VERSION}: no score: {failure(result)}",
+        }
+    return {
+        "pass": p_error < threshold,
+        "score": 1.0 - p_error,
+        "reason": explanation(result, p_error, threshold),
+        "metadata": score_metadata(result, p_error, threshold),
+    }
