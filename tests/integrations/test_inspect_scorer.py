@@ -4,15 +4,11 @@ inspect_ai evaluation (inspect's ``eval()`` with its ``mockllm`` provider), chec
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from assay.cli import main
-from assay.report.export import BenchRun, load_run
 
 pytest.importorskip("inspect_ai", reason="the inspect extra")  # in the dev extra
 
@@ -22,6 +18,7 @@ from inspect_ai.log import EvalLog, EvalSample
 from inspect_ai.solver import generate
 
 from assay.integrations.inspect_ai import evidence_items, grounded_claims
+from tests.helpers.bench_scores import learned_p_errors
 from tests.helpers.inspect_evals import inspect_dirs_in_tmp, mock_model
 
 EVIDENCE = [
@@ -112,25 +109,17 @@ def test_what_cannot_be_scored_is_left_unscored_not_counted_wrong(log: EvalLog) 
 
 
 def test_p_error_is_what_the_bench_gives_the_same_answer(log: EvalLog, tmp_path: Path) -> None:
-    data = tmp_path / "answers.jsonl"
     evidence = [
         {"evidence_id": "1", "text": EVIDENCE[0]},
         {"evidence_id": "height", "text": EVIDENCE[1]["text"]},  # type: ignore[index]
     ]
-    rows = [
-        {"id": name, "question": PROMPTS[name], "gold_answer": "", "evidence": evidence,
-         "answer": ANSWERS[name], "gold_error": name == "ungrounded"}
-        for name in ("grounded", "ungrounded")
-    ]  # fmt: skip
-    data.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-    argv = [
-        "bench", "run", "--data", str(data), "--pattern", "entailment",
-        "--verifier", "learned", "--out_dir", str(tmp_path / "run"),
-    ]  # fmt: skip
-    assert main(argv) == 0
-    run = load_run(tmp_path / "run")
-    assert isinstance(run, BenchRun)
-    bench = {result.id: result.verifier_score for result in run.results}
+    names = ("grounded", "ungrounded")
+    bench = learned_p_errors(
+        tmp_path,
+        evidence,
+        {name: PROMPTS[name] for name in names},
+        {name: ANSWERS[name] for name in names},
+    )
     for name in ("grounded", "ungrounded"):
         scores = sample(log, name).scores
         assert scores is not None

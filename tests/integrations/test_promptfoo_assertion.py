@@ -4,14 +4,12 @@ real promptfoo eval (its ``echo`` provider repeats each scripted answer), checke
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from assay.cli import main
-from assay.report.export import BenchRun, load_run
+from tests.helpers.bench_scores import learned_p_errors
 from tests.helpers.promptfoo_cli import promptfoo_command, rows, run_promptfoo
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -120,21 +118,9 @@ def test_what_cannot_be_scored_fails_with_the_reason(results: dict[str, dict[str
 def test_p_error_is_what_the_bench_gives_the_same_answer(
     results: dict[str, dict[str, Any]], tmp_path: Path
 ) -> None:
-    data = tmp_path / "answers.jsonl"
     evidence = [{"evidence_id": e["id"], "text": e["text"]} for e in EVIDENCE]
-    lines = [
-        {"id": name, "question": ANSWERS[name], "gold_answer": "", "evidence": evidence,
-         "answer": ANSWERS[name], "gold_error": name == "ungrounded"}
-        for name in ("grounded", "ungrounded")
-    ]  # fmt: skip
-    data.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
-    argv = [
-        "bench", "run", "--data", str(data), "--pattern", "entailment",
-        "--verifier", "learned", "--out_dir", str(tmp_path / "run"),
-    ]  # fmt: skip
-    assert main(argv) == 0
-    run = load_run(tmp_path / "run")
-    assert isinstance(run, BenchRun)
-    bench = {result.id: result.verifier_score for result in run.results}
+    names = ("grounded", "ungrounded")
+    chosen = {name: ANSWERS[name] for name in names}
+    bench = learned_p_errors(tmp_path, evidence, chosen, chosen)
     for name in ("grounded", "ungrounded"):
         assert assertion(results[name])["metadata"]["p_error"] == bench[name]
