@@ -214,16 +214,16 @@ def _without_times(value: object) -> object:
 
 
 # how long a worker has been busy with its batch when the test kills it
-MID_BATCH_S = 0.2
+MID_BATCH_S = 0.1
 
 
 def _start_bench(
-    nodes: TwoNodes, cwd: Path, *extra: str, verifier: str = "lexical"
+    nodes: TwoNodes, cwd: Path, *extra: str, verifier: str = "lexical", batch: int = 100
 ) -> subprocess.Popen[str]:
-    """A bench run on the cluster, in batches of 100 (lexical: quick), started in the
+    """A bench run on the cluster, in batches of ``batch`` (lexical: quick), started in the
     background; its results go to ``cwd/ray``."""
     command = [sys.executable, "-m", "assay", *_bench(nodes, cwd, "ray", *extra)]
-    command[command.index("7")] = "100"
+    command[command.index("7")] = str(batch)
     command[command.index("learned")] = verifier
     env = {**os.environ, "ASSAY_CACHE_DIR": str(cwd / "cache"), **nodes.driver_env}
     return subprocess.Popen(command, cwd=cwd, env=env, text=True, stderr=subprocess.PIPE)
@@ -244,11 +244,17 @@ def _error_lines(err: str) -> list[str]:
 
 
 def _resumes(
-    nodes: TwoNodes, cwd: Path, kept: int, total: int, *extra: str, verifier: str = "lexical"
+    nodes: TwoNodes,
+    cwd: Path,
+    kept: int,
+    total: int,
+    *extra: str,
+    verifier: str = "lexical",
+    batch: int = 100,
 ) -> None:
     """The same command again finishes the run: the kept results, then every other record
     once."""
-    rerun = _start_bench(nodes, cwd, *extra, verifier=verifier)
+    rerun = _start_bench(nodes, cwd, *extra, verifier=verifier, batch=batch)
     _, err = rerun.communicate(timeout=600)
     assert rerun.returncode == 0, err
     ids = [json.loads(line)["id"] for line in (cwd / "ray" / "results.jsonl").open()]
@@ -298,11 +304,12 @@ def test_a_worker_killed_on_every_attempt_on_the_other_node_is_named_and_the_run
     """Ray's error for a worker that died names no node; the one that ends the run does.
 
     Each worker is killed once it has been busy for a moment, as a crash or the kernel's
-    memory killer would take it in the middle of its batch (the learned checker: batches of
-    about a second); one killed in its first milliseconds may not yet have said where it
-    runs, and its error says that Ray did not name the node."""
-    write_jsonl(driver_dir / "data.jsonl", verify_only_records(1500))
-    run = _start_bench(nodes, driver_dir, verifier="learned")
+    memory killer would take it in the middle of its batch (batches of 1,000 records: about
+    half a second of the learned checker on a quiet machine); one killed in its first
+    milliseconds may not yet have said where it runs, and its error says that Ray did not
+    name the node."""
+    write_jsonl(driver_dir / "data.jsonl", verify_only_records(3000))
+    run = _start_bench(nodes, driver_dir, verifier="learned", batch=1000)
     results = driver_dir / "ray" / "results.jsonl"
     _wait_for_results(run, results, 100)
     deadline = time.monotonic() + 300
@@ -327,7 +334,7 @@ def test_a_worker_killed_on_every_attempt_on_the_other_node_is_named_and_the_run
     assert len(lines) == 2 and "Traceback" not in err
     kept = len(results.read_text().splitlines())
     assert kept >= 100
-    _resumes(nodes, driver_dir, kept, 1500, verifier="learned")
+    _resumes(nodes, driver_dir, kept, 3000, verifier="learned", batch=1000)
 
 
 def test_a_node_that_goes_away_mid_run_is_reported_and_the_run_resumes(
