@@ -261,15 +261,25 @@ def _line_count(path: Path) -> int:
     return path.read_bytes().count(b"\n") if path.exists() else 0
 
 
-def test_an_interrupted_ray_run_resumes(tmp_path: Path, cluster: dict[str, str]) -> None:
+def _start_2000_in_batches_of_50(
+    tmp_path: Path, address: dict[str, str]
+) -> tuple[Path, Path, tuple[str, ...], subprocess.Popen[str]]:
+    """A bench run of 2,000 records on Ray in batches of 50, once its first results are in:
+    its data, run directory, executor options and process."""
     data = write_jsonl(tmp_path / "data.jsonl", verify_only_records(2000))
     run = tmp_path / "ray"
     args = ("--executor", "ray", "--ray-batch-size", "50")
-    process = _bench(tmp_path, data, run, *args, address=cluster)
+    process = _bench(tmp_path, data, run, *args, address=address)
     results = run / "results.jsonl"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and (not results.exists() or results.stat().st_size == 0):
         time.sleep(0.05)
+    return data, run, args, process
+
+
+def test_an_interrupted_ray_run_resumes(tmp_path: Path, cluster: dict[str, str]) -> None:
+    data, run, args, process = _start_2000_in_batches_of_50(tmp_path, cluster)
+    results = run / "results.jsonl"
     process.send_signal(signal.SIGINT)
     process.communicate(timeout=300)
     first = len(results.read_text().splitlines())
@@ -302,14 +312,8 @@ def test_sigterm_stops_a_ray_run_like_ctrl_c(
 
 
 def _sigterm_stops_a_ray_run(tmp_path: Path, address: dict[str, str]) -> None:
-    data = write_jsonl(tmp_path / "data.jsonl", verify_only_records(2000))
-    run = tmp_path / "ray"
-    args = ("--executor", "ray", "--ray-batch-size", "50")
-    process = _bench(tmp_path, data, run, *args, address=address)
+    data, run, args, process = _start_2000_in_batches_of_50(tmp_path, address)
     results = run / "results.jsonl"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and (not results.exists() or results.stat().st_size == 0):
-        time.sleep(0.05)
     process.send_signal(signal.SIGTERM)
     _, err = process.communicate(timeout=300)
     first = len(results.read_text().splitlines())

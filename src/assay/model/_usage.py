@@ -29,7 +29,6 @@ class Usage:
     errors_by_kind: Counter[str] = field(default_factory=Counter)
     # 8 bytes per call (a list of floats takes 32): a run of a million calls keeps 8 MB
     latencies_s: array[float] = field(default_factory=lambda: array("d"))
-    reported_models: set[str] = field(default_factory=set)
     # what served each reply, cache hits included (a cached reply keeps what first served
     # it): the model names and system fingerprints the backend reported, counted per value;
     # replies that reported none are served_replies minus the counts
@@ -61,7 +60,6 @@ class Usage:
     def _count_served(self, completion: Completion) -> None:
         self.served_replies += 1
         if completion.model:
-            self.reported_models.add(completion.model)
             self.served_model_names[completion.model] += 1
         if completion.system_fingerprint:
             self.system_fingerprints[completion.system_fingerprint] += 1
@@ -82,7 +80,7 @@ class Usage:
                 "billed_completion_tokens": self.billed_completion_tokens,
                 "errors_by_kind": dict(self.errors_by_kind),
                 # the model ids the backend reported in its replies (a server's own name)
-                "reported_models": sorted(self.reported_models),
+                "reported_models": sorted(self.served_model_names),
                 "served_replies": self.served_replies,
                 "served_model_names": dict(sorted(self.served_model_names.items())),
                 "system_fingerprints": dict(sorted(self.system_fingerprints.items())),
