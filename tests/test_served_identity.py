@@ -8,11 +8,14 @@ run log."""
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+import assay as assay_api
+from assay.judge.archive import load_records
 from assay.runs import NOT_REPORTED
 from tests.helpers.fault_server import OK, SERVER_ERROR, fault_server
 from tests.test_failed_calls import (  # noqa: F401 (a fixture)
@@ -89,7 +92,7 @@ def test_judge_run_warns_when_the_served_model_name_changes(
     judge_outputs: Path,  # noqa: F811
 ) -> None:
     out = tmp_path / "judge"
-    served = [("judge-0613", "fp_a"), ("judge-1106", "fp_a")]
+    served = [("judge-0613", "fp_a"), ("judge-1106", "fp_b")]
     with fault_server([OK], served=served, served_changes_after=3) as server:
         result = assay(
             tmp_path,
@@ -102,11 +105,20 @@ def test_judge_run_warns_when_the_served_model_name_changes(
     entry = _run_json(out)["served"]["openai/judge"]
     assert entry["replies"] == replies
     assert entry["model_names"] == {"judge-0613": 3, "judge-1106": replies - 3}
-    assert entry["system_fingerprints"] == {"fp_a": replies}
+    assert entry["system_fingerprints"] == {"fp_a": 3, "fp_b": replies - 3}
     warning = "warning: openai/judge: the served model name changed during the run"
     assert warning in result.stderr
     assert (
         "the served model name changed" in _last_log_line(out)["served"]["openai/judge"]["warning"]
+    )
+    # each archived judgment names what served its reply, not only the run's counts
+    calls = [record.call for record in load_records(out)]
+    assert len(calls) == replies and all(call is not None for call in calls)
+    served_each = Counter((call.reported_model, call.system_fingerprint) for call in calls if call)
+    assert served_each == {("judge-0613", "fp_a"): 3, ("judge-1106", "fp_b"): replies - 3}
+    frame = assay_api.load_run(out).to_pandas()  # and so does each row of the export
+    assert (
+        Counter(zip(frame["served_model"], frame["served_fingerprint"], strict=True)) == served_each
     )
 
 

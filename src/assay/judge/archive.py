@@ -123,6 +123,9 @@ class CallInfo(BaseModel):
     latency_s: float = 0.0
     cached: bool = False
     reported_model: str = ""
+    # the server's system_fingerprint for this reply ("" when it gives none): which backend
+    # configuration served it, so an audit can tie each judgment to it, not only the run's counts
+    system_fingerprint: str = ""
 
 
 class FailureInfo(BaseModel):

@@ -456,6 +456,7 @@ class _JudgeSession:
                 latency_s=result.latency_s,
                 cached=result.cached,
                 reported_model=result.model,
+                system_fingerprint=result.system_fingerprint,
             )
         return EvaluationRecord(
             fingerprint=self.state.fingerprint,

@@ -290,6 +290,9 @@ def evaluation_row(record: EvaluationRecord, finals: set[tuple[Any, ...]]) -> Ro
         "completion_tokens": 0 if call is None else call.completion_tokens,
         "latency_s": None if call is None else call.latency_s,
         "cached": None if call is None else call.cached,
+        # what served the reply, as the server named it (empty when it named nothing)
+        "served_model": None if call is None else call.reported_model,
+        "served_fingerprint": None if call is None else call.system_fingerprint,
         "fingerprint": record.fingerprint,
     }
     return {**row, **flatten_meta(record.sample_meta)}
