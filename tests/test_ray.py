@@ -430,6 +430,48 @@ def _served(run_dir: Path) -> dict[str, Any]:
     return dict(json.loads((run_dir / "run.json").read_text())["served"])
 
 
+def test_a_ray_run_stopped_midway_keeps_what_served_its_written_batches(
+    tmp_path: Path, cluster: dict[str, str]
+) -> None:
+    """One Ctrl-C stops a Ray run whose batches wait on model calls (asyncio's handler used to
+    swallow the first until every batch was done), and the replies of the batches that came
+    back are in run.json's ``served``, as an in-process run's are: one count per model call of
+    the written results (the server answers 60 calls, then holds every other one)."""
+    from tests.helpers.fault_server import HANG, OK, fault_server
+    from tests.test_failed_calls import CLAIM_SUPPORTED
+
+    data = write_jsonl(tmp_path / "data.jsonl", verify_only_records(200))
+    run = tmp_path / "ray"
+    script = [*[OK] * 60, HANG]
+    options = fault_server(script, hang_s=20, reply_text=CLAIM_SUPPORTED, served=[("x-1", "fp")])
+    with options as server:
+        args = ("--executor", "ray", "--ray-batch-size", "10", "--no-cache")
+        args += ("--claim-check", "json", "--base-url", server.base_url, "--max-attempts", "1")
+        process = _bench(tmp_path, data, run, *args, address=cluster, verifier="openai/x")
+        deadline = time.monotonic() + 300
+        while (
+            time.monotonic() < deadline
+            and process.poll() is None
+            and (len(server.requests) <= 60 or _line_count(run / "results.jsonl") == 0)
+        ):
+            time.sleep(0.05)
+        process.send_signal(signal.SIGINT)  # the first Ctrl-C stops it: it used not to
+        try:
+            _, err = process.communicate(timeout=120)
+        finally:
+            process.kill()  # (when it did not stop)
+    log = json.loads((run / "run.json").read_text())
+    assert log["status"] == "cancelled", err[-2000:]
+    results = [json.loads(x) for x in (run / "results.jsonl").read_text().splitlines()]
+    calls = sum(int(result["usage"]["calls"]) for result in results)
+    assert 0 < calls <= 60
+    assert log["served"]["openai/x"] == {
+        "replies": calls,
+        "model_names": {"x-1": calls},
+        "system_fingerprints": {"fp": calls},
+    }
+
+
 def test_batches_shrink_towards_the_end_with_several_workers(tmp_path: Path) -> None:
     from assay.verify.benchmark import BenchmarkConfig
     from assay.verify.ray_batches import _batches

@@ -121,3 +121,21 @@ def test_temporary_files_of_a_killed_run_are_removed_on_resume(
     assert code == 0
     assert not any(path.exists() for path in left) and live.exists()
     assert all(f"note: removed {path}, left by an interrupted run" in err for path in left)
+
+
+def test_a_run_stopped_by_an_error_is_recorded_as_an_error_with_its_reason(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An error that stops generate (here a directory where an output file must go) leaves
+    run.json saying "error" and why, as judge run and bench run do; "cancelled" is for
+    Ctrl-C and SIGTERM. The outputs written before it are kept, and counted."""
+    questions = write_questions(tmp_path / "q.jsonl")
+    outputs = tmp_path / "outputs"
+    (outputs / "stub--b" / "Q2__B.txt").mkdir(parents=True)
+    code, _, err = run_cli(generate(questions, outputs), capsys)
+    assert code != 0 and "Is a directory" in err
+    run = json.loads((outputs / "run.json").read_text())
+    assert run["status"] == "error"
+    assert run["error"].startswith("IsADirectoryError: ") and "Q2__B.txt" in run["error"]
+    written = len((outputs / "manifest.jsonl").read_text().splitlines())
+    assert run["finished_count"] == written > 0

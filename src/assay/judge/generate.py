@@ -49,6 +49,7 @@ from ..runs import (
     RunDirLock,
     RunLog,
     RunLogger,
+    RunStatus,
     check_run_kind,
     fingerprint,
     inside,
@@ -191,7 +192,7 @@ async def _generate_locked(
 
     try:
         if settings.executor == "ray":
-            usage_on_ray = generate_on_ray(jobs, [m.name for m in models], settings, keep)
+            generate_on_ray(jobs, [m.name for m in models], settings, keep, usage_on_ray)
         else:
             await run_all(
                 jobs,
@@ -203,9 +204,14 @@ async def _generate_locked(
                 is_failure=_call_failed,
                 is_waiting=_waits_on_batch,
             )
-    except BaseException:
+    except BaseException as error:
+        # an error is "error" with its reason, as judge run and bench run record it; only an
+        # interrupt (Ctrl-C, SIGTERM) is "cancelled"
+        status: RunStatus = "error" if isinstance(error, Exception) else "cancelled"
         served = served_identity(_usage(models, settings, usage_on_ray), earlier_served)
-        logger.finish("cancelled", finished_count=len(done) + counts["written"], served=served)
+        finished_count = len(done) + counts["written"]
+        reason = None if status == "cancelled" else f"{type(error).__name__}: {error}"
+        logger.finish(status, error=reason, finished_count=finished_count, served=served)
         raise
     finally:
         manifest.close()
@@ -388,14 +394,15 @@ def generate_on_ray(
     names: list[str],
     settings: GenerateSettings,
     keep: Callable[[tuple[_Job, ModelResult]], None],
-) -> dict[str, dict[str, Any]]:
+    usage: dict[str, dict[str, Any]],
+) -> None:
     """Send ``jobs`` to Ray workers in batches; ``keep`` gets each (job, result) on the
-    driver, which alone writes the output directory. Returns the workers' summed usage."""
+    driver, which alone writes the output directory. The workers' usage is summed into
+    ``usage`` batch by batch, so a run that stops midway still has its written batches'."""
     from ..json_safe import load_model
     from ..runs import Progress
     from ..runs._ray import add_usage, ray_map
 
-    usage: dict[str, dict[str, Any]] = {}
     head = settings.model_dump_json()
     size = settings.ray_batch_size
     chunks = (
@@ -426,7 +433,6 @@ def generate_on_ray(
             describe=_jobs_of,
             node_wait_s=settings.ray_node_wait_s,
         )
-    return usage
 
 
 def _jobs_of(batch: _RayBatch) -> str:

@@ -32,6 +32,7 @@ server URL, the API key's variable; never the key).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import importlib
 import itertools
@@ -136,6 +137,31 @@ def _keeping_sigterm_handler() -> Iterator[None]:
             signal.signal(signal.SIGTERM, before)
 
 
+@contextlib.contextmanager
+def _interrupt_at_once() -> Iterator[None]:
+    """Ctrl-C raises KeyboardInterrupt while the driver waits on Ray. Called from a coroutine
+    (a command's ``asyncio.run``), it would not: asyncio's handler only cancels the main task,
+    which cannot run until this blocking call returns, so the first Ctrl-C went unheeded
+    until every batch was done. A SIGINT ignored (a background job) stays ignored."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # no event loop here: Python's own handler is in place
+        yield
+        return
+    before = signal.getsignal(signal.SIGINT)
+    if threading.current_thread() is not threading.main_thread() or before in (
+        signal.SIG_IGN,
+        signal.default_int_handler,
+    ):
+        yield
+        return
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
 def check_address() -> None:
     """Refuse at once a ``RAY_ADDRESS`` where no Ray head answers (ray.init would retry it for
     many minutes, whatever its timeout settings say). ``auto`` and ``local`` name no address
@@ -235,31 +261,32 @@ def ray_map(
     in_flight: dict[Any, tuple[T, str]] = {}  # each running batch and its key, by its result
     watch = _CpuWatch(ray, node_wait_s, had_cpus=cpus > 0)
     done = 0
-    try:
-        while True:
-            while len(in_flight) < limit and (batch := next(queue, None)) is not None:
-                key = next(keys)
-                in_flight[remote.remote(function, batch, context, here, key)] = (batch, key)
-            if not in_flight:
-                return done
-            ready, _ = ray.wait(list(in_flight), num_returns=1, timeout=CPU_CHECK_S)
-            if not ready:
-                watch.check(ray, [batch for batch, _ in in_flight.values()], describe)
-                continue
-            batch, key = in_flight.pop(ready[0])
-            try:
-                result = ray.get(ready[0])
-            except ray.exceptions.RayTaskError as error:
-                raise worker_error(error) from error
-            except ray.exceptions.RayError as error:  # the worker or its node gave out
-                where = _where(key)
-                raise lost_batch(error, describe(batch), max_retries, where) from error
-            on_batch(result)
-            done += 1
-    finally:
-        for ref in in_flight:  # an interrupt or error: stop what is still running
-            ray.cancel(ref, force=True)
-        _forget_where(run)
+    with _interrupt_at_once():
+        try:
+            while True:
+                while len(in_flight) < limit and (batch := next(queue, None)) is not None:
+                    key = next(keys)
+                    in_flight[remote.remote(function, batch, context, here, key)] = (batch, key)
+                if not in_flight:
+                    return done
+                ready, _ = ray.wait(list(in_flight), num_returns=1, timeout=CPU_CHECK_S)
+                if not ready:
+                    watch.check(ray, [batch for batch, _ in in_flight.values()], describe)
+                    continue
+                batch, key = in_flight.pop(ready[0])
+                try:
+                    result = ray.get(ready[0])
+                except ray.exceptions.RayTaskError as error:
+                    raise worker_error(error) from error
+                except ray.exceptions.RayError as error:  # the worker or its node gave out
+                    where = _where(key)
+                    raise lost_batch(error, describe(batch), max_retries, where) from error
+                on_batch(result)
+                done += 1
+        finally:
+            for ref in in_flight:  # an interrupt or error: stop what is still running
+                ray.cancel(ref, force=True)
+            _forget_where(run)
 
 
 class _CpuWatch:

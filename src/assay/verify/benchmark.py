@@ -335,15 +335,21 @@ def _run_locked(
     try:
         deferred: list[str] = []
         tally = _streamed_tally(config, plan) if config.executor == "ray" and todo else None
+        on_ray: dict[str, dict[str, Any]] = {}  # the usage of the Ray batches written so far
         usage = asyncio.run(
-            _run_pending(config, done, plan, on_result, models, progress, deferred, tally)
+            _run_pending(config, done, plan, on_result, models, progress, deferred, tally, on_ray)
         )
         summary = write_summary(config.out_dir, config=config.public_dump(), tally=tally)
     except BaseException as error:
         status: RunStatus = "cancelled" if isinstance(error, KeyboardInterrupt) else "error"
-        # the replies this process received before it stopped (a Ray run's are lost with
-        # its workers)
-        so_far = {name: model.usage.summary() for name, model in models.items()}
+        # the replies received before the run stopped: this process's, or on Ray those of the
+        # batches that came back (a batch still running is lost with its worker, and so are
+        # the replies it received)
+        so_far = (
+            on_ray
+            if config.executor == "ray"
+            else {name: model.usage.summary() for name, model in models.items()}
+        )
         served = served_identity(so_far, _earlier_served(previous))
         logger.finish(status, error=f"{type(error).__name__}: {error}", served=served)
         raise
@@ -647,10 +653,11 @@ async def _run_pending(
     progress: bool | None,
     deferred: list[str],
     tally: SummaryTally | None = None,
+    usage_on_ray: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Run every selected record not in ``done``; returns each model's usage in this session.
     The ids of records left waiting on batch files are added to ``deferred``; a Ray run counts
-    its results into ``tally``."""
+    its results into ``tally`` and its batches' usage into ``usage_on_ray`` as they arrive."""
     todo = plan.selected - plan.already_done
     if todo == 0:
         return {}  # finished work: no model is even opened
@@ -661,7 +668,7 @@ async def _run_pending(
             await model.aclose()
         # checked lines go to the workers as they are: the driver does not parse them again
         lines = record_lines(config.data, plan.todo_lines)
-        return run_on_ray(config, lines, todo, on_result, progress, tally)
+        return run_on_ray(config, lines, todo, on_result, progress, tally, usage_on_ray)
     pending = (r for r in _selected_records(config) if r.id not in done)
     try:
         worker = _pattern_worker(config, models)
