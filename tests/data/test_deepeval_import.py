@@ -194,6 +194,7 @@ def test_a_bad_object_of_deepevals_json_is_named_by_its_line(
     starts = [n for n, line in enumerate(source.read_text().splitlines(), 1) if line == "    {"]
     err = refused(source, tmp_path, capsys)
     assert f"dataset.json:{starts[2]} field 'expected_output': expected a string, got list" in err
+    assert "does not look like" not in err  # a deepeval file with a bad value
 
 
 @pytest.mark.parametrize(

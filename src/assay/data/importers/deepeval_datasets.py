@@ -257,8 +257,8 @@ def _record(
 ) -> GroundedQARecord | None:
     _refuse_conversational(reader)
     question = reader.text("input").strip()
-    output = reader.text("actual_output", optional=True)
-    expected = reader.text("expected_output", optional=True)
+    output = _optional_text(reader, "actual_output")
+    expected = _optional_text(reader, "expected_output")
     passages = {field: _passages(reader, field) for field in EVIDENCE_FIELDS}
     tally.units["with actual_output"] += bool(output.strip())
     tally.units["with expected_output"] += bool(expected.strip())
@@ -288,6 +288,17 @@ def _record(
     return record
 
 
+def _optional_text(reader: RowReader, field: str) -> str:
+    """A text field a row may lack; one of another type is a bad value of a deepeval row (it
+    has an ``input``), not a sign of another file."""
+    value = reader.row.get(field)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        reader.fail(field, f"expected a string, got {type(value).__name__}", shape=False)
+    return value
+
+
 def _refuse_conversational(reader: RowReader) -> None:
     for field in CONVERSATIONAL:
         if reader.row.get(field):
@@ -310,11 +321,17 @@ def _passages(reader: RowReader, field: str) -> tuple[Evidence, ...]:
     elif isinstance(value, list):
         items = value
     else:
-        reader.fail(field, f"expected a list of passages or a string, got {type(value).__name__}")
+        reader.fail(
+            field,
+            f"expected a list of passages or a string, got {type(value).__name__}",
+            shape=False,
+        )
     evidence = []
     for index, item in enumerate(items):
         if not isinstance(item, str):
-            reader.fail(f"{field}[{index}]", f"expected a string, got {type(item).__name__}")
+            reader.fail(
+                f"{field}[{index}]", f"expected a string, got {type(item).__name__}", shape=False
+            )
         if item.strip():
             evidence.append(_evidence(str(index + 1), item))
     return tuple(evidence)
