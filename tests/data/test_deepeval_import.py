@@ -258,3 +258,14 @@ def test_bench_run_on_the_import_gives_the_deepeval_metrics_scores(
         (metric,) = scored[record.id]
         p_error = p_errors[record.id]
         assert p_error is not None and metric["score"] == 1.0 - p_error, record.id
+
+
+def test_bench_run_on_deepevals_own_file_names_the_importer(
+    saved: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["bench", "run", "--data", str(saved["jsonl"]), "--pattern", "entailment",
+            "--verifier", "learned", "--out_dir", str(tmp_path / "run")]  # fmt: skip
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"{saved['jsonl']}:1 field 'id': missing required field" in err
+    assert "hint: this looks like a deepeval file: assay import deepeval FILE --out X.jsonl" in err
