@@ -4,12 +4,16 @@ bench run`` on the same answers and evidence."""
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-pytest.importorskip("deepeval", reason="the deepeval extra")  # in the dev extra
+# deepeval runs in processes of its own (tests/helpers/deepeval_runs.py): imported here it would
+# write its .deepeval folder into the repository
+if importlib.util.find_spec("deepeval") is None:  # the deepeval extra, in the dev extra
+    pytest.skip("needs the deepeval extra", allow_module_level=True)
 
 from tests.helpers.bench_scores import learned_p_errors
 from tests.helpers.deepeval_runs import run_deepeval
