@@ -12,6 +12,8 @@ Run as a script (``python deepeval_runs.py MODE SPEC OUT``) it does one of:
   writes each test case's metric data (score, success, reason, error) by test case name;
 - ``assert``: ``deepeval.assert_test`` on each test case, and writes ``"passed"`` or the
   assertion's message by name;
+- ``measure``: the metric's ``measure`` called by hand, from plain code and from inside a
+  running event loop, and writes what it returned or raised and the metric's attributes;
 - ``save``: an ``EvaluationDataset`` of the spec's goldens (and test cases, saved with
   ``include_test_cases=True``) written by ``save_as`` in each file type, and writes their paths.
 """
@@ -122,6 +124,48 @@ def _assert(spec: dict[str, Any]) -> dict[str, str]:
     return outcomes
 
 
+def _measure(spec: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """``metric.measure`` called on each test case by hand, by one metric for all (as a loop
+    of one's own does), from plain code and from inside a running event loop (a notebook)."""
+    import asyncio
+
+    from deepeval.errors import MissingTestCaseParamsError
+
+    from assay.integrations.deepeval import GroundedClaimsMetric
+
+    metric = GroundedClaimsMetric(**spec["metric"])
+
+    def measured(fields: dict[str, Any]) -> dict[str, Any]:
+        try:
+            returned: float | None = metric.measure(_test_case(fields))
+        except MissingTestCaseParamsError as error:
+            returned = None
+            raised: str | None = str(error)
+        else:
+            raised = None
+        return {
+            "returned": returned,
+            "raised": raised,
+            "score": metric.score,
+            "success": metric.success,
+            "is_successful": metric.is_successful(),
+            "reason": metric.reason,
+            "error": metric.error,
+            "breakdown": metric.score_breakdown,
+        }
+
+    async def in_a_running_loop(fields: dict[str, Any]) -> dict[str, Any]:
+        return measured(fields)
+
+    return {
+        fields["name"]: {
+            "plain": measured(fields),
+            "in_loop": asyncio.run(in_a_running_loop(fields)),
+        }
+        for fields in spec["cases"]
+    }
+
+
 def _save(spec: dict[str, Any]) -> dict[str, str]:
     from deepeval.dataset import EvaluationDataset, Golden
 
@@ -141,7 +185,8 @@ def _save(spec: dict[str, Any]) -> dict[str, str]:
 
 def _main(mode: str, spec_path: str, out_path: str) -> None:
     spec = json.loads(Path(spec_path).read_text(encoding="utf-8"))
-    answer = {"evaluate": _evaluate, "assert": _assert, "save": _save}[mode](spec)
+    modes = {"evaluate": _evaluate, "assert": _assert, "measure": _measure, "save": _save}
+    answer = modes[mode](spec)
     from deepeval.telemetry import NoopBackend, get_backend
 
     assert isinstance(get_backend(), NoopBackend), "deepeval's telemetry is on"

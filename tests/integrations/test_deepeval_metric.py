@@ -155,3 +155,24 @@ def test_assert_test_passes_and_fails_with_the_reason(tmp_path: Path) -> None:
     assert outcomes["grounded"] == "passed"
     assert f"Metrics: {NAME} (score: " in outcomes["ungrounded"]
     assert "not in the evidence: Lyon" in outcomes["ungrounded"]
+
+
+def test_measure_by_hand_in_plain_code_and_in_a_running_event_loop(tmp_path: Path) -> None:
+    """One metric measures one test case after another (nothing of one is left on the next),
+    also where an event loop runs (a notebook cell), and keeps every claim check."""
+    chosen = [c for c in cases() if c["name"] in ("grounded", "no retrieval context", "ungrounded")]
+    result = run_deepeval("measure", {"cases": chosen, "metric": {}}, tmp_path)
+    for name in ("grounded", "no retrieval context", "ungrounded"):
+        assert result[name]["in_loop"] == result[name]["plain"], name
+    good, missing, bad = (
+        result[n]["plain"] for n in ("grounded", "no retrieval context", "ungrounded")
+    )
+    assert good["returned"] == good["score"] and good["success"] is good["is_successful"] is True
+    breakdown = good["breakdown"]
+    assert good["score"] == 1.0 - breakdown["p_error"] and breakdown["threshold"] == 0.5
+    assert [claim["supporting_ids"] for claim in breakdown["claims"]] == [["1"], ["2"]]
+    assert missing["raised"] == missing["error"] and missing["raised"].startswith(
+        "retrieval_context: missing"
+    )
+    assert (missing["score"], missing["reason"], missing["is_successful"]) == (None, None, False)
+    assert bad["error"] is None and bad["success"] is False and bad["score"] < 0.5

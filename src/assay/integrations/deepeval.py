@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal
 
 from deepeval.errors import MissingTestCaseParamsError
@@ -90,7 +91,14 @@ class GroundedClaimsMetric(BaseMetric):  # type: ignore[no-untyped-call]
         return METRIC_NAME
 
     def measure(self, test_case: LLMTestCase, *args: Any, **kwargs: Any) -> float:
-        return asyncio.run(self.a_measure(test_case))
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.a_measure(test_case))
+        # called from a running event loop (a notebook cell, an async test): asyncio.run would
+        # refuse, so the check runs in a loop of its own on another thread
+        with ThreadPoolExecutor(max_workers=1) as worker:
+            return worker.submit(asyncio.run, self.a_measure(test_case)).result()
 
     async def a_measure(self, test_case: LLMTestCase, *args: Any, **kwargs: Any) -> float:
         self._reset()
