@@ -273,3 +273,22 @@ def test_bench_run_on_deepevals_own_file_names_the_importer(
     err = capsys.readouterr().err
     assert f"{saved['jsonl']}:1 field 'id': missing required field" in err
     assert "hint: this looks like a deepeval file: assay import deepeval FILE --out X.jsonl" in err
+
+
+def test_csv_cells_are_read_as_deepeval_writes_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Empty cells are missing, passages split at ``|``, JSON columns parsed, and a value no
+    JSON reader takes back (``NaN``) kept as text, so the written records load."""
+    header = "input,actual_output,retrieval_context,context,token_cost,additional_metadata,name\n"
+    row = 'Where?,In Paris.,"a, b|c",,NaN,"{""k"": [1]}",007\n'
+    source = tmp_path / "dataset.csv"
+    source.write_text(header + row, encoding="utf-8")
+    (record,), _ = imported(source, tmp_path / "out.jsonl", capsys)
+    assert [e.text for e in record.evidence] == ["a, b", "c"]
+    assert record.meta == {
+        "evidence_from": "retrieval_context",
+        "token_cost": "NaN",
+        "additional_metadata": {"k": [1]},
+        "name": "007",
+    }

@@ -246,10 +246,16 @@ def _typed_csv_row(row: Row) -> Row:
 
 
 def _json_or_text(cell: str) -> Any:
+    """The cell's JSON value, or the cell itself; ``NaN`` and ``Infinity`` stay text, since no
+    JSON reader of the written records would read them back."""
     try:
-        return json.loads(cell)
+        return json.loads(cell, parse_constant=_not_json)
     except ValueError:
         return cell
+
+
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"{constant} is not JSON")
 
 
 def _record(
