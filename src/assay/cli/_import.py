@@ -13,10 +13,12 @@ from pydantic import BaseModel
 
 from ..data.importers import (
     IMPORTERS,
+    GroundedImport,
     GroundedImporter,
     IFEvalSources,
     ImportReport,
     JudgeSetImporter,
+    LabelColumn,
     LogImporter,
     refuse_empty,
 )
@@ -84,7 +86,34 @@ def _register_grounded(names: Any, importer: GroundedImporter) -> None:
         help="keep only records whose meta has this value (repeat: the same key keeps any of "
         "its values, different keys must all match), e.g. --where meta.dataset=Lfqa",
     )
+    if importer.convert_labelled is not None:
+        _add_label_options(parser)
     parser.set_defaults(handler=_import_grounded, importer=importer)
+
+
+def _add_label_options(parser: Any) -> None:
+    parser.add_argument(
+        "--label-column",
+        metavar="COLUMN",
+        help="a column of your own that labels each sample (default: none, the records are "
+        "unlabelled)",
+    )
+    parser.add_argument(
+        "--error-value",
+        metavar="VALUE",
+        help="the label column's value that means a grounding error (compared as text, "
+        "ignoring case: true, 1, hallucinated); any other value means grounded",
+    )
+
+
+def _convert_grounded(importer: GroundedImporter, args: argparse.Namespace) -> GroundedImport:
+    column = getattr(args, "label_column", None)
+    error_value = getattr(args, "error_value", None)
+    if (column is None) != (error_value is None):
+        raise ConfigError("--label-column and --error-value go together: give both or neither")
+    if column is None or error_value is None or importer.convert_labelled is None:
+        return importer.convert(args.src)
+    return importer.convert_labelled(args.src, LabelColumn(column, error_value))
 
 
 def _register_judge_set(names: Any, importer: JudgeSetImporter) -> None:
@@ -131,7 +160,7 @@ def _import_grounded(args: argparse.Namespace) -> int:
     _refuse_overwriting_source(args.src, args.out)
     check_out_file(args.out)
     where = parse_where(args.where)
-    result = importer.convert(args.src)
+    result = _convert_grounded(importer, args)
     refuse_empty(result.report)
     records = keep_where(result.records, lambda r: r.meta, where) if where else result.records
     write_jsonl(args.out, records)

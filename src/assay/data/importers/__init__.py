@@ -19,11 +19,21 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import ConfigError
-from . import aggrefact, expertqa, halueval, ifeval, inspect_logs, promptfoo_results, wice
+from . import (
+    aggrefact,
+    expertqa,
+    halueval,
+    ifeval,
+    inspect_logs,
+    promptfoo_results,
+    ragas_datasets,
+    wice,
+)
 from ._common import GroundedImport, ImportReport, refuse_empty
 from .ifeval import IFEvalImport, IFEvalSources
 from .inspect_logs import InspectImport
 from .promptfoo_results import PromptfooImport
+from .ragas_datasets import LabelColumn
 
 
 @dataclass(frozen=True)
@@ -35,6 +45,8 @@ class GroundedImporter:
     source: str  # what SRC is, with the file name of the split in ../shared/data
     label_convention: str
     convert: Callable[[Path], GroundedImport]
+    # for data without labels of its own: the converter given a label column the user names
+    convert_labelled: Callable[[Path, LabelColumn], GroundedImport] | None = None
 
 
 @dataclass(frozen=True)
@@ -98,6 +110,18 @@ IMPORTERS: dict[str, Importer] = {
         label_convention=aggrefact.LABEL_CONVENTION,
         convert=aggrefact.import_aggrefact,
     ),
+    "ragas": GroundedImporter(
+        name="ragas",
+        summary="ragas evaluation datasets and evaluate() results -> one verify-only record "
+        "per single-turn sample (answer = response, evidence = retrieved_contexts), metric "
+        "scores in meta.ragas",
+        source="a ragas EvaluationDataset written by to_jsonl or to_csv, or an evaluate() "
+        "result written by result.to_pandas().to_csv(...) or .to_json(..., orient='records', "
+        "lines=True)",
+        label_convention=ragas_datasets.LABEL_CONVENTION,
+        convert=ragas_datasets.import_ragas,
+        convert_labelled=ragas_datasets.import_ragas,
+    ),
     "ifeval": JudgeSetImporter(
         name="ifeval",
         summary="IFEval prompts + one model's responses + IFEval's own labels -> a judge "
@@ -148,6 +172,7 @@ __all__ = [
     "Importer",
     "InspectImport",
     "JudgeSetImporter",
+    "LabelColumn",
     "LogImporter",
     "PromptfooImport",
     "import_grounded",

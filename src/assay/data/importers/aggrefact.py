@@ -55,7 +55,7 @@ def import_aggrefact(path: Path) -> GroundedImport:
     tally = Tally()
     ids = UniqueIds(tag="R")  # a CSV row may span lines: the row number names it in any format
     records: list[GroundedQARecord] = []
-    for line, row in _csv_rows(path) if from_csv else read_rows(path, DATASET):
+    for line, row in read_csv_rows(path, DATASET) if from_csv else read_rows(path, DATASET):
         tally.rows += 1
         reader = RowReader(row, path=path, line=line, dataset=DATASET)
         record = _claim_record(reader, tally, from_csv=from_csv)
@@ -79,10 +79,11 @@ def _is_csv(path: Path) -> bool:
     return name.endswith(".csv")
 
 
-def _csv_rows(path: Path) -> Iterator[tuple[int, Row]]:
+def read_csv_rows(path: Path, dataset: str) -> Iterator[tuple[int, Row]]:
     """(first line of the row, row) of a CSV file with a header; a quoted field may span lines,
-    so a row is named by the line it starts on."""
-    check_input_file(path, hint=f"SRC is the path of an {DATASET} file")
+    so a row is named by the line it starts on. ``dataset`` names the file the importer
+    expects (the ragas importer reads its CSV files here too)."""
+    check_input_file(path, hint=f"SRC is the path of the {dataset} file")
     # a grounding document can be a whole web page: far above csv's default 128 KiB field limit
     csv.field_size_limit(max(csv.field_size_limit(), CSV_FIELD_LIMIT))
     start, found = 1, False
