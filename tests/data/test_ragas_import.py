@@ -103,7 +103,7 @@ def test_a_dataset_ragas_wrote_becomes_unlabelled_verify_only_records(
     ]
     assert printed[3].startswith("labels: none: ragas samples carry no label")
     assert printed[3].endswith(
-        "gold_answer: the sample's reference in 1 of 2 records, '' (no reference) in the others"
+        "gold_answer: the sample's reference in 1 of 2 records, '' (no reference) in 1"
     )
     first, second = records(out)
     assert (first["question"], first["answer"]) == (

@@ -47,14 +47,11 @@ def ragas_env() -> dict[str, str]:
     return env
 
 
-def run_ragas(script: str, workdir: Path) -> Any:
-    """Run ``script`` (Python using ragas) in ``workdir``; it leaves what the test reads as
-    JSON in ``RESULT_NAME``, which is returned."""
-    workdir.mkdir(parents=True, exist_ok=True)
-    path = workdir / "ragas_script.py"
-    path.write_text(textwrap.dedent(script), encoding="utf-8")
+def run_in_ragas(args: list[str], workdir: Path) -> subprocess.CompletedProcess[str]:
+    """``python ARGS`` in the ragas environment, in ``workdir``; fails the test on a non-zero
+    exit, with ragas' stderr."""
     done = subprocess.run(
-        [str(ragas_python()), str(path)],
+        [str(ragas_python()), *args],
         cwd=workdir,
         env=ragas_env(),
         capture_output=True,
@@ -63,4 +60,14 @@ def run_ragas(script: str, workdir: Path) -> Any:
     )
     if done.returncode != 0:
         raise AssertionError(f"the ragas script failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    return done
+
+
+def run_ragas(script: str, workdir: Path) -> Any:
+    """Run ``script`` (Python using ragas) in ``workdir``; it leaves what the test reads as
+    JSON in ``RESULT_NAME``, which is returned."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    path = workdir / "ragas_script.py"
+    path.write_text(textwrap.dedent(script), encoding="utf-8")
+    run_in_ragas([str(path)], workdir)
     return json.loads((workdir / RESULT_NAME).read_text(encoding="utf-8"))

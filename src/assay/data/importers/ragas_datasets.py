@@ -109,9 +109,9 @@ def _report(
     """The import's report; it counts unlabelled records as such (not as grounded) and says
     how many records got a reference as gold answer and how many the empty string."""
     referenced = sum(1 for record in records if record.gold_answer.strip())
-    filled = (
-        f"; gold_answer: the sample's reference in {referenced} of {len(records)} records, "
-        "'' (no reference) in the others"
+    missing = len(records) - referenced
+    filled = f"; gold_answer: the sample's reference in {referenced} of {len(records)} records" + (
+        f", '' (no reference) in {missing}" if missing else ""
     )
     convention = (LABEL_CONVENTION if label is None else _labelled_convention(label)) + filled
     report = tally.report(DATASET, path, records, convention)
