@@ -28,6 +28,7 @@ ANSWERS = {
 REFERENCE = ANSWERS["grounded"]
 
 SCRIPT = """
+import asyncio
 import json
 from ragas import EvaluationDataset, SingleTurnSample, evaluate
 from ragas.metrics import ExactMatch
@@ -63,6 +64,13 @@ try:
 except ValueError as error:
     out["bad_threshold"] = str(error)
 out["strict"] = GroundedClaims(threshold=0.01).explain(dataset[0])
+
+
+async def in_a_notebook():  # a running event loop, as in Jupyter
+    return metric.explain(dataset[1])
+
+
+out["in_a_loop"] = asyncio.run(in_a_notebook())
 json.dump(out, open("ragas_result.json", "w"))
 """
 
@@ -111,6 +119,7 @@ def test_the_explanation_gives_p_error_and_each_claims_evidence_window(
     claims = by_name(ragas_run["details"])["grounded"]["claims"]
     assert [c["supporting_ids"] for c in claims] == [["1"], ["2"]]
     assert ragas_run["strict"].startswith("p_error") and "threshold 0.01" in ragas_run["strict"]
+    assert ragas_run["in_a_loop"] == explanations["ungrounded"]
 
 
 def test_what_cannot_be_scored_is_nan_and_a_sample_without_contexts_names_the_field(

@@ -31,11 +31,11 @@ nothing in assay imports it.
 
 from __future__ import annotations
 
-import asyncio
 import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from ragas.async_utils import run as run_async
 from ragas.dataset_schema import SingleTurnSample
 from ragas.metrics.base import MetricType, SingleTurnMetric
 from ragas.run_config import RunConfig
@@ -82,8 +82,9 @@ class GroundedClaims(SingleTurnMetric):
 
     def explain(self, sample: SingleTurnSample) -> str:
         """``p_error`` and the verdict, then each claim with its evidence window; or why the
-        response got no score."""
-        result = asyncio.run(self._check(sample))
+        response got no score. Runs inside a running event loop too (a notebook), as ragas'
+        own synchronous scoring does."""
+        result: AnswerScore = run_async(self._check(sample))
         if result.p_error is None:
             return f"no score: {failure(result)}"
         return explanation(result, result.p_error, self.threshold)
@@ -91,7 +92,7 @@ class GroundedClaims(SingleTurnMetric):
     def details(self, sample: SingleTurnSample) -> dict[str, Any]:
         """``p_error``, the threshold, the checker and every claim check (JSON-ready); the
         reason under ``failure`` where the response got no score."""
-        result = asyncio.run(self._check(sample))
+        result: AnswerScore = run_async(self._check(sample))
         if result.p_error is None:
             return {"p_error": None, "failure": failure(result)}
         return score_metadata(result, result.p_error, self.threshold)
