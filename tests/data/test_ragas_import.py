@@ -175,6 +175,14 @@ def test_a_label_column_of_ones_own_labels_the_records(
     assert import_ragas(labelled, tmp_path / "half.jsonl", "--label-column", "hallucinated") == 2
     assert "--label-column and --error-value go together" in one_error_line(capsys)
 
+    rows[1]["hallucinated"] = None
+    labelled.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    options = ("--label-column", "hallucinated", "--error-value", "true")
+    assert import_ragas(labelled, tmp_path / "unlabelled.jsonl", *options) == 2
+    assert one_error_line(capsys) == (
+        f"error: {labelled}:2 field 'hallucinated': no label in the label column (--label-column)"
+    )
+
 
 @pytest.mark.parametrize("name", ["multi_turn.jsonl", "multi_turn.csv"])
 def test_multi_turn_samples_are_skipped_with_the_reason(
