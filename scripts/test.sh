@@ -4,6 +4,8 @@
 #   - a virtual environment .venv with assay, the embedded model and the dev tools;
 #   - where node and npm are installed, the pinned promptfoo CLI for the promptfoo tests, once,
 #     into ~/.cache/assay-test-tools (scripts/install_promptfoo.sh; without node they skip).
+#   - the pinned ragas for the ragas tests, once, in an environment of its own under
+#     ~/.cache/assay-test-tools (scripts/install_ragas.sh: ragas cannot share .venv).
 # Extra arguments go to pytest.
 set -eu
 cd "$(dirname "$0")/.."
@@ -21,4 +23,5 @@ fi
 if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
     sh scripts/install_promptfoo.sh >/dev/null
 fi
+sh scripts/install_ragas.sh >/dev/null
 exec .venv/bin/python -m pytest "$@"

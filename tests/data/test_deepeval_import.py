@@ -107,7 +107,7 @@ def test_the_report_says_what_was_filled_and_skipped(
         "unlabelled (bench run gives each a p_error; detection metrics need labels); "
         "--error-field PATH (true = the output has a grounding error) or --grounded-field PATH "
         "(true = grounded) reads a boolean field of your own, e.g. "
-        "additional_metadata.hallucinated",
+        "additional_metadata.hallucinated (with --error-value VALUE, a field of categories)",
     ]
 
 

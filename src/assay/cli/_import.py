@@ -106,6 +106,13 @@ def _add_label_options(parser: Any) -> None:
         help="a boolean field of each row, true = the output is grounded, e.g. "
         "additional_metadata.faithful",
     )
+    parser.add_argument(
+        "--error-value",
+        metavar="VALUE",
+        help="with --error-field: the field holds categories, and this one (compared as text, "
+        "ignoring case, e.g. hallucinated) means a grounding error; any other value means "
+        "grounded",
+    )
 
 
 def _register_judge_set(names: Any, importer: JudgeSetImporter) -> None:
@@ -174,11 +181,16 @@ def _convert_grounded(importer: GroundedImporter, args: argparse.Namespace) -> G
 
 
 def _label_field(args: argparse.Namespace) -> LabelField | None:
+    error_value = getattr(args, "error_value", None)
+    if error_value is not None and getattr(args, "error_field", None) is None:
+        raise ConfigError("--error-value goes with --error-field: name the field it is a value of")
     for dest, true_means_error in (("error_field", True), ("grounded_field", False)):
         named = getattr(args, dest, None)
         if named is not None:
             try:
-                return LabelField.parse(named, true_means_error=true_means_error)
+                return LabelField.parse(
+                    named, true_means_error=true_means_error, error_value=error_value
+                )
             except ValueError as error:
                 raise ConfigError(f"--{dest.replace('_', '-')} {error}") from None
     return None

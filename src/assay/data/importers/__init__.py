@@ -27,10 +27,11 @@ from . import (
     ifeval,
     inspect_logs,
     promptfoo_results,
+    ragas_datasets,
     wice,
 )
 from ._common import GroundedImport, ImportReport, refuse_empty
-from .deepeval_datasets import LabelField
+from ._labels import LabelField
 from .ifeval import IFEvalImport, IFEvalSources
 from .inspect_logs import InspectImport
 from .promptfoo_results import PromptfooImport
@@ -121,6 +122,18 @@ IMPORTERS: dict[str, Importer] = {
         label_convention=deepeval_datasets.LABEL_CONVENTION,
         convert=deepeval_datasets.import_deepeval,
         convert_labelled=deepeval_datasets.import_deepeval,
+    ),
+    "ragas": GroundedImporter(
+        name="ragas",
+        summary="ragas evaluation datasets and evaluate() results -> one verify-only record "
+        "per single-turn sample (answer = response, evidence = retrieved_contexts), metric "
+        "scores in meta.ragas",
+        source="a ragas EvaluationDataset written by to_jsonl or to_csv, or an evaluate() "
+        "result written by result.to_pandas().to_csv(...) or .to_json(..., orient='records', "
+        "lines=True)",
+        label_convention=ragas_datasets.LABEL_CONVENTION,
+        convert=ragas_datasets.import_ragas,
+        convert_labelled=ragas_datasets.import_ragas,
     ),
     "ifeval": JudgeSetImporter(
         name="ifeval",

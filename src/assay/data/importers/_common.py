@@ -95,7 +95,10 @@ class Tally:
     def report(
         self, dataset: str, source: Path, records: Sequence[GroundedQARecord], convention: str
     ) -> ImportReport:
-        labels = Counter("error" if r.gold_error else "grounded" for r in records)
+        labels = Counter(
+            "unlabelled" if r.gold_error is None else "error" if r.gold_error else "grounded"
+            for r in records
+        )
         error_types = Counter(r.error_type for r in records if r.error_type)
         return ImportReport(
             dataset=dataset,
@@ -104,7 +107,10 @@ class Tally:
             units=dict(self.units),
             kept=len(records),
             skipped=dict(self.skipped.most_common()),
-            labels={key: labels[key] for key in ("error", "grounded")},
+            # error and grounded always; unlabelled where a label of the user's own left some
+            labels={key: labels[key] for key in ("error", "grounded", "unlabelled")}
+            if labels["unlabelled"]
+            else {key: labels[key] for key in ("error", "grounded")},
             error_types=dict(sorted(error_types.items())),
             label_convention=convention,
         )

@@ -35,7 +35,6 @@ import json
 import re
 from collections import Counter
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -54,13 +53,15 @@ from ._common import (
     stable_key,
 )
 from ._csv import csv_rows
+from ._labels import LabelField
 
 DATASET = "deepeval"
 LABEL_CONVENTION = (
     "none: deepeval datasets carry no grounding label, so the records are unlabelled (bench run "
     "gives each a p_error; detection metrics need labels); --error-field PATH (true = the "
     "output has a grounding error) or --grounded-field PATH (true = grounded) reads a boolean "
-    "field of your own, e.g. additional_metadata.hallucinated"
+    "field of your own, e.g. additional_metadata.hallucinated (with --error-value VALUE, a "
+    "field of categories)"
 )
 SAVE_AS = "EvaluationDataset.save_as(file_type='json'|'jsonl'|'csv', ...) writes one"
 PASSAGE_DELIMITER = "|"  # deepeval's own, in JSON lines and CSV
@@ -90,30 +91,6 @@ FILLED_GOLD = "gold_answer empty (no expected_output)"
 FILLED_CONTEXT = "evidence from context (no retrieval_context)"
 
 
-@dataclass(frozen=True)
-class LabelField:
-    """A boolean field of the user's own as the label: ``path`` into the row (``("additional_
-    metadata", "hallucinated")``); ``true_means_error`` says which way it points."""
-
-    path: tuple[str, ...]
-    true_means_error: bool
-
-    @classmethod
-    def parse(cls, text: str, *, true_means_error: bool) -> LabelField:
-        path = tuple(text.split("."))
-        if not all(part.strip() for part in path):
-            raise ValueError(f"{text!r}: expected a field name, dotted for a nested one")
-        return cls(path=path, true_means_error=true_means_error)
-
-    @property
-    def name(self) -> str:
-        return ".".join(self.path)
-
-    @property
-    def option(self) -> str:
-        return "--error-field" if self.true_means_error else "--grounded-field"
-
-
 def import_deepeval(path: Path, label: LabelField | None = None) -> GroundedImport:
     """Read a dataset deepeval saved (``.json``, ``.jsonl`` or ``.csv``) into verify-only
     records, labelled by ``label`` where given."""
@@ -130,7 +107,7 @@ def import_deepeval(path: Path, label: LabelField | None = None) -> GroundedImpo
             records.append(record.model_copy(update={"id": ids.claim(record.id, tally.rows)}))
     tally.units["rows"] = tally.rows
     if label is not None:
-        _check_label_found(label, records, path)
+        label.check_seen(records, path)
     return GroundedImport(records=tuple(records), report=_report(tally, path, records, filled))
 
 
@@ -279,7 +256,7 @@ def _record(
         filled[FILLED_GOLD] += 1
     if evidence_from == "context":
         filled[FILLED_CONTEXT] += 1
-    gold_error = _label(reader, label)
+    gold_error = None if label is None else label.read(reader)
     record = GroundedQARecord(
         id=f"{DATASET}-{stable_key(question + chr(10) + output)}",
         question=question,
@@ -350,25 +327,6 @@ def _evidence(evidence_id: str, passage: str) -> Evidence:
     return Evidence(evidence_id=evidence_id, text=sourced["text"], source=sourced["source"])
 
 
-def _label(reader: RowReader, label: LabelField | None) -> bool | None:
-    """The row's label: None (unlabelled) without a label field or where the row lacks it."""
-    if label is None:
-        return None
-    value: Any = reader.row
-    for part in label.path:
-        value = value.get(part) if isinstance(value, Mapping) else None
-    if value is None:
-        return None
-    if not isinstance(value, bool):
-        reader.fail(
-            label.name,
-            f"the label named by {label.option} must be true or false, got "
-            f"{json.dumps(value, ensure_ascii=False)[:80]}",
-            shape=False,
-        )
-    return value if label.true_means_error else not value
-
-
 def _meta(
     row: Row, evidence_from: str, passages: Mapping[str, tuple[Evidence, ...]]
 ) -> dict[str, Any]:
@@ -395,17 +353,6 @@ def _check_citations(record: GroundedQARecord, reader: RowReader) -> None:
         raise InputError(
             error.reason, path=reader.path, line=reader.line, field=field, hint=error.hint
         ) from None
-
-
-def _check_label_found(label: LabelField, records: list[GroundedQARecord], path: Path) -> None:
-    """A label field no kept record has is a misspelt name, not a file of unlabelled rows."""
-    if records and all(record.gold_error is None for record in records):
-        raise InputError(
-            f"{label.option} {label.name}: no row has this field (true or false); the "
-            f"records would all be unlabelled",
-            path=path,
-            field=label.name,
-        )
 
 
 def _report(
