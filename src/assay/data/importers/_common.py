@@ -107,8 +107,9 @@ class Tally:
             units=dict(self.units),
             kept=len(records),
             skipped=dict(self.skipped.most_common()),
-            # error and grounded always; unlabelled where a label of the user's own left some
-            labels={key: labels[key] for key in ("error", "grounded", "unlabelled")}
+            # a labelled dataset's error and grounded counts always; where some records are
+            # unlabelled (data without labels of its own), the kinds there are
+            labels={key: labels[key] for key in ("error", "grounded", "unlabelled") if labels[key]}
             if labels["unlabelled"]
             else {key: labels[key] for key in ("error", "grounded")},
             error_types=dict(sorted(error_types.items())),

@@ -358,19 +358,6 @@ def _check_citations(record: GroundedQARecord, reader: RowReader) -> None:
 def _report(
     tally: Tally, path: Path, records: list[GroundedQARecord], filled: Counter[str]
 ) -> ImportReport:
-    labels = Counter(
-        "unlabelled" if r.gold_error is None else "error" if r.gold_error else "grounded"
-        for r in records
-    )
-    return ImportReport(
-        dataset=DATASET,
-        source=str(path),
-        rows=tally.rows,
-        units=dict(tally.units),
-        kept=len(records),
-        skipped=dict(tally.skipped.most_common()),
-        labels={key: labels[key] for key in ("error", "grounded", "unlabelled") if labels[key]},
-        filled={key: filled[key] for key in (FILLED_GOLD, FILLED_CONTEXT) if filled[key]},
-        error_types={},
-        label_convention=LABEL_CONVENTION,
-    )
+    report = tally.report(DATASET, path, records, LABEL_CONVENTION)
+    kinds = {key: filled[key] for key in (FILLED_GOLD, FILLED_CONTEXT) if filled[key]}
+    return report.model_copy(update={"filled": kinds})

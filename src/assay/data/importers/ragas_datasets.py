@@ -49,7 +49,7 @@ LABEL_CONVENTION = (
     "of your own (true or false; with --error-value VALUE, a column of categories); ragas "
     "metric scores go to meta.ragas"
 )
-UNLABELLED = "unlabelled"
+FILLED_GOLD = "gold_answer empty (no reference)"
 SKIP_MULTI_TURN = "multi-turn sample (user_input is a list of messages)"
 SKIP_NO_RESPONSE = "no response"
 SKIP_NO_CONTEXTS = "no retrieved contexts"
@@ -90,18 +90,12 @@ def import_ragas(path: Path, label: LabelField | None = None) -> GroundedImport:
 def _report(
     tally: Tally, path: Path, records: list[GroundedQARecord], label: LabelField | None
 ) -> ImportReport:
-    """The import's report; it counts unlabelled records as such (not as grounded) and says
-    how many records got a reference as gold answer and how many the empty string."""
-    referenced = sum(1 for record in records if record.gold_answer.strip())
-    missing = len(records) - referenced
-    filled = f"; gold_answer: the sample's reference in {referenced} of {len(records)} records" + (
-        f", '' (no reference) in {missing}" if missing else ""
-    )
-    convention = (LABEL_CONVENTION if label is None else _labelled_convention(label)) + filled
+    """The import's report; it says how many records got the empty string as gold answer,
+    for want of a reference."""
+    convention = LABEL_CONVENTION if label is None else _labelled_convention(label)
     report = tally.report(DATASET, path, records, convention)
-    if label is None:
-        report = report.model_copy(update={"labels": {UNLABELLED: len(records)}})
-    return report
+    missing = sum(1 for record in records if not record.gold_answer.strip())
+    return report.model_copy(update={"filled": {FILLED_GOLD: missing} if missing else {}})
 
 
 def _sample_record(
