@@ -7,9 +7,9 @@ values plus an :class:`ImportReport` of what it kept and skipped and why. A file
 shape fails with one :class:`~assay.errors.InputError` naming the file, the line and the field.
 The IFEval importer (:class:`JudgeSetImporter`) turns prompts, responses and IFEval's own labels
 into the judge protocol's question set and outputs manifest plus a ground-truth labels file.
-The inspect_ai and promptfoo importers (:class:`LogImporter`) turn eval logs and results files,
-the outputs a model already wrote under those tools, into a question set and an outputs
-manifest.
+The inspect_ai, promptfoo and lm-eval importers (:class:`LogImporter`) turn eval logs, results
+files and samples files, the outputs a model already wrote under those tools, into a question
+set and an outputs manifest.
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ from . import aggrefact, expertqa, halueval, ifeval, inspect_logs, promptfoo_res
 from ._common import GroundedImport, ImportReport, refuse_empty
 from .ifeval import IFEvalImport, IFEvalSources
 from .inspect_logs import InspectImport
+from .lm_eval_samples import LABEL_CONVENTION as LM_EVAL_CONVENTION
+from .lm_eval_samples import IFEvalFiles, LmEvalImport, import_lm_eval_samples
 from .promptfoo_results import PromptfooImport
 
 
@@ -58,7 +60,7 @@ class LogImporter:
     summary: str
     source: str
     label_convention: str
-    convert: Callable[[Sequence[Path]], InspectImport | PromptfooImport]
+    convert: Callable[[Sequence[Path]], InspectImport | PromptfooImport | LmEvalImport]
     metavar: str = "LOG"  # what the command line calls one of the files
 
 
@@ -125,6 +127,18 @@ IMPORTERS: dict[str, Importer] = {
         convert=promptfoo_results.import_promptfoo_results,
         metavar="RESULTS",
     ),
+    "lm-eval": LogImporter(
+        name="lm-eval",
+        summary="lm-evaluation-harness samples files (lm_eval --log_samples) -> a judge question "
+        "set (one question per document, one variant per generation task) and an outputs "
+        "manifest (the run's model as the target model); IFEval documents also in IFEval's "
+        "layout for assay instructions",
+        source="lm-eval samples files, samples_<task>_<timestamp>.jsonl, with the "
+        "results_<timestamp>.json lm-eval writes beside them",
+        label_convention=LM_EVAL_CONVENTION,
+        convert=import_lm_eval_samples,
+        metavar="SAMPLES",
+    ),
 }
 
 
@@ -142,12 +156,14 @@ __all__ = [
     "IMPORTERS",
     "GroundedImport",
     "GroundedImporter",
+    "IFEvalFiles",
     "IFEvalImport",
     "IFEvalSources",
     "ImportReport",
     "Importer",
     "InspectImport",
     "JudgeSetImporter",
+    "LmEvalImport",
     "LogImporter",
     "PromptfooImport",
     "import_grounded",
