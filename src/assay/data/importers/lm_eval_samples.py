@@ -273,8 +273,10 @@ def _generation(reader: RowReader) -> _Generation | None:
     if not rest or not isinstance(rest[0], dict) or not texts:
         return None
     prompt = _prompt_text(context)
-    if prompt is None or not responses[0]:
+    if prompt is None:
         reader.fail("arguments", "expected the context lm-eval sent the model (a text)")
+    if not responses[0]:
+        reader.fail("resps", "expected one text per repeat, got none")
     return _Generation(prompt=prompt, gen_kwargs=dict(rest[0]), responses=tuple(responses[0]))
 
 
