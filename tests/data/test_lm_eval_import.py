@@ -266,6 +266,22 @@ def test_repeats_are_variants_and_every_filter_keeps_its_values(
     assert first["meta"]["model_source"] == "dummy"
 
 
+def test_older_releases_list_of_arguments_reads_alike(
+    dummy: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def argument_lists(rows: list[dict[str, Any]]) -> None:
+        for row in rows:
+            row["arguments"] = [list(a.values()) for a in row["arguments"].values()]
+
+    twice = dummy["capitals_twice"]
+    path = edited(twice, tmp_path / "m", argument_lists)
+    for source, out in ((twice, tmp_path / "new"), (path, tmp_path / "old")):
+        assert import_samples(out, source) == 0
+    capsys.readouterr()
+    for name in ("questions.jsonl", "manifest.jsonl"):
+        assert lines(tmp_path / "old" / name) == lines(tmp_path / "new" / name)
+
+
 def test_without_a_results_file_the_folder_names_the_model(
     dummy: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -298,6 +314,26 @@ def edited(
     path = folder / (name or samples.name)
     path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     return path
+
+
+def test_an_empty_response_is_reported_and_left_to_the_coverage_check(
+    dummy: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def silent_first_repeat(rows: list[dict[str, Any]]) -> None:
+        for row in rows:
+            if row["doc_id"] == 0:
+                row["resps"] = [[" ", "lol"]]
+
+    path = edited(dummy["capitals_twice"], tmp_path / "m", silent_first_repeat)
+    out = tmp_path / "judge_set"
+    assert import_samples(out, path) == 0
+    printed = capsys.readouterr().out
+    assert "kept 3 records" in printed
+    assert f"  sample without a text output: doc-0 (capitals_twice, {path.name})" in printed
+    evalset = build_eval_set(load_questions(out / "questions.jsonl"), load_outputs(out))
+    assert not evalset.coverage.complete
+    assert judge(out, tmp_path / "run") == 2
+    assert "missing: doc-0 x capitals_twice x " in capsys.readouterr().err
 
 
 def test_a_bad_line_is_refused_naming_file_line_and_field(
@@ -375,7 +411,9 @@ def test_colliding_ids_are_refused_naming_the_files(
     path = edited(twice, tmp_path / "cities", another_dataset, name=other_task)
     assert import_samples(tmp_path / "out", twice, path) == 2
     line = one_error_line(capsys)
-    assert line.startswith(f"error: {path}: line 1: doc-0 is another document here than in {twice}")
+    assert line.startswith(
+        f"error: {path}:1 field 'doc': doc-0 is another document here than in {twice}"
+    )
 
     def another_prompt(rows: list[dict[str, Any]]) -> None:
         for row in rows:
@@ -384,5 +422,8 @@ def test_colliding_ids_are_refused_naming_the_files(
     # another model's answers to the same task, asked otherwise
     path = edited(twice, tmp_path / "other-model", another_prompt, with_results=False)
     assert import_samples(tmp_path / "out", twice, path) == 2
-    assert "prompt 'capitals_twice' of doc-0 reads 'Which city?' here" in one_error_line(capsys)
+    assert one_error_line(capsys).startswith(
+        f"error: {path}:1 field 'arguments': prompt 'capitals_twice' of doc-0 reads 'Which "
+        "city?' here, "
+    )
     assert not (tmp_path / "out").exists()

@@ -281,8 +281,8 @@ def _generation(reader: RowReader) -> _Generation | None:
 
 
 def _requests(reader: RowReader) -> list[list[Any]]:
-    """Each request's arguments: lm-eval 0.4.3 and later write ``{"gen_args_0": {"arg_0": ...,
-    "arg_1": ...}}``, earlier versions ``[[..., ...]]``."""
+    """Each request's arguments: lm-eval 0.4.13 writes ``{"gen_args_0": {"arg_0": ...,
+    "arg_1": ...}}``, older releases a list of argument lists, ``[[..., ...]]``."""
     arguments = reader.row.get("arguments")
     if isinstance(arguments, dict) and all(isinstance(a, dict) for a in arguments.values()):
         return [list(request.values()) for request in arguments.values()]
@@ -447,10 +447,12 @@ class _JudgeSetBuilder:
             draft = self.questions[question_id] = _QuestionDraft(doc.doc, meta, path)
         elif draft.doc != doc.doc:
             raise InputError(
-                f"line {doc.line}: {question_id} is another document here than in {draft.path} "
+                f"{question_id} is another document here than in {draft.path} "
                 f"({shown(json.dumps(doc.doc))} vs {shown(json.dumps(draft.doc))}): the files are "
                 "samples of different datasets, whose documents would be one question",
                 path=path,
+                line=doc.line,
+                field="doc",
                 hint="import the samples of each dataset into a directory of its own",
             )
         return draft
@@ -464,10 +466,12 @@ class _JudgeSetBuilder:
         first = draft.prompt_files.setdefault(variant, path)
         if earlier != prompt:
             raise InputError(
-                f"line {doc.line}: prompt {variant!r} of {question_id} reads {shown(prompt)} "
-                f"here, {shown(earlier)} in {first}: the judge takes one prompt per question "
-                "and variant",
+                f"prompt {variant!r} of {question_id} reads {shown(prompt)} here, "
+                f"{shown(earlier)} in {first}: the judge takes one prompt per question and "
+                "variant",
                 path=path,
+                line=doc.line,
+                field="arguments",
                 hint="import the samples of each prompt format (chat template, system "
                 "instruction, few-shot examples) into a directory of its own",
             )
