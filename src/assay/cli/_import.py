@@ -13,11 +13,13 @@ from pydantic import BaseModel
 
 from ..data.importers import (
     IMPORTERS,
+    GroundedImport,
     GroundedImporter,
     IFEvalFiles,
     IFEvalSources,
     ImportReport,
     JudgeSetImporter,
+    LabelField,
     LmEvalImport,
     LogImporter,
     refuse_empty,
@@ -86,7 +88,26 @@ def _register_grounded(names: Any, importer: GroundedImporter) -> None:
         help="keep only records whose meta has this value (repeat: the same key keeps any of "
         "its values, different keys must all match), e.g. --where meta.dataset=Lfqa",
     )
+    if importer.convert_labelled is not None:
+        _add_label_options(parser)
     parser.set_defaults(handler=_import_grounded, importer=importer)
+
+
+def _add_label_options(parser: Any) -> None:
+    """A dataset without labels of its own is labelled by a boolean field the user names."""
+    labels = parser.add_mutually_exclusive_group()
+    labels.add_argument(
+        "--error-field",
+        metavar="PATH",
+        help="a boolean field of each row, true = the output has a grounding error "
+        "(gold_error), dotted for a nested one, e.g. additional_metadata.hallucinated",
+    )
+    labels.add_argument(
+        "--grounded-field",
+        metavar="PATH",
+        help="a boolean field of each row, true = the output is grounded, e.g. "
+        "additional_metadata.faithful",
+    )
 
 
 def _register_judge_set(names: Any, importer: JudgeSetImporter) -> None:
@@ -133,7 +154,7 @@ def _import_grounded(args: argparse.Namespace) -> int:
     _refuse_overwriting_source(args.src, args.out)
     check_out_file(args.out)
     where = parse_where(args.where)
-    result = importer.convert(args.src)
+    result = _convert_grounded(importer, args)
     refuse_empty(result.report)
     records = keep_where(result.records, lambda r: r.meta, where) if where else result.records
     write_jsonl(args.out, records)
@@ -143,6 +164,26 @@ def _import_grounded(args: argparse.Namespace) -> int:
         print(f"kept {len(records)} of {len(result.records)} records {_where_text(where)}")
     print(f"wrote {len(records)} records to {args.out}")
     return 0
+
+
+def _convert_grounded(importer: GroundedImporter, args: argparse.Namespace) -> GroundedImport:
+    """The import, labelled by the field --error-field or --grounded-field names, if one does
+    (only importers with ``convert_labelled`` have the options)."""
+    label = _label_field(args)
+    if label is None or importer.convert_labelled is None:
+        return importer.convert(args.src)
+    return importer.convert_labelled(args.src, label)
+
+
+def _label_field(args: argparse.Namespace) -> LabelField | None:
+    for dest, true_means_error in (("error_field", True), ("grounded_field", False)):
+        named = getattr(args, dest, None)
+        if named is not None:
+            try:
+                return LabelField.parse(named, true_means_error=true_means_error)
+            except ValueError as error:
+                raise ConfigError(f"--{dest.replace('_', '-')} {error}") from None
+    return None
 
 
 def _where_text(where: dict[tuple[str, ...], frozenset[str]]) -> str:

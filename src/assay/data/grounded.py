@@ -183,7 +183,21 @@ def _validate(raw: dict[str, Any], path: Path | str, line: int) -> GroundedQARec
         record_id = raw.get("id")
         if isinstance(record_id, str) and record_id:
             message = f"{message} (record {record_id!r})"
-        raise InputError(message, path=path, line=line, field=field or None) from None
+        raise InputError(
+            message, path=path, line=line, field=field or None, hint=_import_hint(raw)
+        ) from None
+
+
+# a field only another tool's own files have -> the importer that converts them
+_IMPORTED_FROM = {"actual_output": "deepeval"}
+
+
+def _import_hint(raw: dict[str, Any]) -> str | None:
+    """The ``assay import`` for a file another tool wrote, where the record says which."""
+    tool = next((name for field, name in _IMPORTED_FROM.items() if field in raw), None)
+    if tool is None:
+        return None
+    return f"this looks like a {tool} file: assay import {tool} FILE --out X.jsonl converts it"
 
 
 def _field_path(loc: tuple[int | str, ...]) -> str:

@@ -1,6 +1,7 @@
-"""assay inside other tools: :mod:`assay.integrations.inspect_ai` (an inspect_ai scorer) and
-:mod:`assay.integrations.promptfoo` (a promptfoo assertion), both backed by the model-free
-``learned`` claim checker through :mod:`assay.integrations._grounding`.
+"""assay inside other tools: :mod:`assay.integrations.inspect_ai` (an inspect_ai scorer),
+:mod:`assay.integrations.promptfoo` (a promptfoo assertion) and
+:mod:`assay.integrations.deepeval` (a deepeval metric), all backed by the model-free ``learned``
+claim checker through :mod:`assay.integrations._grounding`.
 
 The top of assay's layers: modules here import assay's own layers and their tool, and nothing
 in assay imports them (``tests/test_layering.py``).

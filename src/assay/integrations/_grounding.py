@@ -87,17 +87,24 @@ def explanation(result: AnswerScore, p_error: float, threshold: float) -> str:
     """``p_error`` and the verdict, then each claim with its evidence window."""
     verdict = "grounded" if p_error < threshold else "not grounded"
     checks = result.claim_checks
-    lines = [
+    header = (
         f"p_error {p_error:.3f} ({verdict}: threshold {threshold}; {result.method}, "
         f"{len(checks)} claim{'' if len(checks) == 1 else 's'}, checker {CHECKER_VERSION})"
-    ]
-    for number, check in enumerate(checks, start=1):
+    )
+    return "\n".join([header, *claim_lines(result)])
+
+
+def claim_lines(result: AnswerScore) -> list[str]:
+    """Each claim with its verdict, the evidence window it was matched to and the words the
+    evidence lacks: the explanation below its first line."""
+    lines: list[str] = []
+    for number, check in enumerate(result.claim_checks, start=1):
         lines.append(f"claim {number}: {check.claim.text!r}: {_verdict(check)}")
         if check.evidence_window:
             lines.append(f"  evidence window: {_cut(check.evidence_window)!r}")
         if check.missing_words:
             lines.append(f"  not in the evidence: {', '.join(check.missing_words)}")
-    return "\n".join(lines)
+    return lines
 
 
 def _verdict(check: ClaimCheck) -> str:

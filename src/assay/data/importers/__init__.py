@@ -19,12 +19,22 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import ConfigError
-from . import aggrefact, expertqa, halueval, ifeval, inspect_logs, promptfoo_results, wice
+from . import (
+    aggrefact,
+    deepeval_datasets,
+    expertqa,
+    halueval,
+    ifeval,
+    inspect_logs,
+    lm_eval_samples,
+    promptfoo_results,
+    wice,
+)
 from ._common import GroundedImport, ImportReport, refuse_empty
+from .deepeval_datasets import LabelField
 from .ifeval import IFEvalImport, IFEvalSources
 from .inspect_logs import InspectImport
-from .lm_eval_samples import LABEL_CONVENTION as LM_EVAL_CONVENTION
-from .lm_eval_samples import IFEvalFiles, LmEvalImport, import_lm_eval_samples
+from .lm_eval_samples import IFEvalFiles, LmEvalImport
 from .promptfoo_results import PromptfooImport
 
 
@@ -37,6 +47,9 @@ class GroundedImporter:
     source: str  # what SRC is, with the file name of the split in ../shared/data
     label_convention: str
     convert: Callable[[Path], GroundedImport]
+    # for a dataset without labels of its own: the converter that reads a field the user names
+    # as the label (``--error-field`` / ``--grounded-field``)
+    convert_labelled: Callable[[Path, LabelField], GroundedImport] | None = None
 
 
 @dataclass(frozen=True)
@@ -100,6 +113,17 @@ IMPORTERS: dict[str, Importer] = {
         label_convention=aggrefact.LABEL_CONVENTION,
         convert=aggrefact.import_aggrefact,
     ),
+    "deepeval": GroundedImporter(
+        name="deepeval",
+        summary="deepeval datasets (EvaluationDataset.save_as: json, jsonl or csv) of goldens or "
+        "test cases with an actual_output -> one verify-only record per row, evidence = "
+        "retrieval_context (else context)",
+        source="a dataset file deepeval wrote with EvaluationDataset.save_as (.json, .jsonl or "
+        ".csv)",
+        label_convention=deepeval_datasets.LABEL_CONVENTION,
+        convert=deepeval_datasets.import_deepeval,
+        convert_labelled=deepeval_datasets.import_deepeval,
+    ),
     "ifeval": JudgeSetImporter(
         name="ifeval",
         summary="IFEval prompts + one model's responses + IFEval's own labels -> a judge "
@@ -135,8 +159,8 @@ IMPORTERS: dict[str, Importer] = {
         "layout for assay instructions",
         source="lm-eval samples files, samples_<task>_<timestamp>.jsonl, with the "
         "results_<timestamp>.json lm-eval writes beside them",
-        label_convention=LM_EVAL_CONVENTION,
-        convert=import_lm_eval_samples,
+        label_convention=lm_eval_samples.LABEL_CONVENTION,
+        convert=lm_eval_samples.import_lm_eval_samples,
         metavar="SAMPLES",
     ),
 }
@@ -144,7 +168,7 @@ IMPORTERS: dict[str, Importer] = {
 
 def import_grounded(name: str, source: Path) -> GroundedImport:
     """Import ``source`` with the grounded-QA importer ``name`` (expertqa, wice, halueval,
-    aggrefact)."""
+    aggrefact, deepeval)."""
     importer = IMPORTERS.get(name)
     if not isinstance(importer, GroundedImporter):
         names = ", ".join(n for n, i in IMPORTERS.items() if isinstance(i, GroundedImporter))
@@ -163,6 +187,7 @@ __all__ = [
     "Importer",
     "InspectImport",
     "JudgeSetImporter",
+    "LabelField",
     "LmEvalImport",
     "LogImporter",
     "PromptfooImport",

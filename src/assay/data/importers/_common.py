@@ -34,6 +34,8 @@ class ImportReport(BaseModel):
     # reason -> the first skipped items it names, where an importer names them (inspect logs)
     skipped_first: dict[str, tuple[str, ...]] = {}
     labels: dict[str, int]  # "error" / "grounded" -> count of kept records
+    # what an importer wrote in place of a field the source lacks -> count of kept records
+    filled: dict[str, int] = {}
     error_types: dict[str, int]  # error_type -> count of kept records
     label_convention: str
 
@@ -42,6 +44,8 @@ class ImportReport(BaseModel):
         units = ", ".join(f"{count} {name}" for name, count in self.units.items())
         out = [f"{self.dataset}: read {self.rows} rows from {self.source} ({units})"]
         out.append(f"kept {self.kept} records: " + _counts(self.labels))
+        if self.filled:
+            out.append("  filled: " + _counts(self.filled))
         if self.error_types:
             out.append("  by error_type: " + _counts(self.error_types))
         skipped = sum(self.skipped.values())

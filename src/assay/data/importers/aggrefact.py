@@ -21,18 +21,15 @@ own, are not independent either.
 
 from __future__ import annotations
 
-import csv
 import json
 import re
-import zlib
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from ...errors import SHOWN_CHARS, InputError, shown
-from ..jsonl import check_input_file, decode_line, open_lines
 from ..records import Evidence, GroundedQARecord
-from ._common import GroundedImport, Row, RowReader, Tally, UniqueIds, read_rows, stable_key
+from ._common import GroundedImport, RowReader, Tally, UniqueIds, read_rows, stable_key
+from ._csv import csv_rows
 
 DATASET = "aggrefact"
 LABEL_CONVENTION = (
@@ -41,7 +38,6 @@ LABEL_CONVENTION = (
     "source dataset."
 )
 ERROR_TYPE = "unsupported"
-CSV_FIELD_LIMIT = 64 * 1024 * 1024
 
 SKIP_EMPTY_CLAIM = "empty claim"
 SKIP_EMPTY_DOC = "empty document"
@@ -55,7 +51,7 @@ def import_aggrefact(path: Path) -> GroundedImport:
     tally = Tally()
     ids = UniqueIds(tag="R")  # a CSV row may span lines: the row number names it in any format
     records: list[GroundedQARecord] = []
-    for line, row in _csv_rows(path) if from_csv else read_rows(path, DATASET):
+    for line, row in csv_rows(path, DATASET) if from_csv else read_rows(path, DATASET):
         tally.rows += 1
         reader = RowReader(row, path=path, line=line, dataset=DATASET)
         record = _claim_record(reader, tally, from_csv=from_csv)
@@ -77,72 +73,6 @@ def _is_csv(path: Path) -> bool:
             "load_dataset('lytang/LLM-AggreFact')['test'].to_json('aggrefact_test.jsonl')",
         )
     return name.endswith(".csv")
-
-
-def _csv_rows(path: Path) -> Iterator[tuple[int, Row]]:
-    """(first line of the row, row) of a CSV file with a header; a quoted field may span lines,
-    so a row is named by the line it starts on."""
-    check_input_file(path, hint=f"SRC is the path of an {DATASET} file")
-    # a grounding document can be a whole web page: far above csv's default 128 KiB field limit
-    csv.field_size_limit(max(csv.field_size_limit(), CSV_FIELD_LIMIT))
-    start, found = 1, False
-    try:
-        with open_lines(path) as handle:
-            rows = csv.reader(_text_lines(handle, path))
-            header = next(rows, None)
-            if header is None:
-                raise InputError("no records: the file is empty (expected a CSV header)", path=path)
-            _check_header(header, path)
-            start = rows.line_num + 1
-            for values in rows:
-                if any(v.strip() for v in values):
-                    found = True
-                    yield start, _csv_row(header, values, path, start)
-                start = rows.line_num + 1
-    except (csv.Error, OSError, EOFError, zlib.error) as error:
-        raise InputError(f"not a readable CSV file: {error}", path=path, line=start) from None
-    if not found:
-        raise InputError("no records: the CSV file has a header and no row", path=path)
-
-
-def _text_lines(handle: BinaryIO, path: Path) -> Iterator[str]:
-    """The file's physical lines, each decoded on its own and keeping its line end (csv needs
-    it), so that a byte that is not UTF-8 is named by its own line, as in JSON lines. Decoding
-    the file in blocks named the row being parsed when a block failed, which can be hundreds
-    of lines before the byte: a quoted field may hold line breaks."""
-    number = 0
-    for block in handle:  # ends at each \n
-        # a bare \r ends a line too (old Mac files), as in a text file opened with newline="";
-        # bytes.splitlines splits at \r, \n and \r\n only, never inside a UTF-8 character
-        for raw in block.splitlines(keepends=True):
-            number += 1
-            yield decode_line(raw, path, number)  # also drops a byte order mark on line 1
-
-
-def _check_header(header: list[str], path: Path) -> None:
-    """Refuse a column named twice: each row becomes a dict by column name, in which the last
-    of the two would silently win."""
-    first: dict[str, int] = {}
-    for column, name in enumerate(header, start=1):
-        if name in first:
-            raise InputError(
-                f"the header names the column {shown(name)} twice (columns {first[name]} and "
-                f"{column}); give each column a name of its own",
-                path=path,
-                line=1,
-                field=name or None,
-            )
-        first[name] = column
-
-
-def _csv_row(header: list[str], values: list[str], path: Path, line: int) -> Row:
-    if len(values) != len(header):
-        raise InputError(
-            f"the row has {len(values)} values for the header's {len(header)} columns",
-            path=path,
-            line=line,
-        )
-    return dict(zip(header, values, strict=True))
 
 
 def _claim_record(reader: RowReader, tally: Tally, *, from_csv: bool) -> GroundedQARecord | None:
