@@ -15,10 +15,12 @@ from ..data.importers import (
     IMPORTERS,
     GroundedImport,
     GroundedImporter,
+    IFEvalFiles,
     IFEvalSources,
     ImportReport,
     JudgeSetImporter,
     LabelField,
+    LmEvalImport,
     LogImporter,
     refuse_empty,
 )
@@ -231,8 +233,12 @@ def _import_logs(args: argparse.Namespace) -> int:
     check_out_dir(args.out, LOG_FILES)
     result = importer.convert(args.src)
     refuse_empty(result.report)
+    ifeval = result.ifeval if isinstance(result, LmEvalImport) else ()
+    _check_ifeval_files(args.out, ifeval)
     contents = {"questions": result.questions, "outputs": result.outputs}
-    return _write_judge_set(args.out, contents, result.report, tuple(args.src))
+    _write_judge_set(args.out, contents, result.report, tuple(args.src))
+    _write_ifeval_files(args.out, ifeval)
+    return 0
 
 
 def _write_judge_set(
@@ -252,6 +258,38 @@ def _write_judge_set(
     for kind, records in contents.items():
         print(f"wrote {len(records)} {kind} to {out / JUDGE_SET_FILES[kind]}")
     return 0
+
+
+def _ifeval_contents(files: IFEvalFiles) -> dict[str, Sequence[BaseModel]]:
+    """File name -> lines of an IFEval layout (an empty verdicts file is not written)."""
+    contents: dict[str, Sequence[BaseModel]] = {
+        "input_data.jsonl": files.inputs,
+        files.responses_name: files.responses,
+    }
+    for mode, lines in files.verdicts.items():
+        contents[f"eval_results_{mode}.jsonl"] = lines
+    return contents
+
+
+def _check_ifeval_files(out: Path, layouts: Sequence[IFEvalFiles]) -> None:
+    for files in layouts:
+        check_run_dir_parents(out / files.directory)
+        for name in _ifeval_contents(files):
+            check_out_file(out / files.directory / name)
+
+
+def _write_ifeval_files(out: Path, layouts: Sequence[IFEvalFiles]) -> None:
+    """IFEval documents in IFEval's layout, for `assay instructions check|agreement`."""
+    for files in layouts:
+        directory = out / files.directory
+        directory.mkdir(parents=True, exist_ok=True)
+        for name, lines in _ifeval_contents(files).items():
+            write_jsonl(directory / name, lines)
+        modes = " and ".join(files.verdicts) or "no"
+        print(
+            f"wrote {len(files.responses)} IFEval responses of {files.target_model} under "
+            f"{files.prompt_variant!r} ({modes} verdicts) to {directory}"
+        )
 
 
 def write_jsonl(path: Path, records: Iterable[BaseModel]) -> None:

@@ -7,9 +7,9 @@ values plus an :class:`ImportReport` of what it kept and skipped and why. A file
 shape fails with one :class:`~assay.errors.InputError` naming the file, the line and the field.
 The IFEval importer (:class:`JudgeSetImporter`) turns prompts, responses and IFEval's own labels
 into the judge protocol's question set and outputs manifest plus a ground-truth labels file.
-The inspect_ai and promptfoo importers (:class:`LogImporter`) turn eval logs and results files,
-the outputs a model already wrote under those tools, into a question set and an outputs
-manifest.
+The inspect_ai, promptfoo and lm-eval importers (:class:`LogImporter`) turn eval logs, results
+files and samples files, the outputs a model already wrote under those tools, into a question
+set and an outputs manifest.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from . import (
     halueval,
     ifeval,
     inspect_logs,
+    lm_eval_samples,
     promptfoo_results,
     ragas_datasets,
     wice,
@@ -34,6 +35,7 @@ from ._common import GroundedImport, ImportReport, refuse_empty
 from ._labels import LabelField
 from .ifeval import IFEvalImport, IFEvalSources
 from .inspect_logs import InspectImport
+from .lm_eval_samples import IFEvalFiles, LmEvalImport
 from .promptfoo_results import PromptfooImport
 
 
@@ -72,7 +74,7 @@ class LogImporter:
     summary: str
     source: str
     label_convention: str
-    convert: Callable[[Sequence[Path]], InspectImport | PromptfooImport]
+    convert: Callable[[Sequence[Path]], InspectImport | PromptfooImport | LmEvalImport]
     metavar: str = "LOG"  # what the command line calls one of the files
 
 
@@ -162,6 +164,18 @@ IMPORTERS: dict[str, Importer] = {
         convert=promptfoo_results.import_promptfoo_results,
         metavar="RESULTS",
     ),
+    "lm-eval": LogImporter(
+        name="lm-eval",
+        summary="lm-evaluation-harness samples files (lm_eval --log_samples) -> a judge question "
+        "set (one question per document, one variant per generation task) and an outputs "
+        "manifest (the run's model as the target model); IFEval documents also in IFEval's "
+        "layout for assay instructions",
+        source="lm-eval samples files, samples_<task>_<timestamp>.jsonl, with the "
+        "results_<timestamp>.json lm-eval writes beside them",
+        label_convention=lm_eval_samples.LABEL_CONVENTION,
+        convert=lm_eval_samples.import_lm_eval_samples,
+        metavar="SAMPLES",
+    ),
 }
 
 
@@ -179,6 +193,7 @@ __all__ = [
     "IMPORTERS",
     "GroundedImport",
     "GroundedImporter",
+    "IFEvalFiles",
     "IFEvalImport",
     "IFEvalSources",
     "ImportReport",
@@ -186,6 +201,7 @@ __all__ = [
     "InspectImport",
     "JudgeSetImporter",
     "LabelField",
+    "LmEvalImport",
     "LogImporter",
     "PromptfooImport",
     "import_grounded",
