@@ -53,6 +53,12 @@ T = TypeVar("T")
 R = TypeVar("R")
 C = TypeVar("C")  # what every worker gets from the driver beside its batch
 EXTRA_HINT = "install the extra: pip install 'assay[ray]'"
+#: How many times a batch is run again after its worker died (Ray's ``max_retries``), and
+#: after Ray's memory monitor killed it (``RAY_task_oom_retries``, unless set: Ray's own
+#: default retries such a batch for ever, and a batch too big for its node's memory hung
+#: the run without end).
+MAX_RETRIES = 3
+_OOM_RETRIES = "RAY_task_oom_retries"  # Ray's own variable, in its own case
 #: Seconds the probe of ``RAY_ADDRESS`` waits for the cluster to answer.
 PROBE_TIMEOUT_S = 5.0
 #: Seconds a run waits, by default, for a node with CPUs to (re)join a cluster that has none
@@ -92,6 +98,9 @@ def connect() -> Any:
     if not ray.is_initialized():
         check_address()
         address = os.environ.get("RAY_ADDRESS") or None
+        # the driver owns the batches, so its own setting decides how often Ray reruns one
+        # its memory monitor killed (read when ray.init starts the driver's core worker)
+        os.environ.setdefault(_OOM_RETRIES, str(MAX_RETRIES))
         options: dict[str, Any] = {"ignore_reinit_error": True, "log_to_driver": False}
         if address is None:
             options |= {"num_cpus": len(os.sched_getaffinity(0)), "include_dashboard": False}
@@ -238,7 +247,7 @@ def ray_map(
     *,
     context: C,
     describe: Callable[[T], str] = lambda _: "a batch",
-    max_retries: int = 3,
+    max_retries: int = MAX_RETRIES,
     node_wait_s: float | None = NO_CPU_GRACE_S,
 ) -> int:
     """Run ``function`` on every batch on the cluster; ``on_batch`` gets each result as it
@@ -279,14 +288,24 @@ def ray_map(
                 except ray.exceptions.RayTaskError as error:
                     raise worker_error(error) from error
                 except ray.exceptions.RayError as error:  # the worker or its node gave out
-                    where = _where(key)
-                    raise lost_batch(error, describe(batch), max_retries, where) from error
+                    where, tries = _where(key), _retries_of(error, max_retries)
+                    raise lost_batch(error, describe(batch), tries, where) from error
                 on_batch(result)
                 done += 1
         finally:
             for ref in in_flight:  # an interrupt or error: stop what is still running
                 ray.cancel(ref, force=True)
             _forget_where(run)
+
+
+def _retries_of(error: BaseException, max_retries: int) -> int:
+    """How many times Ray ran the lost batch again: a batch its memory monitor killed has the
+    budget of ``RAY_task_oom_retries``, any other ``max_retries``."""
+    if type(error).__name__ != "OutOfMemoryError":
+        return max_retries
+    with contextlib.suppress(ValueError):
+        return int(os.environ.get(_OOM_RETRIES, MAX_RETRIES))
+    return max_retries
 
 
 class _CpuWatch:
