@@ -23,5 +23,6 @@ fi
 if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
     sh scripts/install_promptfoo.sh >/dev/null
 fi
-sh scripts/install_ragas.sh >/dev/null
+# a failed install does not stop the suite: the ragas tests then fail, naming why
+sh scripts/install_ragas.sh >/dev/null || echo "warning: the ragas environment could not be installed" >&2
 exec .venv/bin/python -m pytest "$@"
