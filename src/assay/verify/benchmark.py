@@ -337,7 +337,7 @@ def _run_locked(
         tally = _streamed_tally(config, plan) if config.executor == "ray" and todo else None
         on_ray: dict[str, dict[str, Any]] = {}  # the usage of the Ray batches written so far
         usage = asyncio.run(
-            _run_pending(config, done, plan, on_result, models, progress, deferred, tally, on_ray)
+            _run_pending(config, done, plan, on_result, models, progress, deferred, on_ray, tally)
         )
         summary = write_summary(config.out_dir, config=config.public_dump(), tally=tally)
     except BaseException as error:
@@ -652,8 +652,8 @@ async def _run_pending(
     models: dict[str, MeteredModel],
     progress: bool | None,
     deferred: list[str],
+    usage_on_ray: dict[str, dict[str, Any]],
     tally: SummaryTally | None = None,
-    usage_on_ray: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Run every selected record not in ``done``; returns each model's usage in this session.
     The ids of records left waiting on batch files are added to ``deferred``; a Ray run counts
@@ -668,7 +668,7 @@ async def _run_pending(
             await model.aclose()
         # checked lines go to the workers as they are: the driver does not parse them again
         lines = record_lines(config.data, plan.todo_lines)
-        return run_on_ray(config, lines, todo, on_result, progress, tally, usage_on_ray)
+        return run_on_ray(config, lines, todo, on_result, progress, usage_on_ray, tally)
     pending = (r for r in _selected_records(config) if r.id not in done)
     try:
         worker = _pattern_worker(config, models)

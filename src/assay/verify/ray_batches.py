@@ -43,15 +43,14 @@ def run_on_ray(
     todo: int,
     on_result: Callable[[ResultRecord], None] | None,
     progress: bool | None,
+    usage: dict[str, dict[str, Any]],
     tally: SummaryTally | None = None,
-    usage: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Run ``pending`` (checked record lines, as the data file has them) on the cluster;
-    returns each model's summed token counts, added batch by batch into ``usage`` (when given)
-    so that a run that stops midway still knows what its written batches used and what served
-    them. The workers' counts of their batches are merged into ``tally``, in the order the
-    batches are written; ``on_result`` (when given) sees each result, read back from its line."""
-    usage = {} if usage is None else usage
+    returns each model's summed token counts, added batch by batch into ``usage`` so that a
+    run that stops midway still knows what its written batches used and what served them.
+    The workers' counts of their batches are merged into ``tally``, in the order the batches
+    are written; ``on_result`` (when given) sees each result, read back from its line."""
     bar = Progress(todo, f"bench {config.pattern} (ray)", show=progress, unit="ex")
     with JsonlWriter(config.out_dir / RESULTS_FILE) as writer, bar:
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -55,6 +55,41 @@ class ImportReport(BaseModel):
             out.append(f"  {reason}: " + ", ".join(first) + (f" and {more} more" if more else ""))
         out.append(f"labels: {self.label_convention}")
         return out
+
+
+#: Skipped items a log importer's report names, per reason.
+FIRST_IDS = 5
+
+
+def log_import_report(
+    *,
+    dataset: str,
+    paths: Sequence[Path],
+    rows: int,
+    units: dict[str, int],
+    kept: int,
+    skipped: Mapping[str, Sequence[str]],
+    reasons: Sequence[str],
+    counts: dict[str, int],
+    convention: str,
+) -> ImportReport:
+    """The report of an importer of another tool's logs (inspect, promptfoo, lm-eval):
+    ``skipped`` maps each reason to the items it left out, reported in the order of
+    ``reasons``, the first :data:`FIRST_IDS` by name; ``counts`` (questions, variants, target
+    models) stand where a grounded import's labels do."""
+    present = [reason for reason in reasons if reason in skipped]
+    return ImportReport(
+        dataset=dataset,
+        source=", ".join(str(p) for p in paths),
+        rows=rows,
+        units=units,
+        kept=kept,
+        skipped={reason: len(skipped[reason]) for reason in present},
+        skipped_first={reason: tuple(skipped[reason][:FIRST_IDS]) for reason in present},
+        labels=counts,
+        error_types={},
+        label_convention=convention,
+    )
 
 
 def refuse_empty(report: ImportReport) -> None:

@@ -107,7 +107,8 @@ class LabelField:
             seen = Counter(
                 label_text(value)
                 for record in records
-                if (value := _in_meta(record, self.name)) is not None
+                # the field as the record's meta kept it, for the error's list of values
+                if (value := self.value(record.meta or {})) is not None
             )
             held = ", ".join(f"{value!r} ({count})" for value, count in seen.most_common(10))
             raise InputError(
@@ -130,13 +131,3 @@ def _boolean(value: Any) -> bool | None:
         return value
     text = value.strip().lower() if isinstance(value, str) else None
     return True if text == "true" else False if text == "false" else None
-
-
-def _in_meta(record: GroundedQARecord, name: str) -> Any:
-    """The label field as the record's meta kept it (for the error's list of values)."""
-    meta: Any = record.meta or {}
-    if name in meta:
-        return meta[name]
-    for part in name.split("."):
-        meta = meta.get(part) if isinstance(meta, Mapping) else None
-    return meta

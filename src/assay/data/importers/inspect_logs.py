@@ -33,7 +33,7 @@ from pydantic import BaseModel, ConfigDict
 from ...errors import ConfigError, InputError, shown
 from ..jsonl import check_input_file
 from ..questions import ManifestEntry, PromptVariant, Question
-from ._common import ImportReport, stable_key
+from ._common import ImportReport, log_import_report, stable_key
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog, EvalSample
@@ -50,7 +50,6 @@ SKIP_NON_TEXT = "input with non-text content (image, audio, video)"
 SKIP_EMPTY_INPUT = "empty input"
 # the order the report lists them in, whatever order the logs hold the samples in
 SKIP_REASONS = (SKIP_ERROR, SKIP_NO_OUTPUT, SKIP_NON_TEXT, SKIP_EMPTY_INPUT)
-FIRST_IDS = 5  # skipped samples named in the report, per reason
 
 
 class InspectImport(BaseModel):
@@ -209,22 +208,20 @@ class _JudgeSetBuilder:
             for question_id, draft in self.questions.items()
             if draft.epochs
         )
-        skipped = [reason for reason in SKIP_REASONS if reason in self.skipped]
-        report = ImportReport(
+        report = log_import_report(
             dataset=DATASET,
-            source=", ".join(str(p) for p in paths),
+            paths=paths,
             rows=self.samples,
             units={"samples": self.samples},
             kept=len(self.outputs),
-            skipped={reason: len(self.skipped[reason]) for reason in skipped},
-            skipped_first={reason: tuple(self.skipped[reason][:FIRST_IDS]) for reason in skipped},
-            labels={
+            skipped=self.skipped,
+            reasons=SKIP_REASONS,
+            counts={
                 "questions": len(questions),
                 "epochs": max((len(q.variants) for q in questions), default=0),
                 "target models": len(self.models),
             },
-            error_types={},
-            label_convention=LABEL_CONVENTION,
+            convention=LABEL_CONVENTION,
         )
         return InspectImport(questions=questions, outputs=tuple(self.outputs), report=report)
 

@@ -43,7 +43,7 @@ from pydantic import BaseModel, ConfigDict, StrictInt
 from ...errors import InputError, shown
 from ..jsonl import check_input_file
 from ..questions import ID_PATTERN, ManifestEntry, PromptVariant, Question
-from ._common import ImportReport, RowReader, read_rows, stable_key
+from ._common import ImportReport, RowReader, log_import_report, read_rows, stable_key
 
 DATASET = "lm-eval"
 ROWS = "per-sample lm-eval"  # what read_rows and RowReader call the file in their errors
@@ -54,7 +54,6 @@ LABEL_CONVENTION = (
 SKIP_LOGLIKELIHOOD = "sample of a log-likelihood task (no text output)"
 SKIP_NO_TEXT = "sample without a text output"
 SKIP_REASONS = (SKIP_LOGLIKELIHOOD, SKIP_NO_TEXT)
-FIRST_IDS = 5  # skipped samples named in the report, per reason
 GENERATION = "generate_until"
 WRITE_IT = "write it with lm_eval ... --log_samples --output_path DIR"
 SAMPLES_NAME = re.compile(
@@ -514,22 +513,20 @@ class _JudgeSetBuilder:
             )
             for question_id, draft in self.questions.items()
         )
-        skipped = [reason for reason in SKIP_REASONS if reason in self.skipped]
-        report = ImportReport(
+        report = log_import_report(
             dataset=DATASET,
-            source=", ".join(str(p) for p in paths),
+            paths=paths,
             rows=self.rows,
             units={"samples": self.samples},
             kept=len(self.outputs),
-            skipped={reason: len(self.skipped[reason]) for reason in skipped},
-            skipped_first={reason: tuple(self.skipped[reason][:FIRST_IDS]) for reason in skipped},
-            labels={
+            skipped=self.skipped,
+            reasons=SKIP_REASONS,
+            counts={
                 "questions": len(questions),
                 "prompt variants": len({v.variant for q in questions for v in q.variants}),
                 "target models": len(self.models),
             },
-            error_types={},
-            label_convention=LABEL_CONVENTION,
+            convention=LABEL_CONVENTION,
         )
         return LmEvalImport(
             questions=questions,

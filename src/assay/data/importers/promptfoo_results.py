@@ -42,7 +42,7 @@ from pydantic import BaseModel, ConfigDict
 from ...errors import InputError, shown
 from ..jsonl import check_input_file
 from ..questions import ID_PATTERN, ManifestEntry, PromptVariant, Question
-from ._common import ImportReport, stable_key
+from ._common import ImportReport, log_import_report, stable_key
 
 DATASET = "promptfoo"
 LABEL_CONVENTION = (
@@ -52,7 +52,6 @@ LABEL_CONVENTION = (
 SKIP_ERROR = "row with an error"
 SKIP_NO_TEXT = "row without a text output"
 SKIP_REASONS = (SKIP_ERROR, SKIP_NO_TEXT)
-FIRST_IDS = 5  # skipped rows named in the report, per reason
 PROVIDER_ERROR = 2  # promptfoo's ResultFailureReason.ERROR (1 is a failed assertion)
 WRITE_IT = "write it with promptfoo eval -o FILE.json"
 
@@ -358,22 +357,20 @@ class _JudgeSetBuilder:
             )
             for question_id, draft in sorted(self.questions.items(), key=_by_row)
         )
-        skipped = [reason for reason in SKIP_REASONS if reason in self.skipped]
-        report = ImportReport(
+        report = log_import_report(
             dataset=DATASET,
-            source=", ".join(str(p) for p in paths),
+            paths=paths,
             rows=self.rows,
             units={"rows": self.rows},
             kept=len(self.outputs),
-            skipped={reason: len(self.skipped[reason]) for reason in skipped},
-            skipped_first={reason: tuple(self.skipped[reason][:FIRST_IDS]) for reason in skipped},
-            labels={
+            skipped=self.skipped,
+            reasons=SKIP_REASONS,
+            counts={
                 "questions": len(questions),
                 "prompt variants": len({v.variant for q in questions for v in q.variants}),
                 "target models": len(self.models),
             },
-            error_types={},
-            label_convention=LABEL_CONVENTION,
+            convention=LABEL_CONVENTION,
         )
         return PromptfooImport(questions=questions, outputs=tuple(self.outputs), report=report)
 
