@@ -257,50 +257,6 @@ def test_a_batch_whose_worker_keeps_dying_ends_the_run_with_one_line_and_resumes
     assert len(ids) == len(set(ids)) == 1500
 
 
-def test_a_batch_too_big_for_its_nodes_memory_ends_the_run_naming_it(tmp_path: Path) -> None:
-    """Ray's memory monitor kills a worker whose node runs short of memory, and by default
-    reruns its task for ever: a batch too big for the node hung the run without end. Here
-    the run ends after the batch's retries, with one line that says why and what to do.
-    A cluster of its own, started by the driver, whose monitor acts 1 GB above the memory
-    the machine uses now; each record's evidence is 40 MB of text, a few GB to index."""
-    sentences = (f"Item {i} stands next to item {i + 1} in row {i % 997}." for i in range(850_000))
-    page = " ".join(sentences)
-    records = verify_only_records(2)
-    for record in records:
-        record["evidence"] = [{"evidence_id": "p1", "text": page}]
-        record.pop("gold_citations")
-    data = write_jsonl(tmp_path / "data.jsonl", records)
-    info = dict(line.split(":", 1) for line in Path("/proc/meminfo").read_text().splitlines())
-    total, available = (int(info[key].split()[0]) * 1024 for key in ("MemTotal", "MemAvailable"))
-    threshold = (total - available + 1_000_000_000) / total
-    own = Path(tempfile.mkdtemp(prefix="ray-", dir="/tmp"))  # short: Unix socket paths
-    address = {"RAY_TMPDIR": str(own), "RAY_memory_usage_threshold": f"{threshold:.4f}"}
-    address["RAY_memory_monitor_refresh_ms"] = "100"
-    try:
-        process = _bench(tmp_path, data, tmp_path / "ray", "--executor", "ray",
-                         "--ray-batch-size", "1", address=address)  # fmt: skip
-        try:
-            _, err = process.communicate(timeout=300)
-        finally:
-            process.kill()  # (when it did not end)
-    finally:
-        stop_cluster(str(own))
-        shutil.rmtree(own, ignore_errors=True)
-    assert process.returncode == 1, err[-3000:]
-    lines = [line for line in err.splitlines() if line.startswith(("error:", "  hint:"))]
-    assert re.fullmatch(
-        r"error: Ray lost a batch after 3 retries on Ray node \S+ \(.+\): Ray killed the "
-        rf"worker running it: its node was running out of memory; the batch held 1 record, "
-        rf"v[01] of {re.escape(str(data))}",
-        lines[0],
-    ), err[-3000:]
-    assert lines[1] == (
-        "  hint: give the workers more memory, or use a smaller --ray-batch-size; what "
-        "finished is kept: run the same command again to resume"
-    )
-    assert "Traceback" not in err
-
-
 def _line_count(path: Path) -> int:
     return path.read_bytes().count(b"\n") if path.exists() else 0
 

@@ -53,12 +53,10 @@ T = TypeVar("T")
 R = TypeVar("R")
 C = TypeVar("C")  # what every worker gets from the driver beside its batch
 EXTRA_HINT = "install the extra: pip install 'assay[ray]'"
-#: How many times a batch is run again after its worker died (Ray's ``max_retries``), and
-#: after Ray's memory monitor killed it (``RAY_task_oom_retries``, unless set: Ray's own
-#: default retries such a batch for ever, and a batch too big for its node's memory hung
-#: the run without end).
+#: How many times a batch is run again after its worker died (Ray's ``max_retries``).
 MAX_RETRIES = 3
-_OOM_RETRIES = "RAY_task_oom_retries"  # Ray's own variable, in its own case
+# Ray's own budget for a batch its memory monitor killed (for ever unless set), in its case
+_OOM_RETRIES = "RAY_task_oom_retries"
 #: Seconds the probe of ``RAY_ADDRESS`` waits for the cluster to answer.
 PROBE_TIMEOUT_S = 5.0
 #: Seconds a run waits, by default, for a node with CPUs to (re)join a cluster that has none
@@ -98,9 +96,6 @@ def connect() -> Any:
     if not ray.is_initialized():
         check_address()
         address = os.environ.get("RAY_ADDRESS") or None
-        # the driver owns the batches, so its own setting decides how often Ray reruns one
-        # its memory monitor killed (read when ray.init starts the driver's core worker)
-        os.environ.setdefault(_OOM_RETRIES, str(MAX_RETRIES))
         options: dict[str, Any] = {"ignore_reinit_error": True, "log_to_driver": False}
         if address is None:
             options |= {"num_cpus": len(os.sched_getaffinity(0)), "include_dashboard": False}
@@ -300,7 +295,7 @@ def ray_map(
 
 def _retries_of(error: BaseException, max_retries: int) -> int:
     """How many times Ray ran the lost batch again: a batch its memory monitor killed has the
-    budget of ``RAY_task_oom_retries``, any other ``max_retries``."""
+    budget of ``RAY_task_oom_retries`` (when the user set it), any other ``max_retries``."""
     if type(error).__name__ != "OutOfMemoryError":
         return max_retries
     with contextlib.suppress(ValueError):
