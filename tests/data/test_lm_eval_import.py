@@ -282,6 +282,32 @@ def test_older_releases_list_of_arguments_reads_alike(
         assert lines(tmp_path / "old" / name) == lines(tmp_path / "new" / name)
 
 
+@pytest.mark.slow
+def test_a_new_import_removes_the_ifeval_files_of_an_earlier_one_and_nothing_else(
+    chat: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The judge set is replaced by a new import into the same folder: the IFEval files of
+    the earlier one (another model, or no IFEval task at all) would be read as its."""
+    out = tmp_path / "judge_set"
+    assert import_samples(out, chat["ifeval_offline"]) == 0
+    first = out / "ifeval" / "smollm2" / "ifeval_offline"
+    notes = out / "ifeval" / "notes.txt"
+    notes.write_text("mine", encoding="utf-8")
+    other = edited(
+        chat["ifeval_offline"], tmp_path / "other-model", lambda rows: None, with_results=False
+    )
+    capsys.readouterr()
+    assert import_samples(out, other) == 0
+    second = out / "ifeval" / "other-model" / "ifeval_offline"
+    assert f"removed the IFEval files of an earlier import from {first}" in capsys.readouterr().out
+    assert not first.parent.exists()
+    assert (second / "input_response_data_other-model.jsonl").is_file()
+    assert import_samples(out, chat["capitals"]) == 0
+    assert not second.parent.exists()
+    assert notes.read_text(encoding="utf-8") == "mine"
+    assert sorted(p.name for p in (out / "ifeval").iterdir()) == ["notes.txt"]
+
+
 def test_without_a_results_file_the_folder_names_the_model(
     dummy: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

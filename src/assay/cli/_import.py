@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import textwrap
 from collections.abc import Iterable, Mapping, Sequence
@@ -12,6 +13,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..data.importers import (
+    IFEVAL_FOLDER,
+    IFEVAL_LAYOUT_NAMES,
     IMPORTERS,
     GroundedImport,
     GroundedImporter,
@@ -237,6 +240,7 @@ def _import_logs(args: argparse.Namespace) -> int:
     _check_ifeval_files(args.out, ifeval)
     contents = {"questions": result.questions, "outputs": result.outputs}
     _write_judge_set(args.out, contents, result.report, tuple(args.src))
+    _clear_earlier_ifeval_files(args.out, ifeval)
     _write_ifeval_files(args.out, ifeval)
     return 0
 
@@ -276,6 +280,33 @@ def _check_ifeval_files(out: Path, layouts: Sequence[IFEvalFiles]) -> None:
         check_run_dir_parents(out / files.directory)
         for name in _ifeval_contents(files):
             check_out_file(out / files.directory / name)
+
+
+def _clear_earlier_ifeval_files(out: Path, layouts: Sequence[IFEvalFiles]) -> None:
+    """Remove the IFEval files an earlier import wrote under ``out/ifeval`` that this one does
+    not write again (another model or variant, a verdicts mode it no longer has): the import
+    replaces the judge set, and IFEval files of questions no longer in it would be read as
+    its. Only files of IFEval's layout go, and folders they leave empty; nothing else."""
+    root = out / IFEVAL_FOLDER
+    if not root.is_dir():
+        return
+    keep = {out / files.directory / name for files in layouts for name in _ifeval_contents(files)}
+    for folder in sorted({path.parent for path in root.glob("*/*/*.jsonl")}):
+        earlier = [path for path in folder.glob("*.jsonl") if _is_ifeval_file(path.name)]
+        stale = [path for path in earlier if path not in keep]
+        for path in stale:
+            path.unlink()
+        for empty in (folder, folder.parent):
+            with contextlib.suppress(OSError):  # not empty: something else lives there
+                empty.rmdir()
+        if stale and not folder.exists():
+            print(f"removed the IFEval files of an earlier import from {folder}")
+
+
+def _is_ifeval_file(name: str) -> bool:
+    return name in IFEVAL_LAYOUT_NAMES or (
+        name.startswith("input_response_data_") and name.endswith(".jsonl")
+    )
 
 
 def _write_ifeval_files(out: Path, layouts: Sequence[IFEvalFiles]) -> None:

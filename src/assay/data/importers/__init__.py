@@ -35,7 +35,7 @@ from ._common import GroundedImport, ImportReport, refuse_empty
 from ._labels import LabelField
 from .ifeval import IFEvalImport, IFEvalSources
 from .inspect_logs import InspectImport
-from .lm_eval_samples import IFEvalFiles, LmEvalImport
+from .lm_eval_samples import IFEVAL_FOLDER, IFEVAL_LAYOUT_NAMES, IFEvalFiles, LmEvalImport
 from .promptfoo_results import PromptfooImport
 
 
@@ -190,6 +190,8 @@ def import_grounded(name: str, source: Path) -> GroundedImport:
 
 
 __all__ = [
+    "IFEVAL_FOLDER",
+    "IFEVAL_LAYOUT_NAMES",
     "IMPORTERS",
     "GroundedImport",
     "GroundedImporter",

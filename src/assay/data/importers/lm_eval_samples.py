@@ -55,6 +55,10 @@ SKIP_LOGLIKELIHOOD = "sample of a log-likelihood task (no text output)"
 SKIP_NO_TEXT = "sample without a text output"
 SKIP_REASONS = (SKIP_LOGLIKELIHOOD, SKIP_NO_TEXT)
 GENERATION = "generate_until"
+#: Where, under an import's ``--out``, IFEval documents go in IFEval's layout, one folder per
+#: model and variant: the inputs, ``input_response_data_<model>.jsonl`` and these verdicts.
+IFEVAL_FOLDER = "ifeval"
+IFEVAL_LAYOUT_NAMES = ("input_data.jsonl", "eval_results_strict.jsonl", "eval_results_loose.jsonl")
 WRITE_IT = "write it with lm_eval ... --log_samples --output_path DIR"
 SAMPLES_NAME = re.compile(
     r"samples_(?P<task>.+)_(?P<stamp>\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d\.\d+)\.jsonl"
@@ -561,7 +565,7 @@ def _ifeval_verdicts(doc: _Doc, item: IFEvalInput, text: str) -> dict[str, IFEva
 def _ifeval_files(drafts: Mapping[tuple[str, str], _IFEvalDraft]) -> tuple[IFEvalFiles, ...]:
     files: dict[str, IFEvalFiles] = {}
     for (model, variant), draft in drafts.items():
-        directory = f"ifeval/{_file_name(model)}/{_file_name(variant)}"
+        directory = f"{IFEVAL_FOLDER}/{_file_name(model)}/{_file_name(variant)}"
         earlier = files.get(directory)
         if earlier is not None:
             raise InputError(
