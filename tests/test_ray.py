@@ -257,6 +257,56 @@ def test_a_batch_whose_worker_keeps_dying_ends_the_run_with_one_line_and_resumes
     assert len(ids) == len(set(ids)) == 1500
 
 
+def test_a_batch_too_big_for_its_nodes_memory_ends_the_run_naming_it(tmp_path: Path) -> None:
+    """Ray's memory monitor kills a worker whose node runs short of memory, and by default
+    reruns its task for ever: a batch too big for the node hung the run without end. Here
+    the driver ends the run once the batch has started more often than its retries allow,
+    with one line that says why and what to do (``RAY_task_oom_retries`` is not set).
+    A cluster of its own, started by the driver, whose monitor acts 1 GB above the memory
+    the machine uses now; each record's evidence is 40 MB of text, a few GB to index."""
+    sentences = (f"Item {i} stands next to item {i + 1} in row {i % 997}." for i in range(850_000))
+    page = " ".join(sentences)
+    records = verify_only_records(2)
+    for record in records:
+        record["evidence"] = [{"evidence_id": "p1", "text": page}]
+        record.pop("gold_citations")
+    data = write_jsonl(tmp_path / "data.jsonl", records)
+    info = dict(line.split(":", 1) for line in Path("/proc/meminfo").read_text().splitlines())
+    total, available = (int(info[key].split()[0]) * 1024 for key in ("MemTotal", "MemAvailable"))
+    threshold = (total - available + 1_000_000_000) / total
+    own = Path(tempfile.mkdtemp(prefix="ray-", dir="/tmp"))  # short: Unix socket paths
+    address = {"RAY_TMPDIR": str(own), "RAY_memory_usage_threshold": f"{threshold:.4f}"}
+    address["RAY_memory_monitor_refresh_ms"] = "100"
+    try:
+        process = _bench(tmp_path, data, tmp_path / "ray", "--executor", "ray",
+                         "--ray-batch-size", "1", address=address)  # fmt: skip
+        try:
+            out, err = process.communicate(timeout=300)
+        finally:
+            process.kill()  # (when it did not end)
+    finally:
+        stop_cluster(str(own))
+        shutil.rmtree(own, ignore_errors=True)
+    assert process.returncode == 1, err[-3000:]
+    # Ray's own messages on the kills come on stderr, beside assay's, not in the output
+    assert "(raylet)" in err and "failed due to oom" in err
+    assert "(raylet)" not in out and "oom" not in out
+    lines = [line for line in err.splitlines() if line.startswith(("error:", "  hint:"))]
+    assert re.fullmatch(
+        r"error: Ray lost a batch after 3 retries on Ray node \S+ \(.+\): Ray killed the "
+        r"worker running it each time and would have run it again without end, which it does "
+        r"for a worker its memory monitor killed: its node was running out of memory; the "
+        rf"batch held 1 record, "
+        rf"v[01] of {re.escape(str(data))}",
+        lines[0],
+    ), err[-3000:]
+    assert lines[1] == (
+        "  hint: give the workers more memory, or use a smaller --ray-batch-size; what "
+        "finished is kept: run the same command again to resume"
+    )
+    assert "Traceback" not in err
+
+
 def _line_count(path: Path) -> int:
     return path.read_bytes().count(b"\n") if path.exists() else 0
 
@@ -556,6 +606,44 @@ def test_a_worker_that_dies_is_one_error_naming_the_batch(joined: None) -> None:
         "--ray-batch-size narrows down which)"
     )
     assert caught.value.exit_code == 1  # the CLI's exit code: not bad input, work is kept
+
+
+def test_a_batch_done_on_a_retry_counts_its_starts_and_leaves_no_note_behind(
+    joined: None, tmp_path: Path
+) -> None:
+    """Each task notes its node and counts its start in the cluster's store (the driver
+    reads them to name a lost batch and to stop a batch Ray would rerun for ever); a batch
+    that finished, here on its second start, has its notes dropped with it."""
+    from ray.experimental import internal_kv
+
+    from assay.runs._ray import ray_map
+
+    starts = tmp_path / "starts"
+
+    def die_the_first_time(batch: int, _: object) -> int:
+        with starts.open("a") as noted:
+            noted.write("x")
+        if starts.read_text() == "x":
+            os._exit(3)
+        return batch * 2
+
+    got: list[int] = []
+    assert ray_map(die_the_first_time, [5], got.append, context=None) == 1
+    assert got == [10] and starts.read_text() == "xx"
+    assert internal_kv._internal_kv_list("", namespace="assay-ray-where") == []
+
+
+def test_a_budget_the_user_set_for_ray_oom_retries_is_left_to_ray(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from assay.runs._ray import _StartWatch
+
+    monkeypatch.delenv("RAY_task_oom_retries", raising=False)
+    assert _StartWatch("run", 3).most == 4  # Ray's default, for ever: assay bounds it
+    monkeypatch.setenv("RAY_task_oom_retries", "-1")
+    assert _StartWatch("run", 3).most == 4
+    monkeypatch.setenv("RAY_task_oom_retries", "5")
+    assert _StartWatch("run", 3).most is None
 
 
 def test_a_lost_batch_whose_node_ray_did_not_name_says_so() -> None:

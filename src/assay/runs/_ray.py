@@ -22,8 +22,11 @@ finished before it are kept, as they are when no node with a CPU is left to run 
 (:class:`_CpuWatch`, which waits ``node_wait_s`` for one to come back).
 
 Ray's error for a worker that died names no node, so each task notes its node in the
-cluster's key-value store as it starts (:func:`_note_where`), under a key the driver chose for
-its batch, and the driver reads it back when the batch is lost.
+cluster's key-value store as it starts (:func:`_note_start`), under a key the driver chose for
+its batch, and the driver reads it back when the batch is lost. The task counts its starts
+there too: Ray reruns a task its memory monitor killed for ever (``RAY_task_oom_retries``
+unset), so a batch too big for its node would keep the run going without end; the driver
+ends it once the batch has started more often than its retries allow (:class:`_StartWatch`).
 
 Each task gets, besides its batch, the :class:`~assay.model.NodeContext` of the run: what a
 worker on any node needs from the driver (its working directory for relative paths, the
@@ -42,6 +45,7 @@ import socket
 import threading
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Annotated, Any, TypeVar
 
@@ -112,7 +116,33 @@ def connect() -> Any:
                 if "AF_UNIX path length" not in str(error):
                     raise
                 raise _temp_dir_too_long(error) from None
+        _cluster_messages_to_stderr()
     return ray
+
+
+def _cluster_messages_to_stderr() -> None:
+    """Ray's driver prints the cluster's messages (``(raylet) A worker died...``, ``Task
+    failed due to oom...``) on stdout, even with ``log_to_driver=False``: in a command's
+    output they would be read as its results. They go to stderr, beside assay's own errors.
+    Ray's thread looks its printer up by name at each message, so the name is rebound (in a
+    Ray without that printer, nothing is changed)."""
+    module: Any = importlib.import_module("ray._private.worker")
+    printer = getattr(module, "print_to_stdstream", None)
+    if printer is None or printer.__name__ == _RAYLET_TO_STDERR:  # rebound already
+        return
+    module.print_to_stdstream = _raylet_to_stderr(printer)
+
+
+_RAYLET_TO_STDERR = "print_raylet_to_stderr"
+
+
+def _raylet_to_stderr(printer: Callable[[dict[str, Any], bool], None]) -> Any:
+    """``printer``, with the cluster's messages (those of ``pid`` raylet) marked for stderr."""
+
+    def print_raylet_to_stderr(data: dict[str, Any], ignore_prefix: bool) -> None:
+        printer({**data, "is_err": True} if data.get("pid") == "raylet" else data, ignore_prefix)
+
+    return print_raylet_to_stderr
 
 
 def _temp_dir_too_long(error: OSError) -> ConfigError:
@@ -264,6 +294,7 @@ def ray_map(
     keys = (f"{run}/{number}" for number in itertools.count())
     in_flight: dict[Any, tuple[T, str]] = {}  # each running batch and its key, by its result
     watch = _CpuWatch(ray, node_wait_s, had_cpus=cpus > 0)
+    starts = _StartWatch(run, max_retries)
     done = 0
     with _interrupt_at_once():
         try:
@@ -274,6 +305,7 @@ def ray_map(
                 if not in_flight:
                     return done
                 ready, _ = ray.wait(list(in_flight), num_returns=1, timeout=CPU_CHECK_S)
+                starts.check(in_flight.values(), describe)
                 if not ready:
                     watch.check(ray, [batch for batch, _ in in_flight.values()], describe)
                     continue
@@ -285,22 +317,62 @@ def ray_map(
                 except ray.exceptions.RayError as error:  # the worker or its node gave out
                     where, tries = _where(key), _retries_of(error, max_retries)
                     raise lost_batch(error, describe(batch), tries, where) from error
+                _forget(f"{key}/")
                 on_batch(result)
                 done += 1
         finally:
             for ref in in_flight:  # an interrupt or error: stop what is still running
                 ray.cancel(ref, force=True)
-            _forget_where(run)
+            _forget(f"{run}/")
+
+
+class _StartWatch:
+    """Ends a run one of whose batches Ray keeps running again. A task its memory monitor
+    killed is rerun for ever by Ray's default (its ``max_retries`` counts other deaths only):
+    a batch too big for its node kept the run going without end, with only Ray's messages on
+    the driver's stdout. Every :data:`CPU_CHECK_S` seconds the driver reads how often each
+    batch in flight has started (each task counts its own starts, :func:`_note_start`) and
+    ends the run, naming the batch, once one has started more often than ``1 + max_retries``.
+    A budget the user set in ``RAY_task_oom_retries`` is Ray's to keep, and left to it."""
+
+    def __init__(self, run: str, max_retries: int) -> None:
+        self.run = run
+        self.most = None if _user_oom_budget() is not None else 1 + max_retries
+        self.max_retries = max_retries
+        self.next_look = time.monotonic() + CPU_CHECK_S
+
+    def check(self, in_flight: Iterable[tuple[Any, str]], describe: Callable[[Any], str]) -> None:
+        if self.most is None or time.monotonic() < self.next_look:
+            return
+        self.next_look = time.monotonic() + CPU_CHECK_S
+        starts = _starts(self.run)
+        for batch, key in in_flight:
+            if starts[key] > self.most:
+                what, node = describe(batch), _where(key)
+                raise lost_batch(_KilledOverAndOver(), what, self.max_retries, node)
+
+
+class _KilledOverAndOver(Exception):
+    """A batch Ray kept running again after its retries: its worker was killed each time,
+    which Ray does without end only for a worker its memory monitor killed."""
+
+
+def _user_oom_budget() -> int | None:
+    """``RAY_task_oom_retries`` when the user set it to a budget (0 or more); None when it is
+    unset or Ray's own "for ever" (-1)."""
+    with contextlib.suppress(ValueError):
+        budget = int(os.environ.get(_OOM_RETRIES, "-1"))
+        return budget if budget >= 0 else None
+    return None
 
 
 def _retries_of(error: BaseException, max_retries: int) -> int:
     """How many times Ray ran the lost batch again: a batch its memory monitor killed has the
     budget of ``RAY_task_oom_retries`` (when the user set it), any other ``max_retries``."""
-    if type(error).__name__ != "OutOfMemoryError":
+    budget = _user_oom_budget()
+    if type(error).__name__ != "OutOfMemoryError" or budget is None:
         return max_retries
-    with contextlib.suppress(ValueError):
-        return int(os.environ.get(_OOM_RETRIES, MAX_RETRIES))
-    return max_retries
+    return budget
 
 
 class _CpuWatch:
@@ -368,6 +440,9 @@ _LOST_BECAUSE = {
     "WorkerCrashedError": "the worker process running it died (it crashed, or was killed: by "
     "the system for lack of memory, or by a signal)",
     "OutOfMemoryError": "Ray killed the worker running it: its node was running out of memory",
+    "_KilledOverAndOver": "Ray killed the worker running it each time and would have run it "
+    "again without end, which it does for a worker its memory monitor killed: its node was "
+    "running out of memory",
     "NodeDiedError": "the node running it died or could not be reached",
     "LocalRayletDiedError": "the Ray process of the node running it died",
 }
@@ -385,7 +460,7 @@ def lost_batch(
     name = type(error).__name__
     first = next((line.strip() for line in str(error).splitlines() if line.strip()), "")
     why = _LOST_BECAUSE.get(name) or f"{name}: {first or 'no detail given'}"
-    if name == "OutOfMemoryError":
+    if name in ("OutOfMemoryError", "_KilledOverAndOver"):
         hint = f"give the workers more memory, or use a smaller --ray-batch-size; {_RESUME}"
     else:
         hint = (
@@ -403,25 +478,42 @@ def _where_store() -> Any:
     return importlib.import_module("ray.experimental.internal_kv")
 
 
-def _note_where(key: str, node: str) -> None:
-    """Note in the cluster's store that the task of ``key`` runs on ``node``."""
-    with contextlib.suppress(Exception):  # a note for an error message: lost, it loses that
-        _where_store()._internal_kv_put(key, node, overwrite=True, namespace=_WHERE_NAMESPACE)
+def _note_start(key: str, node: str) -> None:
+    """Note in the cluster's store that the task of ``key`` runs on ``node``, and count its
+    start (one key per start, so the driver reads every batch's count in one listing). No
+    lock is needed: Ray runs a task's attempts one after another."""
+    with contextlib.suppress(Exception):  # notes for an error: lost, the error says less
+        store = _where_store()
+        store._internal_kv_put(f"{key}/node", node, namespace=_WHERE_NAMESPACE)
+        earlier = store._internal_kv_list(f"{key}/start/", namespace=_WHERE_NAMESPACE)
+        start = f"{key}/start/{len(earlier) + 1}"
+        store._internal_kv_put(start, "", overwrite=True, namespace=_WHERE_NAMESPACE)
+
+
+def _starts(run: str) -> Counter[str]:
+    """How many times each batch of ``run`` still noted has started, by its key (a batch
+    with no count is absent: no run is ended on a count not read)."""
+    try:
+        noted = _where_store()._internal_kv_list(f"{run}/", namespace=_WHERE_NAMESPACE)
+    except Exception:
+        return Counter()
+    return Counter(key.decode().partition("/start/")[0] for key in noted if b"/start/" in key)
 
 
 def _where(key: str) -> str | None:
     """The node the task of ``key`` last ran on, as it noted it; None when it did not."""
     try:
-        found = _where_store()._internal_kv_get(key, namespace=_WHERE_NAMESPACE)
+        found = _where_store()._internal_kv_get(f"{key}/node", namespace=_WHERE_NAMESPACE)
     except Exception:  # the error is then said without the node
         return None
     return found.decode() if found else None
 
 
-def _forget_where(run: str) -> None:
-    """Drop the notes of a ray_map call (left behind, they are a few bytes in the GCS)."""
+def _forget(prefix: str) -> None:
+    """Drop the notes of a batch (``run/N/``) or of a whole ray_map call (``run/``): left
+    behind, they are a few bytes each in the GCS, and a run's listing would read them."""
     with contextlib.suppress(Exception):
-        _where_store()._internal_kv_del(f"{run}/", del_by_prefix=True, namespace=_WHERE_NAMESPACE)
+        _where_store()._internal_kv_del(prefix, del_by_prefix=True, namespace=_WHERE_NAMESPACE)
 
 
 def span(kind: str, names: list[str]) -> str:
@@ -440,7 +532,7 @@ def _on_a_node(
     and may well be fine on the driver's."""
     ray = ray_module()
     node = f"{ray.util.get_node_ip_address()} ({socket.gethostname()})"
-    _note_where(where_key, node)
+    _note_start(where_key, node)
     try:
         return function(batch, context)
     except Exception as error:
