@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers.ray_cluster import busy_workers, stop_cluster, without_timings
+from tests.helpers.ray_cluster import assay_lines, busy_workers, stop_cluster, without_timings
 from tests.helpers.servers import free_port
 from tests.helpers.signals import default_sigint
 from tests.verify.bench_fixtures import verify_only_records, write_jsonl
@@ -236,8 +236,7 @@ def test_a_batch_whose_worker_keeps_dying_ends_the_run_with_one_line_and_resumes
         time.sleep(0.02)
     _, err = process.communicate(timeout=60)
     assert process.returncode == 1, err
-    ray_log = re.compile(r"\d{4}-\d\d-\d\d [\d:,]+\s+INFO ")  # Ray's own log lines
-    lines = [line for line in err.splitlines() if not ray_log.match(line)]
+    lines = assay_lines(err)
     assert "Traceback" not in err and len(lines) == 2, err
     node = f"{socket.gethostname()})"  # the cluster's one node, by its address and name
     # killed at once, a worker may not yet have noted its node (tests/test_ray_multinode.py
@@ -368,7 +367,7 @@ def _sigterm_stops_a_ray_run(tmp_path: Path, address: dict[str, str]) -> None:
     _, err = process.communicate(timeout=300)
     first = len(results.read_text().splitlines())
     assert process.returncode == 143, err[-2000:]
-    assert err.strip().splitlines()[-1] == (
+    assert assay_lines(err)[-1] == (
         "terminated (SIGTERM): finished work is kept; run the same command again to resume"
     )
     assert "SIGTERM received" not in err and "Traceback" not in err
@@ -616,7 +615,7 @@ def test_a_batch_done_on_a_retry_counts_its_starts_and_leaves_no_note_behind(
     that finished, here on its second start, has its notes dropped with it."""
     from ray.experimental import internal_kv
 
-    from assay.runs._ray import ray_map
+    from assay.runs._ray import connect, ray_map
 
     starts = tmp_path / "starts"
 
@@ -627,10 +626,15 @@ def test_a_batch_done_on_a_retry_counts_its_starts_and_leaves_no_note_behind(
             os._exit(3)
         return batch * 2
 
+    def notes() -> set[bytes]:  # the cluster's notes (a driver killed earlier leaves its own)
+        return set(internal_kv._internal_kv_list("", namespace="assay-ray-where"))
+
+    connect()
+    before = notes()
     got: list[int] = []
     assert ray_map(die_the_first_time, [5], got.append, context=None) == 1
     assert got == [10] and starts.read_text() == "xx"
-    assert internal_kv._internal_kv_list("", namespace="assay-ray-where") == []
+    assert notes() == before
 
 
 def test_a_budget_the_user_set_for_ray_oom_retries_is_left_to_ray(

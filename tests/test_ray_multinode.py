@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -24,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.fault_server import ECHO_KEY_REPLY, fault_server
-from tests.helpers.ray_cluster import busy_workers, without_timings
+from tests.helpers.ray_cluster import assay_lines, busy_workers, without_timings
 from tests.helpers.ray_nodes import TwoNodes, can_start, two_nodes
 from tests.verify.bench_fixtures import verify_only_records, write_jsonl
 
@@ -239,12 +238,6 @@ def _wait_for_results(run: subprocess.Popen[str], results: Path, lines: int) -> 
         time.sleep(0.05)
 
 
-def _error_lines(err: str) -> list[str]:
-    """stderr without Ray's own log lines (``2026-11-25 10:00:00,123 INFO ...``)."""
-    ray_log = re.compile(r"(\x1b\[[\d;]*m)?\(raylet|\d{4}-\d\d-\d\d [\d:,]+\s+[A-Z]+ ")
-    return [line for line in err.splitlines() if not ray_log.match(line)]
-
-
 def _resumes(
     nodes: TwoNodes,
     cwd: Path,
@@ -288,7 +281,7 @@ def test_an_error_not_assays_on_the_other_node_names_it_and_the_run_resumes(
     assert run.returncode == 1, err
     assert "Traceback" not in err
     node = f"127.0.0.2 ({os.uname().nodename})"
-    assert _error_lines(err) == [
+    assert assay_lines(err) == [
         f"error: on Ray node {node}: a worker failed: OperationalError: unable to open "
         "database file",
         "  hint: what finished is kept: run the same command again to resume (rerun with "
@@ -327,7 +320,7 @@ def test_a_worker_killed_on_every_attempt_on_the_other_node_is_named_and_the_run
         time.sleep(0.02)
     _, err = run.communicate(timeout=60)
     assert run.returncode == 1, err
-    lines = _error_lines(err)
+    lines = assay_lines(err)
     node = f"127.0.0.2 ({os.uname().nodename})"
     assert lines[0].startswith(
         f"error: Ray lost a batch after 3 retries on Ray node {node}: the worker process "

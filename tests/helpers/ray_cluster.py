@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import time
 from pathlib import Path
@@ -90,3 +91,13 @@ def without_timings(value: object) -> object:
     if isinstance(value, list):
         return [without_timings(v) for v in value]
     return value
+
+
+# Ray's own lines on a driver's stderr: its log (``2026-11-25 10:00:00,123 INFO ...``) and the
+# cluster's messages (``(raylet) A worker died ...``, coloured on a terminal)
+_RAY_LINE = re.compile(r"(\x1b\[[\d;]*m)?\(raylet|\d{4}-\d\d-\d\d [\d:,]+\s+[A-Z]+ ")
+
+
+def assay_lines(err: str) -> list[str]:
+    """A driver's stderr without Ray's own lines: what assay printed."""
+    return [line for line in err.splitlines() if not _RAY_LINE.match(line)]
