@@ -117,3 +117,30 @@ def test_the_bench_quick_start_prints_what_verify_md_quotes(
     # The time per claim check is the machine's; everything else is the run's.
     timed = re.compile(r"[0-9.]+ ms per claim check")
     assert timed.sub("T", printed).splitlines() == timed.sub("T", quoted).splitlines()
+
+
+def console_session(block: str) -> list[tuple[list[str], list[str]]]:
+    """(argv, the lines it printed) for each ``$ `` line of a console block."""
+    session: list[tuple[list[str], list[str]]] = []
+    for line in block.splitlines():
+        if line.startswith("$ "):
+            session.append((shlex.split(line[2:]), []))
+        else:
+            session[-1][1].append(line)
+    return session
+
+
+def test_the_table_worked_example_prints_what_importers_md_quotes(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log, console, record = fenced_blocks("importers.md", "### Worked example: a table of your")[:3]
+    (workdir / "rag_log.jsonl").write_text(log, encoding="utf-8")
+    session = console_session(console)
+    assert [argv[1:3] for argv, _ in session] == [["import", "table"], ["bench", "run"]]
+    timed = re.compile(r"[0-9.]+ ms per claim check")
+    for argv, quoted in session:
+        code, printed = run(argv, capsys)
+        assert code == 0
+        assert timed.sub("T", printed).splitlines() == [timed.sub("T", q) for q in quoted]
+    first = (workdir / "rag_records.jsonl").read_text(encoding="utf-8").splitlines()[0]
+    assert json.loads(first) == json.loads(record)

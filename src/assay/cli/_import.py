@@ -20,11 +20,14 @@ from ..data.importers import (
     GroundedImporter,
     IFEvalFiles,
     IFEvalSources,
+    Importer,
     ImportReport,
     JudgeSetImporter,
     LabelField,
     LmEvalImport,
     LogImporter,
+    TableImporter,
+    TableMapping,
     refuse_empty,
 )
 from ..data.meta import keep_where, parse_where
@@ -53,13 +56,15 @@ def register(subparsers: Any) -> None:
     for importer in IMPORTERS.values():
         if isinstance(importer, GroundedImporter):
             _register_grounded(names, importer)
+        elif isinstance(importer, TableImporter):
+            _register_table(names, importer)
         elif isinstance(importer, LogImporter):
             _register_logs(names, importer)
         else:
             _register_judge_set(names, importer)
 
 
-def _dataset_parser(names: Any, importer: GroundedImporter | JudgeSetImporter | LogImporter) -> Any:
+def _dataset_parser(names: Any, importer: Importer) -> Any:
     metavar = importer.metavar if isinstance(importer, LogImporter) else "SRC"
     parser = names.add_parser(
         importer.name,
@@ -80,6 +85,22 @@ def _dataset_parser(names: Any, importer: GroundedImporter | JudgeSetImporter | 
 
 def _register_grounded(names: Any, importer: GroundedImporter) -> None:
     parser = _dataset_parser(names, importer)
+    _add_out_and_where(parser)
+    if importer.convert_labelled is not None:
+        _add_label_options(parser)
+    parser.set_defaults(handler=_import_grounded, importer=importer)
+
+
+def _register_table(names: Any, importer: TableImporter) -> None:
+    parser = _dataset_parser(names, importer)
+    _add_out_and_where(parser)
+    _add_field_options(parser)
+    _add_label_options(parser)
+    parser.set_defaults(handler=_import_grounded, importer=importer)
+
+
+def _add_out_and_where(parser: Any) -> None:
+    """The output options every grounded-QA import takes."""
     parser.add_argument(
         "--out", type=Path, required=True, help="grounded-QA JSONL to write (replaced if it exists)"
     )
@@ -91,9 +112,36 @@ def _register_grounded(names: Any, importer: GroundedImporter) -> None:
         help="keep only records whose meta has this value (repeat: the same key keeps any of "
         "its values, different keys must all match), e.g. --where meta.dataset=Lfqa",
     )
-    if importer.convert_labelled is not None:
-        _add_label_options(parser)
-    parser.set_defaults(handler=_import_grounded, importer=importer)
+
+
+def _add_field_options(parser: Any) -> None:
+    """The fields of a table that hold each part of a record: a key, dotted for a nested one."""
+    fields = parser.add_argument_group("fields of each row (a key, dotted for a nested one)")
+    fields.add_argument(
+        "--answer", required=True, metavar="FIELD", help="the answer to verify, e.g. response"
+    )
+    fields.add_argument(
+        "--evidence",
+        required=True,
+        metavar="FIELD",
+        help="the passages the answer should be grounded in: a list of strings or of objects "
+        "with a 'text' (and 'id', 'title', 'source'), or one string; in CSV a cell holding a "
+        "list as JSON or as Python's text of it",
+    )
+    fields.add_argument("--question", metavar="FIELD", help="the question (default: none, '')")
+    fields.add_argument(
+        "--reference",
+        metavar="FIELD",
+        help="a reference answer, as gold_answer (default: none, '')",
+    )
+    fields.add_argument(
+        "--id", metavar="FIELD", help="the record id (default: a hash of question and answer)"
+    )
+    fields.add_argument(
+        "--group",
+        metavar="FIELD",
+        help="the cluster of the bootstrap (default: the question)",
+    )
 
 
 def _add_label_options(parser: Any) -> None:
@@ -160,7 +208,7 @@ def _paragraphs(*texts: str) -> str:
 
 
 def _import_grounded(args: argparse.Namespace) -> int:
-    importer: GroundedImporter = args.importer
+    importer: GroundedImporter | TableImporter = args.importer
     _refuse_overwriting_source(args.src, args.out)
     check_out_file(args.out)
     where = parse_where(args.where)
@@ -176,13 +224,32 @@ def _import_grounded(args: argparse.Namespace) -> int:
     return 0
 
 
-def _convert_grounded(importer: GroundedImporter, args: argparse.Namespace) -> GroundedImport:
+def _convert_grounded(
+    importer: GroundedImporter | TableImporter, args: argparse.Namespace
+) -> GroundedImport:
     """The import, labelled by the field --error-field or --grounded-field names, if one does
-    (only importers with ``convert_labelled`` have the options)."""
+    (only the table importer and importers with ``convert_labelled`` have the options); a
+    table by the fields its options name."""
     label = _label_field(args)
+    if isinstance(importer, TableImporter):
+        return importer.convert(args.src, _table_mapping(args), label)
     if label is None or importer.convert_labelled is None:
         return importer.convert(args.src)
     return importer.convert_labelled(args.src, label)
+
+
+def _table_mapping(args: argparse.Namespace) -> TableMapping:
+    try:
+        return TableMapping.parse(
+            args.answer,
+            args.evidence,
+            question=args.question,
+            reference=args.reference,
+            id=args.id,
+            group=args.group,
+        )
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
 
 
 def _label_field(args: argparse.Namespace) -> LabelField | None:

@@ -5,8 +5,10 @@ Each grounded-QA importer (:class:`GroundedImporter`) reads one split of its dat
 any file of that format) and returns verify-only :class:`~assay.data.records.GroundedQARecord`
 values plus an :class:`ImportReport` of what it kept and skipped and why. A file of another
 shape fails with one :class:`~assay.errors.InputError` naming the file, the line and the field.
-The IFEval importer (:class:`JudgeSetImporter`) turns prompts, responses and IFEval's own labels
-into the judge protocol's question set and outputs manifest plus a ground-truth labels file.
+The table importer (:class:`TableImporter`) reads a file of any shape into the same records, by
+the fields the user names. The IFEval importer (:class:`JudgeSetImporter`) turns prompts,
+responses and IFEval's own labels into the judge protocol's question set and outputs manifest
+plus a ground-truth labels file.
 The inspect_ai, promptfoo and lm-eval importers (:class:`LogImporter`) turn eval logs, results
 files and samples files, the outputs a model already wrote under those tools, into a question
 set and an outputs manifest.
@@ -29,6 +31,7 @@ from . import (
     lm_eval_samples,
     promptfoo_results,
     ragas_datasets,
+    table,
     wice,
 )
 from ._common import GroundedImport, ImportReport, refuse_empty
@@ -37,6 +40,7 @@ from .ifeval import IFEvalImport, IFEvalSources
 from .inspect_logs import InspectImport
 from .lm_eval_samples import IFEVAL_FOLDER, IFEVAL_LAYOUT_NAMES, IFEvalFiles, LmEvalImport
 from .promptfoo_results import PromptfooImport
+from .table import TableMapping
 
 
 @dataclass(frozen=True)
@@ -51,6 +55,18 @@ class GroundedImporter:
     # for a dataset without labels of its own: the converter that reads a field the user names
     # as the label (``--error-field`` / ``--grounded-field``)
     convert_labelled: Callable[[Path, LabelField], GroundedImport] | None = None
+
+
+@dataclass(frozen=True)
+class TableImporter:
+    """A table of the user's own (JSON lines, a JSON array, CSV): the fields that hold the
+    answer, the evidence and the rest are named on the command line (:class:`TableMapping`)."""
+
+    name: str
+    summary: str
+    source: str
+    label_convention: str
+    convert: Callable[[Path, TableMapping, LabelField | None], GroundedImport]
 
 
 @dataclass(frozen=True)
@@ -78,7 +94,7 @@ class LogImporter:
     metavar: str = "LOG"  # what the command line calls one of the files
 
 
-Importer = GroundedImporter | JudgeSetImporter | LogImporter
+Importer = GroundedImporter | TableImporter | JudgeSetImporter | LogImporter
 
 
 IMPORTERS: dict[str, Importer] = {
@@ -137,6 +153,16 @@ IMPORTERS: dict[str, Importer] = {
         convert=ragas_datasets.import_ragas,
         convert_labelled=ragas_datasets.import_ragas,
     ),
+    "table": TableImporter(
+        name="table",
+        summary="a table of your own (JSON lines, a JSON array of objects or CSV, gzip or not) "
+        "-> one verify-only record per row, from the fields --answer, --evidence (and "
+        "--question, --reference, --id, --group) name; every other field in meta",
+        source="a JSON lines, JSON or CSV file (.csv, .csv.gz) of answers with their evidence "
+        "passages, e.g. a RAG application's log",
+        label_convention=table.LABEL_CONVENTION,
+        convert=table.import_table,
+    ),
     "ifeval": JudgeSetImporter(
         name="ifeval",
         summary="IFEval prompts + one model's responses + IFEval's own labels -> a judge "
@@ -181,8 +207,13 @@ IMPORTERS: dict[str, Importer] = {
 
 def import_grounded(name: str, source: Path) -> GroundedImport:
     """Import ``source`` with the grounded-QA importer ``name`` (expertqa, wice, halueval,
-    aggrefact, deepeval)."""
+    aggrefact, deepeval, ragas)."""
     importer = IMPORTERS.get(name)
+    if isinstance(importer, TableImporter):
+        raise ConfigError(
+            "the table importer reads the fields you name: call "
+            "table.import_table(path, TableMapping.parse(answer=..., evidence=...))"
+        )
     if not isinstance(importer, GroundedImporter):
         names = ", ".join(n for n, i in IMPORTERS.items() if isinstance(i, GroundedImporter))
         raise ConfigError(f"no grounded-QA importer named {name!r} (choose from {names})")
@@ -206,6 +237,8 @@ __all__ = [
     "LmEvalImport",
     "LogImporter",
     "PromptfooImport",
+    "TableImporter",
+    "TableMapping",
     "import_grounded",
     "refuse_empty",
 ]

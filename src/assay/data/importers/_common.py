@@ -255,6 +255,21 @@ class RowReader:
         return self.row[field]
 
 
+def field_value(row: Mapping[str, Any], path: tuple[str, ...]) -> tuple[bool, Any]:
+    """(whether ``row`` has the field, its value) for a field named by ``path``, the parts of a
+    dotted name (``output.text``: the key ``text`` of the object ``output``). A flat column whose
+    name holds the dots (a CSV header ``output.text``) is found as it is, before the nesting."""
+    name = ".".join(path)
+    if name in row:
+        return True, row[name]
+    value: Any = row
+    for part in path:
+        if not isinstance(value, Mapping) or part not in value:
+            return False, None
+        value = value[part]
+    return True, value
+
+
 def stable_key(text: str) -> str:
     """A short content hash: ids built on it do not change when rows are reordered or filtered."""
     return hashlib.sha256(text.strip().encode("utf-8")).hexdigest()[:10]

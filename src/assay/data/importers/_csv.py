@@ -1,15 +1,17 @@
-"""CSV files of the importers that read them (``aggrefact``, ``deepeval``): rows with a header,
-each named by the line it starts on (a quoted field may span lines), one located error for a
-file that is not CSV of that shape.
+"""CSV files of the importers that read them (``aggrefact``, ``deepeval``, ``ragas``,
+``table``): rows with a header, each named by the line it starts on (a quoted field may span
+lines), one located error for a file that is not CSV of that shape; lists in cells.
 """
 
 from __future__ import annotations
 
+import ast
 import csv
+import json
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from ...errors import InputError, shown
 from ..jsonl import check_input_file, decode_line, open_lines
@@ -82,3 +84,26 @@ def _csv_row(header: list[str], values: list[str], path: Path, line: int) -> Row
             line=line,
         )
     return dict(zip(header, values, strict=True))
+
+
+def python_list(value: Any) -> list[Any] | None:
+    """The list a CSV cell holds as Python's text of it (``['a', 'b']``, as ragas and pandas
+    write a list), else None. ``literal_eval`` reads literals only: nothing in the cell is
+    run."""
+    if not isinstance(value, str) or not value.lstrip().startswith("["):
+        return None
+    try:
+        parsed = ast.literal_eval(value.strip())
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+    return parsed if isinstance(parsed, list) else None
+
+
+def list_cell(value: str) -> list[Any] | None:
+    """The list a CSV cell holds as JSON text (``["a", "b"]``, with JSON's ``null``, ``true``)
+    or as Python's text of it (``['a', 'b']``), else None."""
+    try:
+        parsed = json.loads(value)
+    except (ValueError, RecursionError):
+        return python_list(value)
+    return parsed if isinstance(parsed, list) else None

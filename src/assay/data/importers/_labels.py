@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ...errors import InputError
 from ..records import GroundedQARecord
-from ._common import Row, RowReader
+from ._common import Row, RowReader, field_value
 
 
 @dataclass(frozen=True)
@@ -68,12 +68,7 @@ class LabelField:
     def value(self, row: Row) -> Any:
         """The field's value in ``row`` (None where the row lacks it). A flat column whose
         name holds dots (a CSV header) is found as it is."""
-        if self.name in row:
-            return row[self.name]
-        value: Any = row
-        for part in self.path:
-            value = value.get(part) if isinstance(value, Mapping) else None
-        return value
+        return field_value(row, self.path)[1]
 
     def read(self, reader: RowReader) -> bool | None:
         """The row's gold_error: None (unlabelled) where the row lacks the field."""

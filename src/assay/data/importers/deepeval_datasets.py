@@ -40,7 +40,7 @@ from typing import Any
 
 from ...errors import InputError
 from ..grounded import check_references
-from ..jsonl import check_input_file, parse_json_line
+from ..jsonl import check_input_file
 from ..records import Evidence, GroundedQARecord
 from ._common import (
     GroundedImport,
@@ -53,6 +53,7 @@ from ._common import (
     stable_key,
 )
 from ._csv import csv_rows
+from ._json_array import json_array_rows, starts_with_array
 from ._labels import LabelField
 
 DATASET = "deepeval"
@@ -124,91 +125,9 @@ def _rows(path: Path) -> Iterator[tuple[int, Row]]:
             path=path,
             hint=SAVE_AS,
         )
-    if _first_character(path) == "[":
-        return _json_array_rows(path)
+    if starts_with_array(path):
+        return json_array_rows(path, DATASET)
     return read_rows(path, DATASET)
-
-
-def _first_character(path: Path) -> str:
-    with path.open("rb") as handle:
-        head = handle.read(4096).decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")
-    return head[:1]
-
-
-def _json_array_rows(path: Path) -> Iterator[tuple[int, Row]]:
-    """(line the object starts on, object) for each item of a JSON array: deepeval's ``json``
-    file. Each item is parsed with the checks of a JSON line, so bad values are located the
-    same way."""
-    text = _read_text(path)
-    decoder = json.JSONDecoder()
-    index = _skip_space(text, text.index("[") + 1)
-    lines = _LineCounter(text)
-    if text[index : index + 1] == "]":
-        raise InputError("no records: the JSON array is empty", path=path)
-    while True:
-        line = lines.at(index)
-        try:
-            _, end = decoder.raw_decode(text, index)
-        except json.JSONDecodeError as error:
-            raise InputError(f"invalid JSON ({error.msg})", path=path, line=error.lineno) from None
-        item = parse_json_line(text[index:end], path, line)
-        if not isinstance(item, dict):
-            raise InputError(
-                f"a deepeval row must be a JSON object, got {type(item).__name__}",
-                path=path,
-                line=line,
-            )
-        yield line, item
-        index = _skip_space(text, end)
-        following = text[index : index + 1]
-        if following == "]":
-            _refuse_trailing(text, index + 1, path, lines)
-            return
-        if following != ",":
-            raise InputError(
-                "invalid JSON (expected ',' or the end of the array after an object)",
-                path=path,
-                line=lines.at(index),
-            )
-        index = _skip_space(text, index + 1)
-
-
-def _refuse_trailing(text: str, index: int, path: Path, lines: _LineCounter) -> None:
-    after = _skip_space(text, index)
-    if after < len(text):
-        raise InputError(
-            "invalid JSON (more after the end of the array)", path=path, line=lines.at(after)
-        )
-
-
-def _read_text(path: Path) -> str:
-    raw = path.read_bytes()
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = raw.count(b"\n", 0, error.start) + 1
-        raise InputError("not UTF-8 text", path=path, line=line) from None
-    return text.removeprefix("\ufeff")
-
-
-def _skip_space(text: str, index: int) -> int:
-    while index < len(text) and text[index] in " \t\r\n":
-        index += 1
-    return index
-
-
-class _LineCounter:
-    """Line numbers of increasing positions in one text, counted once."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.position = 0
-        self.line = 1
-
-    def at(self, index: int) -> int:
-        self.line += self.text.count("\n", self.position, index)
-        self.position = index
-        return self.line
 
 
 def _typed_csv_row(row: Row) -> Row:

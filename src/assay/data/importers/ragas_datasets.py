@@ -22,7 +22,6 @@ answer against passages), samples without a response, and samples without retrie
 
 from __future__ import annotations
 
-import ast
 import math
 from pathlib import Path
 from typing import Any
@@ -39,7 +38,7 @@ from ._common import (
     read_rows,
     stable_key,
 )
-from ._csv import csv_rows
+from ._csv import csv_rows, python_list
 from ._labels import LabelField
 
 DATASET = "ragas"
@@ -128,7 +127,7 @@ def _question(reader: RowReader, *, from_csv: bool) -> str | None:
     """``user_input``; None for a multi-turn sample (a list of messages, which ragas' CSV
     writes as Python's text of the list)."""
     value = reader.row.get("user_input")
-    if isinstance(value, list) or (from_csv and _python_list(value) is not None):
+    if isinstance(value, list) or (from_csv and python_list(value) is not None):
         return None
     return _text(reader, "user_input")
 
@@ -149,7 +148,7 @@ def _contexts(reader: RowReader, *, from_csv: bool) -> tuple[Evidence, ...]:
     ids are kept by the others, so ids stay the passages' places in the list)."""
     value = reader.row.get("retrieved_contexts")
     if from_csv and isinstance(value, str) and value.strip():
-        value = _python_list(value)
+        value = python_list(value)
         if value is None:
             reader.fail(
                 "retrieved_contexts",
@@ -171,18 +170,6 @@ def _contexts(reader: RowReader, *, from_csv: bool) -> tuple[Evidence, ...]:
         for number, text in enumerate(value, start=1)
         if text.strip()
     )
-
-
-def _python_list(value: Any) -> list[Any] | None:
-    """The list a CSV cell holds as Python's text of it, else None. ``literal_eval`` reads
-    literals only: nothing in the cell is run."""
-    if not isinstance(value, str) or not value.lstrip().startswith("["):
-        return None
-    try:
-        parsed = ast.literal_eval(value.strip())
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return None
-    return parsed if isinstance(parsed, list) else None
 
 
 def _meta(reader: RowReader, label: LabelField | None, *, from_csv: bool) -> dict[str, Any]:
