@@ -360,19 +360,33 @@ def test_sigterm_stops_a_ray_run_like_ctrl_c(
         shutil.rmtree(own, ignore_errors=True)
 
 
+# Ray's driver, rarely, aborts itself while a task is cancelled (a race between the cancel and
+# the task's reply in Ray's task submitter; docs/scaling.md): its stack dump names this frame
+RAY_CANCEL_RACE = "NormalTaskSubmitter"
+
+
 def _sigterm_stops_a_ray_run(tmp_path: Path, address: dict[str, str]) -> None:
-    data, run, args, process = _start_2000_in_batches_of_50(tmp_path, address)
-    results = run / "results.jsonl"
-    process.send_signal(signal.SIGTERM)
-    _, err = process.communicate(timeout=300)
-    first = len(results.read_text().splitlines())
+    """One run stopped by SIGTERM, and its resumption. When Ray's own cancel race aborts the
+    driver, the finished work must still be kept whole, and a second run is stopped, which
+    must exit as assay does: the race is Ray's, and rare, and a second one fails the test."""
+    for attempt in (tmp_path / "first", tmp_path / "second"):
+        attempt.mkdir()
+        data, run, args, process = _start_2000_in_batches_of_50(attempt, address)
+        results = run / "results.jsonl"
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=300)
+        first = len(results.read_text().splitlines())
+        if process.returncode != 1 or RAY_CANCEL_RACE not in err or attempt.name == "second":
+            break
+        ids = [json.loads(x)["id"] for x in results.read_text().splitlines()]
+        assert len(ids) == len(set(ids)) and "Traceback" not in err  # whole, kept lines
     assert process.returncode == 143, err[-2000:]
     assert assay_lines(err)[-1] == (
         "terminated (SIGTERM): finished work is kept; run the same command again to resume"
     )
     assert "SIGTERM received" not in err and "Traceback" not in err
     assert json.loads((run / "run.json").read_text())["status"] == "cancelled"
-    _finish(_bench(tmp_path, data, run, *args, address=address))
+    _finish(_bench(attempt, data, run, *args, address=address))
     ids = [json.loads(x)["id"] for x in results.read_text().splitlines()]
     assert len(ids) == len(set(ids)) == 2000 and first > 0
 
