@@ -11,20 +11,14 @@ from typing import Any
 
 import pytest
 
-from tests.helpers.bench_scores import learned_p_errors
 from tests.helpers.ragas_env import run_ragas
-
-QUESTION = "When was the Eiffel Tower completed, and where is it?"
-CONTEXTS = [
-    "The Eiffel Tower is a wrought-iron lattice tower in Paris, France.",
-    "The tower is 330 metres tall and was completed in 1889.",
-]
-ANSWERS = {
-    "grounded": "The Eiffel Tower is in Paris. It was completed in 1889.",
-    "ungrounded": "The Eiffel Tower is in Lyon. It was completed in 1925.",
-    "cited": "It was completed in 1889 [cite:2].",
-    "empty": " ",
-}
+from tests.integrations.test_ragas_metric import (
+    ANSWERS,
+    CONTEXTS,
+    QUESTION,
+    bench_p_errors,
+    by_name,
+)
 
 SCRIPT = """
 import asyncio
@@ -87,18 +81,12 @@ def collections_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return result
 
 
-def by_name(values: list[Any]) -> dict[str, Any]:
-    return dict(zip(ANSWERS, values, strict=True))
-
-
 def test_each_value_is_one_minus_bench_runs_p_error_and_evaluates_score(
     collections_run: dict[str, Any], tmp_path: Path
 ) -> None:
-    evidence = [{"evidence_id": str(n), "text": text} for n, text in enumerate(CONTEXTS, 1)]
-    scored = {name: answer for name, answer in ANSWERS.items() if name != "empty"}
-    bench = learned_p_errors(tmp_path, evidence, dict.fromkeys(scored, QUESTION), scored)
+    bench = bench_p_errors(tmp_path)
     values = by_name(collections_run["values"])
-    for name in scored:
+    for name in bench:
         p_error = bench[name]
         assert p_error is not None
         assert values[name] == pytest.approx(1 - p_error, abs=1e-12)

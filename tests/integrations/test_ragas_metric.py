@@ -88,12 +88,18 @@ def by_name(values: list[Any]) -> dict[str, Any]:
     return dict(zip(ANSWERS, values, strict=True))
 
 
+def bench_p_errors(tmp_path: Path) -> dict[str, float | None]:
+    """``p_error`` of ``bench run --verifier learned`` for each answer that can be scored."""
+    evidence = [{"evidence_id": str(n), "text": text} for n, text in enumerate(CONTEXTS, 1)]
+    scored = {name: answer for name, answer in ANSWERS.items() if name != "empty"}
+    return learned_p_errors(tmp_path, evidence, dict.fromkeys(scored, QUESTION), scored)
+
+
 def test_each_score_is_one_minus_the_p_error_bench_run_gives(
     ragas_run: dict[str, Any], tmp_path: Path
 ) -> None:
-    evidence = [{"evidence_id": str(n), "text": text} for n, text in enumerate(CONTEXTS, 1)]
-    scored = {name: answer for name, answer in ANSWERS.items() if name != "empty"}
-    bench = learned_p_errors(tmp_path, evidence, dict.fromkeys(scored, QUESTION), scored)
+    bench = bench_p_errors(tmp_path)
+    scored = bench.keys()
     scores = by_name(ragas_run["scores"])
     for name in scored:
         p_error = bench[name]
