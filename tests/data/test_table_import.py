@@ -403,35 +403,46 @@ def test_wice_rows_as_a_csv_table_give_what_the_wice_importer_gives(
     rows = first_rows(SHARED_DATA / "wice" / "claim_dev.jsonl", 12)
     original = write_jsonl(tmp_path / "claims.jsonl", rows)
     # the page's sentences as Python's text of the list (as pandas writes a list in CSV), the
-    # label as a column of truth values, the claim's id of the wice importer in a column
+    # label as WiCE's three categories, the claim's id of the wice importer in a column
     table = write_csv(
         tmp_path / "claims.csv",
-        ["claim_id", "statement", "page_sentences", "is_supported", "article"],
+        ["claim_id", "statement", "page_sentences", "verdict", "article"],
         [
-            [f"wice-{row['meta']['id']}", row["claim"], repr(row["evidence"]),
-             str(row["label"] == "supported"), row["meta"]["claim_title"]]
+            [f"wice-{row['meta']['id']}", row["claim"], repr(row["evidence"]), row["label"],
+             row["meta"]["claim_title"]]
             for row in rows
         ],
     )  # fmt: skip
     assert main(["import", "wice", str(original), "--out", str(tmp_path / "wice.jsonl")]) == 0
     options = (
         "--id", "claim_id", "--answer", "statement", "--reference", "statement",
-        "--evidence", "page_sentences", "--grounded-field", "is_supported",
+        "--evidence", "page_sentences", "--error-field", "verdict",
+        "--error-value", "partially_supported", "--error-value", "NOT_SUPPORTED",
     )  # fmt: skip
     assert import_table(table, tmp_path / "table.jsonl", *options) == 0
-    capsys.readouterr()
+    assert (
+        "labels: field 'verdict' = 'partially_supported' or 'NOT_SUPPORTED' -> grounding error"
+        in capsys.readouterr().out
+    )
     wice, mine = records(tmp_path / "wice.jsonl"), records(tmp_path / "table.jsonl")
     assert len(mine) == len(wice) == 12
     assert {r["gold_error"] for r in mine} == {True, False}
-    for theirs, ours in zip(wice, mine, strict=True):
+    for row, theirs, ours in zip(rows, wice, mine, strict=True):
         same = ("id", "question", "answer", "gold_answer", "gold_error")
         assert {k: ours[k] for k in same} == {k: theirs[k] for k in same}
         # WiCE numbers sentences from 0, a table's list from 1: the same passages in order
         assert [(int(e["evidence_id"]) - 1, e["text"]) for e in ours["evidence"]] == [
             (int(e["evidence_id"]), e["text"]) for e in theirs["evidence"]
         ]
-        assert ours["meta"] == {"is_supported": str(not theirs["gold_error"]),
+        assert ours["meta"] == {"verdict": row["label"],
                                 "article": theirs["meta"]["article"]}  # fmt: skip
+    # each value that means an error must be one a row holds: a typo is refused by name
+    typo = (*options[:-1], "not_suported")
+    assert import_table(table, tmp_path / "typo.jsonl", *typo) == 2
+    assert one_error_line(capsys).startswith(
+        f"error: {table} field 'verdict': no row's 'verdict' is 'not_suported' (--error-value); "
+        "the field holds 'partially_supported' (6), 'supported' (4), 'not_supported' (2)"
+    )
 
 
 def test_halueval_rows_as_nested_json_lines_give_what_the_halueval_importer_gives(

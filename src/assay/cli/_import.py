@@ -162,9 +162,11 @@ def _add_label_options(parser: Any) -> None:
     parser.add_argument(
         "--error-value",
         metavar="VALUE",
+        action="append",
         help="with --error-field: the field holds categories, and this one (compared as text, "
         "ignoring case, e.g. hallucinated) means a grounding error; any other value means "
-        "grounded",
+        "grounded. Give it again for each value that means an error (--error-value partial "
+        "--error-value unsupported)",
     )
 
 
@@ -253,15 +255,15 @@ def _table_mapping(args: argparse.Namespace) -> TableMapping:
 
 
 def _label_field(args: argparse.Namespace) -> LabelField | None:
-    error_value = getattr(args, "error_value", None)
-    if error_value is not None and getattr(args, "error_field", None) is None:
+    error_values = getattr(args, "error_value", None) or []
+    if error_values and getattr(args, "error_field", None) is None:
         raise ConfigError("--error-value goes with --error-field: name the field it is a value of")
     for dest, true_means_error in (("error_field", True), ("grounded_field", False)):
         named = getattr(args, dest, None)
         if named is not None:
             try:
                 return LabelField.parse(
-                    named, true_means_error=true_means_error, error_value=error_value
+                    named, true_means_error=true_means_error, error_values=error_values
                 )
             except ValueError as error:
                 raise ConfigError(f"--{dest.replace('_', '-')} {error}") from None

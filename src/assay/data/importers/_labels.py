@@ -4,7 +4,8 @@ One field of each row, named by ``--error-field PATH`` (true = the output has a 
 error) or ``--grounded-field PATH`` (true = grounded), dotted for a nested one
 (``additional_metadata.hallucinated``). The field holds true or false (JSON's booleans, or the text
 ``true``/``false`` in any case, as a CSV cell holds them), or, with
-``--error-value VALUE``, a category: that value means an error, any other value grounded. A row
+``--error-value VALUE`` (once or more), a category: those values mean an error, any other value
+grounded. A row
 without the field is unlabelled; a name that no kept row has, and an error value that no row
 holds, are refused as the misspellings they most likely are.
 """
@@ -26,23 +27,24 @@ from ._common import Row, RowReader, field_value
 @dataclass(frozen=True)
 class LabelField:
     """A field of the user's own as the label: ``path`` into the row; ``true_means_error`` says
-    which way a boolean points; ``error_value`` (compared as text, ignoring case) makes it a
+    which way a boolean points; ``error_values`` (compared as text, ignoring case) make it a
     field of categories instead."""
 
     path: tuple[str, ...]
     true_means_error: bool
-    error_value: str | None = None
+    error_values: tuple[str, ...] = ()
 
     @classmethod
     def parse(
-        cls, text: str, *, true_means_error: bool, error_value: str | None = None
+        cls, text: str, *, true_means_error: bool, error_values: Sequence[str] = ()
     ) -> LabelField:
         path = tuple(text.split("."))
         if not all(part.strip() for part in path):
             raise ValueError(f"{text!r}: expected a field name, dotted for a nested one")
-        if error_value is not None and not error_value.strip():
-            raise ValueError("--error-value: expected the value that means an error")
-        return cls(path=path, true_means_error=true_means_error, error_value=error_value)
+        if any(not value.strip() for value in error_values):
+            raise ValueError("--error-value: expected a value that means an error")
+        values = tuple(value.strip() for value in error_values)
+        return cls(path=path, true_means_error=true_means_error, error_values=values)
 
     @property
     def name(self) -> str:
@@ -54,9 +56,10 @@ class LabelField:
 
     def describe(self) -> str:
         """The label convention in words, for the import report."""
-        if self.error_value is not None:
+        if self.error_values:
+            named = " or ".join(repr(value) for value in self.error_values)
             return (
-                f"field {self.name!r} = {self.error_value!r} -> grounding error (gold_error=true), "
+                f"field {self.name!r} = {named} -> grounding error (gold_error=true), "
                 "any other value -> grounded, no value -> unlabelled"
             )
         error, grounded = ("true", "false") if self.true_means_error else ("false", "true")
@@ -75,8 +78,8 @@ class LabelField:
         value = self.value(reader.row)
         if value is None or value == "":
             return None
-        if self.error_value is not None:
-            return label_text(value) == self.error_value.strip().lower()
+        if self.error_values:
+            return label_text(value) in {error.lower() for error in self.error_values}
         flag = _boolean(value)
         if flag is None:
             shown = json.dumps(value, ensure_ascii=False)[:80]
@@ -98,20 +101,29 @@ class LabelField:
                 path=path,
                 field=self.name,
             )
-        if self.error_value is not None and not any(record.gold_error for record in records):
-            seen = Counter(
-                label_text(value)
-                for record in records
-                # the field as the record's meta kept it, for the error's list of values
-                if (value := self.value(record.meta or {})) is not None
-            )
+        seen = Counter(
+            label_text(value)
+            for record in records
+            # the field as the record's meta kept it, for the error's list of values
+            if (value := self.value(record.meta or {})) is not None
+        )
+        for error in self._values_no_row_holds(records, seen):
             held = ", ".join(f"{value!r} ({count})" for value, count in seen.most_common(10))
             raise InputError(
-                f"no row's {self.name!r} is {self.error_value!r} (--error-value)"
+                f"no row's {self.name!r} is {error!r} (--error-value)"
                 + (f"; the field holds {held}" if held else ""),
                 path=path,
                 field=self.name,
             )
+
+    def _values_no_row_holds(
+        self, records: Sequence[GroundedQARecord], seen: Counter[str]
+    ) -> list[str]:
+        """The error values no record holds, each most likely a typo. Where the records' meta
+        does not keep the field, only "no record is an error" can be told."""
+        if not seen:
+            return [] if any(record.gold_error for record in records) else [*self.error_values]
+        return [error for error in self.error_values if error.lower() not in seen]
 
 
 def label_text(value: Any) -> str:
