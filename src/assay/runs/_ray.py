@@ -329,8 +329,8 @@ def ray_map(
 class _StartWatch:
     """Ends a run one of whose batches Ray keeps running again. A task its memory monitor
     killed is rerun for ever by Ray's default (its ``max_retries`` counts other deaths only):
-    a batch too big for its node kept the run going without end, with only Ray's messages on
-    the driver's stdout. Every :data:`CPU_CHECK_S` seconds the driver reads how often each
+    a batch too big for its node kept the run going without end, with only Ray's own
+    messages to show for it. Every :data:`CPU_CHECK_S` seconds the driver reads how often each
     batch in flight has started (each task counts its own starts, :func:`_note_start`) and
     ends the run, naming the batch, once one has started more often than ``1 + max_retries``.
     A budget the user set in ``RAY_task_oom_retries`` is Ray's to keep, and left to it."""
