@@ -12,6 +12,7 @@ import pytest
 
 from assay.cli import main
 from assay.report.export import BenchRun, load_run
+from tests.helpers.cli_output import one_error_line, records
 from tests.helpers.ragas_env import run_ragas
 
 CONTEXTS = [
@@ -71,18 +72,6 @@ def written(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict[s
 
 def import_ragas(source: Path, out: Path, *options: str) -> int:
     return main(["import", "ragas", str(source), "--out", str(out), *options])
-
-
-def records(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-
-
-def one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
-    captured = capsys.readouterr()
-    assert "Traceback" not in captured.err
-    lines = captured.err.strip().splitlines()
-    assert len(lines) == 1 or lines[1].startswith("  hint:"), captured.err
-    return lines[0]
 
 
 @pytest.mark.parametrize("name", ["dataset.jsonl", "dataset.csv"])

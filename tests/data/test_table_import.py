@@ -19,6 +19,7 @@ from assay.data.importers import TableMapping, import_grounded
 from assay.data.importers.table import import_table as import_table_file
 from assay.errors import ConfigError
 from tests.conftest import SHARED_DATA
+from tests.helpers.cli_output import one_error_line, records
 
 CANBERRA = "Canberra is the capital city of Australia."
 PARLIAMENT = "Parliament House in Canberra opened in 1988."
@@ -57,18 +58,6 @@ def write_csv(path: Path, header: list[str], rows: list[list[str]]) -> Path:
 
 def import_table(source: Path, out: Path, *options: str) -> int:
     return main(["import", "table", str(source), "--out", str(out), *options])
-
-
-def records(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-
-
-def one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
-    captured = capsys.readouterr()
-    assert "Traceback" not in captured.err
-    lines = captured.err.strip().splitlines()
-    assert len(lines) == 1 or lines[1].startswith("  hint:"), captured.err
-    return lines[0]
 
 
 @pytest.mark.parametrize("name", ["log.jsonl", "log.jsonl.gz"])
