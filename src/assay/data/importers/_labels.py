@@ -101,6 +101,8 @@ class LabelField:
                 path=path,
                 field=self.name,
             )
+        if not self.error_values:
+            return
         seen = Counter(
             label_text(value)
             for record in records
