@@ -25,6 +25,7 @@ inspect_ai = pytest.importorskip("inspect_ai", reason="the inspect extra")  # in
 from inspect_ai.dataset import Sample  # noqa: E402
 from inspect_ai.model import ChatMessageUser, ContentImage, ContentText  # noqa: E402
 
+from tests.helpers.cli_output import one_error_line  # noqa: E402
 from tests.helpers.inspect_evals import (  # noqa: E402
     QA_SAMPLES,
     fail_on,
@@ -187,14 +188,6 @@ def test_errored_and_empty_samples_are_reported_and_left_to_the_coverage_check(
     assert code == 2
     assert "missing: boom x epoch-1 x mockllm/model-a" in err
     assert "missing: silent x epoch-1 x mockllm/model-a" in err
-
-
-def one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
-    captured = capsys.readouterr()
-    assert "Traceback" not in captured.err
-    lines = captured.err.strip().splitlines()
-    assert len(lines) == 1 or lines[1].startswith("  hint:"), captured.err
-    return lines[0]
 
 
 def test_a_failed_run_is_refused_naming_the_log(

@@ -17,6 +17,7 @@ from assay.cli import main
 from assay.data.questions import load_outputs, load_questions
 from assay.judge.evalset import build_eval_set
 from assay.report.export import JudgeRun, load_run
+from tests.helpers.cli_output import one_error_line
 from tests.helpers.lm_eval_cli import (
     lm_eval_workdir,
     run_lm_eval,
@@ -118,14 +119,6 @@ def judge(out: Path, run: Path) -> int:
 
 def lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-
-
-def one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
-    captured = capsys.readouterr()
-    assert "Traceback" not in captured.err
-    printed = captured.err.strip().splitlines()
-    assert len(printed) == 1 or printed[1].startswith("  hint:"), captured.err
-    return printed[0]
 
 
 @pytest.mark.slow

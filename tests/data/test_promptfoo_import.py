@@ -16,6 +16,7 @@ from assay.cli import main
 from assay.data.questions import load_outputs, load_questions
 from assay.judge.evalset import build_eval_set
 from assay.report.export import JudgeRun, load_run
+from tests.helpers.cli_output import one_error_line
 from tests.helpers.promptfoo_cli import promptfoo_command, rows, run_promptfoo
 
 PROMPTS = [
@@ -198,14 +199,6 @@ def test_errored_and_empty_rows_are_reported_and_left_to_the_coverage_check(
     err = capsys.readouterr().err
     for question_id in ("test-1", "test-2", "test-3"):
         assert f"missing: {question_id} x {{{{text}}}} x flaky" in err
-
-
-def one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
-    captured = capsys.readouterr()
-    assert "Traceback" not in captured.err
-    lines = captured.err.strip().splitlines()
-    assert len(lines) == 1 or lines[1].startswith("  hint:"), captured.err
-    return lines[0]
 
 
 def edited(results: Path, tmp_path: Path, change: Any) -> Path:

@@ -22,7 +22,13 @@ from assay.judge.archive import (
 )
 from assay.judge.archive_shards import BLOBS_FILE, BlobStore
 from assay.judge.findings import Check
-from assay.judge.protocol import JUDGE_CALL_FAILED, DecodingSettings, Protocol, Thresholds
+from assay.judge.protocol import (
+    INCOMPLETE_COVERAGE,
+    JUDGE_CALL_FAILED,
+    DecodingSettings,
+    Protocol,
+    Thresholds,
+)
 from assay.judge.run import protocol_state
 from assay.judge.validate import Classification, classify
 from assay.model import system, user
@@ -30,8 +36,14 @@ from assay.model import system, user
 from .helpers import META, OUTPUT_TEXT, dumps, valid_body
 
 
-def make_record(fingerprint: str, reply: str, **ids: str) -> EvaluationRecord:
+def make_record(
+    fingerprint: str, reply: str, *, dated: bool = True, **ids: str
+) -> EvaluationRecord:
+    """A record as a run archives it; ``dated=False``: as one archived before records kept
+    the request's date, when the reply's date was checked for its form only."""
     meta = {**META, **ids}
+    if not dated:
+        meta.pop("timestamp")
     classification = classify(reply, meta, OUTPUT_TEXT, Protocol())
     return EvaluationRecord(
         fingerprint=fingerprint,
@@ -49,6 +61,7 @@ def make_record(fingerprint: str, reply: str, **ids: str) -> EvaluationRecord:
         constrained=False,
         messages=(user("prompt"),),
         evaluated_output=OUTPUT_TEXT,
+        request_date=meta.get("timestamp"),
     )
 
 
@@ -193,6 +206,29 @@ def test_recheck_finds_edited_scores_under_an_untouched_reply(archive: Archive) 
         f"{place} field 'classification.scores.INSTRUCTION_COMPLIANCE': stored 2, the reply "
         "gives 1; field 'classification.overall_score': stored 7, the reply gives 6",
     )
+
+
+def test_a_reply_dated_another_day_is_invalid_and_rechecks_as_archived(archive: Archive) -> None:
+    """The judge was given 2026-01-02 and wrote 2026-01-03: the identifier was not copied.
+    A record archived before records kept the request's date rechecks as it was archived;
+    an edited request date is found."""
+    other_day = valid_body()
+    other_day["meta"]["timestamp"] = "2026-01-03"
+    new = make_record(archive.state.fingerprint, dumps(other_day))
+    assert (new.valid, new.flags) == (False, (INCOMPLETE_COVERAGE,))
+    [check] = [c for c in new.classification.checks if c.name == "timestamp_matches"]
+    assert check.detail == "timestamp 2026-01-03 but the request carried 2026-01-02"
+    other_day["meta"]["output_id"] = "o2"
+    old = make_record(archive.state.fingerprint, dumps(other_day), dated=False, output_id="o2")
+    assert old.valid and old.request_date is None
+    where = archive.add(new)
+    archive.add(old)
+    archive.close()
+    assert recheck_archive(archive.run_dir).consistent
+
+    _edit_stored(where, 1, lambda data: data.__setitem__("request_date", "2026-01-03"))
+    [entry] = recheck_archive(archive.run_dir).reclassified
+    assert "field 'classification.valid': stored False, the reply gives True" in entry
 
 
 def test_recheck_finds_an_edited_verdict_and_evidence(archive: Archive) -> None:

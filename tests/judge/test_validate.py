@@ -153,6 +153,7 @@ CASES: list[tuple[str, str, tuple[str, ...]]] = [
     ("wrong prompt variant", edited(set_meta("prompt_variant", "B")), (IC,)),
     ("wrong judge model", edited(set_meta("judge_model", "gpt-x")), (IC,)),
     ("method not matching", edited(set_meta("method", "self_judge")), (IC,)),
+    ("a day other than the request's", edited(set_meta("timestamp", "2026-01-03")), (IC,)),
     ("no meta", edited(lambda b: b.pop("meta")), (UO, IC)),
     # JUDGE_REFUSAL_OR_EVASION
     ("empty reply", "", (UO, RE)),

@@ -101,7 +101,7 @@ Flags:
 - `UNPARSABLE_OUTPUT`: JSON syntax errors, missing fields, wrong types.
 - `INCOMPLETE_COVERAGE`: meta identifiers (judge_model, question_id, prompt_variant,
   target_model, output_id) missing or not matching the sample; method not matching whether the
-  judge is the target.
+  judge is the target; a timestamp other than the date the request carried.
 - `JUDGE_REFUSAL_OR_EVASION`: refusal language, empty reply, no scores, an object about
   something else.
 - `INTERNAL_INCONSISTENCY`: overall_score != sum of the four dimensions; verdict not what the
@@ -171,6 +171,9 @@ class EvaluationRecord(BaseModel):
     reply_budget: int | None = None
     # Blind judging: the aliases the judge saw for target_model and output_id (None: not blind).
     aliases: dict[str, str] | None = None
+    # The date the request carried for meta.timestamp (None: archived before the field existed,
+    # when the reply's date was checked for its form only).
+    request_date: str | None = None
     # the sample's own fields from the question set and the manifest (not the reply's `meta`)
     sample_meta: dict[str, Any] | None = None
     # fingerprints of the output text and the task judged: a resumed run refuses inputs that
@@ -779,4 +782,6 @@ def expected_meta(record: EvaluationRecord) -> dict[str, str]:
         "method": record.method,
     }
     meta.update(record.aliases or {})
+    if record.request_date is not None:
+        meta["timestamp"] = record.request_date
     return meta

@@ -480,6 +480,7 @@ class _JudgeSession:
             decoding_note=plan.note,
             reply_budget=plan.max_tokens,
             aliases=request.aliases(sample),
+            request_date=request.timestamp,
             sample_meta=sample.meta,
             judged=judged_of(sample),
         )

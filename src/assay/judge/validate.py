@@ -233,11 +233,23 @@ def _check_meta(meta: Any, expected: Mapping[str, str], findings: Findings) -> N
         "meta_identifiers", not bad, INCOMPLETE_COVERAGE, f"missing or not matching: {bad}"
     )
     _check_method(meta.get("method"), expected.get("method"), findings)
-    stamp = meta.get("timestamp")
-    stamp_ok = isinstance(stamp, str) and is_protocol_date(stamp)
-    findings.check("meta_timestamp", stamp_ok, UNPARSABLE_OUTPUT, f"timestamp {stamp!r}")
+    _check_timestamp(meta.get("timestamp"), expected.get("timestamp"), findings)
     extra = sorted(set(meta) - {"judge_model", "method", "timestamp", *META_IDENTIFIERS})
     findings.check("meta_no_unknown_fields", not extra, PROTOCOL_VIOLATION, f"unknown {extra}")
+
+
+def _check_timestamp(stamp: Any, expected: str | None, findings: Findings) -> None:
+    """A date in the protocol's form and, like the other identifiers, the one the request
+    carried: a judge that writes another day has not copied what it was given."""
+    stamp_ok = isinstance(stamp, str) and is_protocol_date(stamp)
+    findings.check("meta_timestamp", stamp_ok, UNPARSABLE_OUTPUT, f"timestamp {stamp!r}")
+    if stamp_ok and expected is not None:
+        findings.check(
+            "timestamp_matches",
+            stamp == expected,
+            INCOMPLETE_COVERAGE,
+            f"timestamp {stamp} but the request carried {expected}",
+        )
 
 
 def is_protocol_date(text: str) -> bool:
