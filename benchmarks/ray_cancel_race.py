@@ -101,9 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     print("| tree | exit 143 (stopped as meant) | Ray aborted (exit 1) | other |")
     print("|---|---|---|---|")
     for name, counts in outcomes.items():
-        other = sum(
-            n for outcome, n in counts.items() if outcome not in ("exit 143", "Ray aborted")
-        )
+        other = counts.total() - counts["exit 143"] - counts["Ray aborted"]
         print(f"| {name} | {counts['exit 143']} | {counts['Ray aborted']} | {other} |")
     return 0
 

@@ -338,9 +338,8 @@ def _stop_batches(ray: Any) -> None:
     the connection; a connection the caller made is theirs to end, and its batches finish on
     the cluster, their results dropped. Not with ``ray.cancel``: Ray aborts a driver whose
     cancelled task's reply is already on its way ("Check failed: ... Tried to complete task
-    that was not pending", exit 1 in place of the command's own exit and line), which 7 of
-    80 runs stopped by SIGTERM met here, and none of 80 that ended the job instead
-    (benchmarks/ray_cancel_race.py, docs/scaling.md)."""
+    that was not pending", exit 1 in place of the command's own exit and line); measured in
+    benchmarks/ray_cancel_race.py, numbers in docs/scaling.md."""
     global _connected_here
     if _connected_here:
         _connected_here = False
