@@ -6,7 +6,10 @@
 #     into ~/.cache/assay-test-tools (scripts/install_promptfoo.sh; without node they skip).
 #   - the pinned ragas for the ragas tests, once, in an environment of its own under
 #     ~/.cache/assay-test-tools (scripts/install_ragas.sh: ragas cannot share .venv).
-# Extra arguments go to pytest.
+#   - then the suite in two parts: the tests that can share the machine, on two pytest-xdist
+#     workers (ASSAY_TEST_WORKERS sets how many; each test file runs whole on one worker, see
+#     tests/conftest.py), then the tests marked serial, alone. It fails if either part failed.
+# Extra arguments go to pytest, in both parts.
 set -eu
 cd "$(dirname "$0")/.."
 
@@ -25,4 +28,14 @@ if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
 fi
 # a failed install does not stop the suite: the ragas tests then fail, naming why
 sh scripts/install_ragas.sh >/dev/null || echo "warning: the ragas environment could not be installed" >&2
-exec .venv/bin/python -m pytest "$@"
+# pytest's exit status 5 is "no test selected": a part the arguments chose no test from
+status=0 empty=0
+part() {
+    "$@" && return 0
+    rc=$?
+    if [ "$rc" -eq 5 ]; then empty=$((empty + 1)); else status=$rc; fi
+}
+part .venv/bin/python -m pytest -n "${ASSAY_TEST_WORKERS:-2}" --dist loadgroup -m "not serial" "$@"
+part .venv/bin/python -m pytest -m serial "$@"
+[ "$empty" -eq 2 ] && [ "$status" -eq 0 ] && status=5
+exit "$status"
