@@ -265,7 +265,8 @@ def refusal_cases(tmp_path: Path) -> dict[str, tuple[Path, tuple[str, ...], str]
             passage,
             NESTED,
             f"error: {passage}:1 field 'contexts[0].text': expected a passage object with a "
-            "'text', and optionally 'id' or 'evidence_id', 'title', 'source' (--evidence), got "
+            "'text' (or 'page_content', 'content'), and optionally 'id' (or 'evidence_id', "
+            "'id_'), 'title', 'source' (or 'url', 'file_path', 'file_name') (--evidence), got "
             "none as its text (the object has: body)",
         ),
         "two passages with one id": (
@@ -468,3 +469,82 @@ def test_halueval_rows_as_nested_json_lines_give_what_the_halueval_importer_give
     # the two answers to one question are one group, as halueval groups them
     groups = [r["group"] for r in records(tmp_path / "table.jsonl")]
     assert len(set(groups)) == 6 and groups[0] == groups[1]
+
+
+def _retrieved_documents() -> list[tuple[str, Any]]:
+    """One passage written by each retrieval library's own serialisation, with the id each
+    gets: LangChain's Document (``model_dump``, and ``dumpd``'s ``{"lc": 1, "kwargs"}``),
+    LlamaIndex's TextNode and NodeWithScore, Haystack's Document (flattened, its default, and
+    with ``meta``)."""
+    from haystack import Document as HaystackDocument
+    from langchain_core.documents import Document as LangChainDocument
+    from langchain_core.load import dumpd
+    from llama_index.core.schema import NodeWithScore, TextNode
+
+    paris = "https://example.org/paris"
+    langchain = LangChainDocument(
+        page_content="Paris is the capital of France.", metadata={"source": paris, "page": 3}
+    )
+    dumped = LangChainDocument(
+        id="lc-2", page_content="The Seine flows through Paris.", metadata={"title": "Seine"}
+    )
+    node = TextNode(
+        id_="node-3", text="The Louvre is in Paris.", metadata={"file_name": "louvre.txt"}
+    )
+    scored = NodeWithScore(node=TextNode(id_="node-4", text="Paris hosted the 1900 Olympics."))
+    haystack = HaystackDocument(
+        content="Montmartre is a hill in Paris.", meta={"url": paris, "title": "Montmartre"}
+    )
+    kept_meta = HaystackDocument(id="hs-6", content="Paris has 20 arrondissements.")
+    return [
+        ("1", langchain.model_dump()),
+        ("lc-2", dumpd(dumped)),
+        ("node-3", node.to_dict()),
+        ("node-4", scored.model_dump()),
+        (haystack.id, haystack.to_dict()),
+        ("hs-6", kept_meta.to_dict(flatten=False)),
+    ]
+
+
+def test_documents_of_langchain_llamaindex_and_haystack_are_passages(tmp_path: Path) -> None:
+    documents = _retrieved_documents()
+    row = {"q": "Tell me about Paris.", "a": "Paris is the capital of France [cite:node-3].",
+           "docs": [document for _, document in documents]}  # fmt: skip
+    source = write_jsonl(tmp_path / "rag.jsonl", [row])
+    out = tmp_path / "records.jsonl"
+    assert import_table(source, out, "--question", "q", "--answer", "a", "--evidence", "docs") == 0
+    (record,) = records(out)
+    paris = "https://example.org/paris"
+    assert record["evidence"] == [
+        {"evidence_id": "1", "title": None, "text": "Paris is the capital of France.",
+         "source": paris},
+        {"evidence_id": "lc-2", "title": "Seine", "text": "The Seine flows through Paris.",
+         "source": None},
+        {"evidence_id": "node-3", "title": None, "text": "The Louvre is in Paris.",
+         "source": "louvre.txt"},
+        {"evidence_id": "node-4", "title": None, "text": "Paris hosted the 1900 Olympics.",
+         "source": None},
+        {"evidence_id": documents[4][0], "title": "Montmartre",
+         "text": "Montmartre is a hill in Paris.", "source": paris},
+        {"evidence_id": "hs-6", "title": None, "text": "Paris has 20 arrondissements.",
+         "source": None},
+    ]  # fmt: skip
+
+
+def test_a_librarys_metadata_of_another_type_is_passed_over_and_a_passages_own_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    passages = [{"page_content": "Paris is in France.", "metadata": {"source": 7, "title": None}}]
+    source = write_jsonl(tmp_path / "rag.jsonl", [{"a": "Paris is in France.", "d": passages}])
+    out = tmp_path / "records.jsonl"
+    assert import_table(source, out, "--answer", "a", "--evidence", "d") == 0
+    (record,) = records(out)
+    assert record["evidence"] == [
+        {"evidence_id": "1", "title": None, "text": "Paris is in France.", "source": None}
+    ]
+    passages = [{"node": {"text": "Paris is in France.", "url": 7}, "score": 0.5}]
+    source = write_jsonl(tmp_path / "rag.jsonl", [{"a": "Paris is in France.", "d": passages}])
+    assert import_table(source, out, "--answer", "a", "--evidence", "d") == 2
+    assert one_error_line(capsys) == (
+        f"error: {source}:1 field 'd[0].node.url': expected a string (--evidence), got int"
+    )
