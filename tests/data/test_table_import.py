@@ -20,6 +20,7 @@ from assay.data.importers.table import import_table as import_table_file
 from assay.errors import ConfigError
 from tests.conftest import SHARED_DATA
 from tests.helpers.cli_output import one_error_line, records
+from tests.helpers.retrieved_documents import retrieved_documents
 
 CANBERRA = "Canberra is the capital city of Australia."
 PARLIAMENT = "Parliament House in Canberra opened in 1988."
@@ -471,43 +472,8 @@ def test_halueval_rows_as_nested_json_lines_give_what_the_halueval_importer_give
     assert len(set(groups)) == 6 and groups[0] == groups[1]
 
 
-def _retrieved_documents() -> list[tuple[str, Any]]:
-    """One passage written by each retrieval library's own serialisation, with the id each
-    gets: LangChain's Document (``model_dump``, and ``dumpd``'s ``{"lc": 1, "kwargs"}``),
-    LlamaIndex's TextNode and NodeWithScore, Haystack's Document (flattened, its default, and
-    with ``meta``)."""
-    from haystack import Document as HaystackDocument
-    from langchain_core.documents import Document as LangChainDocument
-    from langchain_core.load import dumpd
-    from llama_index.core.schema import NodeWithScore, TextNode
-
-    paris = "https://example.org/paris"
-    langchain = LangChainDocument(
-        page_content="Paris is the capital of France.", metadata={"source": paris, "page": 3}
-    )
-    dumped = LangChainDocument(
-        id="lc-2", page_content="The Seine flows through Paris.", metadata={"title": "Seine"}
-    )
-    node = TextNode(
-        id_="node-3", text="The Louvre is in Paris.", metadata={"file_name": "louvre.txt"}
-    )
-    scored = NodeWithScore(node=TextNode(id_="node-4", text="Paris hosted the 1900 Olympics."))
-    haystack = HaystackDocument(
-        content="Montmartre is a hill in Paris.", meta={"url": paris, "title": "Montmartre"}
-    )
-    kept_meta = HaystackDocument(id="hs-6", content="Paris has 20 arrondissements.")
-    return [
-        ("1", langchain.model_dump()),
-        ("lc-2", dumpd(dumped)),
-        ("node-3", node.to_dict()),
-        ("node-4", scored.model_dump()),
-        (haystack.id, haystack.to_dict()),
-        ("hs-6", kept_meta.to_dict(flatten=False)),
-    ]
-
-
 def test_documents_of_langchain_llamaindex_and_haystack_are_passages(tmp_path: Path) -> None:
-    documents = _retrieved_documents()
+    documents = retrieved_documents()
     row = {"q": "Tell me about Paris.", "a": "Paris is the capital of France [cite:node-3].",
            "docs": [document for _, document in documents]}  # fmt: skip
     source = write_jsonl(tmp_path / "rag.jsonl", [row])

@@ -138,7 +138,16 @@ def test_a_threshold_out_of_range_is_refused() -> None:
     [
         ([], "metadata.evidence: expected the evidence passages"),
         ({"text": "a dict, not a list"}, "metadata.evidence: expected the evidence passages"),
-        (["fine", {"title": "no text"}], "metadata.evidence[1]: expected a string or an object"),
+        (
+            ["fine", {"title": "no text"}],
+            "metadata.evidence[1].text: expected a passage object with a 'text' (or "
+            "'page_content', 'content')",
+        ),
+        (["fine", 7], "metadata.evidence[1]: expected a string or an object with a 'text'"),
+        (
+            [{"node": {"text": "a node", "url": 7}, "score": 0.5}],
+            "metadata.evidence[0].node.url: expected a string, got int",
+        ),
     ],
 )
 def test_evidence_of_another_shape_is_refused_naming_the_item(value: object, problem: str) -> None:

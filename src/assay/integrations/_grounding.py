@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from assay.data.passages import PASSAGE_KEYS, PassageError, read_passage
 from assay.model import Model, UnopenedBackend
 from assay.verify.checkers.learned import CHECKER_VERSION, LearnedChecker
 from assay.verify.patterns.base import AnswerScore, PatternContext, PatternSettings
@@ -61,25 +62,33 @@ def evidence_items(
     if not isinstance(value, Sequence) or not value:
         raise ValueError(
             f"{field}: expected the evidence passages (a string, or a non-empty list of "
-            f"strings or of objects with 'text'), got {type(value).__name__}"
+            f"strings or of passage objects), got {type(value).__name__}"
         )
     return tuple(_evidence(item, index, field) for index, item in enumerate(value, start=1))
 
 
 def _evidence(item: Any, index: int, field: str) -> Evidence:
+    """Passage ``index`` (from 1): a string, or an object as
+    :func:`~assay.data.passages.read_passage` reads it (a retrieval library's document too)."""
     if isinstance(item, str):
         return Evidence(evidence_id=str(index), text=item)
-    if isinstance(item, Mapping) and isinstance(item.get("text"), str):
-        given = item.get("evidence_id", item.get("id", index))
-        return Evidence(
-            evidence_id=str(given),
-            text=item["text"],
-            title=item.get("title"),
-            source=item.get("source"),
+    where = f"{field}[{index - 1}]"
+    if not isinstance(item, Mapping):
+        raise ValueError(
+            f"{where}: expected a string or an object with {PASSAGE_KEYS}, got "
+            f"{type(item).__name__}"
         )
-    raise ValueError(
-        f"{field}[{index - 1}]: expected a string or an object with 'text', got "
-        f"{type(item).__name__}"
+    try:
+        passage = read_passage(item)
+    except PassageError as error:
+        raise ValueError(
+            f"{where}{error.place}: expected {error.expected}, got {error.got}"
+        ) from None
+    return Evidence(
+        evidence_id=passage.evidence_id or str(index),
+        text=passage.text,
+        title=passage.title,
+        source=passage.source,
     )
 
 

@@ -13,7 +13,7 @@ One record per row:
 - ``answer`` = the ``--answer`` field, ``evidence`` = the ``--evidence`` field: a list of
   passages (strings, ids ``1``, ``2``, ... by place; or objects with a ``text``, and an ``id``
   or ``evidence_id``, ``title`` and ``source`` where they have them, or documents as LangChain,
-  LlamaIndex and Haystack write them: ``TEXT_KEYS`` and the others below), or one passage as a
+  LlamaIndex and Haystack write them, see :mod:`assay.data.passages`), or one passage as a
   string (id ``1``). In CSV a cell that starts with ``[`` is a list, as JSON text or as
   Python's text of it (read as a literal, never run). Blank passages are dropped, the others
   keep their ids;
@@ -40,6 +40,7 @@ from typing import Any, NoReturn
 from ...errors import InputError, shown
 from ..grounded import check_references
 from ..jsonl import check_input_file
+from ..passages import PASSAGE_KEYS, PassageError, read_passage
 from ..records import Evidence, GroundedQARecord
 from ._common import (
     GroundedImport,
@@ -65,18 +66,6 @@ LABEL_CONVENTION = (
 )
 FILLED_GOLD = "gold_answer empty (no reference)"
 FILLED_QUESTION = "question empty (no question)"
-PASSAGE_KEYS = (
-    "a 'text' (or 'page_content', 'content'), and optionally 'id' (or 'evidence_id', 'id_'), "
-    "'title', 'source' (or 'url', 'file_path', 'file_name')"
-)
-# A passage object's fields, first key first: assay's own names, then those of the retrieval
-# libraries' documents (LangChain's Document: page_content, id, metadata; LlamaIndex's TextNode:
-# text, id_, metadata; Haystack's Document: content, id, meta, or its meta keys at the top)
-TEXT_KEYS = ("text", "page_content", "content")
-ID_KEYS = ("evidence_id", "id", "id_")
-TITLE_KEYS = ("title",)
-SOURCE_KEYS = ("source", "url", "file_path", "file_name")
-METADATA_KEYS = ("metadata", "meta")
 FIELD_NAMES_SHOWN = 12  # field names a "no row has this field" error lists
 FIELD_NAMES_KEPT = 200  # field names gathered for that list, at most
 
@@ -316,7 +305,8 @@ def _list_in_cell(reader: RowReader, field: MappedField, cell: str) -> list[Any]
 
 def _passage(reader: RowReader, field: MappedField, index: int, item: Any) -> Evidence | None:
     """Item ``index`` of the evidence list as a passage (None where its text is blank): a
-    string, id = its place (``1``, ``2``, ...); or an object with a text (``PASSAGE_KEYS``)."""
+    string, id = its place (``1``, ``2``, ...); or an object with a text, read by
+    :func:`~assay.data.passages.read_passage`."""
     where = f"{field.name}[{index}]"
     place = str(index + 1)
     if isinstance(item, str):
@@ -324,79 +314,22 @@ def _passage(reader: RowReader, field: MappedField, index: int, item: Any) -> Ev
     if not isinstance(item, Mapping):
         expected = f"a passage: a string, or an object with {PASSAGE_KEYS}"
         _wrong_type(reader, field, where, expected, item)
-    item, where = _unwrapped(item, where)
-    text = _passage_text(reader, field, where, item)
-    if not text.strip():
-        return None
-    metadata = next((m for key in METADATA_KEYS if isinstance(m := item.get(key), Mapping)), {})
-    return Evidence(
-        evidence_id=_passage_id(reader, field, where, item) or place,
-        text=text.strip(),
-        title=_passage_detail(reader, field, where, item, metadata, TITLE_KEYS),
-        source=_passage_detail(reader, field, where, item, metadata, SOURCE_KEYS),
-    )
-
-
-def _unwrapped(item: Mapping[str, Any], where: str) -> tuple[Mapping[str, Any], str]:
-    """The object that holds the passage's fields, and its place: LangChain's serialised form
-    (``{"lc": 1, ..., "kwargs": {...}}``) keeps them in ``kwargs``, LlamaIndex's NodeWithScore
-    (``{"node": {...}, "score": ...}``) in ``node``."""
-    if "lc" in item and isinstance(item.get("kwargs"), Mapping):
-        return item["kwargs"], f"{where}.kwargs"
-    if not any(key in item for key in TEXT_KEYS) and isinstance(item.get("node"), Mapping):
-        return item["node"], f"{where}.node"
-    return item, where
-
-
-def _passage_text(
-    reader: RowReader, field: MappedField, where: str, item: Mapping[str, Any]
-) -> str:
-    key = next((key for key in TEXT_KEYS if key in item), TEXT_KEYS[0])
-    text = item.get(key)
-    if not isinstance(text, str):
-        got = "none" if key not in item else "null" if text is None else type(text).__name__
+    try:
+        passage = read_passage(item)
+    except PassageError as error:
         reader.fail(
-            f"{where}.{key}",
-            f"expected a passage object with {PASSAGE_KEYS} ({field.option}), got {got} as "
-            f"its text (the object has: {', '.join(sorted(item)) or 'nothing'})",
+            where + error.place,
+            f"expected {error.expected} ({field.option}), got {error.got}",
             shape=False,
         )
-    return text
-
-
-def _passage_id(reader: RowReader, field: MappedField, where: str, item: Mapping[str, Any]) -> str:
-    key = next((key for key in ID_KEYS if item.get(key) is not None), None)
-    if key is None:
-        return ""
-    value = item[key]
-    if isinstance(value, bool) or not isinstance(value, str | int):
-        _wrong_type(reader, field, f"{where}.{key}", "a string or an integer", value)
-    return str(value).strip()
-
-
-def _passage_detail(
-    reader: RowReader,
-    field: MappedField,
-    where: str,
-    item: Mapping[str, Any],
-    metadata: Mapping[str, Any],
-    keys: tuple[str, ...],
-) -> str | None:
-    """The passage's first field of ``keys`` (a string, else refused), else its metadata's
-    first string under one of them: a library's metadata is free-form, so a value of another
-    type there is passed over, not refused."""
-    for key in keys:
-        if item.get(key) is not None:
-            return _optional_text(reader, field, f"{where}.{key}", item[key])
-    return next((value for key in keys if isinstance(value := metadata.get(key), str)), None)
-
-
-def _optional_text(reader: RowReader, field: MappedField, where: str, value: Any) -> str | None:
-    if value is None:
+    if not passage.text.strip():
         return None
-    if not isinstance(value, str):
-        _wrong_type(reader, field, where, "a string", value)
-    return value
+    return Evidence(
+        evidence_id=passage.evidence_id or place,
+        text=passage.text.strip(),
+        title=passage.title,
+        source=passage.source,
+    )
 
 
 def _refuse_repeated_id(
