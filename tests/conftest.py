@@ -17,7 +17,7 @@ SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
 RAY_TEST_FILES = frozenset({"test_ray.py", "test_ray_multinode.py"})
 
 
-def pytest_configure(config: pytest.Config) -> None:
+def pytest_configure() -> None:
     """Under pytest-xdist, each worker keeps to its own share of the cores, and so do the
     processes it starts. llama.cpp runs as many threads as the process may use cores, and its
     threads wait for each other by spinning: two workers' models each on every core ran a

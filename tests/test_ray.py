@@ -9,12 +9,10 @@ import contextlib
 import json
 import os
 import re
-import shutil
 import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,7 +20,13 @@ from typing import Any
 
 import pytest
 
-from tests.helpers.ray_cluster import assay_lines, busy_workers, stop_cluster, without_timings
+from tests.helpers.ray_cluster import (
+    assay_lines,
+    busy_workers,
+    cluster_temp_dir,
+    stop_cluster,
+    without_timings,
+)
 from tests.helpers.servers import free_port
 from tests.helpers.signals import default_sigint
 from tests.verify.bench_fixtures import verify_only_records, write_jsonl
@@ -35,23 +39,17 @@ RAY = Path(sys.executable).with_name("ray")
 def cluster() -> Iterator[dict[str, str]]:
     """The environment that joins the cluster: its address, and its temp dir (where Ray keeps
     the cluster's session and auth token)."""
-    # short: Ray's Unix socket paths under it must fit in 107 bytes, which pytest-xdist's
-    # worker directories under pytest's temp dir do not leave room for
-    temp = Path(tempfile.mkdtemp(prefix="ray-", dir="/tmp"))
     port = free_port()
-    # a loopback test cluster without Ray's token auth (on by default for local clusters since
-    # Ray 2.59; a client joining one must otherwise set RAY_AUTH_MODE=token)
-    joined = {"RAY_TMPDIR": str(temp), "RAY_AUTH_MODE": "disabled"}
-    env = {**os.environ, **joined}
-    start = [str(RAY), "start", "--head", "--num-cpus", "2", "--port", str(port)]
-    start += ["--include-dashboard", "false", "--disable-usage-stats"]
-    # started in a directory of its own: the workers' working directory is not the driver's
-    subprocess.run(start, check=True, capture_output=True, env=env, timeout=180, cwd=temp)
-    try:
+    with cluster_temp_dir() as temp:
+        # a loopback test cluster without Ray's token auth (on by default for local clusters
+        # since Ray 2.59; a client joining one must otherwise set RAY_AUTH_MODE=token)
+        joined = {"RAY_TMPDIR": str(temp), "RAY_AUTH_MODE": "disabled"}
+        env = {**os.environ, **joined}
+        start = [str(RAY), "start", "--head", "--num-cpus", "2", "--port", str(port)]
+        start += ["--include-dashboard", "false", "--disable-usage-stats"]
+        # started in a directory of its own: the workers' working directory is not the driver's
+        subprocess.run(start, check=True, capture_output=True, env=env, timeout=180, cwd=temp)
         yield {"RAY_ADDRESS": f"127.0.0.1:{port}", **joined}
-    finally:
-        stop_cluster(str(temp))  # this cluster only (`ray stop` would stop every one)
-        shutil.rmtree(temp, ignore_errors=True)
 
 
 def _bench(
@@ -278,19 +276,15 @@ def test_a_batch_too_big_for_its_nodes_memory_ends_the_run_naming_it(tmp_path: P
     info = dict(line.split(":", 1) for line in Path("/proc/meminfo").read_text().splitlines())
     total, available = (int(info[key].split()[0]) * 1024 for key in ("MemTotal", "MemAvailable"))
     threshold = (total - available + 1_000_000_000) / total
-    own = Path(tempfile.mkdtemp(prefix="ray-", dir="/tmp"))  # short: Unix socket paths
-    address = {"RAY_TMPDIR": str(own), "RAY_memory_usage_threshold": f"{threshold:.4f}"}
-    address["RAY_memory_monitor_refresh_ms"] = "100"
-    try:
+    with cluster_temp_dir() as own:
+        address = {"RAY_TMPDIR": str(own), "RAY_memory_usage_threshold": f"{threshold:.4f}"}
+        address["RAY_memory_monitor_refresh_ms"] = "100"
         process = _bench(tmp_path, data, tmp_path / "ray", "--executor", "ray",
                          "--ray-batch-size", "1", address=address)  # fmt: skip
         try:
             out, err = process.communicate(timeout=300)
         finally:
             process.kill()  # (when it did not end)
-    finally:
-        stop_cluster(str(own))
-        shutil.rmtree(own, ignore_errors=True)
     assert process.returncode == 1, err[-3000:]
     # Ray's own messages on the kills come on stderr, beside assay's, not in the output
     assert "(raylet)" in err and "failed due to oom" in err
@@ -354,15 +348,9 @@ def test_sigterm_stops_a_ray_run_like_ctrl_c(
 ) -> None:
     """ray.init makes SIGTERM exit the driver at once (exit 1 with Ray's stack dump, or an
     abort with a cluster the driver started); the command keeps its own handler: the batches
-    in flight are cancelled, the run log says "cancelled", exit 143, and the run resumes."""
-    # a cluster the driver starts keeps its sockets in RAY_TMPDIR: a short path (Unix sockets
-    # take at most 107 bytes)
-    own = Path(tempfile.mkdtemp(prefix="ray-", dir="/tmp"))
-    try:
+    in flight are stopped, the run log says "cancelled", exit 143, and the run resumes."""
+    with cluster_temp_dir() as own:  # where a cluster the driver starts keeps its sockets
         _sigterm_stops_a_ray_run(tmp_path, cluster if joins else {"RAY_TMPDIR": str(own)})
-    finally:
-        stop_cluster(str(own))
-        shutil.rmtree(own, ignore_errors=True)
 
 
 def _sigterm_stops_a_ray_run(tmp_path: Path, address: dict[str, str]) -> None:

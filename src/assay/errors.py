@@ -33,6 +33,12 @@ def shown(value: Any, limit: int = SHOWN_CHARS) -> str:
     return f"{text[:limit]!r}… ({len(text):,} characters)"
 
 
+def type_name(value: Any) -> str:
+    """A value's type as error messages name it: ``null`` for None, as in the JSON it came
+    from, else the Python type (``got list``)."""
+    return "null" if value is None else type(value).__name__
+
+
 def shorten_message(message: str, limit: int = MESSAGE_CHARS) -> str:
     """A message of at most about ``limit`` characters: its middle left out when longer."""
     if len(message) <= limit:

@@ -1,14 +1,30 @@
-"""Stopping one local Ray cluster of the tests and benchmarks, and finding its busy workers
-(Linux)."""
+"""A short temp dir for one local Ray cluster of the tests and benchmarks, stopping that
+cluster, and finding its busy workers (Linux)."""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import re
+import shutil
 import signal
+import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
+
+
+@contextlib.contextmanager
+def cluster_temp_dir() -> Iterator[Path]:
+    """A ``RAY_TMPDIR`` of a cluster's own, short: Ray's Unix socket paths under it must fit in
+    107 bytes, which pytest's temp dirs (pytest-xdist's worker directories more so) do not leave
+    room for. At the end the cluster started in it is stopped and the directory removed."""
+    temp = Path(tempfile.mkdtemp(prefix="ray-", dir="/tmp"))
+    try:
+        yield temp
+    finally:
+        stop_cluster(str(temp))  # this cluster only (`ray stop` would stop every one)
+        shutil.rmtree(temp, ignore_errors=True)
 
 
 def stop_cluster(temp_dir: str, timeout_s: float = 30.0) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ..errors import InputError, describe_problem
+from ..errors import InputError, describe_problem, type_name
 from .citations import iter_marker_ids, misspelt_markers
 from .jsonl import check_input_file, decode_line, iter_lines, parse_object_line
 from .records import GroundedQARecord
@@ -270,7 +270,7 @@ def _describe(error: Any, raw: dict[str, Any]) -> str:
     if kind == "too_short" and tuple(error["loc"]) == ("evidence",):
         return "evidence is empty: a record needs at least one evidence snippet"
     got = error.get("input")
-    got_text = "null" if got is None else type(got).__name__
+    got_text = type_name(got)
     if kind == "bool_type" and got is not None:  # "true", "yes", 1: a label typed as text
         return f"{describe_problem(error)} (got {got_text} {got!r}): write true or false, unquoted"
     return f"{describe_problem(error)} (got {got_text})"

@@ -22,6 +22,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import type_name
+
 TEXT_KEYS = ("text", "page_content", "content")
 ID_KEYS = ("evidence_id", "id", "id_")
 TITLE_KEYS = ("title",)
@@ -83,7 +85,7 @@ def _text(item: Mapping[str, Any], place: str) -> str:
     key = next((key for key in TEXT_KEYS if key in item), TEXT_KEYS[0])
     text = item.get(key)
     if not isinstance(text, str):
-        got = "none" if key not in item else _type_name(text)
+        got = "none" if key not in item else type_name(text)
         has = ", ".join(sorted(item)) or "nothing"
         raise PassageError(
             f"{place}.{key}",
@@ -99,7 +101,7 @@ def _identifier(item: Mapping[str, Any], place: str) -> str | None:
         return None
     value = item[key]
     if isinstance(value, bool) or not isinstance(value, str | int):
-        raise PassageError(f"{place}.{key}", "a string or an integer", _type_name(value))
+        raise PassageError(f"{place}.{key}", "a string or an integer", type_name(value))
     return str(value).strip() or None
 
 
@@ -110,10 +112,6 @@ def _detail(
         value = item.get(key)
         if value is not None:
             if not isinstance(value, str):
-                raise PassageError(f"{place}.{key}", "a string", _type_name(value))
+                raise PassageError(f"{place}.{key}", "a string", type_name(value))
             return value
     return next((value for key in keys if isinstance(value := metadata.get(key), str)), None)
-
-
-def _type_name(value: Any) -> str:
-    return "null" if value is None else type(value).__name__

@@ -13,7 +13,7 @@ from typing import Any, NoReturn
 
 from pydantic import BaseModel, ConfigDict
 
-from ...errors import InputError
+from ...errors import InputError, type_name
 from ..jsonl import check_input_file, decode_line, iter_lines, parse_json_line
 from ..records import GroundedQARecord
 
@@ -208,7 +208,7 @@ class RowReader:
         if value is None:
             return ""
         if not isinstance(value, str):
-            self.fail(field, f"expected a string, got {_type_name(value)}")
+            self.fail(field, f"expected a string, got {type_name(value)}")
         return value
 
     def items(self, field: str, *, optional: bool = False) -> list[Any]:
@@ -216,20 +216,20 @@ class RowReader:
         if value is None:
             return []
         if not isinstance(value, list):
-            self.fail(field, f"expected a list, got {_type_name(value)}")
+            self.fail(field, f"expected a list, got {type_name(value)}")
         return value
 
     def mapping(self, field: str) -> Row:
         value = self._get(field, optional=False)
         if not isinstance(value, dict):
-            self.fail(field, f"expected an object, got {_type_name(value)}")
+            self.fail(field, f"expected an object, got {type_name(value)}")
         return value
 
     def child(self, row: Any, prefix: str) -> RowReader:
         """A reader for a nested object; its errors name ``prefix.field``."""
         full = self._name(prefix)
         if not isinstance(row, dict):
-            self.fail(prefix, f"expected an object, got {_type_name(row)}")
+            self.fail(prefix, f"expected an object, got {type_name(row)}")
         return RowReader(row, path=self.path, line=self.line, dataset=self.dataset, prefix=full)
 
     def fail(self, field: str, message: str, *, shape: bool = True) -> NoReturn:
@@ -292,10 +292,6 @@ class UniqueIds:
 
 def _counts(counts: dict[str, int]) -> str:
     return ", ".join(f"{name} {count}" for name, count in counts.items()) or "none"
-
-
-def _type_name(value: Any) -> str:
-    return "null" if value is None else type(value).__name__
 
 
 def _article(name: str) -> str:

@@ -37,7 +37,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, NoReturn
 
-from ...errors import InputError, shown
+from ...errors import InputError, shown, type_name
 from ..grounded import check_references
 from ..jsonl import check_input_file
 from ..passages import PASSAGE_KEYS, PassageError, read_passage
@@ -352,8 +352,7 @@ def _refuse_repeated_id(
 def _wrong_type(
     reader: RowReader, field: MappedField, where: str, expected: str, value: Any
 ) -> NoReturn:
-    got = "null" if value is None else type(value).__name__
-    reader.fail(where, f"expected {expected} ({field.option}), got {got}", shape=False)
+    reader.fail(where, f"expected {expected} ({field.option}), got {type_name(value)}", shape=False)
 
 
 def _meta(row: Row, mapping: TableMapping) -> Row:
