@@ -92,6 +92,7 @@ def test_sigint_stops_cleanly_and_the_rerun_resumes(tmp_path: Path) -> None:
         assert json.loads((out_dir / "run.json").read_text())["status"] == "cancelled"
 
         calls_before = len(server.requests)
+        server.hang_s = 0.0  # the delay only had to hold the first run mid-way
         rerun = subprocess.run(
             _bench_command(server.base_url, out_dir),
             capture_output=True,
@@ -206,6 +207,7 @@ def test_sigterm_stops_like_ctrl_c_and_the_rerun_resumes(
         assert 3 <= len(kept) < 71
         run = json.loads((out_dir / "run.json").read_text())
         assert run["status"] == "cancelled"
+        server.hang_s = 0.0  # the delay only had to hold the first run mid-way
         rerun = subprocess.run(
             _bench_command(server.base_url, out_dir), capture_output=True, text=True, timeout=600
         )
