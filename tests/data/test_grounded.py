@@ -48,6 +48,20 @@ def test_loads_valid_records_and_round_trips(tmp_path: Path) -> None:
     assert load_records(out).records == result.records
 
 
+def test_an_evidence_items_meta_is_kept_and_one_without_writes_none(tmp_path: Path) -> None:
+    scored = {"evidence_id": "e1", "text": "The bridge opened in 1932.", "meta": {"score": 0.8}}
+    path = _write(tmp_path, [_record(evidence=[scored, {"evidence_id": "e2", "text": "Steel."}])])
+    (record,) = load_records(path).records
+    assert [e.meta for e in record.evidence] == [{"score": 0.8}, None]
+    out = tmp_path / "out.jsonl"
+    write_records(out, [record])
+    written = json.loads(out.read_text(encoding="utf-8"))["evidence"]
+    assert written[0]["meta"] == {"score": 0.8} and "meta" not in written[1]
+    assert record.evidence[1].model_dump_json() == (
+        '{"evidence_id":"e2","title":null,"text":"Steel.","source":null}'
+    )  # a passage without meta is written as before the field existed
+
+
 BAD_CASES = [
     ("not json", "{oops", None, "invalid JSON"),
     ("missing field", _record(question=None) | {"question": None}, "question", "string"),
@@ -62,6 +76,8 @@ BAD_CASES = [
     ("unknown structured citation", _record(answer="Yes.", citations=["e1", "zz"]),
      "citations[1]", "'zz'"),
     ("unknown field", _record(colour="red"), "colour", "unknown field"),
+    ("evidence meta not an object", _record(evidence=[{"evidence_id": "e1", "text": "a",
+     "meta": [0.5]}]), "evidence[0].meta", "valid dictionary"),
     ("duplicate evidence id", _record(evidence=[{"evidence_id": "e1", "text": "a"},
      {"evidence_id": "e1", "text": "b"}]), "evidence[1].evidence_id", "duplicate evidence id"),
     ("not an object", [1, 2], None, "JSON object"),

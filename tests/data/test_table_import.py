@@ -160,7 +160,7 @@ def test_a_json_array_of_rows_with_passage_objects(
     assert (paris["gold_error"], height["gold_error"]) == (False, True)
     assert paris["evidence"] == [
         {"evidence_id": "d1", "title": None, "text": "The tower is 330 metres tall.",
-         "source": None},
+         "source": None, "meta": {"score": 0.4}},
         {"evidence_id": "d2", "title": "Eiffel Tower", "text": "The Eiffel Tower is in Paris.",
          "source": "https://example.org/eiffel"},
         {"evidence_id": "3", "title": None, "text": "It was completed in 1889.", "source": None},
@@ -483,18 +483,39 @@ def test_documents_of_langchain_llamaindex_and_haystack_are_passages(tmp_path: P
     paris = "https://example.org/paris"
     assert record["evidence"] == [
         {"evidence_id": "1", "title": None, "text": "Paris is the capital of France.",
-         "source": paris},
+         "source": paris, "meta": {"metadata": {"source": paris, "page": 3}}},
         {"evidence_id": "lc-2", "title": "Seine", "text": "The Seine flows through Paris.",
-         "source": None},
+         "source": None, "meta": {"metadata": {"title": "Seine"}}},
         {"evidence_id": "node-3", "title": None, "text": "The Louvre is in Paris.",
-         "source": "louvre.txt"},
+         "source": "louvre.txt", "meta": {"metadata": {"file_name": "louvre.txt"}}},
         {"evidence_id": "node-4", "title": None, "text": "Paris hosted the 1900 Olympics.",
-         "source": None},
+         "source": None, "meta": {"score": 0.82}},
         {"evidence_id": documents[4][0], "title": "Montmartre",
-         "text": "Montmartre is a hill in Paris.", "source": paris},
+         "text": "Montmartre is a hill in Paris.", "source": paris,
+         "meta": {"page": 7, "score": 0.61}},
         {"evidence_id": "hs-6", "title": None, "text": "Paris has 20 arrondissements.",
          "source": None},
     ]  # fmt: skip
+
+
+def test_a_retrievers_score_goes_with_its_passage_into_the_results_and_the_report(
+    tmp_path: Path,
+) -> None:
+    documents = [document for _, document in retrieved_documents()]
+    row = {"a": "Paris hosted the 1900 Olympics [cite:node-4].", "docs": documents}
+    data = tmp_path / "records.jsonl"
+    assert import_table(write_jsonl(tmp_path / "rag.jsonl", [row]), data, "--answer", "a",
+                        "--evidence", "docs") == 0  # fmt: skip
+    run_dir = tmp_path / "run"
+    argv = [
+        "bench", "run", "--data", str(data), "--pattern", "entailment", "--verifier", "learned",
+        "--out_dir", str(run_dir), "--no-progress", "--n-resamples", "20",
+    ]  # fmt: skip
+    assert main(argv) == 0
+    (result,) = [json.loads(line) for line in (run_dir / "results.jsonl").open()]
+    metas = {item["evidence_id"]: item.get("meta") for item in result["evidence"]}
+    assert metas["node-4"] == {"score": 0.82} and metas["hs-6"] is None  # hs-6: none to keep
+    assert "meta: score 0.82" in (run_dir / "report.html").read_text(encoding="utf-8")
 
 
 def test_a_librarys_metadata_of_another_type_is_passed_over_and_a_passages_own_refused(
@@ -506,8 +527,9 @@ def test_a_librarys_metadata_of_another_type_is_passed_over_and_a_passages_own_r
     assert import_table(source, out, "--answer", "a", "--evidence", "d") == 0
     (record,) = records(out)
     assert record["evidence"] == [
-        {"evidence_id": "1", "title": None, "text": "Paris is in France.", "source": None}
-    ]
+        {"evidence_id": "1", "title": None, "text": "Paris is in France.", "source": None,
+         "meta": {"metadata": {"source": 7, "title": None}}}
+    ]  # fmt: skip
     passages = [{"node": {"text": "Paris is in France.", "url": 7}, "score": 0.5}]
     source = write_jsonl(tmp_path / "rag.jsonl", [{"a": "Paris is in France.", "d": passages}])
     assert import_table(source, out, "--answer", "a", "--evidence", "d") == 2

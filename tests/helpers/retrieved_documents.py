@@ -9,8 +9,8 @@ from typing import Any
 def retrieved_documents() -> list[tuple[str, Any]]:
     """One passage written by each retrieval library's own serialisation, with the id each
     gets: LangChain's Document (``model_dump``, and ``dumpd``'s ``{"lc": 1, "kwargs"}``),
-    LlamaIndex's TextNode and NodeWithScore, Haystack's Document (flattened, its default, and
-    with ``meta``)."""
+    LlamaIndex's TextNode and NodeWithScore (a retriever's score), Haystack's Document
+    (flattened, its default, with a score; and with ``meta``)."""
     from haystack import Document as HaystackDocument
     from langchain_core.documents import Document as LangChainDocument
     from langchain_core.load import dumpd
@@ -26,9 +26,13 @@ def retrieved_documents() -> list[tuple[str, Any]]:
     node = TextNode(
         id_="node-3", text="The Louvre is in Paris.", metadata={"file_name": "louvre.txt"}
     )
-    scored = NodeWithScore(node=TextNode(id_="node-4", text="Paris hosted the 1900 Olympics."))
+    scored = NodeWithScore(
+        node=TextNode(id_="node-4", text="Paris hosted the 1900 Olympics."), score=0.82
+    )
     haystack = HaystackDocument(
-        content="Montmartre is a hill in Paris.", meta={"url": paris, "title": "Montmartre"}
+        content="Montmartre is a hill in Paris.",
+        meta={"url": paris, "title": "Montmartre", "page": 7},
+        score=0.61,
     )
     kept_meta = HaystackDocument(id="hs-6", content="Paris has 20 arrondissements.")
     return [

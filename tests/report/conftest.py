@@ -85,6 +85,7 @@ def hostile_record() -> dict[str, object]:
                 "title": "Payload",
                 "text": f"Evidence text {PAYLOAD}",
                 "source": "javascript:window.__pwned='source'",
+                "meta": {"score": 0.42, "note": PAYLOAD},
             },
         ],
         "answer": f"The page shows text {PAYLOAD} [cite:h1].",

@@ -14,6 +14,7 @@ import pytest
 from assay.report._html_common import at_path, format_number
 from assay.report.html import ReportOptions, write_comparison, write_report
 from tests.helpers.browser import CHROMEDRIVER, CHROMIUM, start_chromium
+from tests.report.conftest import PAYLOAD
 
 INSTALL = "install it with: apt-get update && apt-get install -y chromium chromium-driver"
 
@@ -176,6 +177,8 @@ def test_hostile_output_shows_as_text_and_runs_nothing(
     assert "javascript:window.__pwned='source'" in detail.text  # the source, as plain text
     evidence = detail.find_element("css selector", ".evidence .ev").text
     assert "Evidence text <script>window.__pwned" in evidence  # a shared text, put back
+    meta = detail.find_element("css selector", ".evidence .ev .ev-details").text
+    assert meta == f"meta: score 0.42 · note {PAYLOAD}".strip()  # the meta, as plain text
     _assert_inert(browser)
 
     open_report(browser, judge_report)

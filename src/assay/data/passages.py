@@ -14,12 +14,18 @@ retriever's documents as the library wrote them, so they are read as they are:
 Each field is the object's first key of its list below, then its metadata's (``metadata`` or
 ``meta``). A value of the wrong type on the object itself is refused; a library's metadata is
 free-form, so there a value that is not a string is passed over.
+
+What else the object says about the passage (the retriever's ``score``, the metadata object, a
+chunk's offsets, any key of a user's own) is kept as it is, as the passage's ``meta``; left out
+are the keys read as fields, values that are null or empty, and the keys a library writes for
+its own machinery (:data:`LIBRARY_KEYS`: embeddings, templates, class names).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import type_name
@@ -29,6 +35,25 @@ ID_KEYS = ("evidence_id", "id", "id_")
 TITLE_KEYS = ("title",)
 SOURCE_KEYS = ("source", "url", "file_path", "file_name")
 METADATA_KEYS = ("metadata", "meta")
+# written by a retrieval library for its own use (an embedding, a prompt template, its class),
+# not about the passage; LangChain also marks its documents "type": "Document"
+LIBRARY_KEYS = frozenset(
+    {
+        "blob",
+        "class_name",
+        "embedding",
+        "excluded_embed_metadata_keys",
+        "excluded_llm_metadata_keys",
+        "metadata_separator",
+        "metadata_seperator",
+        "metadata_template",
+        "mimetype",
+        "relationships",
+        "sparse_embedding",
+        "text_template",
+    }
+)
+LIBRARY_MARKS = {"type": "Document"}
 # what an error says a passage object holds
 PASSAGE_KEYS = (
     "a 'text' (or 'page_content', 'content'), and optionally 'id' (or 'evidence_id', 'id_'), "
@@ -38,13 +63,14 @@ PASSAGE_KEYS = (
 
 @dataclass(frozen=True)
 class PassageFields:
-    """What a passage object gives: its text as written (blank or not), and its id, title and
-    source where it has them."""
+    """What a passage object gives: its text as written (blank or not), its id, title and
+    source where it has them, and the rest of what it says about the passage (``meta``)."""
 
     text: str
     evidence_id: str | None
     title: str | None
     source: str | None
+    meta: dict[str, Any] = field(default_factory=dict)
 
 
 class PassageError(ValueError):
@@ -62,6 +88,7 @@ class PassageError(ValueError):
 def read_passage(item: Mapping[str, Any]) -> PassageFields:
     """The fields of one passage object; a :class:`PassageError` where it has no text or a
     field of its own is of the wrong type."""
+    wrapper = item
     item, place = _unwrapped(item)
     metadata = next((m for key in METADATA_KEYS if isinstance(m := item.get(key), Mapping)), {})
     return PassageFields(
@@ -69,6 +96,7 @@ def read_passage(item: Mapping[str, Any]) -> PassageFields:
         evidence_id=_identifier(item, place),
         title=_detail(item, metadata, place, TITLE_KEYS),
         source=_detail(item, metadata, place, SOURCE_KEYS),
+        meta=_rest(item) | _wrapper_rest(wrapper, place),
     )
 
 
@@ -79,6 +107,44 @@ def _unwrapped(item: Mapping[str, Any]) -> tuple[Mapping[str, Any], str]:
     if not any(key in item for key in TEXT_KEYS) and isinstance(item.get("node"), Mapping):
         return item["node"], ".node"
     return item, ""
+
+
+def _wrapper_rest(wrapper: Mapping[str, Any], place: str) -> dict[str, Any]:
+    """What a wrapper around the passage object says of it: LlamaIndex's ``NodeWithScore``
+    carries the retriever's ``score``; LangChain's ``dumpd`` envelope says nothing."""
+    return _rest(wrapper, without=("node",)) if place == ".node" else {}
+
+
+def _rest(item: Mapping[str, Any], without: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The object's keys that say more about the passage than its fields: those of
+    :func:`read_passage`'s lists it did not read (a ``url`` beside a ``source``) stay."""
+    read = {
+        next((key for key in keys if item.get(key) is not None), None)
+        for keys in (TEXT_KEYS, ID_KEYS, TITLE_KEYS, SOURCE_KEYS)
+    }
+    return {
+        key: value
+        for key, value in item.items()
+        if key not in read
+        and key not in without
+        and key not in LIBRARY_KEYS
+        and not (key in LIBRARY_MARKS and LIBRARY_MARKS[key] == value)
+        and value not in (None, "", [], {})
+        and _is_json(value)
+    }
+
+
+def _is_json(value: Any) -> bool:
+    """Whether ``value`` is JSON that reads back as itself: a CSV cell in Python's notation
+    can hold a NaN, a tuple or bytes, which a result line could not keep, so such a value is
+    passed over, like a library's metadata of the wrong type."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, list):
+        return all(_is_json(item) for item in value)
+    if isinstance(value, dict):
+        return all(isinstance(key, str) and _is_json(item) for key, item in value.items())
+    return value is None or isinstance(value, str | int)
 
 
 def _text(item: Mapping[str, Any], place: str) -> str:

@@ -8,7 +8,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    StrictBool,
+    model_serializer,
+)
 
 
 class Evidence(BaseModel):
@@ -18,6 +25,17 @@ class Evidence(BaseModel):
     title: str | None = None
     text: str
     source: str | None = None
+    # what the retriever said about the passage (its score, the document's metadata): carried
+    # into results and the report, never shown to a verifier
+    meta: dict[str, Any] | None = None
+
+    @model_serializer(mode="wrap")
+    def _without_absent_meta(self, write: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # passages without one are written as before the field existed
+        data: dict[str, Any] = write(self)
+        if data.get("meta") is None:
+            data.pop("meta", None)
+        return data
 
 
 class GoldCitation(BaseModel):

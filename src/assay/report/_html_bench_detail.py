@@ -4,6 +4,8 @@ and the gold label with its source."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from typing import Any
 
 from ..verify.patterns.base import AnswerScore, Candidate, Critique, Revision
@@ -131,6 +133,18 @@ def _explanation(check: ClaimCheck, cap: int | None) -> list[Fact]:
     return facts
 
 
+def meta_line(meta: Mapping[str, Any] | None) -> str:
+    """A passage's meta (a retriever's score, a document's metadata) as one line,
+    ``meta: score 0.82 · metadata {"page": 3}``: strings as they are, other values as JSON."""
+    if not meta:
+        return ""
+    shown = (
+        f"{key} {value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)}"
+        for key, value in meta.items()
+    )
+    return "meta: " + " · ".join(shown)
+
+
 def evidence_section(record: ResultRecord, cap: int | None) -> EvidenceSection:
     cited, gold = set(record.citations), set(record.gold_citations)
     items = []
@@ -147,6 +161,7 @@ def evidence_section(record: ResultRecord, cap: int | None) -> EvidenceSection:
                 source=ev.source or "",
                 text=clip(ev.text, cap),
                 badges=badges,
+                details=clip(meta_line(ev.meta), cap),
             )
         )
     title = "Evidence"

@@ -126,6 +126,7 @@ class EvidenceItem(_Model):
     text: str
     marks: list[Mark] = Field(default_factory=list)
     badges: list[Fact] = Field(default_factory=list)
+    details: str = ""  # the passage's meta (a retriever's score, its metadata), as one line
     text_ref: int | None = None  # set by the encoder: the text is in the shared text store
 
 

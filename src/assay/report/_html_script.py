@@ -185,6 +185,7 @@ function renderSection(sec, onRef) {
         ev.source ? el("div", {class: "muted"}, "source: ",
           href ? el("a", {href: href, rel: "noopener noreferrer", target: "_blank",
             text: ev.source}) : el("span", {text: ev.source})) : null,
+        ev.details ? el("div", {class: "muted ev-details", text: ev.details}) : null,
         renderMarked(ev.text, ev.marks, null));
       card.evidenceId = ev.evidence_id;
       box.append(card);

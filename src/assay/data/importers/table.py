@@ -329,6 +329,7 @@ def _passage(reader: RowReader, field: MappedField, index: int, item: Any) -> Ev
         text=passage.text.strip(),
         title=passage.title,
         source=passage.source,
+        meta=passage.meta or None,
     )
 
 
