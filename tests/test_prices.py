@@ -1,5 +1,6 @@
 """Cost in money (issue 10 #4): a price table multiplied out over a run's tokens, per example,
-per judge and per pattern; unknown prices are said, never zero."""
+per judge and per pattern; unknown prices are said, never zero. Models in assay's own process
+(stub/, llamacpp/) are billed by nobody: zero, unless the table prices them."""
 
 from __future__ import annotations
 
@@ -10,10 +11,13 @@ import pytest
 
 from assay.cli import main
 from assay.errors import InputError
+from assay.model import runs_in_process
 from assay.runs.prices import PriceTable, load_prices, money, session_usage
+from tests.helpers.fault_server import OK, fault_server
 from tests.judge.helpers import write_manifest, write_questions
-from tests.verify.bench_fixtures import generate_records, write_jsonl
+from tests.verify.bench_fixtures import generate_records, verify_only_records, write_jsonl
 
+CLAIM_SUPPORTED = json.dumps({"label": "supported", "supporting_ids": [], "rationale": "ok"})
 PRICES = {
     "models": {"stub/gen": {"input": 2.0, "output": 8.0}, "stub/*": {"input": 1.0, "output": 3.0}}
 }
@@ -53,23 +57,90 @@ def test_bench_money_multiplies_out_per_model_and_per_example(
     assert f"{expected / 6:.6f} USD" in capsys.readouterr().out
 
 
-def test_a_model_without_a_price_makes_the_total_unknown_and_is_named(
+def test_in_process_models_cost_nothing_unless_the_table_prices_them(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    prices = tmp_path / "prices.yaml"
-    prices.write_text("models:\n  stub/gen: {input: 1, output: 1}\n")
+    """Nobody bills a stub's tokens: without a table the run's money is known and zero, and says
+    why; a table that prices one of them wins for that one."""
     data = write_jsonl(tmp_path / "data.jsonl", generate_records(2))
     run = tmp_path / "run"
     args = ["bench", "run", "--data", str(data), "--pattern", "entailment", "--out_dir", str(run)]
     roles = ["--generator", "stub/gen", "--verifier", "stub/ver", "--no-cache", "--no-progress"]
     assert main([*args, *roles, "--no-report", "--n-resamples", "20"]) == 0
-    assert "money:" not in capsys.readouterr().out  # stub models, no table: nothing to say
-    unknown = json.loads((run / "summary.json").read_text())["money"]
-    assert not unknown["known"] and "no price table" in unknown["note"]
+    note = "in-process models stub/gen, stub/ver: no per-token price"
+    assert f"money: 0 USD ({note})" in capsys.readouterr().out
+    free = json.loads((run / "summary.json").read_text())["money"]
+    assert (free["known"], free["total"], free["billed"], free["per_item"]) == (True, 0, 0, 0)
+    assert free["in_process"] == ["stub/gen", "stub/ver"] and free["note"] == note
+    assert free["missing_prices"] == [] and free["by_model"]["stub/ver"]["usd"] == 0
+
+    prices = tmp_path / "prices.yaml"  # someone charging their own machine's time
+    prices.write_text("models:\n  stub/gen: {input: 1, output: 1}\n")
     assert main(["bench", "summarize", str(run), "--prices", str(prices), "--no-plots"]) == 0
-    assert "money: unknown (no price for stub/ver" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    gen = _tokens(run)["stub/gen"]
+    expected = (gen["prompt_tokens"] + gen["completion_tokens"]) / 1e6
     summary = json.loads((run / "summary.json").read_text())["money"]
-    assert summary["total"] is None and summary["missing_prices"] == ["stub/ver"]
+    assert summary["known"] and expected > 0 and summary["total"] == pytest.approx(expected)
+    assert summary["in_process"] == ["stub/ver"] and summary["by_model"]["stub/ver"]["usd"] == 0
+    assert f"{expected / 2:.6f} USD per example" in out
+    assert "in-process model stub/ver: no per-token price" in out
+
+
+def test_a_model_behind_http_without_a_price_makes_the_total_unknown_and_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server may be a paid proxy, even on loopback: its tokens are never a silent zero. In a
+    run beside an in-process model, that one counts as zero and the server's model is named."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    data = write_jsonl(tmp_path / "data.jsonl", generate_records(2))
+    run = tmp_path / "run"
+    args = ["bench", "run", "--data", str(data), "--pattern", "entailment", "--out_dir", str(run)]
+    roles = ["--generator", "stub/gen", "--verifier", "openai/x", "--claim-check", "json"]
+    with fault_server([OK], reply_text=CLAIM_SUPPORTED) as server:
+        http = ["--base-url", server.base_url, "--no-cache", "--no-progress", "--no-report"]
+        assert main([*args, *roles, *http, "--n-resamples", "20"]) == 0
+    out = capsys.readouterr().out
+    assert "money: unknown (no price table: give --prices FILE" in out and "openai/x" in out
+    unknown = json.loads((run / "summary.json").read_text())["money"]
+    assert (unknown["known"], unknown["total"], unknown["per_item"]) == (False, None, None)
+    assert unknown["missing_prices"] == ["openai/x"] and "openai/x" in unknown["note"]
+    assert unknown["in_process"] == ["stub/gen"] and unknown["by_model"]["stub/gen"]["usd"] == 0
+    assert unknown["by_model"]["openai/x"]["usd"] is None
+    assert main(["report", str(run)]) == 0
+    page = (run / "report.html").read_text(encoding="utf-8")
+    assert "money: unknown (no price table: give --prices FILE" in page
+    capsys.readouterr()
+    assert main(["bench", "compare", str(run), str(run)]) == 0
+    assert "unknown (no price: openai/x)" in capsys.readouterr().out
+
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("models:\n  openai/x: {input: 1, output: 1}\n")
+    assert main(["bench", "summarize", str(run), "--prices", str(prices), "--no-plots"]) == 0
+    tokens = _tokens(run)["openai/x"]
+    summary = json.loads((run / "summary.json").read_text())["money"]
+    expected = (tokens["prompt_tokens"] + tokens["completion_tokens"]) / 1e6
+    assert summary["known"] and expected > 0 and summary["total"] == pytest.approx(expected)
+    assert summary["in_process"] == ["stub/gen"]
+
+
+@pytest.mark.slow
+def test_the_embedded_model_costs_nothing_per_token(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The README's quick start on one example: the embedded model's money is known and zero in
+    summary.json, the command's output and the report."""
+    data = write_jsonl(tmp_path / "data.jsonl", verify_only_records(1))
+    run = tmp_path / "run"
+    args = ["bench", "run", "--data", str(data), "--pattern", "entailment", "--out_dir", str(run)]
+    assert main([*args, "--verifier", "llamacpp/smollm2", "--no-progress"]) == 0
+    note = "in-process model llamacpp/smollm2: no per-token price"
+    assert f"money: 0 USD ({note})" in capsys.readouterr().out
+    money = json.loads((run / "summary.json").read_text())["money"]
+    assert (money["known"], money["total"], money["per_item"], money["note"]) == (True, 0, 0, note)
+    assert money["by_model"]["llamacpp/smollm2"]["prompt_tokens"] > 0
+    page = (run / "report.html").read_text(encoding="utf-8")
+    assert f"money: {note}" in page and "money: unknown" not in page
 
 
 def test_judge_money_per_judge(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -90,6 +161,24 @@ def test_judge_money_per_judge(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert "per sample x judge" in capsys.readouterr().out
 
 
+def test_a_judge_run_on_a_stub_judge_costs_nothing_without_a_table(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    questions = write_questions(tmp_path / "q.jsonl")
+    manifest = write_manifest(tmp_path / "manifest.jsonl", ["stub/a"])
+    run = tmp_path / "judge"
+    command = ["judge", "run", "--questions", str(questions), "--outputs", str(manifest)]
+    assert main([*command, "--judge", "stub/j", "--mode", "cross", "--out", str(run)]) == 0
+    capsys.readouterr()
+    assert main(["judge", "analyze", str(run), "--resamples", "20", "--no-plots"]) == 0
+    note = "in-process model stub/j: no per-token price"
+    assert f"money: 0 USD ({note})" in capsys.readouterr().out
+    money = json.loads((run / "summary.json").read_text())["money"]
+    assert (money["known"], money["total"], money["per_item"], money["note"]) == (True, 0, 0, note)
+    page = (run / "report.html").read_text(encoding="utf-8")
+    assert f"money: {note}" in page and "money per sample x judge" in page
+
+
 def test_cached_input_and_batch_prices() -> None:
     table = PriceTable.model_validate(
         {"models": {"m": {"input": 10, "output": 20, "cached_input": 1, "batch_discount": 0.5}}}
@@ -103,10 +192,10 @@ def test_cached_input_and_batch_prices() -> None:
             "billed_completion_tokens": 50,
         }
     }
-    live = money(table, usage, 10, batch=False)
+    live = money(table, usage, 10, batch=False, in_process=runs_in_process)
     assert live.total == pytest.approx((3000 * 10 + 100 * 20) / 1e6)
     assert live.billed == pytest.approx((1000 * 10 + 1000 * 1 + 50 * 20) / 1e6)
-    batch = money(table, usage, 10, batch=True)
+    batch = money(table, usage, 10, batch=True, in_process=runs_in_process)
     assert batch.total == pytest.approx(live.total * 0.5) and batch.batch
 
 

@@ -14,6 +14,8 @@ import pytest
 
 from assay.cli import main
 from assay.model import (
+    IN_PROCESS_PROVIDERS,
+    PROVIDERS,
     BatchWriter,
     CallFailure,
     Completion,
@@ -24,11 +26,13 @@ from assay.model import (
     ModelResult,
     ResponseCache,
     batch_scope,
+    create_backend,
     get_model,
     import_batch_output,
     input_files,
     is_deferred,
     requested_ids,
+    runs_in_process,
     user,
 )
 
@@ -79,6 +83,17 @@ def test_in_process_models_run_live_in_a_batch_session(tmp_path: Path) -> None:
     results, deferred = _ask(model, ["hello"])
     assert deferred == 0 and isinstance(results[0], Completion)
     assert model.batch is not None and model.batch.close().requests == 0
+
+
+@pytest.mark.parametrize("provider", sorted(PROVIDERS))
+def test_a_provider_has_a_batch_form_exactly_when_it_does_not_run_in_process(
+    provider: str,
+) -> None:
+    """IN_PROCESS_PROVIDERS (what prices count at zero) and the backends' batch form agree."""
+    name = "llamacpp/smollm2" if provider == "llamacpp" else f"{provider}/m"
+    backend = create_backend(name, ModelOptions(base_url=UNREACHABLE, api_key="sk-test"))
+    request = backend.batch_request([user("hi")], GenerateConfig(max_tokens=8).for_sample(0))
+    assert (request is None) == runs_in_process(name) == (provider in IN_PROCESS_PROVIDERS)
 
 
 @pytest.mark.parametrize(("limit", "expected_files"), [({"max_requests": 2}, 3), ({}, 1)])

@@ -239,25 +239,32 @@ def apply_prices(args: argparse.Namespace, runs: list[Path]) -> bool:
 
 
 def shows_money(money: Any) -> bool:
-    """Whether to print the money line: prices were given, or a model bills per token (a run
-    on local or stub models without a price table has nothing to say)."""
-    if money is None or not money.by_model:
-        return False  # no model calls: nothing to price
-    local = all(m.startswith(("llamacpp/", "stub/")) for m in money.by_model)
-    unpriced_remote = bool(money.missing_prices) and not local
-    return bool(money.known or unpriced_remote or "no price for" in money.note)
+    """Whether to print the money line: the run called a model (a model-free run has nothing
+    to price). Its money is known (priced, or in-process and free) or says which price is
+    missing."""
+    return money is not None and bool(money.by_model)
 
 
 def money_line(money: Any, unit: str) -> str:
-    """``money: 0.012300 USD per example (1.2300 total, 0.4000 billed in these sessions)``, or
-    why it is unknown."""
+    """``money: 0.012300 USD per example (1.2300 total, 0.4000 billed in these sessions)``,
+    ``money: 0 USD (in-process model llamacpp/smollm2: no per-token price)``, or why it is
+    unknown."""
     if not money.known or money.total is None:
         return f"money: unknown ({money.note})"
     if money.by_model == {} and money.total == 0:
         return "money: none (no model calls)"
     cur = money.currency
+    if set(money.in_process) == set(money.by_model):
+        from ..runs.prices import in_process_note
+
+        return f"money: 0 {cur} ({in_process_note(money.in_process)})"
     per = "n/a" if money.per_item is None else f"{money.per_item:.6f} {cur}"
     text = f"money: {per} per {unit} ({money.total:.4f} {cur} total"
     if money.billed is not None:
         text += f", {money.billed:.4f} {cur} billed in these sessions"
-    return text + (", batch prices)" if money.batch else ")")
+    text += ", batch prices" if money.batch else ""
+    if not money.in_process:
+        return text + ")"
+    from ..runs.prices import in_process_note
+
+    return f"{text}; {in_process_note(money.in_process)})"  # why some models cost nothing

@@ -21,6 +21,7 @@ import numpy as np
 
 from .. import metrics
 from ..errors import RunError
+from ..model import runs_in_process
 from ..runs import read_run_json, read_state_file, write_atomic
 from ..runs.prices import Money, read_run_prices, run_money
 from .analysis_types import (
@@ -83,7 +84,8 @@ def _money(run_dir: Path, items: int) -> Money:
     """The run's cost per sample x judge under its price table (``--prices``)."""
     config = ((read_run_json(run_dir) or {}).get("config")) or {}
     batch = config.get("executor") == "batch"
-    return run_money(run_dir, read_run_prices(run_dir), items, batch=batch)
+    table = read_run_prices(run_dir)
+    return run_money(run_dir, table, items, batch=batch, in_process=runs_in_process)
 
 
 def read_coverage(run_dir: Path) -> CoverageReport | None:

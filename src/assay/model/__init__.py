@@ -35,6 +35,7 @@ _SOURCES = {
     "default_cache_path": "._cache",
     "Model": "._model",
     "RetryPolicy": "._model",
+    "IN_PROCESS_PROVIDERS": "._registry",
     "PROVIDER_HELP": "._registry",
     "PROVIDERS": "._registry",
     "ModelOptions": "._registry",
@@ -43,6 +44,7 @@ _SOURCES = {
     "get_model": "._registry",
     "open_batch": "._registry",
     "open_cache": "._registry",
+    "runs_in_process": "._registry",
     "split_model_name": "._registry",
     "BackendError": "._types",
     "CallFailure": "._types",
@@ -90,6 +92,7 @@ if TYPE_CHECKING:
     from ._cache import ResponseCache, cache_key, default_cache_path
     from ._model import Model, RetryPolicy
     from ._registry import (
+        IN_PROCESS_PROVIDERS,
         PROVIDER_HELP,
         PROVIDERS,
         ModelOptions,
@@ -98,6 +101,7 @@ if TYPE_CHECKING:
         get_model,
         open_batch,
         open_cache,
+        runs_in_process,
         split_model_name,
     )
     from ._types import (
@@ -123,6 +127,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_MODEL",
+    "IN_PROCESS_PROVIDERS",
     "MAX_BYTES_PER_FILE",
     "MAX_REQUESTS_PER_FILE",
     "PROVIDERS",
@@ -164,6 +169,7 @@ __all__ = [
     "open_batch",
     "open_cache",
     "requested_ids",
+    "runs_in_process",
     "split_model_name",
     "system",
     "texts",

@@ -54,7 +54,8 @@ class Backend(abc.ABC):
         self, messages: Sequence[ChatMessage], config: GenerateConfig
     ) -> dict[str, Any] | None:
         """The HTTP body of this call for a batch input file; None: the backend has no batch
-        form (it runs in this process) and its calls are made live."""
+        form (it runs in this process, as :data:`~assay.model.IN_PROCESS_PROVIDERS` says) and
+        its calls are made live."""
         return None
 
     @abc.abstractmethod

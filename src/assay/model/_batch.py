@@ -9,7 +9,8 @@ unwritten: it is neither finished nor failed, only waiting for its answer.
 ``custom_id`` is the call's response-cache key, so one output line answers exactly one call:
 :func:`import_batch_output` stores each answer under its key, and the next run of the same
 command finds it in the cache. OpenAI's Batch API and ``vllm run-batch`` read and write this
-format. Calls to in-process models (``llamacpp/``, ``stub/``) have no batch form: they run live.
+format. Calls to in-process models (:data:`~assay.model.IN_PROCESS_PROVIDERS`: ``llamacpp/``,
+``stub/``) have no batch form: they run live.
 """
 
 from __future__ import annotations

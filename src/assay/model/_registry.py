@@ -159,6 +159,12 @@ PROVIDERS: dict[str, Callable[[str, ModelOptions], Backend]] = {
     "stub": _stub,
 }
 
+#: Providers whose models run inside assay's own process, not behind a server: nobody bills
+#: their tokens (their cost is the machine's time, which runs record as latency), so money
+#: counts them at zero unless a price table prices them; and they have no batch form (their
+#: backends' ``batch_request`` is None, so their calls run live).
+IN_PROCESS_PROVIDERS: frozenset[str] = frozenset({"llamacpp", "stub"})
+
 PROVIDER_HELP: dict[str, str] = {
     "openai": "any OpenAI-compatible HTTP server (OPENAI_BASE_URL, OPENAI_API_KEY)",
     "llamacpp": "a GGUF model in this process; llamacpp/smollm2 is the embedded default",
@@ -179,6 +185,13 @@ def split_model_name(name: str) -> tuple[str, str]:
             hint=f"known providers: {', '.join(PROVIDERS)} (see `assay models`)",
         )
     return provider, model
+
+
+def runs_in_process(name: str) -> bool:
+    """Whether the model ``provider/model`` runs in this process (a name of another form, or
+    of another provider, is taken as one behind a server, which may bill per token)."""
+    provider, slash, _ = name.partition("/")
+    return bool(slash) and provider in IN_PROCESS_PROVIDERS
 
 
 def create_backend(name: str, options: ModelOptions | None = None) -> Backend:

@@ -19,6 +19,7 @@ from ._html_common import (
     SampleSettings,
     compact,
     metric,
+    money_note,
     readable_slices,
 )
 from ._html_generic import base_section
@@ -96,9 +97,8 @@ def bench_content(
             section.notes.append(str(section.summary[note_key]))
     if (reasons := failure_reasons_line(section.summary.get("counts") or {})) is not None:
         section.notes.append(reasons)  # why examples failed, as bench run printed it
-    money = section.summary.get("money") or {}
-    if money and not money.get("known"):
-        section.notes.append(f"money: unknown ({money.get('note', '')})")
+    if (money := money_note(section.summary.get("money") or {})) is not None:
+        section.notes.append(money)
     if section.summary.get("score_event"):
         section.notes.append(f"score: {section.summary['score_event']}")
     if (calibrated := calibration_note(section.summary)) is not None:

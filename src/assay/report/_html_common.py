@@ -18,7 +18,7 @@ from pydantic import BaseModel, ValidationError
 from ..errors import InputError, describe_problem, validation_problems
 from ..json_safe import load_model
 from ..runs import read_jsonl
-from ..runs.prices import session_usage
+from ..runs.prices import in_process_note, session_usage
 from ..verify.results import ResultRecord
 from ._html_model import Cell, Column, Detail, Fact, Mark, MarkClass, Metric, Plot, RunSection
 from ._html_page import png_data_uri
@@ -211,6 +211,17 @@ def _describe(value: Any) -> str:
     if isinstance(value, float):
         return format_number(value)
     return "" if value is None else str(value)
+
+
+def money_note(money: Mapping[str, Any]) -> str | None:
+    """The report's note on a summary's money: why it is unknown, or which models cost nothing
+    for running in this process (None: nothing to say beside the number)."""
+    if not money:
+        return None
+    if not money.get("known"):
+        return f"money: unknown ({money.get('note', '')})"
+    in_process = money.get("in_process") or ()  # absent from summaries of older runs
+    return f"money: {in_process_note(in_process)}" if in_process else None
 
 
 def plots(run_dir: Path, titles: dict[str, str]) -> list[Plot]:

@@ -26,6 +26,7 @@ from ._html_common import (
     format_number,
     isolated,
     main_cap,
+    money_note,
     readable_slices,
     utf16_index,
 )
@@ -85,8 +86,8 @@ def judge_content(
         section.metrics.append(
             Metric(label="money per sample x judge", value=money["per_item"], path="money.per_item")
         )
-    elif money:
-        section.notes.append(f"money: unknown ({money.get('note', '')})")
+    if (note := money_note(money)) is not None:
+        section.notes.append(note)
     section.headline = [m for m in section.metrics if m.label in FIRST_SCREEN]
     section.description = describe_judge(run)
     sample = _records(run_dir, section.notes, sampling or SampleSettings())

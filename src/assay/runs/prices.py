@@ -9,8 +9,10 @@ The table is a JSON, YAML or TOML file::
 Model names are assay's (``provider/model``); an exact name wins over a pattern. Tokens come
 from each session's usage in ``run_log.jsonl`` (all sessions of a resumed run): the work's
 tokens (cache hits included: what the results cost to make) and the tokens billed in these
-sessions (calls actually sent; cached-input tokens at their own price). A model without a
-price makes the total unknown, and says which model it is: never a silent zero.
+sessions (calls actually sent; cached-input tokens at their own price). A model that runs in
+assay's own process (the model layer says which: ``in_process``) is billed by nobody per token:
+without a price of its own in the table it costs zero, and the note says why. Any other model
+without a price makes the total unknown, and says which model it is: never a silent zero.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from __future__ import annotations
 import fnmatch
 import json
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +49,10 @@ class ModelPrice(BaseModel):
     output: float = Field(ge=0, allow_inf_nan=False)  # USD per million completion tokens
     cached_input: float | None = Field(default=None, ge=0, allow_inf_nan=False)  # default: input
     batch_discount: float = Field(default=0.0, ge=0, lt=1)  # share taken off batch calls
+
+
+# what an in-process model costs when the table does not price it
+ZERO_PRICE = ModelPrice(input=0.0, output=0.0)
 
 
 class PriceTable(BaseModel):
@@ -83,6 +89,8 @@ class Money(BaseModel):
     items: int
     by_model: dict[str, ModelCost]
     missing_prices: tuple[str, ...] = ()
+    # models run in assay's process and priced by no table: zero, as nobody bills their tokens
+    in_process: tuple[str, ...] = ()
     batch: bool = False
     note: str = ""
 
@@ -123,13 +131,20 @@ def keep_prices(run_dir: Path, table: PriceTable) -> None:
     write_atomic(run_dir / PRICES_FILE, table.model_dump_json(indent=2))
 
 
-def run_money(run_dir: Path, table: PriceTable | None, items: int, *, batch: bool) -> Money:
+def run_money(
+    run_dir: Path,
+    table: PriceTable | None,
+    items: int,
+    *,
+    batch: bool,
+    in_process: Callable[[str], bool],
+) -> Money:
     """``money`` over the sessions in ``run_dir/run_log.jsonl``."""
     from ._jsonl import read_jsonl
 
     log = run_dir / "run_log.jsonl"
     lines = list(read_jsonl(log)) if log.is_file() else []
-    return money(table, session_usage(lines), items, batch=batch)
+    return money(table, session_usage(lines), items, batch=batch, in_process=in_process)
 
 
 def _parse(path: Path, text: str) -> Any:
@@ -155,44 +170,62 @@ def session_usage(run_log_lines: Iterable[Mapping[str, Any]]) -> dict[str, dict[
 
 
 def money(
-    table: PriceTable | None, usage: Mapping[str, Mapping[str, int]], items: int, *, batch: bool
+    table: PriceTable | None,
+    usage: Mapping[str, Mapping[str, int]],
+    items: int,
+    *,
+    batch: bool,
+    in_process: Callable[[str], bool],
 ) -> Money:
-    """The run's cost under ``table``: total, billed, per item, per model."""
+    """The run's cost under ``table``: total, billed, per item, per model.
+
+    ``in_process`` says which model names run in assay's own process (the model layer knows;
+    this layer may not ask it): those the table does not price cost zero.
+    """
     if not usage:
         return Money(
             known=True, total=0.0, billed=0.0, per_item=0.0, items=items, by_model={},
             note="no model calls",
         )  # fmt: skip
-    if table is None:
-        return _unknown(usage, items, "no price table: give --prices FILE (USD per 1M tokens)")
-    by_model = {model: _model_cost(table.price_of(model), u, batch) for model, u in usage.items()}
+    listed = {model: None if table is None else table.price_of(model) for model in usage}
+    # a price in the table wins: someone may charge their own machine's time per token
+    free = tuple(sorted(m for m, price in listed.items() if price is None and in_process(m)))
+    prices = {m: ZERO_PRICE if m in free else price for m, price in listed.items()}
+    by_model = {model: _model_cost(prices[model], u, batch) for model, u in usage.items()}
     missing = tuple(sorted(m for m, cost in by_model.items() if cost.usd is None))
-    if missing:
-        note = f"no price for {', '.join(missing)}: the total is unknown"
-        return Money(
-            currency=table.currency,
-            known=False,
-            total=None,
-            billed=None,
-            per_item=None,
-            items=items,
-            by_model=by_model,
-            missing_prices=missing,
-            batch=batch,
-            note=note,
-        )
-    total = sum(c.usd or 0.0 for c in by_model.values())
+    known = not missing
+    total = sum(c.usd or 0.0 for c in by_model.values()) if known else None
     return Money(
-        currency=table.currency,
-        known=True,
+        currency="USD" if table is None else table.currency,
+        known=known,
         total=total,
-        billed=sum(c.billed_usd or 0.0 for c in by_model.values()),
-        per_item=total / items if items else None,
+        billed=sum(c.billed_usd or 0.0 for c in by_model.values()) if known else None,
+        per_item=total / items if total is not None and items else None,
         items=items,
         by_model=by_model,
+        missing_prices=missing,
+        in_process=free,
         batch=batch,
-        note="batch prices" if batch else "",
+        note=_money_note(table, missing, free, batch),
     )
+
+
+def in_process_note(models: Iterable[str]) -> str:
+    """Why these models cost nothing, in the words of summaries, the money line and reports."""
+    names = sorted(models)
+    kind = "model" if len(names) == 1 else "models"
+    return f"in-process {kind} {', '.join(names)}: no per-token price"
+
+
+def _money_note(
+    table: PriceTable | None, missing: tuple[str, ...], free: tuple[str, ...], batch: bool
+) -> str:
+    if missing and table is None:
+        return f"no price table: give --prices FILE (USD per 1M tokens) for {', '.join(missing)}"
+    if missing:
+        return f"no price for {', '.join(missing)}: the total is unknown"
+    parts = [in_process_note(free)] if free else []
+    return "; ".join([*parts, "batch prices"] if batch else parts)
 
 
 def _model_cost(price: ModelPrice | None, usage: Mapping[str, int], batch: bool) -> ModelCost:
@@ -210,26 +243,4 @@ def _model_cost(price: ModelPrice | None, usage: Mapping[str, int], batch: bool)
     billed = (billed_tokens + usage.get("billed_completion_tokens", 0) * price.output) / PER
     return ModelCost(
         prompt_tokens=prompt, completion_tokens=completion, usd=listed, billed_usd=billed * factor
-    )
-
-
-def _unknown(usage: Mapping[str, Mapping[str, int]], items: int, note: str) -> Money:
-    by_model = {
-        model: ModelCost(
-            prompt_tokens=u.get("prompt_tokens", 0),
-            completion_tokens=u.get("completion_tokens", 0),
-            usd=None,
-            billed_usd=None,
-        )
-        for model, u in usage.items()
-    }
-    return Money(
-        known=False,
-        total=None,
-        billed=None,
-        per_item=None,
-        items=items,
-        by_model=by_model,
-        missing_prices=tuple(sorted(usage)),
-        note=note,
     )

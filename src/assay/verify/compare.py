@@ -231,7 +231,8 @@ def _cost_table(summaries: Sequence[Named]) -> str:
     note = (
         "Model requests and tokens include cache hits; uncached calls are what the run paid "
         "for. Latency sums each call's time, waiting for the model included. Money is the "
-        "work's tokens at the run's price table (`--prices`); unknown says why."
+        "work's tokens at the run's price table (`--prices`); a model run in assay's process "
+        "that the table does not price costs nothing (in-process); unknown says why."
     )
     return "## Cost per example\n\n" + _table(header, rows) + "\n\n" + note
 
@@ -241,7 +242,8 @@ def _money_per_example(summary: BenchSummary) -> str:
     if money is None or not money.known or money.per_item is None:
         missing = ", ".join(money.missing_prices) if money is not None else ""
         return f"unknown (no price: {missing})" if missing else "unknown"
-    return f"{money.per_item:.6f} {money.currency}"
+    value = f"{money.per_item:.6f} {money.currency}"
+    return f"{value} (in-process: {', '.join(money.in_process)})" if money.in_process else value
 
 
 def _revision_table(summaries: Sequence[Named]) -> str:

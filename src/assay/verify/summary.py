@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..model import runs_in_process
 from ..runs import read_run_json, utc_now, write_atomic
 from ..runs.prices import Money, read_run_prices, run_money
 from .results import RESULTS_FILE, ResultRecord, iter_results
@@ -317,7 +318,8 @@ def build_summary(
 def _money(run_dir: Path, config: dict[str, Any], tally: SummaryTally) -> Money:
     """The whole run's cost (slices have none: sessions' tokens are not split by record)."""
     batch = config.get("executor") == "batch"
-    return run_money(run_dir, read_run_prices(run_dir), tally.cost.examples, batch=batch)
+    table = read_run_prices(run_dir)
+    return run_money(run_dir, table, tally.cost.examples, batch=batch, in_process=runs_in_process)
 
 
 def _apply_calibration(run_dir: Path, tally: SummaryTally) -> dict[str, Any] | None:
@@ -491,9 +493,10 @@ def refresh_money(run_dir: Path) -> BenchSummary:
     config = summary.config
     batch = config.get("executor") == "batch"
     table = read_run_prices(run_dir)
-    updated = summary.model_copy(
-        update={"money": run_money(run_dir, table, summary.cost.examples, batch=batch)}
+    money = run_money(
+        run_dir, table, summary.cost.examples, batch=batch, in_process=runs_in_process
     )
+    updated = summary.model_copy(update={"money": money})
     write_atomic(run_dir / SUMMARY_FILE, updated.model_dump_json(indent=2))
     return updated
 
