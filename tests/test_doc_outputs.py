@@ -144,3 +144,11 @@ def test_the_table_worked_example_prints_what_importers_md_quotes(
         assert timed.sub("T", printed).splitlines() == [timed.sub("T", q) for q in quoted]
     first = (workdir / "rag_records.jsonl").read_text(encoding="utf-8").splitlines()[0]
     assert json.loads(first) == json.loads(record)
+
+
+def test_the_check_grounding_example_prints_what_importers_md_quotes(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, quoted = fenced_blocks("importers.md", "## In your own code: `assay.check_grounding`")[:2]
+    exec(compile(code, "importers.md", "exec"), {})  # the doc's own example, as written
+    assert capsys.readouterr().out == quoted

@@ -1,0 +1,219 @@
+"""assay's model-free grounding check as a Python call, for an application's own code: a RAG
+service's guard, a notebook, a pipeline step.
+
+``check_grounding(answer, evidence)`` gives the verdict ``assay bench run --pattern entailment
+--verifier learned`` gives the same answer and evidence: the answer is split into claims by
+assay's rules, each claim is checked by the ``learned`` checker against every passage (and the
+passages it cites, ``[cite:ID]``), and the answer's ``p_error`` is its weakest claim's::
+
+    from assay import check_grounding
+
+    result = check_grounding(
+        "The capital of Australia is Sydney.",
+        ["Canberra is the capital city of Australia."],
+    )
+    result.grounded        # False
+    result.p_error         # 0.914...
+    print(result.explanation)
+
+The evidence is a string, or a list of strings (ids ``1``, ``2``, ...), passage objects
+(``text``, ``id``, ``title``, ``source``) or a retrieval library's documents as they come
+(LangChain's ``Document``, LlamaIndex's ``TextNode`` and ``NodeWithScore``, Haystack's
+``Document``, or their serialised dicts). No model is called and nothing is downloaded.
+
+The operating point is ``threshold`` on ``p_error`` (0.5 by default), or a calibration file
+``assay bench calibrate`` fitted on a labelled dev run of your own: its map turns ``p_error``
+into the calibrated probability and its threshold decides, as ``bench run --calibration``
+does. An answer the checker cannot score (an empty one, a script written without spaces) gets
+``p_error`` None and ``grounded`` None with the reason in ``failure``: never a verdict.
+
+This module sits above every layer of assay: it imports them, and nothing in assay imports it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError
+from ..verify.calibration import Calibration, read_calibration
+from ..verify.checkers.learned import CHECKER_VERSION
+from ..verify.patterns.base import AnswerScore, PatternContext
+from ..verify.types import ClaimCheck
+from ._grounding import checking_context, evidence_items, explanation, failure, score_grounding
+
+__all__ = ["ClaimVerdict", "Grounding", "acheck_grounding", "check_grounding"]
+
+DEFAULT_THRESHOLD = 0.5
+# what made the p_error a calibration is fitted on, as `bench calibrate` records it: a map
+# fitted on another scorer's p_error means nothing here
+SCORER = {
+    "pattern": "entailment",
+    "verifier": "learned",
+    "claim_splitter": "rules",
+    "checker_version": CHECKER_VERSION,
+}
+
+
+@dataclass(frozen=True)
+class ClaimVerdict:
+    """One claim of the answer: its verdict, the evidence window the verdict rests on and the
+    claim's words the evidence lacks (even as a synonym), heaviest first."""
+
+    text: str
+    label: str  # "supported", "unsupported" or "uncertain"
+    p_supported: float | None
+    supporting_ids: tuple[str, ...]
+    evidence_window: str | None
+    missing_words: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Grounding:
+    """The verdict on one answer. ``p_error`` is the probability that the answer has a
+    grounding error (calibrated when a calibration was given; ``raw_p_error`` is the checker's
+    own); ``grounded`` is ``p_error < threshold``. Both are None when the checker could not
+    score the answer, and ``failure`` says why."""
+
+    grounded: bool | None
+    p_error: float | None
+    raw_p_error: float | None
+    threshold: float
+    claims: tuple[ClaimVerdict, ...]
+    explanation: str
+    failure: str | None
+    checker: str = CHECKER_VERSION
+    # the calibration file's fingerprint, as runs record it; None: the raw p_error decided
+    calibration: str | None = None
+
+
+def check_grounding(
+    answer: str,
+    evidence: Any,
+    *,
+    question: str = "",
+    threshold: float | None = None,
+    calibration: str | Path | Calibration | None = None,
+) -> Grounding:
+    """``answer`` checked against ``evidence`` (see the module's doc for the forms it takes).
+
+    Runs where it is called, also inside a running event loop (a notebook, an async web
+    handler): there the check runs on a worker thread. In async code, ``await
+    acheck_grounding(...)`` instead.
+    """
+    check = acheck_grounding(
+        answer, evidence, question=question, threshold=threshold, calibration=calibration
+    )
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(check)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as worker:
+        return worker.submit(asyncio.run, check).result()
+
+
+async def acheck_grounding(
+    answer: str,
+    evidence: Any,
+    *,
+    question: str = "",
+    threshold: float | None = None,
+    calibration: str | Path | Calibration | None = None,
+) -> Grounding:
+    """:func:`check_grounding` for async code."""
+    if not isinstance(answer, str):
+        raise TypeError(f"answer: expected a string, got {type(answer).__name__}")
+    fitted = _calibration(calibration, threshold)
+    passages = evidence_items(_as_passages(evidence), field="evidence", holder="the call")
+    result = await score_grounding(
+        answer, record_id="answer", question=question, evidence=passages, context=_context()
+    )
+    return _verdict(result, fitted, DEFAULT_THRESHOLD if threshold is None else threshold)
+
+
+@functools.cache
+def _context() -> PatternContext:
+    # the checker loads its weights once; its threshold is not used here (the verdict is
+    # decided below, where a calibration may move it)
+    return checking_context(DEFAULT_THRESHOLD)
+
+
+def _calibration(
+    calibration: str | Path | Calibration | None, threshold: float | None
+) -> Calibration | None:
+    if calibration is None:
+        if threshold is not None and not 0.0 <= threshold <= 1.0:
+            raise ValueError(f"threshold must be between 0 and 1, got {threshold}")
+        return None
+    if threshold is not None:
+        raise ValueError(
+            "give a threshold or a calibration, not both: the calibration's threshold decides"
+        )
+    fitted = calibration if isinstance(calibration, Calibration) else read_calibration(
+        Path(calibration)
+    )  # fmt: skip
+    if fitted.dev_scorer is not None and fitted.dev_scorer != SCORER:
+        differ = ", ".join(
+            f"{key} {fitted.dev_scorer.get(key, '(none)')} there, {value} here"
+            for key, value in SCORER.items()
+            if fitted.dev_scorer.get(key) != value
+        )
+        raise ConfigError(
+            f"{calibration}: fitted on the p_error of {fitted.dev_run}, which was made "
+            f"otherwise than this check's ({differ}); fit a map on a dev run of `assay bench "
+            "run --pattern entailment --verifier learned` (assay bench calibrate DEV_RUN)"
+        )
+    return fitted
+
+
+def _as_passages(evidence: Any) -> Any:
+    """Library document objects as the dicts their own serialisation gives; other values as
+    they are (the passage reader says what it cannot read)."""
+    if isinstance(evidence, str | bytes) or not isinstance(evidence, Sequence):
+        return _as_passage(evidence)
+    return [_as_passage(item) for item in evidence]
+
+
+def _as_passage(item: Any) -> Any:
+    # LangChain's Document and LlamaIndex's nodes are pydantic models; Haystack's Document is
+    # a dataclass with its own to_dict
+    for method in ("model_dump", "to_dict"):
+        serialise = getattr(item, method, None)
+        if callable(serialise):
+            return serialise()
+    return item
+
+
+def _verdict(result: AnswerScore, calibration: Calibration | None, threshold: float) -> Grounding:
+    raw = result.p_error
+    if calibration is not None:
+        threshold = calibration.threshold
+    p_error = raw if raw is None or calibration is None else float(calibration.apply([raw])[0])
+    grounded = None if p_error is None else p_error < threshold
+    text = failure(result) if p_error is None else explanation(result, p_error, threshold)
+    return Grounding(
+        grounded=grounded,
+        p_error=p_error,
+        raw_p_error=raw,
+        threshold=threshold,
+        claims=tuple(_claim(check) for check in result.claim_checks),
+        explanation=text,
+        failure=failure(result) if p_error is None else None,
+        calibration=None if calibration is None else calibration.fingerprint(),
+    )
+
+
+def _claim(check: ClaimCheck) -> ClaimVerdict:
+    return ClaimVerdict(
+        text=check.claim.text,
+        label=check.label,
+        p_supported=check.p_supported,
+        supporting_ids=check.supporting_ids,
+        evidence_window=check.evidence_window,
+        missing_words=check.missing_words,
+    )
