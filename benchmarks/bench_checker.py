@@ -39,7 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -126,7 +126,7 @@ RUN_ON_PAGES = 10
 RUN_ON_CLAUSES = 800
 
 
-def _run_on(records: list[Any], repeats: int) -> dict[str, float]:
+def _run_on(records: Sequence[Any], repeats: int) -> dict[str, float]:
     """The worst case of a long claim: one sentence of RUN_ON_CLAUSES copies of a short clause
     from the page ("the first four words of its first sentence, ..."), which one window holds
     but which names too little to be a copied run; ms for one check (the best of ``repeats``,
@@ -148,7 +148,7 @@ def _run_on(records: list[Any], repeats: int) -> dict[str, float]:
     return {"median_ms": statistics.median(times), "max_ms": max(times)}
 
 
-def _timing(records: list[Any], repeats: int) -> dict[str, float]:
+def _timing(records: Sequence[Any], repeats: int) -> dict[str, float]:
     """ms per claim: the best of ``repeats`` passes per claim, a fresh checker (and cache)
     per pass, so the record's first claim pays for its evidence every time."""
     from assay.verify.checkers.learned import LearnedChecker
@@ -194,7 +194,7 @@ def _clear_caches() -> None:
                 value.cache_clear()
 
 
-def _quality(checker: Any, records: list[Any]) -> dict[str, Any]:
+def _quality(checker: Any, records: Sequence[Any]) -> dict[str, Any]:
     from assay.verify.claims import split_claims
 
     truth: list[bool] = []

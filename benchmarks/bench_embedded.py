@@ -41,7 +41,7 @@ import time
 import types
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from assay.data.grounded import load_records
 from assay.data.records import GroundedQARecord
@@ -61,6 +61,9 @@ from assay.verify.types import Claim, ClaimCheck
 ROOT = Path(__file__).resolve().parents[1]
 LABELLED = ROOT / "examples" / "grounded_qa_labelled.jsonl"
 MAX_EVIDENCE_CHARS = 6000  # SinglePassConfig's default
+
+if TYPE_CHECKING:
+    from llama_cpp.llama_types import ChatCompletionRequestMessage
 
 
 class BarePass:
@@ -86,14 +89,16 @@ class BarePass:
         self.saved_prefix: tuple[list[int], Any] | None = None
 
     def tokens(self, messages: Sequence[ChatMessage]) -> list[int]:
-        prompt = self.formatter(messages=[m.model_dump() for m in messages]).prompt
+        # a ChatMessage dumps to {"role": ..., "content": str}, one of llama.cpp's request messages
+        dumped = cast("list[ChatCompletionRequestMessage]", [m.model_dump() for m in messages])
+        prompt = self.formatter(messages=dumped).prompt
         return list(self.llm.tokenize(prompt.encode("utf-8"), add_bos=False, special=True))
 
     def full(self, messages: Sequence[ChatMessage]) -> float:
         import llama_cpp
 
         tokens = self.tokens(messages)
-        self.llm.reset()
+        self.llm.reset()  # type: ignore[no-untyped-call]  # Llama.reset has no annotations
         self.llm.eval(tokens)
         return float(llama_cpp.llama_get_logits_ith(self.llm._ctx.ctx, -1)[0])
 
@@ -104,7 +109,7 @@ class BarePass:
         tokens = self.tokens(messages)
         assert tokens[: len(prefix)] == prefix, "the prefix must be shared"
         if self.saved_prefix is None or self.saved_prefix[0] != prefix:
-            self.llm.reset()
+            self.llm.reset()  # type: ignore[no-untyped-call]  # (see full)
             self.llm.eval(prefix)
             self.saved_prefix = (prefix, self.llm.save_state())
         self.llm.load_state(self.saved_prefix[1])
@@ -140,7 +145,8 @@ def before_checker(provider: Path) -> SinglePassChecker:
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    module.asyncio = types.SimpleNamespace(to_thread=on_llama_thread)  # the same thread as ours
+    # the same thread as ours; set in the module's namespace, which its code reads
+    vars(module)["asyncio"] = types.SimpleNamespace(to_thread=on_llama_thread)
     return SinglePassChecker(Model(module.LlamaCppBackend("smollm2")))
 
 

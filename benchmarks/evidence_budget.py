@@ -20,7 +20,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from assay.data.grounded import GroundedQARecord, load_records
+from assay.data.grounded import load_records
+from assay.data.records import GroundedQARecord
 from assay.verify.checkers.single_pass import EvidenceCut, evidence_text
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -55,6 +55,7 @@ import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -322,10 +323,9 @@ def clause_minimum(kind: str, texts: dict[TextStats, str]) -> Feature:
             w = index.weights(part)
             if kind == "window":
                 items = index.best_window(w).items
-                values.append(_recall(w, lambda t, items=items: t in items))
+                values.append(_recall(w, items.__contains__))
             elif kind == "context":
-                found = in_context(part, index)
-                values.append(_recall(w, lambda t, found=found: found.get(t, False)))
+                values.append(_recall(w, _found_in(in_context(part, index))))
             else:
                 values.append(_recall(w, lambda t: t in index.items))
         return min(values, default=1.0)
@@ -333,11 +333,17 @@ def clause_minimum(kind: str, texts: dict[TextStats, str]) -> Feature:
     return feature
 
 
+def _found_in(found: dict[str, bool]) -> Callable[[str], bool]:
+    """Whether an item is marked found (an item not in ``found`` is not)."""
+    return lambda item: found.get(item, False)
+
+
 @contextmanager
 def remembering_texts() -> Iterator[dict[TextStats, str]]:
     """Map each claim's stats back to its text (the clause features split the text)."""
     texts: dict[TextStats, str] = {}
-    original = learned.text_stats
+    # the name the checker calls (imported there, not re-exported), which the patch replaces
+    original = learned.text_stats  # type: ignore[attr-defined]
 
     def text_stats(text: str) -> TextStats:
         stats = original(text)
@@ -1476,6 +1482,10 @@ _JOINT = re.compile(
 )
 
 
+def split_segments(min_items: int) -> Any:
+    return patched(learned, split_claim_sentences=segment_splitter(min_items))
+
+
 def segment_splitter(min_items: int) -> Callable[[str], list[str]]:
     """Each sentence whole, and besides it each of its segments (split at semicolons, dashes,
     a comma before a conjunction or relative word, brackets: the joints filler can hide
@@ -1558,10 +1568,7 @@ VARIANTS: dict[str, Callable[[], Any]] = {
     "split_conjunctions": lambda: split_clauses("semicolon", "conjunction"),
     "split_parentheses": lambda: split_clauses("parenthesis"),
     "split_clauses": lambda: split_clauses("semicolon", "conjunction", "parenthesis"),
-    **{
-        f"segments_{n}": (lambda n=n: patched(learned, split_claim_sentences=segment_splitter(n)))
-        for n in (1, 3, 5, 8)
-    },
+    **{f"segments_{n}": partial(split_segments, n) for n in (1, 3, 5, 8)},
     "learned_8": lambda: patched(learned, COPIED_RUN_ITEMS=10**9),  # no run is left out
     "copied_runs_in_one_sentence": lambda: patched(learned, _one_window_holds=_one_sentence_holds),
     # learned-9: the sentence without its copied runs judged whatever remains
@@ -1574,7 +1581,7 @@ VARIANTS: dict[str, Callable[[], Any]] = {
     "item_count": _feature("item_count", 0, lambda c, i, w: min(20, len(c.items)) / 20),
     "key_weight_share": _feature("key_weight_share", -1, lambda c, i, w: _key_weight_share(c, w)),
     **{
-        f"copied_run_items_{n}": (lambda n=n: patched(learned, COPIED_RUN_ITEMS=n))
+        f"copied_run_items_{n}": partial(patched, learned, COPIED_RUN_ITEMS=n)
         for n in (3, 4, 6, 7, 10)
     },
     "relation_recall": _feature("relation_recall", 1, _relation_recall),
@@ -1596,7 +1603,7 @@ VARIANTS: dict[str, Callable[[], Any]] = {
         lambda: patched(_learned_text, stem=stem_learned_2),
         lambda: patched(_learned_text, _SCALE_ITEMS=frozenset()),
     ),
-    **{f"stem_length_{n}": (lambda n=n: patched(_learned_text, _STEM_LENGTH=n)) for n in (5, 7, 8)},
+    **{f"stem_length_{n}": partial(patched, _learned_text, _STEM_LENGTH=n) for n in (5, 7, 8)},
     "strong_stemmer": lambda: patched(_learned_text, stem=stem_strong),
     "british_to_american": lambda: patched(_learned_text, stem=stem_british),
     "accents_folded": lambda: patched(_learned_text, _raw_tokens=raw_folded),
@@ -1614,12 +1621,9 @@ VARIANTS: dict[str, Callable[[], Any]] = {
         for k in (5, 10, 20)
     },
     **{name: _feature(name, s, f) for name, (s, f) in simple_features().items()},
+    **{f"clause_{kind}_min": partial(with_texts, kind) for kind in ("window", "context", "all")},
     **{
-        f"clause_{kind}_min": (lambda kind=kind: with_texts(kind))
-        for kind in ("window", "context", "all")
-    },
-    **{
-        f"{name} (table from all evidence)": (lambda name=name: with_prior(name))
+        f"{name} (table from all evidence)": partial(with_prior, name)
         for name in ("prior_missing_frac", "prior_idf_recall", "rare_missing", "prior_missing_max")
     },
     "prior_missing_max instead of missing_weight_max": prior_max_instead,
@@ -1757,7 +1761,7 @@ VARIANTS: dict[str, Callable[[], Any]] = {
         _feature("pairs_together_sentence", 1, pairs_together(6, 0)),
     ),
     "cross_fitted_platt": lambda: patched(tl, train_weights=train_cross_fitted),
-    **{f"fixed_l2_{int(v)}": (lambda v=v: fixed_l2(v)) for v in (1e3, 3e3, 1e4, 1e5)},
+    **{f"fixed_l2_{int(v)}": partial(fixed_l2, v) for v in (1e3, 3e3, 1e4, 1e5)},
     "l2_grid_to_1e5": lambda: patched(tl, L2_GRID=(1.0, 10.0, 100.0, 1e3, 1e4, 1e5)),
     "fixed_l2_1000+number_merge": lambda: both(
         lambda: fixed_l2(1000.0), lambda: patched(_learned_text, _raw_tokens=raw_merged)

@@ -111,11 +111,12 @@ def test_an_option_out_of_range_is_named_as_typed(
     monkeypatch.setattr(benchmark, "run_benchmark", _stop)
     questions = write_questions(tmp_path / "q.jsonl")
     manifest = write_manifest(tmp_path / "m.jsonl", ["stub/a"])
-    base: list[str | Path] = {
+    base_by_command: dict[tuple[str, ...], list[str | Path]] = {
         ("generate",): ["--questions", questions, "--model", "stub/a"],
         ("judge", "run"): ["--questions", questions, "--outputs", manifest, "--judge", "stub/j"],
         ("bench", "run"): ["--data", LABELLED, "--pattern", "entailment", "--verifier", "lexical"],
-    }[command]
+    }
+    base = base_by_command[command]
     out = ["--out_dir" if command == ("bench", "run") else "--out", tmp_path / "run"]
     options = _numeric_options(*command)
     assert len(options) >= 8
@@ -359,7 +360,8 @@ STRING_KEY = "expected a JSON integer key, got '1000'"
 
 def test_instructions_check_refuses_a_string_key_as_import_does(tmp_path: Path, cli: Cli) -> None:
     inputs, responses = tmp_path / "in.jsonl", tmp_path / "r.jsonl"
-    ids, kwargs = ["punctuation:no_comma"], [{}]
+    ids = ["punctuation:no_comma"]
+    kwargs: list[dict[str, object]] = [{}]
     rows = [
         {"key": 1, "prompt": "A.", "instruction_id_list": ids, "kwargs": kwargs},
         {"key": "1000", "prompt": "B.", "instruction_id_list": ids, "kwargs": kwargs},
@@ -663,7 +665,14 @@ def test_a_seed_llama_cpp_would_take_as_random_is_refused(
     says it was seeded. Every command that seeds model calls refuses it before it starts."""
     questions = write_questions(tmp_path / "q.jsonl")
     manifest = write_manifest(tmp_path / "m.jsonl", ["stub/a"])
-    bench = ["--data", LABELLED, "--pattern", "best_of_n", "--generator", "stub/g"]
+    bench: list[str | Path] = [
+        "--data",
+        LABELLED,
+        "--pattern",
+        "best_of_n",
+        "--generator",
+        "stub/g",
+    ]
     commands: list[list[str | Path]] = [
         ["generate", "--questions", questions, "--model", "stub/a", "--out", tmp_path / "gen"],
         judge_run_args(questions, manifest, tmp_path / "judged"),

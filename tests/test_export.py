@@ -215,7 +215,8 @@ def test_load_run_refuses_a_run_still_being_written(tmp_path: Path) -> None:
     run = _bench_run(tmp_path)
     with RunDirLock(run), pytest.raises(RunError, match="being written by another assay process"):
         assay.load_run(run)
-    assert len(assay.load_run(run).results) == 18  # once the writer is done
+    loaded = assay.load_run(run)  # once the writer is done
+    assert isinstance(loaded, assay.BenchRun) and len(loaded.results) == 18
 
 
 def test_load_run_warns_of_archived_evaluations_it_cannot_read(tmp_path: Path) -> None:
@@ -225,6 +226,7 @@ def test_load_run_warns_of_archived_evaluations_it_cannot_read(tmp_path: Path) -
     shard.write_text(lines[0][:40] + "\n" + "".join(lines[1:]), encoding="utf-8")
     with pytest.warns(UserWarning, match=rf"1 archived .*{shard.name}:1"):
         loaded = assay.load_run(run)
+    assert isinstance(loaded, assay.JudgeRun)
     assert len(loaded.records) == 7 and len(loaded.unreadable) == 1
 
 

@@ -178,7 +178,7 @@ def test_importers_keep_what_users_slice_by(tmp_path: Path) -> None:
 
 
 def test_where_keeps_records_matching_every_key_and_names_misspelt_values() -> None:
-    records = [
+    records: list[dict[str, dict[str, object] | None]] = [
         {"meta": {"dataset": "Lfqa", "batch": {"week": 1}}},
         {"meta": {"dataset": "RAGTruth", "batch": {"week": 2}}},
         {"meta": {"dataset": "Lfqa", "batch": {"week": 2}}},

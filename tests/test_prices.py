@@ -196,6 +196,7 @@ def test_cached_input_and_batch_prices() -> None:
     assert live.total == pytest.approx((3000 * 10 + 100 * 20) / 1e6)
     assert live.billed == pytest.approx((1000 * 10 + 1000 * 1 + 50 * 20) / 1e6)
     batch = money(table, usage, 10, batch=True, in_process=runs_in_process)
+    assert live.total is not None
     assert batch.total == pytest.approx(live.total * 0.5) and batch.batch
 
 

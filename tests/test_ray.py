@@ -24,8 +24,8 @@ from tests.helpers.ray_cluster import (
     assay_lines,
     busy_workers,
     cluster_temp_dir,
+    record_without_timings,
     stop_cluster,
-    without_timings,
 )
 from tests.helpers.servers import free_port
 from tests.helpers.signals import default_sigint
@@ -85,7 +85,7 @@ def _finish(process: subprocess.Popen[str]) -> str:
 
 def _results(run: Path) -> dict[str, dict[str, object]]:
     lines = [json.loads(x) for x in (run / "results.jsonl").read_text().splitlines()]
-    return {line["id"]: without_timings(line) for line in lines}
+    return {line["id"]: record_without_timings(line) for line in lines}
 
 
 def _assert_summary_is_the_files(run: Path) -> None:
@@ -490,8 +490,8 @@ def test_a_ray_run_stopped_midway_keeps_what_served_its_written_batches(
     script = [*[OK] * 60, HANG]
     options = fault_server(script, hang_s=20, reply_text=CLAIM_SUPPORTED, served=[("x-1", "fp")])
     with options as server:
-        args = ("--executor", "ray", "--ray-batch-size", "10", "--no-cache")
-        args += ("--claim-check", "json", "--base-url", server.base_url, "--max-attempts", "1")
+        args = ["--executor", "ray", "--ray-batch-size", "10", "--no-cache"]
+        args += ["--claim-check", "json", "--base-url", server.base_url, "--max-attempts", "1"]
         process = _bench(tmp_path, data, run, *args, address=cluster, verifier="openai/x")
         deadline = time.monotonic() + 300
         while (

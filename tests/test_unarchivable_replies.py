@@ -15,9 +15,8 @@ from tests.test_failed_calls import (  # noqa: F401 (judge_outputs is a fixture)
     ROOT,
     assay,
     judge_outputs,
-    verify_only_records,
-    write_jsonl,
 )
+from tests.verify.bench_fixtures import verify_only_records, write_jsonl
 
 QUESTIONS = ROOT / "examples" / "judge" / "questions.jsonl"
 DEEP = '{"a":' * 300 + "1" + "}" * 300
@@ -33,7 +32,7 @@ def test_a_judge_run_archives_hostile_replies_and_resumes(
 ) -> None:
     out = tmp_path / "judge"
     with fault_server([OK], reply_text=reply) as server:
-        command = [
+        command: list[str | Path] = [
             *("judge", "run", "--questions", QUESTIONS, "--outputs", judge_outputs),
             *("--judge", "openai/judge", "--out", out, "--base-url", server.base_url),
             *("--judge-attempts", "1"),
@@ -61,7 +60,7 @@ def test_a_bench_run_survives_hostile_checker_replies(tmp_path: Path, reply: str
     data = write_jsonl(tmp_path / "data.jsonl", verify_only_records(3))
     out = tmp_path / "run"
     with fault_server([OK], reply_text=reply) as server:
-        command = [
+        command: list[str | Path] = [
             *("bench", "run", "--data", data, "--pattern", "entailment", "--out_dir", out),
             *("--verifier", "openai/x", "--base-url", server.base_url),
             *("--no-report", "--no-progress"),
@@ -84,7 +83,7 @@ def test_an_unreadable_record_is_reported_then_quarantined_and_redone(
     layout: str,
 ) -> None:
     out = tmp_path / "judge"
-    command = [
+    command: list[str | Path] = [
         *("judge", "run", "--questions", QUESTIONS, "--outputs", judge_outputs),
         *("--judge", "stub/judge", "--out", out, "--archive-layout", layout),
     ]

@@ -45,12 +45,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import langdetect  # type: ignore[import-not-found]
+import langdetect
 from cases import load_cases  # this folder's (run as a script)
-from lm_eval.tasks.ifeval import (  # type: ignore[import-not-found]
-    instructions_util,
-    utils,
-)
+from lm_eval.tasks.ifeval import instructions_util, utils
 
 
 def verdicts(case: dict[str, Any], mode: str) -> list[bool]:

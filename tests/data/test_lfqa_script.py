@@ -93,7 +93,10 @@ def test_all_three_annotators_for_the_strict_label(tmp_path: Path) -> None:
 def test_a_question_whose_documents_are_all_empty_is_counted_as_left_out(tmp_path: Path) -> None:
     """Its sentences cannot be checked: they are left out and counted with the questions
     without documents, not dropped unreported."""
-    empty = {"question": "A question with no documents?", "docs": [{"title": "V", "text": ""}]}
+    empty: dict[str, object] = {
+        "question": "A question with no documents?",
+        "docs": [{"title": "V", "text": ""}],
+    }
     rows, printed = convert(tmp_path, doc_items=[*DOCS, empty])
     assert [r["claim"] for r in rows] == ["Runners have slow hearts.", "Their hearts are green."]
     assert "2 sentences of 1 questions" in printed

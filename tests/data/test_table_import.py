@@ -521,7 +521,9 @@ def test_a_retrievers_score_goes_with_its_passage_into_the_results_and_the_repor
 def test_a_librarys_metadata_of_another_type_is_passed_over_and_a_passages_own_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    passages = [{"page_content": "Paris is in France.", "metadata": {"source": 7, "title": None}}]
+    passages: list[dict[str, object]] = [
+        {"page_content": "Paris is in France.", "metadata": {"source": 7, "title": None}}
+    ]
     source = write_jsonl(tmp_path / "rag.jsonl", [{"a": "Paris is in France.", "d": passages}])
     out = tmp_path / "records.jsonl"
     assert import_table(source, out, "--answer", "a", "--evidence", "d") == 0

@@ -79,14 +79,18 @@ def _test_case(fields: dict[str, Any]) -> Any:
 
 
 def _evaluate(spec: dict[str, Any]) -> dict[str, Any]:
-    from deepeval import evaluate
+    # from the subpackage that defines it: the package itself binds ``deepeval.evaluate`` to
+    # this function only while it is imported, which a type checker cannot follow
+    from deepeval.evaluate import evaluate
     from deepeval.evaluate.configs import AsyncConfig, DisplayConfig, ErrorConfig
+    from deepeval.metrics import BaseMetric
 
     from assay.integrations.deepeval import GroundedClaimsMetric
 
+    metrics: list[BaseMetric] = [GroundedClaimsMetric(**options) for options in spec["metrics"]]
     result = evaluate(
         [_test_case(fields) for fields in spec["cases"]],
-        metrics=[GroundedClaimsMetric(**options) for options in spec["metrics"]],
+        metrics=metrics,
         async_config=AsyncConfig(run_async=spec["run_async"]),
         display_config=DisplayConfig(show_indicator=False, print_results=False),
         error_config=ErrorConfig(**spec.get("errors", {})),
@@ -109,14 +113,16 @@ def _evaluate(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def _assert(spec: dict[str, Any]) -> dict[str, str]:
-    from deepeval import assert_test
+    from deepeval.evaluate import assert_test  # defined there (see _evaluate)
+    from deepeval.metrics import BaseMetric
 
     from assay.integrations.deepeval import GroundedClaimsMetric
 
     outcomes = {}
     for fields in spec["cases"]:
         try:
-            assert_test(_test_case(fields), [GroundedClaimsMetric(**spec["metric"])])
+            metrics: list[BaseMetric] = [GroundedClaimsMetric(**spec["metric"])]
+            assert_test(_test_case(fields), metrics)
         except AssertionError as error:
             outcomes[fields["name"]] = str(error)
         else:

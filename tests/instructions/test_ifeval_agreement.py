@@ -6,26 +6,28 @@ from pathlib import Path
 
 import pytest
 
-from assay.instructions import covered_instruction_ids, measure_agreement
+from assay.instructions import Mode, covered_instruction_ids, measure_agreement
 from assay.instructions.agreement import TARGET, render_markdown
 
 
 @pytest.mark.parametrize("mode", ["strict", "loose"])
-def test_every_covered_id_meets_the_target(shared_data: Path, mode: str) -> None:
-    report = measure_agreement(shared_data / "ifeval", mode)  # type: ignore[arg-type]
+def test_every_covered_id_meets_the_target(shared_data: Path, mode: Mode) -> None:
+    report = measure_agreement(shared_data / "ifeval", mode)
     rows = {row.instruction_id: row for row in report.rows}
     covered = covered_instruction_ids()
     assert len(covered) >= 20
+    # an id with nothing compared (agreement None) is below the target too, and named as such
     below = {
-        i: f"{rows[i].agreement:.1%} of {rows[i].count}"
+        i: "nothing compared" if agreement is None else f"{agreement:.1%} of {rows[i].count}"
         for i in covered
-        if rows[i].agreement < TARGET
+        if (agreement := rows[i].agreement) is None or agreement < TARGET
     }
     assert not below, f"covered ids below {TARGET:.0%} agreement ({mode}): {below}"
     assert all(rows[i].count >= 10 for i in covered)
     assert report.prompts == 540
     assert report.instructions + sum(r.excluded for r in report.rows) == 832
-    assert report.covered_instruction_accuracy >= TARGET
+    accuracy = report.covered_instruction_accuracy
+    assert accuracy is not None and accuracy >= TARGET
 
 
 def test_table_marks_targets_and_uncovered_ids(shared_data: Path) -> None:

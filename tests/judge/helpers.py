@@ -67,7 +67,7 @@ def dumps(body: Any) -> str:
     return json.dumps(body, ensure_ascii=False)
 
 
-QUESTIONS_JSONL = [
+QUESTIONS_JSONL: list[dict[str, Any]] = [
     {
         "question_id": "Q1",
         "intent": "explain a data structure",

@@ -15,8 +15,8 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from assay.cli import main
-from assay.judge.analyze import final_evaluations
 from assay.judge.archive import EvaluationRecord
+from assay.judge.evaluations import final_evaluations
 
 from .helpers import write_manifest, write_questions
 
@@ -74,7 +74,7 @@ def _ordinal_alpha(table: list[list[float]]) -> float:
     expected = sum(
         n_c[c] * n_c[k] * delta(c, k) for c in range(len(values)) for k in range(len(values))
     )
-    return 1 - (n - 1) * observed / expected
+    return float(1 - (n - 1) * observed / expected)
 
 
 def test_two_annotators_against_sklearn_and_a_direct_alpha(
@@ -144,9 +144,11 @@ def test_invalid_evaluations_are_left_out_and_counted(tmp_path: Path) -> None:
         }
     )
     others = [r for r in finals if r is not first_valid]
-    labels = [
-        Label(question_id=r.question_id, prompt_variant=r.prompt_variant,
-              target_model=r.target_model, dimension="verdict", score="PASS")
+    labels = [  # the verdict's name as a labels file gives it, read as its score
+        Label.model_validate(
+            {"question_id": r.question_id, "prompt_variant": r.prompt_variant,
+             "target_model": r.target_model, "dimension": "verdict", "score": "PASS"}
+        )
         for r in finals
     ]  # fmt: skip
     report = label_agreement([broken, *others], labels, n_resamples=50)

@@ -12,8 +12,9 @@ from sklearn.metrics import cohen_kappa_score
 
 from assay.errors import RunError
 from assay.judge.analysis_types import AnalysisSettings
-from assay.judge.analyze import analyze_run, final_evaluations, summarize
+from assay.judge.analyze import analyze_run, summarize
 from assay.judge.archive import Archive, EvaluationRecord, FailureInfo
+from assay.judge.evaluations import final_evaluations
 from assay.judge.findings import Check
 from assay.judge.protocol import (
     DIMENSION_KEYS,

@@ -77,7 +77,7 @@ def with_question(question_id: str) -> dict[str, object]:
     return body
 
 
-def stored_lines(path: Path) -> list[dict[str, object]]:
+def stored_lines(path: Path) -> list[dict[str, Any]]:
     """The raw stored JSON: one object per file, or one per line of a shard."""
     if path.suffix == ".jsonl":
         return [json.loads(line) for line in path.read_text().splitlines()]

@@ -52,8 +52,8 @@ def _read_back(archive: Archive) -> list[EvaluationRecord]:
 )
 @given(reply=ANY_TEXT | JSONISH.map(lambda v: json.dumps(v, ensure_ascii=False)))
 def test_every_reply_round_trips_through_the_archive(
-    tmp_path_factory, reply: str, layout: ArchiveLayout
-) -> None:  # type: ignore[no-untyped-def]
+    tmp_path_factory: pytest.TempPathFactory, reply: str, layout: ArchiveLayout
+) -> None:
     archive = _archive(tmp_path_factory.mktemp("fuzz"), layout)
     record = make_record(archive.state.fingerprint, reply)
     archive.add(record)

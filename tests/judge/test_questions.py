@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -267,6 +267,16 @@ def test_a_negative_token_count_in_a_manifest_is_refused(tmp_path: Path) -> None
     assert (caught.value.line, caught.value.field) == (1, "completion_tokens")
 
 
+def _counted_reads(manifest: Path, reads: list[str]) -> Callable[[], Iterator[TargetOutput]]:
+    """A source that reads ``manifest`` afresh on each call and notes each call in ``reads``."""
+
+    def source() -> Iterator[TargetOutput]:
+        reads.append("pass")
+        return iter_outputs(manifest)
+
+    return source
+
+
 def test_coverage_from_a_source_read_afresh(tmp_path: Path) -> None:
     """A source read on demand gives the report a list gives; the second pass that names the
     outputs of a duplicated cell happens only when a cell is duplicated, and a target not
@@ -281,12 +291,9 @@ def test_coverage_from_a_source_read_afresh(tmp_path: Path) -> None:
             ) + "\n"
         )  # fmt: skip
     reads: list[str] = []
-
-    def source() -> Iterator[TargetOutput]:
-        reads.append("pass")
-        return iter_outputs(manifest)
-
-    eval_set = build_eval_set(questions, source, target_models=["t1", "t2"], held_up_to=0)
+    eval_set = build_eval_set(
+        questions, _counted_reads(manifest, reads), target_models=["t1", "t2"], held_up_to=0
+    )
     assert len(reads) == 2  # the coverage pass, then one to name the duplicated cell's outputs
     coverage = eval_set.coverage
     assert (coverage.expected, coverage.aligned, coverage.target_models) == (8, 6, ("t1", "t2"))
@@ -302,9 +309,7 @@ def test_coverage_from_a_source_read_afresh(tmp_path: Path) -> None:
 
     complete = write_manifest(tmp_path / "c.jsonl", ["t1"])
     reads.clear()
-    whole = build_eval_set(
-        questions, lambda: (reads.append("pass"), iter_outputs(complete))[1], held_up_to=0
-    )
+    whole = build_eval_set(questions, _counted_reads(complete, reads), held_up_to=0)
     assert whole.coverage.complete and len(reads) == 1
     assert len(list(whole)) == 4 and len(reads) == 2
 
@@ -316,11 +321,7 @@ def test_a_small_output_source_is_read_once(tmp_path: Path) -> None:
     manifest = write_manifest(tmp_path / "m.jsonl", ["t1"])
     for limit, expected_reads in ((4, 1), (3, 3)):
         reads: list[str] = []
-        eval_set = build_eval_set(
-            questions,
-            lambda reads=reads: (reads.append("pass"), iter_outputs(manifest))[1],
-            held_up_to=limit,
-        )
+        eval_set = build_eval_set(questions, _counted_reads(manifest, reads), held_up_to=limit)
         first, second = list(eval_set), list(eval_set)
         assert first == second and len(first) == 4 and len(reads) == expected_reads
 

@@ -196,9 +196,11 @@ def read_only(run: Path) -> Iterator[Path]:
             folder.chmod(0o755)
         return
     mount = shutil.which("mount")
+    if mount is None:
+        pytest.skip("a read-only bind mount cannot be made on this machine")
     steps = [[mount, "--bind", str(run), str(run)], [mount, "-o", "remount,bind,ro", str(run)]]
     for step in steps:
-        if mount is None or subprocess.run(step, capture_output=True).returncode != 0:
+        if subprocess.run(step, capture_output=True).returncode != 0:
             subprocess.run(["umount", str(run)], capture_output=True)
             pytest.skip("a read-only bind mount cannot be made on this machine")
     try:
@@ -220,10 +222,11 @@ def test_a_run_that_cannot_be_locked_is_validated_with_a_note(
     assert err.startswith(f"note: {read_only} cannot be locked (")
     labels = read_only.parent / "labels.csv"
     labels.write_text("question_id,prompt_variant,target_model,dimension,score\nQ1,A,stub/a,D1,2\n")
-    out = read_only.parent / "agreement.json"
-    command = ["judge", "agreement", str(read_only), "--labels", str(labels), "--out", str(out)]
+    agreement = read_only.parent / "agreement.json"
+    command = ["judge", "agreement", str(read_only), "--labels", str(labels)]
+    command += ["--out", str(agreement)]
     code, _, err = run_cli(command, capsys)
-    assert code == 0 and out.is_file()
+    assert code == 0 and agreement.is_file()
     assert err.startswith(f"note: {read_only} cannot be locked (")
     code, _, err = run_cli(["judge", "analyze", str(read_only), "--no-plots"], capsys)
     assert code == 2 and "Traceback" not in err

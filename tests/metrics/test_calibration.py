@@ -12,6 +12,7 @@ from assay.metrics import (
     maximum_calibration_error,
     reliability_curve,
 )
+from assay.metrics._calibration import BinStrategy
 
 
 def _loop_bin_gaps(y: np.ndarray, p: np.ndarray, edges: list[float]) -> list[tuple[int, float]]:
@@ -50,10 +51,11 @@ def _data(seed: int) -> tuple[np.ndarray, np.ndarray]:
 @pytest.mark.parametrize("n_bins", [1, 5, 15])
 def test_ece_and_mce_match_loop(seed: int, n_bins: int) -> None:
     y, p = _data(seed)
-    for strategy, edges in (
+    strategies: tuple[tuple[BinStrategy, list[float]], ...] = (
         ("uniform", [k / n_bins for k in range(n_bins + 1)]),
         ("quantile", _quantile_edges(p, n_bins)),
-    ):
+    )
+    for strategy, edges in strategies:
         gaps = _loop_bin_gaps(y, p, edges)
         expected_ece = sum(count * gap for count, gap in gaps) / len(p)
         ece = expected_calibration_error(y, p, n_bins=n_bins, strategy=strategy)
@@ -94,7 +96,7 @@ def test_perfectly_calibrated_bins_have_zero_error() -> None:
         ([0.5], "different lengths"),
     ],
 )
-def test_bad_probabilities_raise(prob: list, message: str) -> None:
+def test_bad_probabilities_raise(prob: list[float], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         expected_calibration_error([0, 1], prob)
 

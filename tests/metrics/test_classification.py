@@ -91,6 +91,6 @@ def test_confusion_matrix_string_labels_and_unknown_label() -> None:
         (["a", "b"], [0, 1], "0/1 or booleans"),
     ],
 )
-def test_degenerate_inputs_raise(y_true: list, y_pred: list, message: str) -> None:
+def test_degenerate_inputs_raise(y_true: list[object], y_pred: list[object], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         precision_recall_f1(y_true, y_pred)

@@ -77,7 +77,7 @@ def test_average_precision_with_only_positives_is_one() -> None:
         ([], [], "empty"),
     ],
 )
-def test_auroc_degenerate_inputs_raise(y: list, score: list, message: str) -> None:
+def test_auroc_degenerate_inputs_raise(y: list[int], score: list[float], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         roc_auc_score(y, score)
 

@@ -42,7 +42,7 @@ def _key(**changes: object) -> str:
 
 def test_cache_key_changes_with_every_generation_parameter() -> None:
     base = _key()
-    variants = [
+    variants: list[dict[str, object]] = [
         {"temperature": 0.5},
         {"top_p": 0.9},
         {"max_tokens": 7},

@@ -123,7 +123,7 @@ def _tagged(messages: Sequence[ChatMessage], config: GenerateConfig, rng: random
 
 def test_stop_sequences_and_logprobs() -> None:
     backend = StubBackend("x", replies=["alpha beta STOP gamma"])
-    config = GenerateConfig(stop=["STOP"], logprobs=True, top_logprobs=2)
+    config = GenerateConfig(stop=("STOP",), logprobs=True, top_logprobs=2)
     result = _generate(backend, "q", config)
     assert isinstance(result, Completion)
     assert result.text == "alpha beta "

@@ -4,6 +4,7 @@ the model-free lexical checker (benchmark), with hostile text in model outputs."
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,7 @@ PAYLOAD = (
 )
 
 
-def _write_jsonl(path: Path, rows: list[dict[str, object]]) -> Path:
+def _write_jsonl(path: Path, rows: Sequence[Mapping[str, object]]) -> Path:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return path
 
@@ -119,8 +120,8 @@ def bench_run(bench_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Pat
 def critique_run(bench_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Self-consistency on the same records, critiques from a stub model."""
     run = tmp_path_factory.mktemp("critique") / "run"
-    options = ("--pattern", "self_consistency", "--critic", "stub/critic", "--n", "2")
-    options += ("--generator", "stub/gen")  # the K samples the critique compares with
+    options = ["--pattern", "self_consistency", "--critic", "stub/critic", "--n", "2"]
+    options += ["--generator", "stub/gen"]  # the K samples the critique compares with
     return _bench(bench_data, run, *options, "--verifier", "lexical")
 
 

@@ -58,6 +58,10 @@ def shown_count(card: Any) -> str:
     return str(card.find_element("css selector", ".count").text)
 
 
+def detail_title(driver: Any) -> str:
+    return str(driver.find_element("css selector", ".detail h3").text)
+
+
 def wait_for(driver: Any, selector: str) -> Any:
     from selenium.webdriver.support.ui import WebDriverWait
 
@@ -314,11 +318,10 @@ def test_step_through_the_filtered_examples(browser: Any, bench_report: Path) ->
     )
     card.find_element("css selector", "tbody.rows tr").click()
     wait_for(browser, ".detail .detail-body")
-    title = lambda d: d.find_element("css selector", ".detail h3").text  # noqa: E731
-    assert title(browser) == missed[0]
+    assert detail_title(browser) == missed[0]
     assert browser.find_element("css selector", ".prev-example").get_attribute("disabled")
     browser.find_element("css selector", ".next-example").click()
-    WebDriverWait(browser, 5).until(lambda d: title(d) == missed[1])
+    WebDriverWait(browser, 5).until(lambda d: detail_title(d) == missed[1])
     nav = browser.find_element("css selector", ".detail .nav").text
     assert f"2 of {len(missed)}" in nav
 

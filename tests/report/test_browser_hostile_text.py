@@ -12,7 +12,13 @@ import pytest
 from assay.cli import main
 from assay.report.html import write_report
 from tests.report.helpers import bench_run
-from tests.report.test_browser import browser, css, open_report, wait_for  # noqa: F401
+from tests.report.test_browser import (  # noqa: F401
+    browser,
+    css,
+    open_report,
+    shown_count,
+    wait_for,
+)
 from tests.verify.bench_fixtures import FRANCE, verify_only_records, write_jsonl
 
 pytestmark = pytest.mark.browser
@@ -132,8 +138,7 @@ def test_the_filter_searches_the_whole_question(
     open_report(browser, write_report(run))
     card = css(browser, ".example-set")[0]
     card.find_element("css selector", "input.filter").send_keys("merovingian")
-    count = lambda d: card.find_element("css selector", ".count").text  # noqa: E731
-    WebDriverWait(browser, 5).until(lambda d: count(d) == "1 of 3 shown")
+    WebDriverWait(browser, 5).until(lambda d: shown_count(card) == "1 of 3 shown")
     cell = card.find_element("css selector", "tbody.rows tr td:nth-child(2)")
     assert cell.get_attribute("title") == question  # a hover shows it in full
 

@@ -30,8 +30,10 @@ def blocks_of(page: str) -> dict[str, str]:
     return dict(SCRIPT_BLOCK.findall(page))
 
 
-def main_payload(page: str) -> dict[str, object]:
-    return json.loads(blocks_of(page)["assay-data"])  # type: ignore[no-any-return]
+def main_payload(page: str) -> dict[str, Any]:
+    """The report's data: JSON the tests index by the keys the page's script reads."""
+    payload: dict[str, Any] = json.loads(blocks_of(page)["assay-data"])
+    return payload
 
 
 def first_chunk(page: str, example_set: Any) -> list[dict[str, Any]]:
@@ -213,7 +215,7 @@ def test_score_table_cells_are_the_summary_numbers(judge_run: Path) -> None:
 def test_invalid_evaluation_detail_has_flags_checks_and_raw_reply(judge_run: Path) -> None:
     page = render_report([judge_run])
     payload = main_payload(page)
-    invalid = payload["runs"][0]["example_sets"][1]  # type: ignore[index]
+    invalid = payload["runs"][0]["example_sets"][1]
     details = first_chunk(page, invalid)
     assert details, "the stub judges are expected to break the protocol sometimes"
     first = details[0]
@@ -245,7 +247,7 @@ def test_bench_report_binds_summary_buckets_and_examples(bench_run: Path) -> Non
 
 def test_bench_detail_marks_claims_and_links_evidence(bench_run: Path) -> None:
     page = render_report([bench_run])
-    example_set = main_payload(page)["runs"][0]["example_sets"][0]  # type: ignore[index]
+    example_set = main_payload(page)["runs"][0]["example_sets"][0]
     details = first_chunk(page, example_set)
     detail = details[0]
     answer = next(s for s in detail["sections"] if s.get("title", "").startswith("Selected"))
@@ -259,7 +261,7 @@ def test_bench_detail_marks_claims_and_links_evidence(bench_run: Path) -> None:
 
 def test_best_of_n_detail_lists_candidates(best_of_n_run: Path) -> None:
     page = render_report([best_of_n_run])
-    example_set = main_payload(page)["runs"][0]["example_sets"][0]  # type: ignore[index]
+    example_set = main_payload(page)["runs"][0]["example_sets"][0]
     details = first_chunk(page, example_set)
     tables = [s["table"] for d in details for s in d["sections"] if s["type"] == "table"]
     candidates = [t for t in tables if t["title"].startswith("Candidates")]
@@ -269,7 +271,7 @@ def test_best_of_n_detail_lists_candidates(best_of_n_run: Path) -> None:
 def test_large_runs_use_gzip_chunks_and_cut_texts_to_the_budget(bench_run: Path) -> None:
     options = ReportOptions(max_bytes=260_000, gzip_above_bytes=0, chunk_rows_gzip=16)
     page = render_report([bench_run], options)
-    example_set = main_payload(page)["runs"][0]["example_sets"][0]  # type: ignore[index]
+    example_set = main_payload(page)["runs"][0]["example_sets"][0]
     assert example_set["chunk_encoding"] == "gzip" and example_set["rows_block"]
     assert example_set["truncated_to"] is not None
     chunk = blocks_of(page)[example_set["chunk_ids"][0]]
@@ -290,7 +292,7 @@ def test_payload_text_is_only_ever_escaped_in_the_file(bench_run: Path, judge_ru
 def test_comparison_names_runs_apart(bench_run: Path, tmp_path: Path) -> None:
     out = tmp_path / "cmp.html"
     assert main(["report", str(bench_run), str(bench_run), "--out", str(out)]) == 0
-    names = [r["name"] for r in main_payload(out.read_text())["runs"]]  # type: ignore[index]
+    names = [r["name"] for r in main_payload(out.read_text())["runs"]]
     assert names == ["run", "run (2)"]
 
 
@@ -343,7 +345,7 @@ def test_no_across_runs_table_for_a_single_run(bench_run: Path) -> None:
 
 def test_texts_the_examples_repeat_are_stored_once(bench_run: Path) -> None:
     page = render_report([bench_run])
-    example_set = main_payload(page)["runs"][0]["example_sets"][0]  # type: ignore[index]
+    example_set = main_payload(page)["runs"][0]["example_sets"][0]
     blocks = blocks_of(page)
     texts = [t for k in example_set["text_chunk_ids"] for t in json.loads(blocks[k])]
     results = [json.loads(line) for line in (bench_run / "results.jsonl").open()]

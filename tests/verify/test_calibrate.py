@@ -16,7 +16,7 @@ import pytest
 
 from assay.cli import main
 from assay.data.importers.wice import import_wice
-from assay.verify.calibration import fit_calibration, read_calibration
+from assay.verify.calibration import Method, fit_calibration, read_calibration
 
 from ..conftest import SHARED_DATA
 
@@ -62,7 +62,7 @@ def test_calibrate_writes_a_map_and_threshold_fitted_on_the_dev_run(
     assert calibration.method == "isotonic" and calibration.dev_n == 60
     grid = calibration.apply(np.linspace(0, 1, 101))
     assert np.all(np.diff(grid) >= 0)  # a calibration map never reorders answers
-    assert 0.5 <= calibration.dev_value <= 1.0
+    assert calibration.dev_value is not None and 0.5 <= calibration.dev_value <= 1.0
 
 
 def test_summarize_applies_the_file_and_records_which(runs: tuple[Path, Path, Path]) -> None:
@@ -169,7 +169,7 @@ def test_calibrate_writes_a_shift_and_summarize_applies_it(
 
 
 @pytest.mark.parametrize("method", ["platt", "isotonic", "shift"])
-def test_a_map_from_scores_that_rank_backwards_comes_with_a_warning(method: str) -> None:
+def test_a_map_from_scores_that_rank_backwards_comes_with_a_warning(method: Method) -> None:
     """Scores that rank errors below grounded answers fit a Platt slope held at 0 (a negative
     one would turn the verifier's order around) or a flat isotonic map; the note says so, a
     sound fit has none."""
@@ -469,14 +469,15 @@ def test_the_threshold_search_finds_what_scoring_every_candidate_finds(target: s
 @pytest.mark.parametrize("method", ["isotonic", "platt", "shift"])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_the_gate_and_the_summary_agree_on_scores_the_dev_run_never_had(
-    method: str, seed: int
+    method: Method, seed: int
 ) -> None:
     """``bench run`` gates with raw >= raw_threshold, the summary counts calibrated >=
     threshold: the two must agree on every raw score, not only on the dev run's (a raw
     threshold set midway between two dev scores did not, between them)."""
     rng = np.random.default_rng(seed)
     truth = rng.random(60) < 0.4
-    raw = np.round(np.clip(truth * 0.3 + rng.random(60) * 0.7, 0, 1), 2)  # ties too
+    # the array's own round: numpy's stubs type np.round(array, 2) as float16
+    raw = np.clip(truth * 0.3 + rng.random(60) * 0.7, 0, 1).round(2)  # ties too
     fitted = fit_calibration(truth, raw, target="balanced_accuracy", method=method, dev_run="x")
     new = np.concatenate([np.linspace(0, 1, 200_001), raw])
     assert np.array_equal(fitted.apply(new) >= fitted.threshold, new >= fitted.raw_threshold)

@@ -8,6 +8,7 @@ import importlib.util
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -286,7 +287,7 @@ def test_the_padding_flip_rate_on_real_unsupported_claims_is_zero(trained: Any) 
     assert flips == 0
 
 
-JOINED_FILLER = {
+JOINED_FILLER: dict[str, Callable[[str, str], str]] = {
     "which": lambda answer, filler: f"{answer}, which {filler[0].lower()}{filler[1:]}.",
     "and": lambda answer, filler: f"{answer}, and {filler[0].lower()}{filler[1:]}.",
     "brackets": lambda answer, filler: f"{answer} ({filler[0].lower()}{filler[1:]}).",
@@ -302,7 +303,7 @@ def test_filler_joined_into_the_sentence_rarely_raises_a_real_unsupported_claim(
     ", and", ";" or in brackets. ``learned-8`` turned 45% of these supported; the check without
     copied runs keeps all but the false answers that name nothing, 4.5% here
     (docs/learned-checker.md, "Robustness to padding")."""
-    from assay.verify.checkers._align import split_evidence
+    from assay.verify.checkers._sentences import split_evidence
 
     checker = LearnedChecker()
     flips = dict.fromkeys(JOINED_FILLER, 0)
@@ -515,16 +516,19 @@ def test_a_run_made_by_an_earlier_checker_version_is_not_resumed(
 def test_the_model_free_checkers_split_evidence_alike() -> None:
     """``lexical`` and ``learned`` cut evidence with one function (the learned checker's, which
     its shipped weights depend on), so the two match claims against the same sentences."""
-    from assay.verify.checkers import _align, _sentences, baseline
+    from assay.verify.checkers import _align, _lexical, _sentences, baseline
 
-    assert baseline.split_evidence is _sentences.split_evidence is _align.split_evidence
+    # the names each checker imports, which they do not re-export (hence the ignores)
+    lexical_split = baseline.split_evidence  # type: ignore[attr-defined]
+    learned_split = _align.split_evidence  # type: ignore[attr-defined]
+    assert lexical_split is _sentences.split_evidence is learned_split
     text = 'It opened in 1932.\n"Bradfield" designed it. It is long (503 m).Tolls apply. (a) no'
     expected = ['It opened in 1932.', '"Bradfield" designed it.', "It is long (503 m).",
                 "Tolls apply. (a) no"]  # fmt: skip
     learned = [s.text for s in _align.EvidenceIndex([("e1", None, text)]).sentences]
     assert learned == expected
     lexical = [s.features for s in baseline._sentences([Evidence(evidence_id="e1", text=text)])]
-    assert lexical == [baseline.features(sentence) for sentence in expected]
+    assert lexical == [_lexical.features(sentence) for sentence in expected]
 
 
 @pytest.mark.parametrize(

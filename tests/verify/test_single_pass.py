@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import asyncio
 import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import pytest
 
 from assay.model import (
+    ChatMessage,
     Completion,
     GenerateConfig,
     ModelOptions,
@@ -40,6 +43,9 @@ EVIDENCE = (
 SUPPORTED = Claim(text="The bridge opened in 1932.", cited_ids=("e1",))
 UNSUPPORTED = Claim(text="The bridge was designed by Gustave Eiffel.", cited_ids=("e2",))
 NO_CACHE = ModelOptions(cache=False)
+
+if TYPE_CHECKING:
+    from llama_cpp.llama_types import ChatCompletionRequestMessage
 
 
 def _completion(*alternatives: tuple[str, float]) -> Completion:
@@ -92,7 +98,7 @@ def test_the_stub_answers_label_questions() -> None:
     assert good.failure is None and good.p_supported is not None
 
 
-def _full_distribution_p(prompt_messages: list[dict[str, str]]) -> float:
+def _full_distribution_p(messages: Sequence[ChatMessage]) -> float:
     """p(Yes)/(p(Yes)+p(No)) from every logit of a plain evaluation (a logits_all handle)."""
     from llama_cpp import Llama
     from llama_cpp.llama_chat_format import Jinja2ChatFormatter
@@ -103,6 +109,9 @@ def _full_distribution_p(prompt_messages: list[dict[str, str]]) -> float:
     template = llm.metadata["tokenizer.chat_template"]
     eos = llm.detokenize([llm.token_eos()], special=True).decode()
     bos = llm.detokenize([llm.token_bos()], special=True).decode()
+    # a ChatMessage dumps to {"role": "system" | "user" | "assistant", "content": str}, one of
+    # llama.cpp's request messages
+    prompt_messages = cast("list[ChatCompletionRequestMessage]", [m.model_dump() for m in messages])
     prompt = Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos)(
         messages=prompt_messages
     ).prompt
@@ -140,7 +149,7 @@ def test_llamacpp_single_pass_equals_the_full_distribution() -> None:
     assert reused_first == 0 and reused_second > 20  # system prompt and evidence kept
     for claim, p in ((SUPPORTED, p_first), (UNSUPPORTED, p_second)):
         messages = checker.template.messages(claim, evidence_text(EVIDENCE, 6000))
-        expected = _full_distribution_p([m.model_dump() for m in messages])
+        expected = _full_distribution_p(messages)
         assert p == pytest.approx(expected, abs=2e-3)
 
 
@@ -160,7 +169,7 @@ def test_openai_single_pass_against_the_real_server(llama_server: str) -> None:
     assert check.failure is None, check.failure
     assert check.probability_source in {"next_token", "next_token_bounded"}
     messages = checker.template.messages(SUPPORTED, evidence_text(EVIDENCE, 6000))
-    expected = _full_distribution_p([m.model_dump() for m in messages])
+    expected = _full_distribution_p(messages)
     assert check.p_supported == pytest.approx(expected, abs=0.02)
 
 
