@@ -35,3 +35,22 @@ def learned_p_errors(
     run = load_run(tmp_path / "run")
     assert isinstance(run, BenchRun)
     return {result.id: result.verifier_score for result in run.results}
+
+
+LABELLED = Path(__file__).resolve().parents[2] / "examples" / "grounded_qa_labelled.jsonl"
+
+
+def learned_calibration(tmp_path: Path, *verifier: str) -> Path:
+    """A calibration file ``assay bench calibrate`` fits on a real dev run (the project's 71
+    labelled examples, entailment pattern, the learned checker unless ``verifier`` names
+    another: ``"--verifier", "lexical"``)."""
+    run = tmp_path / "dev_run"
+    argv = [
+        "bench", "run", "--data", str(LABELLED), "--pattern", "entailment", "--out_dir",
+        str(run), "--no-report", "--no-progress", "--n-resamples", "20",
+        *(verifier or ("--verifier", "learned")),
+    ]  # fmt: skip
+    assert main(argv) == 0
+    path = tmp_path / "calibration.json"
+    assert main(["bench", "calibrate", str(run), "--out", str(path)]) == 0
+    return path

@@ -10,12 +10,14 @@ from typing import Any
 
 import pytest
 
+from assay.verify.calibration import read_calibration
+
 # deepeval runs in processes of its own (tests/helpers/deepeval_runs.py): imported here it would
 # write its .deepeval folder into the repository
 if importlib.util.find_spec("deepeval") is None:  # the deepeval extra, in the dev extra
     pytest.skip("needs the deepeval extra", allow_module_level=True)
 
-from tests.helpers.bench_scores import learned_p_errors
+from tests.helpers.bench_scores import learned_calibration, learned_p_errors
 from tests.helpers.deepeval_runs import run_deepeval
 
 EVIDENCE = [
@@ -55,14 +57,22 @@ def cases() -> list[dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
-def evaluated(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+def calibration(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return learned_calibration(tmp_path_factory.mktemp("calibration"))
+
+
+@pytest.fixture(scope="module")
+def evaluated(
+    tmp_path_factory: pytest.TempPathFactory, calibration: Path
+) -> dict[str, dict[str, Any]]:
     """Each run's metric data by test case name: async, sync, and a metric of threshold 0.9
-    next to the default one."""
+    next to the default one, and one at the operating point of a calibration file."""
     workdir = tmp_path_factory.mktemp("deepeval")
     runs = {
         "async": {"metrics": [{}], "run_async": True},
         "sync": {"metrics": [{}], "run_async": False},
         "strict": {"metrics": [{"threshold": 0.9}], "run_async": True},
+        "calibrated": {"metrics": [{"calibration": str(calibration)}], "run_async": True},
     }
     return {
         run: run_deepeval(
@@ -119,6 +129,30 @@ def test_the_threshold_is_the_metrics_own(evaluated: dict[str, dict[str, Any]]) 
     assert strict["score"] == default["score"] < 0.9
     assert (default["success"], strict["success"]) == (True, False)
     assert strict["threshold"] == 0.9 and "not grounded: threshold 0.9" in strict["reason"]
+
+
+def test_a_calibration_gives_the_operating_point(
+    evaluated: dict[str, dict[str, Any]], calibration: Path
+) -> None:
+    fitted = read_calibration(calibration)
+    for name in ("grounded", "ungrounded"):
+        raw, calibrated = only(evaluated["async"][name]), only(evaluated["calibrated"][name])
+        p_error = float(fitted.apply([1.0 - raw["score"]])[0])
+        assert calibrated["score"] == pytest.approx(1.0 - p_error)
+        assert calibrated["threshold"] == pytest.approx(1.0 - fitted.threshold)
+        assert calibrated["success"] is (calibrated["score"] >= calibrated["threshold"])
+        assert "(calibrated; the checker's own" in calibrated["reason"].splitlines()[0]
+
+
+def test_a_threshold_beside_a_calibration_must_be_the_one_it_gives(calibration: Path) -> None:
+    from assay.integrations.deepeval import GroundedClaimsMetric
+
+    metric = GroundedClaimsMetric(calibration=str(calibration))
+    # what deepeval's copy of a metric passes: its attributes named like the parameters
+    copied = GroundedClaimsMetric(threshold=metric.threshold, calibration=metric.calibration)
+    assert copied.threshold == metric.threshold < 0.5
+    with pytest.raises(ValueError, match="not both"):
+        GroundedClaimsMetric(threshold=0.5, calibration=str(calibration))
 
 
 def test_what_cannot_be_scored_is_an_error_of_its_test_case(

@@ -13,13 +13,11 @@ from typing import Any
 import pytest
 
 import assay
-from assay.cli import main
 from assay.errors import ConfigError
 from assay.integrations.grounding import check_grounding
 from assay.verify.calibration import read_calibration
+from tests.helpers.bench_scores import LABELLED, learned_calibration
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-LABELLED = REPO_ROOT / "examples" / "grounded_qa_labelled.jsonl"
 CANBERRA = "Canberra is the capital city of Australia."
 
 
@@ -28,17 +26,14 @@ def _records() -> list[dict[str, Any]]:
     return [json.loads(line) for line in lines if line.strip()]
 
 
-def _bench(tmp_path: Path, name: str, *options: str) -> Path:
-    run = tmp_path / name
-    argv = ["bench", "run", "--data", str(LABELLED), "--pattern", "entailment", "--out_dir",
-            str(run), "--no-report", "--no-progress", "--n-resamples", "20", *options]  # fmt: skip
-    assert main(argv) == 0
-    return run
+@pytest.fixture(scope="module")
+def calibration(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return learned_calibration(tmp_path_factory.mktemp("grounding"))
 
 
 @pytest.fixture(scope="module")
-def dev_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return _bench(tmp_path_factory.mktemp("grounding"), "learned", "--verifier", "learned")
+def dev_run(calibration: Path) -> Path:
+    return calibration.parent / "dev_run"
 
 
 def _results(run: Path) -> dict[str, dict[str, Any]]:
@@ -92,9 +87,8 @@ def test_a_retrieval_librarys_documents_are_taken_as_they_come() -> None:
     ]
 
 
-def test_a_calibration_bench_calibrate_fitted_decides(dev_run: Path, tmp_path: Path) -> None:
-    path = tmp_path / "calibration.json"
-    assert main(["bench", "calibrate", str(dev_run), "--out", str(path)]) == 0
+def test_a_calibration_bench_calibrate_fitted_decides(calibration: Path) -> None:
+    path = calibration
     fitted = read_calibration(path)
     for record in _records()[:12]:
         raw = check_grounding(record["answer"], record["evidence"])
@@ -104,12 +98,12 @@ def test_a_calibration_bench_calibrate_fitted_decides(dev_run: Path, tmp_path: P
         assert got.threshold == fitted.threshold
         assert got.grounded == (got.p_error is not None and got.p_error < fitted.threshold)
         assert got.calibration == fitted.fingerprint()
+        if got.p_error is not None:
+            assert "(calibrated; the checker's own" in got.explanation
 
 
 def test_a_calibration_of_another_scorers_p_error_is_refused(tmp_path: Path) -> None:
-    lexical = _bench(tmp_path, "lexical", "--verifier", "lexical")
-    path = tmp_path / "lexical.json"
-    assert main(["bench", "calibrate", str(lexical), "--out", str(path)]) == 0
+    path = learned_calibration(tmp_path, "--verifier", "lexical")
     with pytest.raises(ConfigError, match="verifier lexical there, learned here"):
         check_grounding("Canberra is the capital.", CANBERRA, calibration=path)
 

@@ -15,10 +15,12 @@ pytest.importorskip("inspect_ai", reason="the inspect extra")  # in the dev extr
 from inspect_ai import Task, eval
 from inspect_ai.dataset import Sample
 from inspect_ai.log import EvalLog, EvalSample
+from inspect_ai.scorer import Score
 from inspect_ai.solver import generate
 
 from assay.integrations.inspect_ai import evidence_items, grounded_claims
-from tests.helpers.bench_scores import learned_p_errors
+from assay.verify.calibration import read_calibration
+from tests.helpers.bench_scores import learned_calibration, learned_p_errors
 from tests.helpers.inspect_evals import inspect_dirs_in_tmp, mock_model
 
 EVIDENCE = [
@@ -126,6 +128,42 @@ def test_p_error_is_what_the_bench_gives_the_same_answer(log: EvalLog, tmp_path:
         score = scores["grounded_claims"]
         assert score.metadata is not None
         assert score.metadata["p_error"] == bench[name]
+
+
+def test_a_calibration_gives_the_operating_point(log: EvalLog, tmp_path: Path) -> None:
+    path = learned_calibration(tmp_path)
+    fitted = read_calibration(path)
+    names = ("grounded", "ungrounded")
+    samples = [Sample(id=n, input=PROMPTS[n], metadata={"evidence": EVIDENCE}) for n in names]
+    reply = {PROMPTS[name]: ANSWERS[name] for name in names}
+    task = Task(dataset=samples, solver=generate(), scorer=grounded_claims(calibration=str(path)))
+    (calibrated,) = eval(
+        task,
+        model=mock_model("writer", lambda prompt: reply[prompt]),
+        log_dir=str(tmp_path / "logs"),
+        display="none",
+    )
+    for name in names:
+        raw = _score(log, name)
+        score = _score(calibrated, name)
+        meta = score.metadata or {}
+        assert meta["raw_p_error"] == (raw.metadata or {})["p_error"]
+        assert meta["p_error"] == pytest.approx(float(fitted.apply([meta["raw_p_error"]])[0]))
+        assert meta["threshold"] == fitted.threshold
+        assert meta["calibration"] == fitted.fingerprint()
+        assert score.value == ("C" if meta["p_error"] < fitted.threshold else "I")
+        assert "(calibrated; the checker's own" in (score.explanation or "")
+
+
+def _score(log: EvalLog, name: str) -> Score:
+    scores = sample(log, name).scores
+    assert scores is not None
+    return scores["grounded_claims"]
+
+
+def test_a_threshold_and_a_calibration_are_not_both_given() -> None:
+    with pytest.raises(ValueError, match="not both"):
+        grounded_claims(threshold=0.3, calibration="c.json")
 
 
 def test_a_threshold_out_of_range_is_refused() -> None:

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from tests.helpers.bench_scores import learned_p_errors
+from assay.verify.calibration import read_calibration
+from tests.helpers.bench_scores import learned_calibration, learned_p_errors
 from tests.helpers.promptfoo_cli import promptfoo_command, rows, run_promptfoo
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -51,6 +52,15 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any
             ],
         }
     )
+    calibration = learned_calibration(tmp_path_factory.mktemp("calibration"))
+    tests += [
+        {
+            "description": f"calibrated {name}",
+            "vars": {"answer": ANSWERS[name]},
+            "assert": [direct | {"config": {"calibration": str(calibration)}}],
+        }
+        for name in ("grounded", "ungrounded")
+    ]
     tests.append(
         {
             "description": "no evidence",
@@ -101,6 +111,23 @@ def test_a_file_of_ones_own_and_the_threshold_of_the_config(
     assert strict["metadata"]["p_error"] == good["metadata"]["p_error"]
     assert good["metadata"]["p_error"] >= 0.1
     assert strict["pass"] is False and "not grounded: threshold 0.1" in strict["reason"]
+
+
+def test_a_calibration_of_the_config_gives_the_operating_point(
+    results: dict[str, dict[str, Any]],
+) -> None:
+    for name in ("grounded", "ungrounded"):
+        raw, calibrated = assertion(results[name]), assertion(results[f"calibrated {name}"])
+        meta = calibrated["metadata"]
+        (asserted,) = results[f"calibrated {name}"]["testCase"]["assert"]
+        fitted = read_calibration(Path(asserted["config"]["calibration"]))
+        assert meta["raw_p_error"] == raw["metadata"]["p_error"]
+        assert meta["p_error"] == pytest.approx(float(fitted.apply([meta["raw_p_error"]])[0]))
+        assert meta["threshold"] == fitted.threshold
+        assert meta["calibration"] == fitted.fingerprint()
+        assert calibrated["pass"] is (meta["p_error"] < fitted.threshold)
+        assert calibrated["score"] == pytest.approx(1 - meta["p_error"])
+        assert "(calibrated; the checker's own" in calibrated["reason"].splitlines()[0]
 
 
 def test_what_cannot_be_scored_fails_with_the_reason(results: dict[str, dict[str, Any]]) -> None:

@@ -10,16 +10,83 @@ imports here and there are absolute).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from assay.data.passages import PASSAGE_KEYS, PassageError, read_passage
+from assay.errors import ConfigError
 from assay.model import Model, UnopenedBackend
+from assay.verify.calibration import Calibration, read_calibration
 from assay.verify.checkers.learned import CHECKER_VERSION, LearnedChecker
 from assay.verify.patterns.base import AnswerScore, PatternContext, PatternSettings
 from assay.verify.patterns.scoring import score_answer
 from assay.verify.types import ClaimCheck, Evidence, GroundedQARecord
 
 WINDOW_SHOWN = 300  # characters of a matched evidence window the explanation quotes
+DEFAULT_THRESHOLD = 0.5
+# what made the p_error a calibration is fitted on, as `bench calibrate` records it: a map
+# fitted on another scorer's p_error means nothing here
+SCORER = {
+    "pattern": "entailment",
+    "verifier": "learned",
+    "claim_splitter": "rules",
+    "checker_version": CHECKER_VERSION,
+}
+
+
+@dataclass(frozen=True)
+class OperatingPoint:
+    """Where a check decides: grounded when ``p_error < threshold``, on the checker's own
+    ``p_error`` or, with a calibration ``assay bench calibrate`` fitted, on the probability
+    its map gives (and at its threshold), as ``bench run --calibration`` decides."""
+
+    threshold: float = DEFAULT_THRESHOLD
+    calibration: Calibration | None = None
+
+    def p_error(self, raw: float) -> float:
+        if self.calibration is None:
+            return raw
+        return float(self.calibration.apply([raw])[0])
+
+
+def operating_point(
+    threshold: float | None = None, calibration: str | Path | Calibration | None = None
+) -> OperatingPoint:
+    """The operating point of a threshold (0.5 when None) or of a calibration file; a
+    ValueError for both or a threshold outside [0, 1], a ConfigError for a file that cannot
+    be read or was fitted on another scorer's ``p_error``."""
+    if calibration is None:
+        threshold = DEFAULT_THRESHOLD if threshold is None else threshold
+        if not 0.0 <= threshold <= 1.0:
+            raise ValueError(f"threshold must be between 0 and 1, got {threshold}")
+        return OperatingPoint(threshold)
+    if threshold is not None:
+        raise ValueError(
+            "give a threshold or a calibration, not both: the calibration's threshold decides"
+        )
+    if isinstance(calibration, Calibration):
+        fitted = calibration
+    else:
+        fitted = read_calibration(Path(calibration))
+    _check_scorer(fitted, str(calibration) if isinstance(calibration, str | Path) else "")
+    return OperatingPoint(fitted.threshold, fitted)
+
+
+def _check_scorer(fitted: Calibration, name: str) -> None:
+    made = fitted.dev_scorer
+    if made is None or made == SCORER:
+        return
+    differ = ", ".join(
+        f"{key} {made.get(key, '(none)')} there, {value} here"
+        for key, value in SCORER.items()
+        if made.get(key) != value
+    )
+    raise ConfigError(
+        f"{name or 'the calibration'}: fitted on the p_error of {fitted.dev_run}, which was "
+        f"made otherwise than this check's ({differ}); fit a map on a dev run of `assay bench "
+        "run --pattern entailment --verifier learned` (assay bench calibrate DEV_RUN)"
+    )
 
 
 def checking_context(threshold: float) -> PatternContext:
@@ -48,6 +115,33 @@ async def score_grounding(
     entailment --verifier learned`` gives the same answer and evidence."""
     record = GroundedQARecord(id=record_id, question=question, gold_answer="", evidence=evidence)
     return await score_answer(answer, record, context)
+
+
+@dataclass(frozen=True)
+class Decision:
+    """An answer's verdict at an operating point, with what a tool's score shows of it."""
+
+    p_error: float
+    grounded: bool
+    explanation: str
+    metadata: dict[str, Any]
+
+
+def decide(result: AnswerScore, point: OperatingPoint) -> Decision | None:
+    """The verdict on ``result`` at ``point``; None when the checker gave no ``p_error``
+    (:func:`failure` says why): such an answer gets no verdict."""
+    if result.p_error is None:
+        return None
+    p_error = point.p_error(result.p_error)
+    calibration = point.calibration
+    return Decision(
+        p_error=p_error,
+        grounded=p_error < point.threshold,
+        explanation=explanation(
+            result, p_error, point.threshold, calibrated=calibration is not None
+        ),
+        metadata=score_metadata(result, p_error, point.threshold, calibration),
+    )
 
 
 def evidence_items(
@@ -92,12 +186,16 @@ def _evidence(item: Any, index: int, field: str) -> Evidence:
     )
 
 
-def explanation(result: AnswerScore, p_error: float, threshold: float) -> str:
-    """``p_error`` and the verdict, then each claim with its evidence window."""
+def explanation(
+    result: AnswerScore, p_error: float, threshold: float, *, calibrated: bool = False
+) -> str:
+    """``p_error`` and the verdict, then each claim with its evidence window; a calibrated
+    ``p_error`` also gives the checker's own."""
     verdict = "grounded" if p_error < threshold else "not grounded"
     checks = result.claim_checks
+    raw = f" (calibrated; the checker's own {result.p_error:.3f})" if calibrated else ""
     header = (
-        f"p_error {p_error:.3f} ({verdict}: threshold {threshold}; {result.method}, "
+        f"p_error {p_error:.3f}{raw} ({verdict}: threshold {threshold}; {result.method}, "
         f"{len(checks)} claim{'' if len(checks) == 1 else 's'}, checker {CHECKER_VERSION})"
     )
     return "\n".join([header, *claim_lines(result)])
@@ -126,12 +224,21 @@ def _cut(text: str) -> str:
     return text if len(text) <= WINDOW_SHOWN else text[:WINDOW_SHOWN] + "…"
 
 
-def score_metadata(result: AnswerScore, p_error: float, threshold: float) -> dict[str, Any]:
+def score_metadata(
+    result: AnswerScore, p_error: float, threshold: float, calibration: Calibration | None = None
+) -> dict[str, Any]:
     """What a score keeps besides its verdict: ``p_error``, the threshold, the checker and
-    every claim check (JSON-ready)."""
+    every claim check (JSON-ready); with a calibration, the checker's own ``p_error`` and the
+    calibration's fingerprint, as runs record it."""
+    calibrated = (
+        {}
+        if calibration is None
+        else {"raw_p_error": result.p_error, "calibration": calibration.fingerprint()}
+    )
     return {
         "p_error": p_error,
         "threshold": threshold,
+        **calibrated,
         "checker": CHECKER_VERSION,
         "method": result.method,
         "claims": [_claim_meta(check) for check in result.claim_checks],

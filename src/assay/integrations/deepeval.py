@@ -19,9 +19,11 @@ checker against all the passages (and against the passages it cites, ``[cite:ID]
 answer's ``p_error`` is the one ``assay bench run --pattern entailment --verifier learned``
 gives the same answer and evidence (the weakest claim decides). deepeval's metrics are
 higher-is-better, so the score is ``1 - p_error`` and the test case passes when ``score >=
-threshold``; the reason gives the score, ``p_error`` and, per claim, its verdict and the
-evidence window it was matched to; ``score_breakdown`` keeps ``p_error``, the threshold and
-every claim check.
+threshold`` (0.5 unless given). ``GroundedClaimsMetric(calibration=FILE)`` uses the operating
+point of a file ``assay bench calibrate`` fitted instead: its map gives ``p_error`` and the
+threshold is ``1 -`` its own. The reason gives the score, ``p_error`` and, per claim, its verdict
+and the evidence window it was matched to; ``score_breakdown`` keeps ``p_error``, the threshold
+and every claim check.
 
 A test case without the evidence field (``retrieval_context``, or ``context`` with
 ``evidence="context"``), without an ``actual_output``, or whose output states no claim the
@@ -36,8 +38,10 @@ and nothing in assay imports it.
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any, Literal
 
 from deepeval.errors import MissingTestCaseParamsError
@@ -48,10 +52,12 @@ from ..verify.checkers.learned import CHECKER_VERSION
 from ..verify.patterns.base import AnswerScore
 from ..verify.types import Evidence
 from ._grounding import (
+    OperatingPoint,
     checking_context,
     claim_lines,
     evidence_items,
     failure,
+    operating_point,
     score_grounding,
     score_metadata,
 )
@@ -69,17 +75,20 @@ class GroundedClaimsMetric(BaseMetric):  # type: ignore[no-untyped-call]
 
     def __init__(
         self,
-        threshold: float = 0.5,
+        threshold: float | None = None,
         evidence: EvidenceField = "retrieval_context",
         async_mode: bool = True,
         verbose_mode: bool = False,
+        calibration: str | Path | None = None,
     ) -> None:
         if evidence not in ("retrieval_context", "context"):
             raise ValueError(f"evidence must be 'retrieval_context' or 'context', got {evidence!r}")
-        # checking_context refuses a threshold outside [0, 1]; its own pass rule (p_error below
-        # it) is not used: deepeval decides success from the score
-        self._checking = checking_context(1.0 - threshold)
-        self.threshold = threshold
+        self._point = _operating_point(threshold, calibration)
+        self._checking = checking_context(self._point.threshold)
+        self.threshold = 1.0 - self._point.threshold
+        # kept under its parameter's name: deepeval copies a metric by passing its attributes
+        # named like __init__'s parameters to a new one (the threshold with it, which agrees)
+        self.calibration = calibration
         self.evidence = evidence
         self.async_mode = async_mode
         self.verbose_mode = verbose_mode
@@ -144,14 +153,16 @@ class GroundedClaimsMetric(BaseMetric):  # type: ignore[no-untyped-call]
         return evidence_items(_plain(value), field=self.evidence, holder="the test case")
 
     def _set_score(self, result: AnswerScore) -> float:
-        p_error = result.p_error
-        if p_error is None:
+        if result.p_error is None:
             raise MissingTestCaseParamsError(
                 f"actual_output: assay {CHECKER_VERSION}: no score: {failure(result)}"
             )
+        p_error = self._point.p_error(result.p_error)
         score = 1.0 - p_error
         self.score = score
-        self.score_breakdown = score_metadata(result, p_error, self.threshold or 0.0)
+        self.score_breakdown = score_metadata(
+            result, p_error, self.threshold or 0.0, self._point.calibration
+        )
         self.success = self.is_successful()
         self.reason = self._explanation(result, score, p_error)
         if self.verbose_mode:
@@ -161,12 +172,30 @@ class GroundedClaimsMetric(BaseMetric):  # type: ignore[no-untyped-call]
     def _explanation(self, result: AnswerScore, score: float, p_error: float) -> str:
         verdict = "grounded" if self.success else "not grounded"
         count = len(result.claim_checks)
+        own = self._point.calibration is not None and result.p_error is not None
+        raw = f" (calibrated; the checker's own {result.p_error:.3f})" if own else ""
         header = (
-            f"score {score:.3f} = 1 - p_error {p_error:.3f} ({verdict}: threshold "
+            f"score {score:.3f} = 1 - p_error {p_error:.3f}{raw} ({verdict}: threshold "
             f"{self.threshold}; {result.method}, {count} claim{'' if count == 1 else 's'}, "
             f"checker {CHECKER_VERSION})"
         )
         return "\n".join([header, *claim_lines(result)])
+
+
+def _operating_point(threshold: float | None, calibration: str | Path | None) -> OperatingPoint:
+    """deepeval's threshold is on the score, ``1 - p_error``; the operating point's is on
+    ``p_error`` (a calibration's own, or ``1 - threshold``, refused outside [0, 1]). A
+    threshold beside a calibration is refused unless it is the one the calibration gives, as
+    in deepeval's copy of the metric."""
+    if calibration is None:
+        return operating_point(None if threshold is None else 1.0 - threshold)
+    point = operating_point(None, calibration)
+    if threshold is not None and not math.isclose(threshold, 1.0 - point.threshold):
+        raise ValueError(
+            "give a threshold or a calibration, not both: the calibration's threshold decides "
+            f"(here a score of at least {1.0 - point.threshold:.4f})"
+        )
+    return point
 
 
 def _plain(value: Sequence[str | RetrievedContextData]) -> list[str | dict[str, str]]:

@@ -40,24 +40,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError
-from ..verify.calibration import Calibration, read_calibration
+from ..verify.calibration import Calibration
 from ..verify.checkers.learned import CHECKER_VERSION
 from ..verify.patterns.base import AnswerScore, PatternContext
 from ..verify.types import ClaimCheck
-from ._grounding import checking_context, evidence_items, explanation, failure, score_grounding
+from ._grounding import (
+    DEFAULT_THRESHOLD,
+    OperatingPoint,
+    checking_context,
+    decide,
+    evidence_items,
+    failure,
+    operating_point,
+    score_grounding,
+)
 
 __all__ = ["ClaimVerdict", "Grounding", "acheck_grounding", "check_grounding"]
-
-DEFAULT_THRESHOLD = 0.5
-# what made the p_error a calibration is fitted on, as `bench calibrate` records it: a map
-# fitted on another scorer's p_error means nothing here
-SCORER = {
-    "pattern": "entailment",
-    "verifier": "learned",
-    "claim_splitter": "rules",
-    "checker_version": CHECKER_VERSION,
-}
 
 
 @dataclass(frozen=True)
@@ -128,47 +126,19 @@ async def acheck_grounding(
     """:func:`check_grounding` for async code."""
     if not isinstance(answer, str):
         raise TypeError(f"answer: expected a string, got {type(answer).__name__}")
-    fitted = _calibration(calibration, threshold)
+    point = operating_point(threshold, calibration)
     passages = evidence_items(_as_passages(evidence), field="evidence", holder="the call")
     result = await score_grounding(
         answer, record_id="answer", question=question, evidence=passages, context=_context()
     )
-    return _verdict(result, fitted, DEFAULT_THRESHOLD if threshold is None else threshold)
+    return _grounding(result, point)
 
 
 @functools.cache
 def _context() -> PatternContext:
-    # the checker loads its weights once; its threshold is not used here (the verdict is
-    # decided below, where a calibration may move it)
+    # the checker loads its weights once; its threshold is not used here (the operating point
+    # decides, where a calibration may move it)
     return checking_context(DEFAULT_THRESHOLD)
-
-
-def _calibration(
-    calibration: str | Path | Calibration | None, threshold: float | None
-) -> Calibration | None:
-    if calibration is None:
-        if threshold is not None and not 0.0 <= threshold <= 1.0:
-            raise ValueError(f"threshold must be between 0 and 1, got {threshold}")
-        return None
-    if threshold is not None:
-        raise ValueError(
-            "give a threshold or a calibration, not both: the calibration's threshold decides"
-        )
-    fitted = calibration if isinstance(calibration, Calibration) else read_calibration(
-        Path(calibration)
-    )  # fmt: skip
-    if fitted.dev_scorer is not None and fitted.dev_scorer != SCORER:
-        differ = ", ".join(
-            f"{key} {fitted.dev_scorer.get(key, '(none)')} there, {value} here"
-            for key, value in SCORER.items()
-            if fitted.dev_scorer.get(key) != value
-        )
-        raise ConfigError(
-            f"{calibration}: fitted on the p_error of {fitted.dev_run}, which was made "
-            f"otherwise than this check's ({differ}); fit a map on a dev run of `assay bench "
-            "run --pattern entailment --verifier learned` (assay bench calibrate DEV_RUN)"
-        )
-    return fitted
 
 
 def _as_passages(evidence: Any) -> Any:
@@ -189,21 +159,17 @@ def _as_passage(item: Any) -> Any:
     return item
 
 
-def _verdict(result: AnswerScore, calibration: Calibration | None, threshold: float) -> Grounding:
-    raw = result.p_error
-    if calibration is not None:
-        threshold = calibration.threshold
-    p_error = raw if raw is None or calibration is None else float(calibration.apply([raw])[0])
-    grounded = None if p_error is None else p_error < threshold
-    text = failure(result) if p_error is None else explanation(result, p_error, threshold)
+def _grounding(result: AnswerScore, point: OperatingPoint) -> Grounding:
+    decision = decide(result, point)
+    calibration = point.calibration
     return Grounding(
-        grounded=grounded,
-        p_error=p_error,
-        raw_p_error=raw,
-        threshold=threshold,
+        grounded=None if decision is None else decision.grounded,
+        p_error=None if decision is None else decision.p_error,
+        raw_p_error=result.p_error,
+        threshold=point.threshold,
         claims=tuple(_claim(check) for check in result.claim_checks),
-        explanation=text,
-        failure=failure(result) if p_error is None else None,
+        explanation=failure(result) if decision is None else decision.explanation,
+        failure=failure(result) if decision is None else None,
         calibration=None if calibration is None else calibration.fingerprint(),
     )
 

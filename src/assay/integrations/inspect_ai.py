@@ -5,8 +5,9 @@ metadata, without a model call: the output is split into claims by assay's rules
 checked by the ``learned`` checker against all the passages (and against the passages it cites,
 ``[cite:ID]``), and the answer's ``p_error`` is the one ``assay bench run --pattern entailment
 --verifier learned`` gives the same answer and evidence (the weakest claim decides). The score
-is ``C`` (grounded) when ``p_error < threshold``, else ``I``; the explanation gives ``p_error``
-and, per claim, its verdict and the evidence window it was matched to::
+is ``C`` (grounded) when ``p_error < threshold``, else ``I`` (or at the operating point of a
+``calibration`` file ``assay bench calibrate`` fitted); the explanation gives ``p_error`` and,
+per claim, its verdict and the evidence window it was matched to::
 
     from inspect_ai import Task
     from inspect_ai.dataset import Sample
@@ -46,26 +47,31 @@ from inspect_ai.solver import TaskState
 from ..verify.checkers.learned import CHECKER_VERSION
 from ._grounding import (
     checking_context,
+    decide,
     evidence_items,
-    explanation,
     failure,
+    operating_point,
     score_grounding,
-    score_metadata,
 )
 
 __all__ = ["evidence_items", "grounded_claims"]
 
 
 @scorer(metrics=[accuracy(), stderr()])
-def grounded_claims(evidence: str = "evidence", threshold: float = 0.5) -> Scorer:
+def grounded_claims(
+    evidence: str = "evidence", threshold: float | None = None, calibration: str | None = None
+) -> Scorer:
     """Score the output's grounding in ``metadata[evidence]`` with assay's ``learned`` checker.
 
     ``metadata[evidence]`` holds the passages: a string, a list of strings (ids ``1``, ``2``,
     ...) or a list of objects with ``text`` and ``id`` (or ``evidence_id``), optionally
-    ``title`` and ``source``. ``C`` when ``p_error < threshold``; the score's metadata keeps
-    ``p_error``, the threshold and every claim check.
+    ``title`` and ``source``. ``C`` when ``p_error < threshold`` (0.5 unless given), or at the
+    operating point of ``calibration``, a file ``assay bench calibrate`` fitted (its map gives
+    ``p_error``, its threshold decides); the score's metadata keeps ``p_error``, the threshold
+    and every claim check.
     """
-    context = checking_context(threshold)
+    point = operating_point(threshold, calibration)
+    context = checking_context(point.threshold)
 
     async def score(state: TaskState, target: Target) -> Score | None:
         passages = evidence_items(state.metadata.get(evidence), field=f"metadata.{evidence}")
@@ -77,15 +83,15 @@ def grounded_claims(evidence: str = "evidence", threshold: float = 0.5) -> Score
             evidence=passages,
             context=context,
         )
-        p_error = result.p_error
-        if p_error is None:
+        decision = decide(result, point)
+        if decision is None:
             transcript().info(f"assay {CHECKER_VERSION}: no score: {failure(result)}")
             return None
         return Score(
-            value=CORRECT if p_error < threshold else INCORRECT,
+            value=CORRECT if decision.grounded else INCORRECT,
             answer=answer,
-            explanation=explanation(result, p_error, threshold),
-            metadata=score_metadata(result, p_error, threshold),
+            explanation=decision.explanation,
+            metadata=decision.metadata,
         )
 
     return score

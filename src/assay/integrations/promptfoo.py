@@ -16,7 +16,9 @@ entailment --verifier learned`` gives the same answer and evidence (the weakest 
             value: file://assay_grounded.py  # from assay.integrations.promptfoo import get_assert
             config: {evidence_var: evidence, threshold: 0.5}  # the defaults
 
-The assertion passes when ``p_error < threshold``; its score is ``1 - p_error``; its reason
+The assertion passes when ``p_error < threshold``, or at the operating point of ``config:
+{calibration: FILE}``, a file ``assay bench calibrate`` fitted (its map gives ``p_error``, its
+threshold decides); its score is ``1 - p_error``; its reason
 gives ``p_error`` and, per claim, its verdict and the evidence window it was matched to; its
 metadata keeps ``p_error``, the threshold and every claim check. The evidence var is a string
 (one passage) or a list of objects with ``text`` and ``id`` (or ``evidence_id``), optionally
@@ -49,18 +51,17 @@ if __name__ != "assay.integrations.promptfoo":
 
 from assay.integrations._grounding import (
     checking_context,
+    decide,
     evidence_items,
-    explanation,
     failure,
+    operating_point,
     score_grounding,
-    score_metadata,
 )
 from assay.verify.checkers.learned import CHECKER_VERSION
 
 __all__ = ["get_assert"]
 
 DEFAULT_EVIDENCE_VAR = "evidence"
-DEFAULT_THRESHOLD = 0.5
 
 
 def get_assert(output: Any, context: Mapping[str, Any]) -> dict[str, Any]:
@@ -68,7 +69,12 @@ def get_assert(output: Any, context: Mapping[str, Any]) -> dict[str, Any]:
     ``prompt``, the assertion's ``config``) -> ``{pass, score, reason, ...}``."""
     config = context.get("config") or {}
     evidence_var = str(config.get("evidence_var", DEFAULT_EVIDENCE_VAR))
-    threshold = float(config.get("threshold", DEFAULT_THRESHOLD))
+    threshold = config.get("threshold")
+    calibration = config.get("calibration")
+    point = operating_point(
+        None if threshold is None else float(threshold),
+        None if calibration is None else str(calibration),
+    )
     variables = context.get("vars") or {}
     passages = evidence_items(
         variables.get(evidence_var), field=f"vars.{evidence_var}", holder="the test"
@@ -80,19 +86,19 @@ def get_assert(output: Any, context: Mapping[str, Any]) -> dict[str, Any]:
             record_id="promptfoo",
             question=str(context.get("prompt") or ""),
             evidence=passages,
-            context=checking_context(threshold),
+            context=checking_context(point.threshold),
         )
     )
-    p_error = result.p_error
-    if p_error is None:
+    decision = decide(result, point)
+    if decision is None:
         return {
             "pass": False,
             "score": 0.0,
             "reason": f"assay {CHECKER_VERSION}: no score: {failure(result)}",
         }
     return {
-        "pass": p_error < threshold,
-        "score": 1.0 - p_error,
-        "reason": explanation(result, p_error, threshold),
-        "metadata": score_metadata(result, p_error, threshold),
+        "pass": decision.grounded,
+        "score": 1.0 - decision.p_error,
+        "reason": decision.explanation,
+        "metadata": decision.metadata,
     }
