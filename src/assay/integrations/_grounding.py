@@ -9,10 +9,12 @@ imports here and there are absolute).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import asyncio
+from collections.abc import Coroutine, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from assay.data.passages import PASSAGE_KEYS, PassageError, read_passage
 from assay.errors import ConfigError
@@ -87,6 +89,21 @@ def _check_scorer(fitted: Calibration, name: str) -> None:
         f"made otherwise than this check's ({differ}); fit a map on a dev run of `assay bench "
         "run --pattern entailment --verifier learned` (assay bench calibrate DEV_RUN)"
     )
+
+
+T = TypeVar("T")
+
+
+def run_blocking(check: Coroutine[Any, Any, T]) -> T:
+    """``check`` run to its end from synchronous code, also from inside a running event loop
+    (a notebook cell, an async handler), where ``asyncio.run`` would refuse: there it runs in
+    a loop of its own on a worker thread."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(check)
+    with ThreadPoolExecutor(max_workers=1) as worker:
+        return worker.submit(asyncio.run, check).result()
 
 
 def checking_context(threshold: float) -> PatternContext:

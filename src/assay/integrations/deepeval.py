@@ -37,10 +37,8 @@ and nothing in assay imports it.
 
 from __future__ import annotations
 
-import asyncio
 import math
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Literal
 
@@ -58,6 +56,7 @@ from ._grounding import (
     evidence_items,
     failure,
     operating_point,
+    run_blocking,
     score_grounding,
     score_metadata,
 )
@@ -100,14 +99,8 @@ class GroundedClaimsMetric(BaseMetric):  # type: ignore[no-untyped-call]
         return METRIC_NAME
 
     def measure(self, test_case: LLMTestCase, *args: Any, **kwargs: Any) -> float:
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return asyncio.run(self.a_measure(test_case))
-        # called from a running event loop (a notebook cell, an async test): asyncio.run would
-        # refuse, so the check runs in a loop of its own on another thread
-        with ThreadPoolExecutor(max_workers=1) as worker:
-            return worker.submit(asyncio.run, self.a_measure(test_case)).result()
+        # also from a running event loop (a notebook cell, an async test)
+        return run_blocking(self.a_measure(test_case))
 
     async def a_measure(self, test_case: LLMTestCase, *args: Any, **kwargs: Any) -> float:
         self._reset()

@@ -32,8 +32,6 @@ This module sits above every layer of assay: it imports them, and nothing in ass
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -52,6 +50,7 @@ from ._grounding import (
     evidence_items,
     failure,
     operating_point,
+    run_blocking,
     score_grounding,
 )
 
@@ -104,15 +103,11 @@ def check_grounding(
     handler): there the check runs on a worker thread. In async code, ``await
     acheck_grounding(...)`` instead.
     """
-    check = acheck_grounding(
-        answer, evidence, question=question, threshold=threshold, calibration=calibration
+    return run_blocking(
+        acheck_grounding(
+            answer, evidence, question=question, threshold=threshold, calibration=calibration
+        )
     )
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(check)
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as worker:
-        return worker.submit(asyncio.run, check).result()
 
 
 async def acheck_grounding(
