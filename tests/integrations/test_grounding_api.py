@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 import assay
+from assay.cli import main
 from assay.errors import ConfigError
 from assay.integrations.grounding import check_grounding
 from assay.verify.calibration import read_calibration
@@ -156,3 +157,15 @@ def test_it_runs_inside_an_event_loop_and_awaited() -> None:
         return called, awaited
 
     assert asyncio.run(handler()) == (expected, expected)
+
+
+def test_a_calibration_file_is_read_again_when_it_changes(
+    calibration: Path, tmp_path: Path
+) -> None:
+    path = tmp_path / "operating_point.json"
+    path.write_bytes(calibration.read_bytes())
+    first = check_grounding("Canberra is the capital of Australia.", CANBERRA, calibration=path)
+    assert first.calibration == read_calibration(calibration).fingerprint()
+    assert main(["bench", "calibrate", "--error-rate", "0.2", "--out", str(path)]) == 0
+    second = check_grounding("Canberra is the capital of Australia.", CANBERRA, calibration=path)
+    assert second.calibration == read_calibration(path).fingerprint() != first.calibration

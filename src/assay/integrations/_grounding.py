@@ -10,6 +10,7 @@ imports here and there are absolute).
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Coroutine, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -70,9 +71,24 @@ def operating_point(
     if isinstance(calibration, Calibration):
         fitted = calibration
     else:
-        fitted = read_calibration(Path(calibration))
+        fitted = _read_calibration(Path(calibration))
     _check_scorer(fitted, str(calibration) if isinstance(calibration, str | Path) else "")
     return OperatingPoint(fitted.threshold, fitted)
+
+
+def _read_calibration(path: Path) -> Calibration:
+    """The file, read again only when it changed: a service calling ``check_grounding`` with
+    the same path for every answer should not parse it every time."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return read_calibration(path)  # which says what is wrong with the path
+    return _read_unchanged(str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=16)
+def _read_unchanged(path: str, mtime_ns: int, size: int) -> Calibration:
+    return read_calibration(Path(path))
 
 
 def _check_scorer(fitted: Calibration, name: str) -> None:

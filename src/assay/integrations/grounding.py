@@ -27,7 +27,8 @@ into the calibrated probability and its threshold decides, as ``bench run --cali
 does. An answer the checker cannot score (an empty one, a script written without spaces) gets
 ``p_error`` None and ``grounded`` None with the reason in ``failure``: never a verdict.
 
-This module sits above every layer of assay: it imports them, and nothing in assay imports it.
+This module sits above every layer of assay: it imports them, and nothing in assay imports it
+but the package's lazy top-level ``assay.check_grounding``.
 """
 
 from __future__ import annotations
