@@ -150,7 +150,9 @@ def test_a_threshold_beside_a_calibration_must_be_the_one_it_gives(calibration: 
     metric = GroundedClaimsMetric(calibration=str(calibration))
     # what deepeval's copy of a metric passes: its attributes named like the parameters
     copied = GroundedClaimsMetric(threshold=metric.threshold, calibration=metric.calibration)
-    assert copied.threshold == metric.threshold < 0.5
+    threshold = metric.threshold
+    assert threshold is not None and threshold < 0.5  # the calibration's, not the default
+    assert copied.threshold == threshold
     with pytest.raises(ValueError, match="not both"):
         GroundedClaimsMetric(threshold=0.5, calibration=str(calibration))
 
