@@ -67,9 +67,7 @@ def test_a_passage_that_cannot_be_read_names_where(
 
 def test_blank_ids_and_free_form_metadata_are_passed_over() -> None:
     item = {"page_content": "x", "id": " ", "metadata": {"source": 7, "title": "T", "url": "u"}}
-    assert read_passage(item).__dict__ | {"meta": None} == {
-        "text": "x", "evidence_id": None, "title": "T", "source": "u", "meta": None
-    }  # fmt: skip
+    assert read_passage(item) == PassageFields("x", None, "T", "u", {"metadata": item["metadata"]})
 
 
 def test_what_else_a_passage_says_is_its_meta_less_the_librarys_machinery() -> None:

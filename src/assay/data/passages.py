@@ -61,7 +61,9 @@ PASSAGE_KEYS = (
 )
 
 
-@dataclass(frozen=True)
+# not frozen: the table importer and the integrations read thousands of passages a record, and
+# a frozen dataclass's __init__ costs three times as much
+@dataclass(slots=True)
 class PassageFields:
     """What a passage object gives: its text as written (blank or not), its id, title and
     source where it has them, and the rest of what it says about the passage (``meta``)."""
@@ -90,7 +92,7 @@ def read_passage(item: Mapping[str, Any]) -> PassageFields:
     field of its own is of the wrong type."""
     wrapper = item
     item, place = _unwrapped(item)
-    metadata = next((m for key in METADATA_KEYS if isinstance(m := item.get(key), Mapping)), {})
+    metadata = _metadata(item)
     return PassageFields(
         text=_text(item, place),
         evidence_id=_identifier(item, place),
@@ -104,9 +106,18 @@ def _unwrapped(item: Mapping[str, Any]) -> tuple[Mapping[str, Any], str]:
     """The object that holds the passage's fields, and its place in ``item``."""
     if "lc" in item and isinstance(item.get("kwargs"), Mapping):
         return item["kwargs"], ".kwargs"
-    if not any(key in item for key in TEXT_KEYS) and isinstance(item.get("node"), Mapping):
-        return item["node"], ".node"
+    node = item.get("node")
+    if node is not None and isinstance(node, Mapping) and not any(k in item for k in TEXT_KEYS):
+        return node, ".node"
     return item, ""
+
+
+def _metadata(item: Mapping[str, Any]) -> Mapping[str, Any]:
+    for key in METADATA_KEYS:
+        value = item.get(key)
+        if value is not None and isinstance(value, Mapping):
+            return value
+    return {}
 
 
 def _wrapper_rest(wrapper: Mapping[str, Any], place: str) -> dict[str, Any]:
@@ -118,10 +129,7 @@ def _wrapper_rest(wrapper: Mapping[str, Any], place: str) -> dict[str, Any]:
 def _rest(item: Mapping[str, Any], without: tuple[str, ...] = ()) -> dict[str, Any]:
     """The object's keys that say more about the passage than its fields: those of
     :func:`read_passage`'s lists it did not read (a ``url`` beside a ``source``) stay."""
-    read = {
-        next((key for key in keys if item.get(key) is not None), None)
-        for keys in (TEXT_KEYS, ID_KEYS, TITLE_KEYS, SOURCE_KEYS)
-    }
+    read = {_first_given(item, keys) for keys in (TEXT_KEYS, ID_KEYS, TITLE_KEYS, SOURCE_KEYS)}
     return {
         key: value
         for key, value in item.items()
@@ -148,7 +156,7 @@ def _is_json(value: Any) -> bool:
 
 
 def _text(item: Mapping[str, Any], place: str) -> str:
-    key = next((key for key in TEXT_KEYS if key in item), TEXT_KEYS[0])
+    key = next(filter(item.__contains__, TEXT_KEYS), TEXT_KEYS[0])
     text = item.get(key)
     if not isinstance(text, str):
         got = "none" if key not in item else type_name(text)
@@ -161,8 +169,16 @@ def _text(item: Mapping[str, Any], place: str) -> str:
     return text
 
 
+def _first_given(item: Mapping[str, Any], keys: tuple[str, ...]) -> str | None:
+    """The first of ``keys`` whose value in ``item`` is not null."""
+    for key in keys:
+        if item.get(key) is not None:
+            return key
+    return None
+
+
 def _identifier(item: Mapping[str, Any], place: str) -> str | None:
-    key = next((key for key in ID_KEYS if item.get(key) is not None), None)
+    key = _first_given(item, ID_KEYS)
     if key is None:
         return None
     value = item[key]
@@ -174,10 +190,14 @@ def _identifier(item: Mapping[str, Any], place: str) -> str | None:
 def _detail(
     item: Mapping[str, Any], metadata: Mapping[str, Any], place: str, keys: tuple[str, ...]
 ) -> str | None:
-    for key in keys:
-        value = item.get(key)
-        if value is not None:
-            if not isinstance(value, str):
-                raise PassageError(f"{place}.{key}", "a string", type_name(value))
+    key = _first_given(item, keys)
+    if key is not None:
+        value = item[key]
+        if not isinstance(value, str):
+            raise PassageError(f"{place}.{key}", "a string", type_name(value))
+        return value
+    for key in keys if metadata else ():
+        value = metadata.get(key)
+        if isinstance(value, str):
             return value
-    return next((value for key in keys if isinstance(value := metadata.get(key), str)), None)
+    return None
