@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from assay.verify.calibration import read_calibration
+from tests.helpers.bench_scores import learned_calibration
 from tests.helpers.ragas_env import run_ragas
 from tests.integrations.test_ragas_metric import (
     ANSWERS,
@@ -30,6 +32,7 @@ from assay.integrations.ragas_collections import GroundedClaims
 
 QUESTION, CONTEXTS, ANSWERS = {question!r}, {contexts!r}, {answers!r}
 metric = GroundedClaims()
+calibrated = GroundedClaims(calibration={calibration!r})
 samples = [
     {{"response": answer, "retrieved_contexts": CONTEXTS, "user_input": QUESTION}}
     for answer in ANSWERS.values()
@@ -54,6 +57,8 @@ out = {{
     "exact_match": [result.value for result in exact],
     "evaluate": [row["assay_grounded_claims"] for row in evaluated.scores],
     "name": metric.name,
+    "calibrated": [calibrated.score(**sample).value for sample in samples],
+    "calibrated_reason": calibrated.score(**samples[1]).reason,
 }}
 
 
@@ -76,8 +81,12 @@ json.dump(out, open("ragas_result.json", "w"))
 
 @pytest.fixture(scope="module")
 def collections_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    script = SCRIPT.format(question=QUESTION, contexts=CONTEXTS, answers=ANSWERS)
+    calibration = learned_calibration(tmp_path_factory.mktemp("calibration"))
+    script = SCRIPT.format(
+        question=QUESTION, contexts=CONTEXTS, answers=ANSWERS, calibration=str(calibration)
+    )
     result: dict[str, Any] = run_ragas(script, tmp_path_factory.mktemp("ragas-collections"))
+    result["calibration_file"] = str(calibration)
     return result
 
 
@@ -120,3 +129,12 @@ def test_what_cannot_be_scored_is_nan_with_its_reason_and_no_contexts_names_the_
         "retrieved_contexts: expected the evidence"
     )
     assert collections_run["bad_threshold"] == "threshold must be between 0 and 1, got 2"
+
+
+def test_a_calibration_gives_the_value_its_map_gives(collections_run: dict[str, Any]) -> None:
+    fitted = read_calibration(Path(collections_run["calibration_file"]))
+    raw, calibrated = collections_run["values"], collections_run["calibrated"]
+    for before, after in zip(raw[:3], calibrated[:3], strict=True):
+        assert after == pytest.approx(1.0 - float(fitted.apply([1.0 - before])[0]))
+    assert math.isnan(calibrated[3])
+    assert "(calibrated; the checker's own" in collections_run["calibrated_reason"]

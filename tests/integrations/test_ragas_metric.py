@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from tests.helpers.bench_scores import learned_p_errors
+from assay.verify.calibration import read_calibration
+from tests.helpers.bench_scores import learned_calibration, learned_p_errors
 from tests.helpers.ragas_env import run_ragas
 
 QUESTION = "When was the Eiffel Tower completed, and where is it?"
@@ -35,6 +36,7 @@ from ragas.metrics import ExactMatch
 from assay.integrations.ragas import GroundedClaims
 
 QUESTION, CONTEXTS, ANSWERS, REFERENCE = {question!r}, {contexts!r}, {answers!r}, {reference!r}
+CALIBRATION = {calibration!r}
 rows = [
     {{"user_input": QUESTION, "retrieved_contexts": CONTEXTS, "response": answer,
       "reference": REFERENCE}}
@@ -64,6 +66,13 @@ try:
 except ValueError as error:
     out["bad_threshold"] = str(error)
 out["strict"] = GroundedClaims(threshold=0.01).explain(dataset[0])
+calibrated = GroundedClaims(calibration=CALIBRATION)
+out["calibrated_scores"] = [
+    s["assay_grounded_claims"]
+    for s in evaluate(dataset, metrics=[calibrated], show_progress=False).scores
+]
+out["calibrated_details"] = [calibrated.details(sample) for sample in dataset]
+out["calibrated_explanations"] = [calibrated.explain(sample) for sample in dataset]
 
 
 async def in_a_notebook():  # a running event loop, as in Jupyter
@@ -77,10 +86,13 @@ json.dump(out, open("ragas_result.json", "w"))
 
 @pytest.fixture(scope="module")
 def ragas_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    calibration = learned_calibration(tmp_path_factory.mktemp("calibration"))
     script = SCRIPT.format(
-        question=QUESTION, contexts=CONTEXTS, answers=ANSWERS, reference=REFERENCE
-    )
+        question=QUESTION, contexts=CONTEXTS, answers=ANSWERS, reference=REFERENCE,
+        calibration=str(calibration),
+    )  # fmt: skip
     result: dict[str, Any] = run_ragas(script, tmp_path_factory.mktemp("ragas"))
+    result["calibration_file"] = str(calibration)
     return result
 
 
@@ -141,3 +153,19 @@ def test_what_cannot_be_scored_is_nan_and_a_sample_without_contexts_names_the_fi
     assert math.isnan(ragas_run["no_contexts_score"])
     assert ragas_run["no_contexts_error"].startswith("retrieved_contexts: expected the evidence")
     assert ragas_run["bad_threshold"] == "threshold must be between 0 and 1, got 2"
+
+
+def test_a_calibration_gives_the_score_its_map_gives(ragas_run: dict[str, Any]) -> None:
+    fitted = read_calibration(Path(ragas_run["calibration_file"]))
+    raw = by_name(ragas_run["details"])
+    calibrated = by_name(ragas_run["calibrated_details"])
+    scores = by_name(ragas_run["calibrated_scores"])
+    for name in ("grounded", "ungrounded", "cited"):
+        p_error = float(fitted.apply([raw[name]["p_error"]])[0])
+        assert scores[name] == pytest.approx(1.0 - p_error)
+        assert calibrated[name]["raw_p_error"] == raw[name]["p_error"]
+        assert calibrated[name]["threshold"] == fitted.threshold
+        assert calibrated[name]["calibration"] == fitted.fingerprint()
+        explained = by_name(ragas_run["calibrated_explanations"])[name]
+        assert "(calibrated; the checker's own" in explained.splitlines()[0]
+    assert math.isnan(scores["empty"])

@@ -43,11 +43,11 @@ from ragas.run_config import RunConfig
 from ..verify.patterns.base import AnswerScore
 from ._grounding import (
     checking_context,
+    decide,
     evidence_items,
-    explanation,
     failure,
+    operating_point,
     score_grounding,
-    score_metadata,
 )
 
 __all__ = ["GroundedClaims"]
@@ -59,11 +59,13 @@ COLUMNS = {"response", "retrieved_contexts", "user_input:optional"}
 @dataclass
 class GroundedClaims(SingleTurnMetric):
     """``1 - p_error`` of the response against the retrieved contexts (assay's ``learned``
-    checker); ``threshold`` only sets the verdict the explanation states
-    (``p_error < threshold``: grounded)."""
+    checker); ``threshold`` (0.5 unless given) only sets the verdict the explanation states
+    (``p_error < threshold``: grounded). With ``calibration``, a file ``assay bench calibrate``
+    fitted, ``p_error`` is the one its map gives and its threshold sets the verdict."""
 
     name: str = NAME
-    threshold: float = 0.5
+    threshold: float | None = None
+    calibration: str | None = None
     _required_columns: dict[MetricType, set[str]] = field(
         default_factory=lambda: {MetricType.SINGLE_TURN: set(COLUMNS)}
     )
@@ -71,31 +73,33 @@ class GroundedClaims(SingleTurnMetric):
     def __post_init__(self) -> None:
         # ragas' own __post_init__ only names a metric left without a name
         self.name = self.name or NAME
-        self._context = checking_context(self.threshold)  # refuses a threshold outside [0, 1]
+        # refuses a threshold outside [0, 1], or beside a calibration
+        self._point = operating_point(self.threshold, self.calibration)
+        self._context = checking_context(self._point.threshold)
 
     def init(self, run_config: RunConfig) -> None:
         """Nothing to set up: no model, no embeddings."""
 
     async def _single_turn_ascore(self, sample: SingleTurnSample, callbacks: Any) -> float:
-        result = await self._check(sample)
-        return math.nan if result.p_error is None else 1.0 - result.p_error
+        decision = decide(await self._check(sample), self._point)
+        return math.nan if decision is None else 1.0 - decision.p_error
 
     def explain(self, sample: SingleTurnSample) -> str:
         """``p_error`` and the verdict, then each claim with its evidence window; or why the
         response got no score. Runs inside a running event loop too (a notebook), as ragas'
         own synchronous scoring does."""
         result: AnswerScore = run_async(self._check(sample))
-        if result.p_error is None:
-            return f"no score: {failure(result)}"
-        return explanation(result, result.p_error, self.threshold)
+        decision = decide(result, self._point)
+        return f"no score: {failure(result)}" if decision is None else decision.explanation
 
     def details(self, sample: SingleTurnSample) -> dict[str, Any]:
         """``p_error``, the threshold, the checker and every claim check (JSON-ready); the
         reason under ``failure`` where the response got no score."""
         result: AnswerScore = run_async(self._check(sample))
-        if result.p_error is None:
+        decision = decide(result, self._point)
+        if decision is None:
             return {"p_error": None, "failure": failure(result)}
-        return score_metadata(result, result.p_error, self.threshold)
+        return decision.metadata
 
     async def _check(self, sample: SingleTurnSample) -> AnswerScore:
         passages = evidence_items(

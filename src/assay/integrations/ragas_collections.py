@@ -35,7 +35,14 @@ from ragas.metrics.collections.base import BaseMetric
 from ragas.metrics.result import MetricResult
 
 from ..verify.patterns.base import AnswerScore
-from ._grounding import checking_context, evidence_items, explanation, failure, score_grounding
+from ._grounding import (
+    checking_context,
+    decide,
+    evidence_items,
+    failure,
+    operating_point,
+    score_grounding,
+)
 
 __all__ = ["GroundedClaims"]
 
@@ -44,13 +51,23 @@ NAME = "assay_grounded_claims"
 
 class GroundedClaims(BaseMetric):
     """``1 - p_error`` of ``response`` against ``retrieved_contexts`` (assay's ``learned``
-    checker); ``threshold`` only sets the verdict the reason states
-    (``p_error < threshold``: grounded)."""
+    checker); ``threshold`` (0.5 unless given) only sets the verdict the reason states
+    (``p_error < threshold``: grounded). With ``calibration``, a file ``assay bench calibrate``
+    fitted, ``p_error`` is the one its map gives and its threshold sets the verdict."""
 
-    def __init__(self, name: str = NAME, threshold: float = 0.5, **base_kwargs: Any) -> None:
+    def __init__(
+        self,
+        name: str = NAME,
+        threshold: float | None = None,
+        calibration: str | None = None,
+        **base_kwargs: Any,
+    ) -> None:
         super().__init__(name=name, **base_kwargs)
-        self.threshold = threshold
-        self._context = checking_context(threshold)  # refuses a threshold outside [0, 1]
+        # refuses a threshold outside [0, 1], or beside a calibration
+        self._point = operating_point(threshold, calibration)
+        self.threshold = self._point.threshold
+        self.calibration = calibration
+        self._context = checking_context(self._point.threshold)
 
     async def ascore(
         self, response: str, retrieved_contexts: list[str], user_input: str = ""
@@ -65,7 +82,7 @@ class GroundedClaims(BaseMetric):
             evidence=passages,
             context=self._context,
         )
-        if result.p_error is None:
+        decision = decide(result, self._point)
+        if decision is None:
             return MetricResult(value=math.nan, reason=f"no score: {failure(result)}")
-        reason = explanation(result, result.p_error, self.threshold)
-        return MetricResult(value=1.0 - result.p_error, reason=reason)
+        return MetricResult(value=1.0 - decision.p_error, reason=decision.explanation)
