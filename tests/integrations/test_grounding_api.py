@@ -88,6 +88,16 @@ def test_a_retrieval_librarys_documents_are_taken_as_they_come() -> None:
     ]
 
 
+def test_one_document_alone_and_a_retrievers_generator_are_taken_too() -> None:
+    from langchain_core.documents import Document
+
+    answer = "Canberra is the capital of Australia."
+    as_list = check_grounding(answer, [CANBERRA])
+    assert check_grounding(answer, Document(page_content=CANBERRA)) == as_list
+    assert check_grounding(answer, {"text": CANBERRA}) == as_list
+    assert check_grounding(answer, (text for text in [CANBERRA])) == as_list
+
+
 def test_a_calibration_bench_calibrate_fitted_decides(calibration: Path) -> None:
     path = calibration
     fitted = read_calibration(path)
@@ -131,6 +141,8 @@ def test_an_operating_point_that_cannot_be_used_is_refused(
         ([], "evidence: expected the evidence passages"),
         ([{"body": "x"}], r"evidence\[0\]\.text: expected a passage object"),
         ([3], r"evidence\[0\]: expected a string or an object"),
+        (b"Canberra", r"evidence\[0\]: expected a string or an object .* got bytes"),
+        (3, "evidence: expected the evidence passages .* got int"),
     ],
 )
 def test_evidence_of_another_shape_is_refused_naming_the_item(

@@ -16,10 +16,11 @@ passages it cites, ``[cite:ID]``), and the answer's ``p_error`` is its weakest c
     result.p_error         # 0.914...
     print(result.explanation)
 
-The evidence is a string, or a list of strings (ids ``1``, ``2``, ...), passage objects
-(``text``, ``id``, ``title``, ``source``) or a retrieval library's documents as they come
-(LangChain's ``Document``, LlamaIndex's ``TextNode`` and ``NodeWithScore``, Haystack's
-``Document``, or their serialised dicts). No model is called and nothing is downloaded.
+The evidence is a string, or a list (any iterable) of strings (ids ``1``, ``2``, ...), of
+passage objects (``text``, ``id``, ``title``, ``source``) or of a retrieval library's documents
+as they come (LangChain's ``Document``, LlamaIndex's ``TextNode`` and ``NodeWithScore``,
+Haystack's ``Document``, or their serialised dicts); one passage object or document alone is
+a list of one. No model is called and nothing is downloaded.
 
 The operating point is ``threshold`` on ``p_error`` (0.5 by default), or a calibration file
 ``assay bench calibrate`` fitted on a labelled dev run of your own: its map turns ``p_error``
@@ -34,10 +35,10 @@ but the package's lazy top-level ``assay.check_grounding``.
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ..verify.calibration import Calibration
 from ..verify.checkers.learned import CHECKER_VERSION
@@ -138,21 +139,34 @@ def _context() -> PatternContext:
 
 
 def _as_passages(evidence: Any) -> Any:
-    """Library document objects as the dicts their own serialisation gives; other values as
-    they are (the passage reader says what it cannot read)."""
-    if isinstance(evidence, str | bytes) or not isinstance(evidence, Sequence):
-        return _as_passage(evidence)
-    return [_as_passage(item) for item in evidence]
+    """The evidence as the passage reader takes it: one passage object or library document
+    as a list of one, any other iterable (a retriever's generator) as a list, library
+    documents as the dicts their own serialisation gives; a string, and what is none of these,
+    as it is (the reader says what it cannot read)."""
+    if evidence is None or isinstance(evidence, str):
+        return evidence
+    if isinstance(evidence, bytes):
+        return [evidence]  # refused as a passage, by its type, not read as numbers
+    if isinstance(evidence, Mapping) or _serialiser(evidence) is not None:
+        return [_as_passage(evidence)]
+    if isinstance(evidence, Iterable):
+        return [_as_passage(item) for item in evidence]
+    return evidence
 
 
 def _as_passage(item: Any) -> Any:
+    serialise = _serialiser(item)
+    return item if serialise is None else serialise()
+
+
+def _serialiser(item: Any) -> Callable[[], Any] | None:
     # LangChain's Document and LlamaIndex's nodes are pydantic models; Haystack's Document is
     # a dataclass with its own to_dict
     for method in ("model_dump", "to_dict"):
         serialise = getattr(item, method, None)
         if callable(serialise):
-            return serialise()
-    return item
+            return cast(Callable[[], Any], serialise)
+    return None
 
 
 def _grounding(result: AnswerScore, point: OperatingPoint) -> Grounding:
