@@ -111,6 +111,8 @@ def test_a_calibration_bench_calibrate_fitted_decides(calibration: Path) -> None
         assert got.calibration == fitted.fingerprint()
         if got.p_error is not None:
             assert "(calibrated; the checker's own" in got.explanation
+        # the file read once by the caller gives the same
+        assert check_grounding(record["answer"], record["evidence"], calibration=fitted) == got
 
 
 def test_a_calibration_of_another_scorers_p_error_is_refused(tmp_path: Path) -> None:
