@@ -93,3 +93,11 @@ def test_a_value_json_cannot_keep_is_passed_over_in_meta() -> None:
     item = {"text": "x", "score": float("nan"), "span": (1, 2), "raw": b"x", "rank": 1,
             "metadata": {"page": 2, "bad": float("inf")}}  # fmt: skip
     assert read_passage(item).meta == {"rank": 1}
+
+
+def test_a_value_nested_deeper_than_a_table_row_is_passed_over_not_a_crash() -> None:
+    deep: list[object] = []
+    for _ in range(2000):  # deeper than Python's recursion limit
+        deep = [deep]
+    item = {"text": "x", "deep": deep, "rank": 1, "shallow": [[["ok"]]]}
+    assert read_passage(item).meta == {"rank": 1, "shallow": [[["ok"]]]}

@@ -54,6 +54,7 @@ LIBRARY_KEYS = frozenset(
     }
 )
 LIBRARY_MARKS = {"type": "Document"}
+MAX_META_DEPTH = 64
 # what an error says a passage object holds
 PASSAGE_KEYS = (
     "a 'text' (or 'page_content', 'content'), and optionally 'id' (or 'evidence_id', 'id_'), "
@@ -142,16 +143,21 @@ def _rest(item: Mapping[str, Any], without: tuple[str, ...] = ()) -> dict[str, A
     }
 
 
-def _is_json(value: Any) -> bool:
+def _is_json(value: Any, depth: int = 0) -> bool:
     """Whether ``value`` is JSON that reads back as itself: a CSV cell in Python's notation
     can hold a NaN, a tuple or bytes, which a result line could not keep, so such a value is
-    passed over, like a library's metadata of the wrong type."""
+    passed over, like a library's metadata of the wrong type; so is one nested more than
+    :data:`MAX_META_DEPTH` levels deep (a file's rows are read no deeper)."""
+    if depth > MAX_META_DEPTH:
+        return False
     if isinstance(value, float):
         return math.isfinite(value)
     if isinstance(value, list):
-        return all(_is_json(item) for item in value)
+        return all(_is_json(item, depth + 1) for item in value)
     if isinstance(value, dict):
-        return all(isinstance(key, str) and _is_json(item) for key, item in value.items())
+        return all(
+            isinstance(key, str) and _is_json(item, depth + 1) for key, item in value.items()
+        )
     return value is None or isinstance(value, str | int)
 
 
