@@ -145,6 +145,7 @@ def test_an_operating_point_that_cannot_be_used_is_refused(
         ([3], r"evidence\[0\]: expected a string or an object"),
         (b"Canberra", r"evidence\[0\]: expected a string or an object .* got bytes"),
         (3, "evidence: expected the evidence passages .* got int"),
+        ([{1: "a", "b": 2}], r"evidence\[0\]\.text: .* \(the object has: 1, b\)"),
     ],
 )
 def test_evidence_of_another_shape_is_refused_naming_the_item(

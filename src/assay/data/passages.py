@@ -166,7 +166,7 @@ def _text(item: Mapping[str, Any], place: str) -> str:
     text = item.get(key)
     if not isinstance(text, str):
         got = "none" if key not in item else type_name(text)
-        has = ", ".join(sorted(item)) or "nothing"
+        has = ", ".join(sorted(map(str, item))) or "nothing"
         raise PassageError(
             f"{place}.{key}",
             f"a passage object with {PASSAGE_KEYS}",
