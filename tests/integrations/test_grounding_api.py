@@ -161,6 +161,8 @@ def test_an_answer_the_checker_cannot_score_gets_no_verdict() -> None:
     assert result.failure == "the answer states no claim"
     with pytest.raises(TypeError, match="answer: expected a string, got NoneType"):
         check_grounding(None, CANBERRA)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="question: expected a string, got int"):
+        check_grounding("Canberra is big.", CANBERRA, question=3)  # type: ignore[arg-type]
 
 
 def test_it_runs_inside_an_event_loop_and_awaited() -> None:

@@ -121,8 +121,9 @@ async def acheck_grounding(
     calibration: str | Path | Calibration | None = None,
 ) -> Grounding:
     """:func:`check_grounding` for async code."""
-    if not isinstance(answer, str):
-        raise TypeError(f"answer: expected a string, got {type(answer).__name__}")
+    for name, value in (("answer", answer), ("question", question)):
+        if not isinstance(value, str):
+            raise TypeError(f"{name}: expected a string, got {type(value).__name__}")
     point = operating_point(threshold, calibration)
     passages = evidence_items(_as_passages(evidence), field="evidence", holder="the call")
     result = await score_grounding(
