@@ -125,6 +125,8 @@ def test_a_calibration_of_another_scorers_p_error_is_refused(tmp_path: Path) -> 
     ("options", "error", "message"),
     [
         ({"threshold": 1.5}, ValueError, "threshold must be between 0 and 1"),
+        ({"threshold": float("nan")}, ValueError, "threshold must be between 0 and 1, got nan"),
+        ({"threshold": "0.3"}, TypeError, "threshold: expected a number, got str"),
         ({"threshold": 0.3, "calibration": "c.json"}, ValueError, "not both"),
         ({"calibration": "no-such.json"}, ConfigError, "no-such.json: no such calibration"),
     ],

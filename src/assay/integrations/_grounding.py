@@ -59,6 +59,10 @@ def operating_point(
     """The operating point of a threshold (0.5 when None) or of a calibration file; a
     ValueError for both or a threshold outside [0, 1], a ConfigError for a file that cannot
     be read or was fitted on another scorer's ``p_error``."""
+    if threshold is not None and (
+        isinstance(threshold, bool) or not isinstance(threshold, int | float)
+    ):
+        raise TypeError(f"threshold: expected a number, got {type(threshold).__name__}")
     if calibration is None:
         threshold = DEFAULT_THRESHOLD if threshold is None else threshold
         if not 0.0 <= threshold <= 1.0:
