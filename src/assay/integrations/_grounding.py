@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Coroutine, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from assay.data.passages import PASSAGE_KEYS, PassageError, read_passage
 from assay.errors import ConfigError
@@ -196,6 +196,37 @@ def evidence_items(
             f"strings or of passage objects), got {type(value).__name__}"
         )
     return tuple(_evidence(item, index, field) for index, item in enumerate(value, start=1))
+
+
+def library_passages(evidence: Any) -> Any:
+    """The evidence as the passage reader takes it: one passage object or library document
+    as a list of one, any other iterable (a retriever's generator) as a list, library
+    documents as the dicts their own serialisation gives; a string, and what is none of these,
+    as it is (the reader says what it cannot read)."""
+    if evidence is None or isinstance(evidence, str):
+        return evidence
+    if isinstance(evidence, bytes):
+        return [evidence]  # refused as a passage, by its type, not read as numbers
+    if isinstance(evidence, Mapping) or _serialiser(evidence) is not None:
+        return [_as_passage(evidence)]
+    if isinstance(evidence, Iterable):
+        return [_as_passage(item) for item in evidence]
+    return evidence
+
+
+def _as_passage(item: Any) -> Any:
+    serialise = _serialiser(item)
+    return item if serialise is None else serialise()
+
+
+def _serialiser(item: Any) -> Callable[[], Any] | None:
+    # LangChain's Document and LlamaIndex's nodes are pydantic models; Haystack's Document is
+    # a dataclass with its own to_dict
+    for method in ("model_dump", "to_dict"):
+        serialise = getattr(item, method, None)
+        if callable(serialise):
+            return cast(Callable[[], Any], serialise)
+    return None
 
 
 def _evidence(item: Any, index: int, field: str) -> Evidence:

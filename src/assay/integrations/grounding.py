@@ -35,10 +35,9 @@ but the package's lazy top-level ``assay.check_grounding``.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from ..verify.calibration import Calibration
 from ..verify.checkers.learned import CHECKER_VERSION
@@ -51,6 +50,7 @@ from ._grounding import (
     decide,
     evidence_items,
     failure,
+    library_passages,
     operating_point,
     run_blocking,
     score_grounding,
@@ -125,7 +125,7 @@ async def acheck_grounding(
         if not isinstance(value, str):
             raise TypeError(f"{name}: expected a string, got {type(value).__name__}")
     point = operating_point(threshold, calibration)
-    passages = evidence_items(_as_passages(evidence), field="evidence", holder="the call")
+    passages = evidence_items(library_passages(evidence), field="evidence", holder="the call")
     result = await score_grounding(
         answer, record_id="answer", question=question, evidence=passages, context=_context()
     )
@@ -137,37 +137,6 @@ def _context() -> PatternContext:
     # the checker loads its weights once; its threshold is not used here (the operating point
     # decides, where a calibration may move it)
     return checking_context(DEFAULT_THRESHOLD)
-
-
-def _as_passages(evidence: Any) -> Any:
-    """The evidence as the passage reader takes it: one passage object or library document
-    as a list of one, any other iterable (a retriever's generator) as a list, library
-    documents as the dicts their own serialisation gives; a string, and what is none of these,
-    as it is (the reader says what it cannot read)."""
-    if evidence is None or isinstance(evidence, str):
-        return evidence
-    if isinstance(evidence, bytes):
-        return [evidence]  # refused as a passage, by its type, not read as numbers
-    if isinstance(evidence, Mapping) or _serialiser(evidence) is not None:
-        return [_as_passage(evidence)]
-    if isinstance(evidence, Iterable):
-        return [_as_passage(item) for item in evidence]
-    return evidence
-
-
-def _as_passage(item: Any) -> Any:
-    serialise = _serialiser(item)
-    return item if serialise is None else serialise()
-
-
-def _serialiser(item: Any) -> Callable[[], Any] | None:
-    # LangChain's Document and LlamaIndex's nodes are pydantic models; Haystack's Document is
-    # a dataclass with its own to_dict
-    for method in ("model_dump", "to_dict"):
-        serialise = getattr(item, method, None)
-        if callable(serialise):
-            return cast(Callable[[], Any], serialise)
-    return None
 
 
 def _grounding(result: AnswerScore, point: OperatingPoint) -> Grounding:
