@@ -15,18 +15,10 @@ from llama_index.core.schema import NodeWithScore, TextNode
 
 from assay.integrations.llama_index import GroundedClaimsEvaluator
 from assay.verify.calibration import read_calibration
-from tests.helpers.bench_scores import learned_calibration, learned_p_errors
+from tests.helpers.bench_scores import learned_calibration
+from tests.helpers.eiffel_tower import CONTEXTS, QUESTION, SCORED_ANSWERS, bench_p_errors
 
-QUESTION = "When was the Eiffel Tower completed, and where is it?"
-CONTEXTS = [
-    "The Eiffel Tower is a wrought-iron lattice tower in Paris, France.",
-    "The tower is 330 metres tall and was completed in 1889.",
-]
-ANSWERS = {
-    "grounded": "The Eiffel Tower is in Paris. It was completed in 1889.",
-    "ungrounded": "The Eiffel Tower is in Lyon. It was completed in 1925.",
-    "cited": "It was completed in 1889 [cite:2].",
-}
+ANSWERS = SCORED_ANSWERS
 
 
 def response(answer: str) -> Response:
@@ -43,10 +35,7 @@ def evaluate_all(evaluator: GroundedClaimsEvaluator) -> dict[str, EvaluationResu
 
 @pytest.fixture(scope="module")
 def bench(tmp_path_factory: pytest.TempPathFactory) -> dict[str, float | None]:
-    evidence = [{"evidence_id": str(n), "text": text} for n, text in enumerate(CONTEXTS, 1)]
-    return learned_p_errors(
-        tmp_path_factory.mktemp("bench"), evidence, dict.fromkeys(ANSWERS, QUESTION), ANSWERS
-    )
+    return bench_p_errors(tmp_path_factory.mktemp("bench"), ANSWERS)
 
 
 def test_each_score_is_one_minus_the_p_error_bench_run_gives(

@@ -13,14 +13,9 @@ import pytest
 
 from assay.verify.calibration import read_calibration
 from tests.helpers.bench_scores import learned_calibration
+from tests.helpers.eiffel_tower import CONTEXTS, QUESTION
 from tests.helpers.ragas_env import run_ragas
-from tests.integrations.test_ragas_metric import (
-    ANSWERS,
-    CONTEXTS,
-    QUESTION,
-    bench_p_errors,
-    by_name,
-)
+from tests.integrations.test_ragas_metric import ANSWERS, bench_p_errors, by_name
 
 SCRIPT = """
 import asyncio

@@ -12,20 +12,12 @@ from typing import Any
 import pytest
 
 from assay.verify.calibration import read_calibration
-from tests.helpers.bench_scores import learned_calibration, learned_p_errors
+from tests.helpers.bench_scores import learned_calibration
+from tests.helpers.eiffel_tower import CONTEXTS, QUESTION, SCORED_ANSWERS
+from tests.helpers.eiffel_tower import bench_p_errors as eiffel_p_errors
 from tests.helpers.ragas_env import run_ragas
 
-QUESTION = "When was the Eiffel Tower completed, and where is it?"
-CONTEXTS = [
-    "The Eiffel Tower is a wrought-iron lattice tower in Paris, France.",
-    "The tower is 330 metres tall and was completed in 1889.",
-]
-ANSWERS = {
-    "grounded": "The Eiffel Tower is in Paris. It was completed in 1889.",
-    "ungrounded": "The Eiffel Tower is in Lyon. It was completed in 1925.",
-    "cited": "It was completed in 1889 [cite:2].",
-    "empty": " ",
-}
+ANSWERS = {**SCORED_ANSWERS, "empty": " "}
 REFERENCE = ANSWERS["grounded"]
 
 SCRIPT = """
@@ -102,9 +94,7 @@ def by_name(values: list[Any]) -> dict[str, Any]:
 
 def bench_p_errors(tmp_path: Path) -> dict[str, float | None]:
     """``p_error`` of ``bench run --verifier learned`` for each answer that can be scored."""
-    evidence = [{"evidence_id": str(n), "text": text} for n, text in enumerate(CONTEXTS, 1)]
-    scored = {name: answer for name, answer in ANSWERS.items() if name != "empty"}
-    return learned_p_errors(tmp_path, evidence, dict.fromkeys(scored, QUESTION), scored)
+    return eiffel_p_errors(tmp_path, SCORED_ANSWERS)
 
 
 def test_each_score_is_one_minus_the_p_error_bench_run_gives(
