@@ -9,6 +9,8 @@ import json
 import re
 import shlex
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -152,3 +154,14 @@ def test_the_check_grounding_example_prints_what_importers_md_quotes(
     code, quoted = fenced_blocks("importers.md", "## In your own code: `assay.check_grounding`")[:2]
     exec(compile(code, "importers.md", "exec"), {})  # the doc's own example, as written
     assert capsys.readouterr().out == quoted
+
+
+def test_the_langchain_guard_example_prints_what_importers_md_quotes() -> None:
+    (block,) = fenced_blocks("importers.md", "**In a LangChain chain**")[:1]
+    command, *quoted = block.splitlines()
+    assert command == "$ .venv/bin/python examples/langchain_guard.py"
+    ran = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "examples" / "langchain_guard.py")],
+        capture_output=True, text=True, check=True, timeout=300,
+    )  # fmt: skip
+    assert ran.stdout.splitlines() == quoted
