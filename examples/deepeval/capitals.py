@@ -16,9 +16,10 @@ import contextlib
 import io
 import sys
 
-from deepeval import evaluate
 from deepeval.dataset import EvaluationDataset
+from deepeval.evaluate import evaluate  # where it is defined (the package re-exports it untyped)
 from deepeval.evaluate.configs import DisplayConfig
+from deepeval.metrics import BaseMetric
 from deepeval.test_case import LLMTestCase
 
 from assay.integrations.deepeval import GroundedClaimsMetric
@@ -65,12 +66,13 @@ def test_cases(model: str) -> list[LLMTestCase]:
 def main(directory: str) -> None:
     dataset = EvaluationDataset()
     quiet = DisplayConfig(show_indicator=False, print_results=False)
+    metrics: list[BaseMetric] = [GroundedClaimsMetric()]
     for model in REPLIES:
         cases = test_cases(model)
         # deepeval prints a report of each run (and a pointer to its cloud service); the
         # example prints one line per model instead
         with contextlib.redirect_stdout(io.StringIO()):
-            result = evaluate(cases, metrics=[GroundedClaimsMetric()], display_config=quiet)
+            result = evaluate(cases, metrics=metrics, display_config=quiet)
         passed = sum(test.success for test in result.test_results)
         print(f"{model}: {passed} of {len(cases)} test cases pass Grounded Claims (assay)")
         for case in cases:
