@@ -8,14 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    SerializerFunctionWrapHandler,
-    StrictBool,
-    model_serializer,
-)
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 
 class Evidence(BaseModel):
@@ -26,16 +19,10 @@ class Evidence(BaseModel):
     text: str
     source: str | None = None
     # what the retriever said about the passage (its score, the document's metadata): carried
-    # into results and the report, never shown to a verifier
-    meta: dict[str, Any] | None = None
-
-    @model_serializer(mode="wrap")
-    def _without_absent_meta(self, write: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        # passages without one are written as before the field existed
-        data: dict[str, Any] = write(self)
-        if data.get("meta") is None:
-            data.pop("meta", None)
-        return data
+    # into results and the report, never shown to a verifier. A passage without one is written
+    # as before the field existed (pydantic >= 2.12 honours exclude_if; a function serializer
+    # did the same at three times the cost of a WiCE record's 120 passages)
+    meta: dict[str, Any] | None = Field(default=None, exclude_if=lambda meta: meta is None)
 
 
 class GoldCitation(BaseModel):
