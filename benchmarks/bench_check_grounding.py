@@ -44,16 +44,13 @@ def _passages(record: Any) -> list[dict[str, str]]:
 
 
 def _bench_path(records: Sequence[Any]) -> Callable[[int], float | None]:
-    from assay.integrations._grounding import checking_context, score_grounding
-
-    context = checking_context(0.5)
+    from assay.integrations._grounding import score_grounding
 
     def one(index: int) -> float | None:
         record = records[index]
         check = score_grounding(
-            record.answer, record_id=record.id, question="", evidence=record.evidence,
-            context=context,
-        )  # fmt: skip
+            record.answer, record_id=record.id, question="", evidence=record.evidence
+        )
         return asyncio.run(check).p_error
 
     return one

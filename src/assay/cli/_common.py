@@ -249,14 +249,14 @@ def money_line(money: Any, unit: str) -> str:
     """``money: 0.012300 USD per example (1.2300 total, 0.4000 billed in these sessions)``,
     ``money: 0 USD (in-process model llamacpp/smollm2: no per-token price)``, or why it is
     unknown."""
+    from ..runs.prices import in_process_note
+
     if not money.known or money.total is None:
         return f"money: unknown ({money.note})"
     if money.by_model == {} and money.total == 0:
         return "money: none (no model calls)"
     cur = money.currency
     if set(money.in_process) == set(money.by_model):
-        from ..runs.prices import in_process_note
-
         return f"money: 0 {cur} ({in_process_note(money.in_process)})"
     per = "n/a" if money.per_item is None else f"{money.per_item:.6f} {cur}"
     text = f"money: {per} per {unit} ({money.total:.4f} {cur} total"
@@ -265,6 +265,4 @@ def money_line(money: Any, unit: str) -> str:
     text += ", batch prices" if money.batch else ""
     if not money.in_process:
         return text + ")"
-    from ..runs.prices import in_process_note
-
     return f"{text}; {in_process_note(money.in_process)})"  # why some models cost nothing

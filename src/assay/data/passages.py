@@ -94,12 +94,19 @@ def read_passage(item: Mapping[str, Any]) -> PassageFields:
     wrapper = item
     item, place = _unwrapped(item)
     metadata = _metadata(item)
+    # the key each field is read from, found once: the fields are read there, and the rest of
+    # the object is what those keys leave
+    text_key = next(filter(item.__contains__, TEXT_KEYS), TEXT_KEYS[0])
+    id_key, title_key, source_key = (
+        _first_given(item, keys) for keys in (ID_KEYS, TITLE_KEYS, SOURCE_KEYS)
+    )
+    wrapper_rest = _rest(wrapper, {"node"}) if place == ".node" else {}
     return PassageFields(
-        text=_text(item, place),
-        evidence_id=_identifier(item, place),
-        title=_detail(item, metadata, place, TITLE_KEYS),
-        source=_detail(item, metadata, place, SOURCE_KEYS),
-        meta=_rest(item) | _wrapper_rest(wrapper, place),
+        text=_text(item, text_key, place),
+        evidence_id=_identifier(item, id_key, place),
+        title=_detail(item, title_key, metadata, place, TITLE_KEYS),
+        source=_detail(item, source_key, metadata, place, SOURCE_KEYS),
+        meta=_rest(item, {text_key, id_key, title_key, source_key}) | wrapper_rest,
     )
 
 
@@ -121,21 +128,15 @@ def _metadata(item: Mapping[str, Any]) -> Mapping[str, Any]:
     return {}
 
 
-def _wrapper_rest(wrapper: Mapping[str, Any], place: str) -> dict[str, Any]:
-    """What a wrapper around the passage object says of it: LlamaIndex's ``NodeWithScore``
-    carries the retriever's ``score``; LangChain's ``dumpd`` envelope says nothing."""
-    return _rest(wrapper, without=("node",)) if place == ".node" else {}
-
-
-def _rest(item: Mapping[str, Any], without: tuple[str, ...] = ()) -> dict[str, Any]:
-    """The object's keys that say more about the passage than its fields: those of
-    :func:`read_passage`'s lists it did not read (a ``url`` beside a ``source``) stay."""
-    read = {_first_given(item, keys) for keys in (TEXT_KEYS, ID_KEYS, TITLE_KEYS, SOURCE_KEYS)}
+def _rest(item: Mapping[str, Any], read: set[str | None]) -> dict[str, Any]:
+    """The object's keys that say more about the passage than the fields ``read`` from it:
+    those of :func:`read_passage`'s lists it did not read (a ``url`` beside a ``source``)
+    stay. A wrapper's (LlamaIndex's ``NodeWithScore``) is its ``score``: what it says of the
+    passage inside it."""
     return {
         key: value
         for key, value in item.items()
         if key not in read
-        and key not in without
         and key not in LIBRARY_KEYS
         and not (key in LIBRARY_MARKS and LIBRARY_MARKS[key] == value)
         and value not in (None, "", [], {})
@@ -161,8 +162,7 @@ def _is_json(value: Any, depth: int = 0) -> bool:
     return value is None or isinstance(value, str | int)
 
 
-def _text(item: Mapping[str, Any], place: str) -> str:
-    key = next(filter(item.__contains__, TEXT_KEYS), TEXT_KEYS[0])
+def _text(item: Mapping[str, Any], key: str, place: str) -> str:
     text = item.get(key)
     if not isinstance(text, str):
         got = "none" if key not in item else type_name(text)
@@ -183,8 +183,7 @@ def _first_given(item: Mapping[str, Any], keys: tuple[str, ...]) -> str | None:
     return None
 
 
-def _identifier(item: Mapping[str, Any], place: str) -> str | None:
-    key = _first_given(item, ID_KEYS)
+def _identifier(item: Mapping[str, Any], key: str | None, place: str) -> str | None:
     if key is None:
         return None
     value = item[key]
@@ -194,9 +193,14 @@ def _identifier(item: Mapping[str, Any], place: str) -> str | None:
 
 
 def _detail(
-    item: Mapping[str, Any], metadata: Mapping[str, Any], place: str, keys: tuple[str, ...]
+    item: Mapping[str, Any],
+    key: str | None,
+    metadata: Mapping[str, Any],
+    place: str,
+    keys: tuple[str, ...],
 ) -> str | None:
-    key = _first_given(item, keys)
+    """The field from ``item[key]`` (a string, or refused), else the first string among
+    ``keys`` in the metadata."""
     if key is not None:
         value = item[key]
         if not isinstance(value, str):

@@ -18,9 +18,14 @@ from pathlib import Path
 from typing import Any, TypeVar, cast
 
 from assay.data.passages import PASSAGE_KEYS, PassageError, read_passage
-from assay.errors import ConfigError
+from assay.errors import ConfigError, type_name
 from assay.model import Model, UnopenedBackend
-from assay.verify.calibration import Calibration, read_calibration
+from assay.verify.calibration import (
+    Calibration,
+    read_calibration,
+    scorer_difference,
+    scorer_of,
+)
 from assay.verify.checkers.learned import CHECKER_VERSION, LearnedChecker
 from assay.verify.patterns.base import AnswerScore, PatternContext, PatternSettings
 from assay.verify.patterns.scoring import score_answer
@@ -30,12 +35,9 @@ WINDOW_SHOWN = 300  # characters of a matched evidence window the explanation qu
 DEFAULT_THRESHOLD = 0.5
 # what made the p_error a calibration is fitted on, as `bench calibrate` records it: a map
 # fitted on another scorer's p_error means nothing here
-SCORER = {
-    "pattern": "entailment",
-    "verifier": "learned",
-    "claim_splitter": "rules",
-    "checker_version": CHECKER_VERSION,
-}
+SCORER = scorer_of(
+    {"pattern": "entailment", "verifier": "learned", "claim_splitter": "rules"}, CHECKER_VERSION
+)
 
 
 @dataclass(frozen=True)
@@ -62,7 +64,7 @@ def operating_point(
     if threshold is not None and (
         isinstance(threshold, bool) or not isinstance(threshold, int | float)
     ):
-        raise TypeError(f"threshold: expected a number, got {type(threshold).__name__}")
+        raise TypeError(f"threshold: expected a number, got {type_name(threshold)}")
     if calibration is None:
         threshold = DEFAULT_THRESHOLD if threshold is None else threshold
         if not 0.0 <= threshold <= 1.0:
@@ -96,14 +98,9 @@ def _read_unchanged(path: str, mtime_ns: int, size: int) -> Calibration:
 
 
 def _check_scorer(fitted: Calibration, name: str) -> None:
-    made = fitted.dev_scorer
-    if made is None or made == SCORER:
+    differ = scorer_difference(fitted, SCORER)
+    if differ is None:
         return
-    differ = ", ".join(
-        f"{key} {made.get(key, '(none)')} there, {value} here"
-        for key, value in SCORER.items()
-        if made.get(key) != value
-    )
     raise ConfigError(
         f"{name or 'the calibration'}: fitted on the p_error of {fitted.dev_run}, which was "
         f"made otherwise than this check's ({differ}); fit a map on a dev run of `assay bench "
@@ -126,32 +123,28 @@ def run_blocking(check: Coroutine[Any, Any, T]) -> T:
         return worker.submit(asyncio.run, check).result()
 
 
-def checking_context(threshold: float) -> PatternContext:
-    """What :func:`score_answer` needs: the learned checker and the claim rules. No model is
-    called; the generator and critic roles get models that refuse every call."""
-    if not 0.0 <= threshold <= 1.0:
-        raise ValueError(f"threshold must be between 0 and 1, got {threshold}")
+@functools.cache
+def checking_context() -> PatternContext:
+    """What :func:`score_answer` needs: the learned checker (its weights loaded once per
+    process) and the claim rules. No model is called; the generator and critic roles get models
+    that refuse every call. Its threshold is the default's: the verdict is decided at each
+    tool's own operating point (:func:`decide`), not here."""
     unused = Model(UnopenedBackend("none"), cache=None, max_concurrency=1)
     return PatternContext(
         generator=unused,
         checker=LearnedChecker(),
         critic=unused,
-        settings=PatternSettings(threshold=threshold),
+        settings=PatternSettings(threshold=DEFAULT_THRESHOLD),
     )
 
 
 async def score_grounding(
-    answer: str,
-    *,
-    record_id: str,
-    question: str,
-    evidence: tuple[Evidence, ...],
-    context: PatternContext,
+    answer: str, *, record_id: str, question: str, evidence: tuple[Evidence, ...]
 ) -> AnswerScore:
     """``answer`` checked against ``evidence``: the score ``assay bench run --pattern
     entailment --verifier learned`` gives the same answer and evidence."""
     record = GroundedQARecord(id=record_id, question=question, gold_answer="", evidence=evidence)
-    return await score_answer(answer, record, context)
+    return await score_answer(answer, record, checking_context())
 
 
 @dataclass(frozen=True)
@@ -261,12 +254,19 @@ def explanation(
     ``p_error`` also gives the checker's own."""
     verdict = "grounded" if p_error < threshold else "not grounded"
     checks = result.claim_checks
-    raw = f" (calibrated; the checker's own {result.p_error:.3f})" if calibrated else ""
+    own = own_p_error(result, calibrated)
     header = (
-        f"p_error {p_error:.3f}{raw} ({verdict}: threshold {threshold}; {result.method}, "
+        f"p_error {p_error:.3f}{own} ({verdict}: threshold {threshold}; {result.method}, "
         f"{len(checks)} claim{'' if len(checks) == 1 else 's'}, checker {CHECKER_VERSION})"
     )
     return "\n".join([header, *claim_lines(result)])
+
+
+def own_p_error(result: AnswerScore, calibrated: bool) -> str:
+    """`` (calibrated; the checker's own 0.812)`` after a calibrated ``p_error``, else ``""``."""
+    if not calibrated or result.p_error is None:
+        return ""
+    return f" (calibrated; the checker's own {result.p_error:.3f})"
 
 
 def claim_lines(result: AnswerScore) -> list[str]:

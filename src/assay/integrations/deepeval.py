@@ -51,11 +51,11 @@ from ..verify.patterns.base import AnswerScore
 from ..verify.types import Evidence
 from ._grounding import (
     OperatingPoint,
-    checking_context,
     claim_lines,
     evidence_items,
     failure,
     operating_point,
+    own_p_error,
     run_blocking,
     score_grounding,
     score_metadata,
@@ -83,7 +83,6 @@ class GroundedClaimsMetric(BaseMetric):  # type: ignore[no-untyped-call]
         if evidence not in ("retrieval_context", "context"):
             raise ValueError(f"evidence must be 'retrieval_context' or 'context', got {evidence!r}")
         self._point = _operating_point(threshold, calibration)
-        self._checking = checking_context(self._point.threshold)
         self.threshold = 1.0 - self._point.threshold
         # kept under its parameter's name: deepeval copies a metric by passing its attributes
         # named like __init__'s parameters to a new one (the threshold with it, which agrees)
@@ -111,7 +110,6 @@ class GroundedClaimsMetric(BaseMetric):  # type: ignore[no-untyped-call]
                 record_id=str(test_case.name or "deepeval"),
                 question=str(test_case.input or ""),
                 evidence=passages,
-                context=self._checking,
             )
             return self._set_score(result)
         except MissingTestCaseParamsError as error:
@@ -165,8 +163,7 @@ class GroundedClaimsMetric(BaseMetric):  # type: ignore[no-untyped-call]
     def _explanation(self, result: AnswerScore, score: float, p_error: float) -> str:
         verdict = "grounded" if self.success else "not grounded"
         count = len(result.claim_checks)
-        own = self._point.calibration is not None and result.p_error is not None
-        raw = f" (calibrated; the checker's own {result.p_error:.3f})" if own else ""
+        raw = own_p_error(result, self._point.calibration is not None)
         header = (
             f"score {score:.3f} = 1 - p_error {p_error:.3f}{raw} ({verdict}: threshold "
             f"{self.threshold}; {result.method}, {count} claim{'' if count == 1 else 's'}, "

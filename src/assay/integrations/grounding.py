@@ -34,19 +34,16 @@ but the package's lazy top-level ``assay.check_grounding``.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..verify.calibration import Calibration
 from ..verify.checkers.learned import CHECKER_VERSION
-from ..verify.patterns.base import AnswerScore, PatternContext
+from ..verify.patterns.base import AnswerScore
 from ..verify.types import ClaimCheck
 from ._grounding import (
-    DEFAULT_THRESHOLD,
     OperatingPoint,
-    checking_context,
     decide,
     evidence_items,
     failure,
@@ -126,17 +123,8 @@ async def acheck_grounding(
             raise TypeError(f"{name}: expected a string, got {type(value).__name__}")
     point = operating_point(threshold, calibration)
     passages = evidence_items(library_passages(evidence), field="evidence", holder="the call")
-    result = await score_grounding(
-        answer, record_id="answer", question=question, evidence=passages, context=_context()
-    )
+    result = await score_grounding(answer, record_id="answer", question=question, evidence=passages)
     return _grounding(result, point)
-
-
-@functools.cache
-def _context() -> PatternContext:
-    # the checker loads its weights once; its threshold is not used here (the operating point
-    # decides, where a calibration may move it)
-    return checking_context(DEFAULT_THRESHOLD)
 
 
 def _grounding(result: AnswerScore, point: OperatingPoint) -> Grounding:

@@ -45,7 +45,6 @@ from haystack import component
 from ..verify.patterns.base import AnswerScore
 from ._grounding import (
     OperatingPoint,
-    checking_context,
     decide,
     evidence_items,
     failure,
@@ -70,7 +69,6 @@ class GroundedClaimsEvaluator:
     ) -> None:
         # refuses a threshold outside [0, 1], or beside a calibration
         self._point: OperatingPoint = operating_point(threshold, calibration)
-        self._context = checking_context(self._point.threshold)
         self.threshold = threshold
         self.calibration = None if calibration is None else str(calibration)
 
@@ -96,9 +94,8 @@ class GroundedClaimsEvaluator:
                 library_passages(passages), field=f"contexts[{index}]", holder="the input"
             )
             scored = await score_grounding(
-                answer, record_id=str(index), question=question, evidence=evidence,
-                context=self._context,
-            )  # fmt: skip
+                answer, record_id=str(index), question=question, evidence=evidence
+            )
             results.append(self._result(scored))
         individual = [result["score"] for result in results]
         scored_only = [value for value in individual if not math.isnan(value)]

@@ -46,7 +46,6 @@ from inspect_ai.solver import TaskState
 
 from ..verify.checkers.learned import CHECKER_VERSION
 from ._grounding import (
-    checking_context,
     decide,
     evidence_items,
     failure,
@@ -71,7 +70,6 @@ def grounded_claims(
     and every claim check.
     """
     point = operating_point(threshold, calibration)
-    context = checking_context(point.threshold)
 
     async def score(state: TaskState, target: Target) -> Score | None:
         passages = evidence_items(state.metadata.get(evidence), field=f"metadata.{evidence}")
@@ -81,7 +79,6 @@ def grounded_claims(
             record_id=str(state.sample_id),
             question=state.input_text,
             evidence=passages,
-            context=context,
         )
         decision = decide(result, point)
         if decision is None:

@@ -39,7 +39,6 @@ from llama_index.core.evaluation import BaseEvaluator, EvaluationResult
 from llama_index.core.prompts.mixin import PromptDictType
 
 from ._grounding import (
-    checking_context,
     decide,
     evidence_items,
     failure,
@@ -60,7 +59,6 @@ class GroundedClaimsEvaluator(BaseEvaluator):
     ) -> None:
         # refuses a threshold outside [0, 1], or beside a calibration
         self._point = operating_point(threshold, calibration)
-        self._context = checking_context(self._point.threshold)
         self.threshold = self._point.threshold
 
     def _get_prompts(self) -> PromptDictType:
@@ -87,7 +85,6 @@ class GroundedClaimsEvaluator(BaseEvaluator):
             record_id="llama_index",
             question=query or "",
             evidence=passages,
-            context=self._context,
         )
         decision = decide(result, self._point)
         if decision is None:

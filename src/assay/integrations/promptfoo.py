@@ -50,7 +50,6 @@ if __name__ != "assay.integrations.promptfoo":
     sys.path[:] = [entry for entry in sys.path if os.path.abspath(entry or ".") != _here]
 
 from assay.integrations._grounding import (
-    checking_context,
     decide,
     evidence_items,
     failure,
@@ -86,7 +85,6 @@ def get_assert(output: Any, context: Mapping[str, Any]) -> dict[str, Any]:
             record_id="promptfoo",
             question=str(context.get("prompt") or ""),
             evidence=passages,
-            context=checking_context(point.threshold),
         )
     )
     decision = decide(result, point)

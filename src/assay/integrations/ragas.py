@@ -42,7 +42,6 @@ from ragas.run_config import RunConfig
 
 from ..verify.patterns.base import AnswerScore
 from ._grounding import (
-    checking_context,
     decide,
     evidence_items,
     failure,
@@ -75,7 +74,6 @@ class GroundedClaims(SingleTurnMetric):
         self.name = self.name or NAME
         # refuses a threshold outside [0, 1], or beside a calibration
         self._point = operating_point(self.threshold, self.calibration)
-        self._context = checking_context(self._point.threshold)
 
     def init(self, run_config: RunConfig) -> None:
         """Nothing to set up: no model, no embeddings."""
@@ -110,5 +108,4 @@ class GroundedClaims(SingleTurnMetric):
             record_id="ragas",
             question=sample.user_input or "",
             evidence=passages,
-            context=self._context,
         )

@@ -36,7 +36,6 @@ from ragas.metrics.result import MetricResult
 
 from ..verify.patterns.base import AnswerScore
 from ._grounding import (
-    checking_context,
     decide,
     evidence_items,
     failure,
@@ -67,7 +66,6 @@ class GroundedClaims(BaseMetric):
         self._point = operating_point(threshold, calibration)
         self.threshold = self._point.threshold
         self.calibration = calibration
-        self._context = checking_context(self._point.threshold)
 
     async def ascore(
         self, response: str, retrieved_contexts: list[str], user_input: str = ""
@@ -80,7 +78,6 @@ class GroundedClaims(BaseMetric):
             record_id="ragas",
             question=user_input or "",
             evidence=passages,
-            context=self._context,
         )
         decision = decide(result, self._point)
         if decision is None:

@@ -597,17 +597,26 @@ def _results_gate(run_dir: Path) -> float | None:
     return next((result.threshold for result in iter_results(path)), None)
 
 
-def _check_scorer(
-    calibration: Calibration, path: Path, run_dir: Path, scorer: dict[str, str] | None
-) -> None:
+def scorer_difference(calibration: Calibration, scorer: dict[str, str] | None) -> str | None:
+    """How the scorer ``calibration`` was fitted on differs from ``scorer`` (``verifier lexical
+    there, learned here``), or None: the same, or either unknown (files from before it was
+    recorded)."""
     fitted = calibration.dev_scorer
     if fitted is None or scorer is None or fitted == scorer:
-        return
-    differ = "; ".join(
+        return None
+    return "; ".join(
         f"{key} {fitted.get(key, '(none)')} there, {scorer.get(key, '(none)')} here"
         for key in sorted(fitted.keys() | scorer.keys())
         if fitted.get(key) != scorer.get(key)
     )
+
+
+def _check_scorer(
+    calibration: Calibration, path: Path, run_dir: Path, scorer: dict[str, str] | None
+) -> None:
+    differ = scorer_difference(calibration, scorer)
+    if differ is None:
+        return
     raise ConfigError(
         f"{path}: fitted on the p_error of {calibration.dev_run}, which was made otherwise than "
         f"{run_dir}'s ({differ}); fit a map on a dev run made like this one "
