@@ -87,6 +87,40 @@ def test_in_process_models_cost_nothing_unless_the_table_prices_them(
     assert "in-process model stub/ver: no per-token price" in out
 
 
+def test_a_summary_written_before_the_in_process_rule_reads_as_today_in_compare_and_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An older assay wrote "unknown" money for a stub or the embedded model; bench compare and
+    the report recompute it from the run's tokens, and leave summary.json as it was written."""
+    data = write_jsonl(tmp_path / "data.jsonl", generate_records(2))
+    run = tmp_path / "run"
+    args = ["bench", "run", "--data", str(data), "--pattern", "entailment", "--out_dir", str(run)]
+    roles = ["--generator", "stub/gen", "--verifier", "stub/ver", "--no-cache", "--no-progress"]
+    assert main([*args, *roles, "--no-report", "--n-resamples", "20"]) == 0
+    summary = json.loads((run / "summary.json").read_text())
+    models = sorted(summary["money"]["by_model"])
+    before = {k: v for k, v in summary["money"].items() if k != "in_process"}  # a later field
+    summary["money"] = {  # the words of a summary from before the rule
+        **before,
+        **{"known": False, "total": None, "per_item": None, "billed": None},
+        "by_model": {m: {**summary["money"]["by_model"][m], "usd": None} for m in models},
+        "missing_prices": models,
+        "note": "no price table: give --prices FILE (stub/gen, stub/ver)",
+    }
+    old = json.dumps(summary, indent=2)
+    (run / "summary.json").write_text(old)
+    capsys.readouterr()
+    assert main(["bench", "compare", str(run), str(run)]) == 0
+    out = capsys.readouterr().out
+    assert "0.000000 USD (in-process: stub/gen, stub/ver)" in out
+    assert "unknown (no price" not in out
+    assert main(["report", str(run)]) == 0
+    page = (run / "report.html").read_text(encoding="utf-8")
+    assert "money: in-process models stub/gen, stub/ver: no per-token price" in page
+    assert "money: unknown" not in page
+    assert (run / "summary.json").read_text() == old  # compare and report only read it
+
+
 def test_a_model_behind_http_without_a_price_makes_the_total_unknown_and_is_named(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -89,7 +89,9 @@ def bench_content(
     run_dir: Path, run: dict[str, Any], sampling: SampleSettings | None = None
 ) -> RunContent:
     section = base_section(run_dir, run, PLOT_TITLES)
-    section.metrics = headline_metrics(section.summary)
+    # the money figures as today's rules give them; the summary.json card stays as recorded
+    current = {**section.summary, "money": current_money(run_dir, section.summary)}
+    section.metrics = headline_metrics(current)
     section.headline = [m for m in section.metrics if m.label in FIRST_SCREEN]
     section.description = describe_bench(run, section.summary)
     for note_key in ("detection_note", "plots_note"):
@@ -97,7 +99,7 @@ def bench_content(
             section.notes.append(str(section.summary[note_key]))
     if (reasons := failure_reasons_line(section.summary.get("counts") or {})) is not None:
         section.notes.append(reasons)  # why examples failed, as bench run printed it
-    if (money := money_note(section.summary.get("money") or {})) is not None:
+    if (money := money_note(current["money"] or {})) is not None:
         section.notes.append(money)
     if section.summary.get("score_event"):
         section.notes.append(f"score: {section.summary['score_event']}")
@@ -175,6 +177,22 @@ def headline_metrics(summary: dict[str, Any]) -> list[Metric]:
         if item is not None:
             found.append(item)
     return found
+
+
+def current_money(run_dir: Path, summary: dict[str, Any]) -> Any:
+    """The summary's money recomputed from the run's tokens under today's rules (a summary of
+    an older assay said "unknown" for a model in assay's own process); as recorded when the
+    summary is not this version's."""
+    from pydantic import ValidationError
+
+    from ..verify.summary import BenchSummary, with_current_money
+
+    try:
+        parsed = BenchSummary.model_validate(summary)
+    except ValidationError:
+        return summary.get("money")
+    money = with_current_money(run_dir, parsed).money
+    return None if money is None else money.model_dump(mode="json")
 
 
 def slice_tables(run_dir: Path, notes: list[str]) -> list[Table]:

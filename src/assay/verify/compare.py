@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from ..errors import InputError
 from ..tables import Table
 from .results import RESULTS_FILE, iter_results
-from .summary import SUMMARY_FILE, BenchSummary, build_summary
+from .summary import SUMMARY_FILE, BenchSummary, build_summary, with_current_money
 
 DETECTION_COLUMNS = (
     ("precision", "precision"),
@@ -39,10 +39,11 @@ GROUNDING_COLUMNS = (
 
 
 def load_summary(run_dir: Path) -> BenchSummary:
-    """The run's summary.json, or one rebuilt from its results.jsonl (no plots written)."""
+    """The run's summary.json (its money as today's rules give it), or one rebuilt from its
+    results.jsonl (no plots written)."""
     path = run_dir / SUMMARY_FILE
     if path.is_file():
-        return _read_summary(path)
+        return with_current_money(run_dir, _read_summary(path))
     if not (run_dir / RESULTS_FILE).is_file():
         raise InputError(
             "not a bench run directory (no summary.json, no results.jsonl)", path=run_dir

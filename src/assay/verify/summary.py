@@ -490,15 +490,23 @@ def _one_threshold(thresholds: set[float]) -> float | None:
 def refresh_money(run_dir: Path) -> BenchSummary:
     """summary.json with its money recomputed (after a price table was given to the run)."""
     summary = BenchSummary.model_validate_json((run_dir / SUMMARY_FILE).read_text("utf-8"))
-    config = summary.config
-    batch = config.get("executor") == "batch"
+    updated = with_current_money(run_dir, summary)
+    write_atomic(run_dir / SUMMARY_FILE, updated.model_dump_json(indent=2))
+    return updated
+
+
+def with_current_money(run_dir: Path, summary: BenchSummary) -> BenchSummary:
+    """``summary`` with its money as today's rules and the run's price table give it, from the
+    tokens in run_log.jsonl: a summary written by an older assay (a local model's money then
+    unknown) reads like a new one. Without a run log the summary's own money stands."""
+    if not (run_dir / "run_log.jsonl").is_file():
+        return summary
+    batch = summary.config.get("executor") == "batch"
     table = read_run_prices(run_dir)
     money = run_money(
         run_dir, table, summary.cost.examples, batch=batch, in_process=runs_in_process
     )
-    updated = summary.model_copy(update={"money": money})
-    write_atomic(run_dir / SUMMARY_FILE, updated.model_dump_json(indent=2))
-    return updated
+    return summary.model_copy(update={"money": money})
 
 
 def write_summary(run_dir: Path, **options: Any) -> BenchSummary:
