@@ -729,7 +729,7 @@ def test_a_wrong_ray_address_is_refused_at_once_and_nothing_is_written(
         cases = {
             "127.0.0.1:1": "cannot connect (Connection refused)",
             f"127.0.0.1:{silent.getsockname()[1]}": "no answer within 5 s",
-            "nonsense": "not HOST:PORT (or ray://HOST:PORT, auto)",
+            "nonsense": "not HOST:PORT (or ray://HOST:PORT, auto, local)",
         }
         for address, problem in cases.items():
             env = {**os.environ, **cluster, "RAY_ADDRESS": address}

@@ -337,3 +337,49 @@ def test_a_directory_as_questions_says_so(
     argv = ["generate", "--questions", str(tmp_path / "q.jsonl"), "--model", "stub/t"]
     assert main([*argv, "--out", str(tmp_path / "o")]) == 2
     assert "q.jsonl: is a directory, not a file" in capsys.readouterr().err
+
+
+CSV_IMPORTS = {
+    "aggrefact": ("dataset,claim,label,doc\n", 'Lfqa,A claim.,1,"A doc."\n', "Lfqa,A claim.,1,",
+                  ()),
+    "deepeval": ("input,actual_output,retrieval_context\n", 'Q?,An answer.,"A passage."\n',
+                 "Q?,An answer.,", ()),
+    "ragas": ("user_input,response,retrieved_contexts\n", "Q?,An answer.,\"['A passage.']\"\n",
+              "Q?,An answer.,", ()),
+    "table": ("q,a,docs\n", 'Q?,An answer.,"A passage."\n', "Q?,An answer.,",
+              ("--answer", "a", "--evidence", "docs")),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("importer", sorted(CSV_IMPORTS))
+def test_a_csv_file_cut_inside_a_quoted_field_is_refused(
+    importer: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A file cut short inside a quoted field (a copy or download stopped part way) is named
+    with the line its last row starts on, not imported with the rest of the file as that row's
+    last value."""
+    header, row, start, options = CSV_IMPORTS[importer]
+    source = tmp_path / "cut.csv"
+    source.write_text(header + row + start + '"A passage\nthat the file cut', encoding="utf-8")
+    out = tmp_path / "records.jsonl"
+    assert main(["import", importer, str(source), "--out", str(out), *options]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        f"error: {source}:3: not a readable CSV file: a quoted field of the row that starts on "
+        "this line is never closed (the file ends inside it: was it cut short?)\n"
+    )
+    assert not out.exists()
+
+
+def test_a_csv_quote_followed_by_more_text_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "table.csv"
+    source.write_text('q,a,docs\nQ?,"An answer." it said,A passage.\n', encoding="utf-8")
+    options = ("--answer", "a", "--evidence", "docs")
+    assert main(["import", "table", str(source), "--out", str(tmp_path / "o.jsonl"), *options]) == 2
+    assert capsys.readouterr().err == (
+        f"error: {source}:2: not a readable CSV file: a quoted field's closing quote is followed "
+        "by more text in the row that starts on this line (a quote inside a quoted field is "
+        'written twice: "")\n'
+    )

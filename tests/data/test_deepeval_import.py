@@ -131,6 +131,33 @@ def test_a_boolean_field_of_ones_own_labels_the_records(
         assert "kept 3 records: error" in printed
 
 
+@pytest.mark.parametrize(
+    ("options", "convention"),
+    [
+        (("--error-field", "additional_metadata.hallucinated"),
+         "labels: field 'additional_metadata.hallucinated' true -> grounding error "
+         "(gold_error=true), false -> grounded, no value -> unlabelled"),
+        (("--grounded-field", "additional_metadata.hallucinated"),
+         "labels: field 'additional_metadata.hallucinated' false -> grounding error "
+         "(gold_error=true), true -> grounded, no value -> unlabelled"),
+        (("--error-field", "additional_metadata.verdict", "--error-value", "made up"),
+         "labels: field 'additional_metadata.verdict' = 'made up' -> grounding error "
+         "(gold_error=true), any other value -> grounded, no value -> unlabelled"),
+    ],
+)  # fmt: skip
+def test_the_report_states_the_label_field_it_read(
+    options: tuple[str, ...], convention: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With a label option the records are labelled, and the report says by which field, not
+    that deepeval datasets leave them unlabelled."""
+    meta = {"hallucinated": True, "verdict": "made up"}
+    rows = [{"input": "Where?", "actual_output": "In Rome.", "retrieval_context": [EIFFEL],
+             "additional_metadata": meta}]  # fmt: skip
+    source = write_rows(tmp_path / "dataset.jsonl", rows)
+    _, printed = imported(source, tmp_path / "out.jsonl", capsys, *options)
+    assert convention in printed.splitlines()
+
+
 def test_a_label_field_no_row_has_is_refused(
     saved: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -73,3 +73,21 @@ def test_arguments_instructions_check_refuses_are_refused(
 def test_good_arguments_import(tmp_path: Path) -> None:
     result = import_ifeval(_sources(tmp_path, [_prompt(1, "a"), _prompt(2, "b", num_words=9)]))
     assert [q.question_id for q in result.questions] == ["ifeval-1", "ifeval-2"]
+
+
+@pytest.mark.parametrize(
+    ("followed", "got"),
+    [([1], "got 1 values (int)"), ([True, False], "got 2 values (bool)"), ([], "got 0 values")],
+)
+def test_verdicts_of_another_shape_say_what_they_hold(
+    tmp_path: Path, followed: list[Any], got: str
+) -> None:
+    sources = _sources(tmp_path, [_prompt(1, "a")])
+    labels = json.loads(sources.labels.read_text(encoding="utf-8"))
+    _write(sources.labels, [{**labels, "follow_instruction_list": followed}])
+    with pytest.raises(InputError) as error:
+        import_ifeval(sources)
+    assert error.value.line == 1 and error.value.field == "follow_instruction_list"
+    assert error.value.reason.startswith(
+        "expected one true or false per instruction of instruction_id_list (1), " + got
+    )

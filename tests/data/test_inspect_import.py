@@ -274,6 +274,26 @@ def test_a_file_that_is_no_eval_log_is_refused_naming_it(
     assert one_error_line(capsys).startswith(f"error: {path}: not an inspect_ai eval log (")
 
 
+def test_a_json_log_of_another_shape_is_refused_naming_where(
+    logs: Logs, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A .json log whose sample lacks its input: the error says where, not only that the file
+    failed inspect_ai's validation."""
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    written = tmp_path / "written.json"
+    write_eval_log(read_eval_log(str(logs.model_a)), str(written))
+    log = json.loads(written.read_text(encoding="utf-8"))
+    del log["samples"][0]["input"]
+    path = tmp_path / "edited.json"
+    path.write_text(json.dumps(log), encoding="utf-8")
+    assert import_logs(tmp_path / "out", path) == 2
+    assert one_error_line(capsys) == (
+        f"error: {path}: not an inspect_ai eval log (ValidationError: 1 validation error for "
+        "EvalLog; the first at samples.0.input: Field required)"
+    )
+
+
 def test_colliding_logs_are_refused_naming_both_files(
     logs: Logs, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

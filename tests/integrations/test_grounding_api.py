@@ -142,7 +142,7 @@ def test_an_operating_point_that_cannot_be_used_is_refused(
     ("evidence", "message"),
     [
         (None, "evidence: missing: the call gives no evidence passages"),
-        ([], "evidence: expected the evidence passages"),
+        ([], r"evidence: expected the evidence passages .* got an empty list$"),
         ([{"body": "x"}], r"evidence\[0\]\.text: expected a passage object"),
         ([3], r"evidence\[0\]: expected a string or an object"),
         (b"Canberra", r"evidence\[0\]: expected a string or an object .* got bytes"),

@@ -184,9 +184,10 @@ def evidence_items(
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, Sequence) or not value:
+        got = f"an empty {type(value).__name__}" if isinstance(value, Sequence) else None
         raise ValueError(
             f"{field}: expected the evidence passages (a string, or a non-empty list of "
-            f"strings or of passage objects), got {type(value).__name__}"
+            f"strings or of passage objects), got {got or type(value).__name__}"
         )
     return tuple(_evidence(item, index, field) for index, item in enumerate(value, start=1))
 

@@ -224,7 +224,8 @@ def _host_port(address: str) -> tuple[str, int] | None:
     host, colon, port = bare.rpartition(":")
     if not colon or not host or not port.isdigit() or not 0 < int(port) < 65536:
         raise ConfigError(
-            f"RAY_ADDRESS {address}: not HOST:PORT (or ray://HOST:PORT, auto)", hint=_ADDRESS_HINT
+            f"RAY_ADDRESS {address}: not HOST:PORT (or ray://HOST:PORT, auto, local)",
+            hint=_ADDRESS_HINT,
         )
     return host.strip("[]"), int(port)
 

@@ -29,7 +29,9 @@ def csv_rows(path: Path, dataset: str) -> Iterator[tuple[int, Row]]:
     start, found = 1, False
     try:
         with open_lines(path) as handle:
-            rows = csv.reader(_text_lines(handle, path))
+            # strict: a quoted field the file ends inside (a file cut short) is an error, not
+            # a last row that silently keeps the rest of the file as its value
+            rows = csv.reader(_text_lines(handle, path), strict=True)
             header = next(rows, None)
             if header is None:
                 raise InputError("no records: the file is empty (expected a CSV header)", path=path)
@@ -40,10 +42,27 @@ def csv_rows(path: Path, dataset: str) -> Iterator[tuple[int, Row]]:
                     found = True
                     yield start, _csv_row(header, values, path, start)
                 start = rows.line_num + 1
-    except (csv.Error, OSError, EOFError, zlib.error) as error:
+    except csv.Error as error:
+        raise InputError(_csv_error(error), path=path, line=start) from None
+    except (OSError, EOFError, zlib.error) as error:
         raise InputError(f"not a readable CSV file: {error}", path=path, line=start) from None
     if not found:
         raise InputError("no records: the CSV file has a header and no row", path=path)
+
+
+def _csv_error(error: csv.Error) -> str:
+    if str(error) == "unexpected end of data":
+        return (
+            "not a readable CSV file: a quoted field of the row that starts on this line is "
+            "never closed (the file ends inside it: was it cut short?)"
+        )
+    if str(error).endswith("expected after '\"'"):
+        return (
+            "not a readable CSV file: a quoted field's closing quote is followed by more text "
+            "in the row that starts on this line (a quote inside a quoted field is written "
+            'twice: "")'
+        )
+    return f"not a readable CSV file: {error}"
 
 
 def _text_lines(handle: BinaryIO, path: Path) -> Iterator[str]:

@@ -109,7 +109,9 @@ def import_deepeval(path: Path, label: LabelField | None = None) -> GroundedImpo
     tally.units["rows"] = tally.rows
     if label is not None:
         label.check_seen(records, path)
-    return GroundedImport(records=tuple(records), report=_report(tally, path, records, filled))
+    return GroundedImport(
+        records=tuple(records), report=_report(tally, path, records, filled, label)
+    )
 
 
 def _rows(path: Path) -> Iterator[tuple[int, Row]]:
@@ -275,8 +277,13 @@ def _check_citations(record: GroundedQARecord, reader: RowReader) -> None:
 
 
 def _report(
-    tally: Tally, path: Path, records: list[GroundedQARecord], filled: Counter[str]
+    tally: Tally,
+    path: Path,
+    records: list[GroundedQARecord],
+    filled: Counter[str],
+    label: LabelField | None,
 ) -> ImportReport:
-    report = tally.report(DATASET, path, records, LABEL_CONVENTION)
+    convention = LABEL_CONVENTION if label is None else label.describe()
+    report = tally.report(DATASET, path, records, convention)
     kinds = {key: filled[key] for key in (FILLED_GOLD, FILLED_CONTEXT) if filled[key]}
     return report.model_copy(update={"filled": kinds})

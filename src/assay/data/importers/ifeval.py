@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from ...errors import ConfigError, InputError, shown
+from ...errors import ConfigError, InputError, shown, type_name
 from ..questions import ID_PATTERN, ManifestEntry, PromptVariant, Question
 from ._common import ImportReport, RowReader, read_rows
 from .ifeval_labels import IFEvalLabel, InstructionLabel, is_format_instruction
@@ -190,7 +190,12 @@ def _read_verdicts(path: Path) -> dict[str, _Verdicts]:
         ids = _instruction_ids(reader)
         followed = reader.items("follow_instruction_list")
         if len(followed) != len(ids) or not all(isinstance(f, bool) for f in followed):
-            reader.fail("follow_instruction_list", f"expected {len(ids)} booleans")
+            kinds = ", ".join(sorted({type_name(f) for f in followed}))
+            reader.fail(
+                "follow_instruction_list",
+                f"expected one true or false per instruction of instruction_id_list ({len(ids)}),"
+                f" got {len(followed)} values" + (f" ({kinds})" if kinds else ""),
+            )
         _refuse_repeat(prompt, verdicts.keys(), reader)
         verdicts[prompt] = _Verdicts(path, line, reader.text("response"), ids, tuple(followed))
     return verdicts

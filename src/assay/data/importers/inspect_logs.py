@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ...errors import ConfigError, InputError, shown
 from ..jsonl import check_input_file
@@ -91,7 +91,7 @@ def _read_finished_log(path: Path, read: Callable[[str], EvalLog]) -> EvalLog:
         log = read(str(path))
     except Exception as error:  # inspect_ai raises many kinds for a file it cannot read
         raise InputError(
-            f"not an inspect_ai eval log ({type(error).__name__}: {_first_line(str(error))})",
+            f"not an inspect_ai eval log ({type(error).__name__}: {_read_error(error)})",
             path=path,
         ) from None
     if log.status != "success":
@@ -109,6 +109,16 @@ def _unfinished(log: EvalLog) -> str:
         f"the log of a run that did not finish (status {log.status!r}{why}); assay imports "
         "logs of finished runs: rerun the eval (inspect eval-retry) and import its log"
     )
+
+
+def _read_error(error: Exception) -> str:
+    """What inspect_ai found wrong with the file: for a log of another shape, also where in it
+    (pydantic's first line names only the model)."""
+    if isinstance(error, ValidationError) and error.errors():
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "the log"
+        return _first_line(f"{_first_line(str(error))}; the first at {where}: {first['msg']}")
+    return _first_line(str(error))
 
 
 def _first_line(text: str, limit: int = 200) -> str:
