@@ -221,6 +221,10 @@ def test_a_bad_row_in_the_middle_is_located(tmp_path: Path) -> None:
     assert (caught.value.line, caught.value.field) == (3, "supporting_sentences[0][1]")
     assert "9999 is not a sentence index" in str(caught.value)
     assert "does not look like" not in str(caught.value)  # right file, bad value
+    row["evidence"], row["supporting_sentences"] = row["evidence"][:1], [[3]]
+    path.write_text(f"{json.dumps(row)}\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"3 is not a sentence index \(the page has 1 sentence\)"):
+        grounded("wice").convert(path)
 
 
 def test_unknown_labels_are_errors_not_guesses(tmp_path: Path) -> None:

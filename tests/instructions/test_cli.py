@@ -154,6 +154,10 @@ def test_registered_in_the_assay_command_with_one_line_errors(
     assert main(["instructions", "check", "--data", str(small_data)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "input_data.jsonl:1 field 'kwargs'" in err
+    assert "expected a list, got dict" in err  # the JSON's words, as the importers say them
+    inputs.write_text('{"prompt": null, "instruction_id_list": [], "kwargs": []}\n')
+    assert main(["instructions", "check", "--data", str(small_data)]) == 2
+    assert "field 'prompt': expected a string, got null" in capsys.readouterr().err
     assert main(["instructions"]) == 2
     assert "agreement" in capsys.readouterr().out
 

@@ -109,7 +109,7 @@ def _supporting(reader: RowReader, n_sentences: int) -> list[int]:
             if not _is_index(index, n_sentences):
                 reader.fail(
                     f"supporting_sentences[{g}][{k}]",
-                    f"{index!r} is not a sentence index (the page has {n_sentences} sentences)",
+                    f"{index!r} is not a sentence index (the page has {_sentence_count(n_sentences)})",
                     shape=False,
                 )
             found.add(index)
@@ -118,3 +118,7 @@ def _supporting(reader: RowReader, n_sentences: int) -> list[int]:
 
 def _is_index(value: Any, size: int) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < size
+
+
+def _sentence_count(count: int) -> str:
+    return "1 sentence" if count == 1 else f"{count} sentences"
