@@ -9,7 +9,7 @@ from typing import NoReturn, TypeVar, overload
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
-from ..errors import ConfigError
+from ..errors import ConfigError, shown
 from ..redact import public_url
 from ._backend import Backend
 from ._batch import BatchWriter
@@ -176,12 +176,12 @@ def split_model_name(name: str) -> tuple[str, str]:
     provider, slash, model = name.partition("/")
     if not slash or not model:
         raise ConfigError(
-            f"model name {name!r} is not of the form provider/model",
+            f"model name {shown(name)} is not of the form provider/model",
             hint=f"providers: {', '.join(PROVIDERS)}; e.g. llamacpp/smollm2 or openai/gpt-4o-mini",
         )
     if provider not in PROVIDERS:
         raise ConfigError(
-            f"unknown provider {provider!r} in model name {name!r}",
+            f"unknown provider {shown(provider)} in model name {shown(name)}",
             hint=f"known providers: {', '.join(PROVIDERS)} (see `assay models`)",
         )
     return provider, model
