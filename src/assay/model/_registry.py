@@ -126,6 +126,7 @@ def _openai(model: str, options: ModelOptions) -> Backend:
         api_key=options.api_key if not options.api_key_unset else _no_key(options.api_key_env),
         timeout_s=options.request_timeout_s,
         structured_output=options.structured_output,
+        api_key_env=options.api_key_env,
     )
 
 
