@@ -155,3 +155,15 @@ def test_no_help_text_prints_a_doubled_percent_sign() -> None:
     assert "assay judge agreement" in parsers and "assay bench run" in parsers
     for name, parser in parsers.items():
         assert "%%" not in parser.format_help(), name
+
+
+def test_every_option_says_in_its_help_what_it_does() -> None:
+    """``--help`` is where a flag the README names only in passing (``ping --prompt``,
+    ``generate --max-tokens``) is looked up: no option is listed there without a word."""
+    bare = [
+        f"{name} {'/'.join(action.option_strings)}"
+        for name, parser in _parsers(build_parser(), "assay")
+        for action in parser._actions
+        if action.option_strings and not action.help
+    ]
+    assert bare == []

@@ -574,6 +574,24 @@ def test_huge_values_are_cut_where_an_error_echoes_them(
     assert len(err) < 1000 and "… (2,000,000 characters)" in one_error(err)
 
 
+@pytest.mark.parametrize("provider", ["", "nosuch/", "opnai/"])  # opnai: a guess in the hint
+def test_a_huge_model_name_is_cut_where_an_error_echoes_it(
+    tmp_path: Path, cli: Cli, provider: str
+) -> None:
+    name = provider + "m" * 5000
+    bench = ["bench", "run", "--data", LABELLED, "--pattern", "entailment"]
+    for argv in (
+        [*bench, "--verifier", name, "--out_dir", tmp_path / "run"],
+        [*bench, "--verifier", "lexical", "--generator", name, "--out_dir", tmp_path / "run"],
+        ["ping", name],
+    ):
+        code, _, err = cli(*argv)
+        assert code == 2
+        assert "… (5,0" in one_error(err) and "characters)" in err
+        assert len(err) < 800, err
+    assert not (tmp_path / "run").exists()
+
+
 def test_batch_import_cuts_a_huge_custom_id(tmp_path: Path, cli: Cli) -> None:
     batch = tmp_path / "batch"
     batch.mkdir()

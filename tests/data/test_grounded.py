@@ -220,6 +220,17 @@ def test_a_file_that_is_not_json_lines_says_what_it_looks_like(
     assert "one JSON object on a line of its own" in caught.value.hint
 
 
+def test_a_json_array_on_one_line_says_what_it_looks_like(tmp_path: Path) -> None:
+    """``json.dump(records, f)`` writes the whole array on line 1: it parses, as an array."""
+    path = tmp_path / "data.json"
+    path.write_text(json.dumps([_record(), _record(id="q2")]) + "\n", encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        load_records(path)
+    assert caught.value.line == 1 and "expected a JSON object, got an array" in str(caught.value)
+    assert caught.value.hint is not None and "one JSON array" in caught.value.hint
+    assert "one JSON object on a line of its own" in caught.value.hint
+
+
 @pytest.mark.parametrize(
     ("changes", "dropped", "field", "says"),
     [

@@ -37,6 +37,7 @@ ERROR_OBJECT = "error-object"
 JSON_ARRAY = "json-array"
 ECHO_KEY_ERROR = "echo-key-error"
 ECHO_KEY_REPLY = "echo-key-reply"
+UNAUTHORIZED = "401"  # a refused key, which the server's message quotes
 SURROGATE = "surrogate"  # a reply holding a lone surrogate, which UTF-8 cannot encode
 NEGATIVE_USAGE = "negative-usage"  # a reply whose usage counts are negative
 NUMBER_FINGERPRINT = "fingerprint-number"  # a reply whose system_fingerprint is a number
@@ -163,7 +164,7 @@ class _Handler(BaseHTTPRequestHandler):
         behaviour = self.server.next_behaviour(body)
         if behaviour in _WRONG_SHAPES:
             self._send(200, json.dumps(_WRONG_SHAPES[behaviour]).encode())
-        elif behaviour in (ECHO_KEY_ERROR, ECHO_KEY_REPLY):
+        elif behaviour in (ECHO_KEY_ERROR, ECHO_KEY_REPLY, UNAUTHORIZED):
             self._echo_key(behaviour)
         elif behaviour == RESET:
             self._reset()
@@ -188,6 +189,9 @@ class _Handler(BaseHTTPRequestHandler):
         if behaviour == ECHO_KEY_ERROR:
             message = {"error": {"message": f"Incorrect API key provided: {key}"}}
             self._send(500, json.dumps(message).encode())
+        elif behaviour == UNAUTHORIZED:
+            message = {"error": {"message": f"Incorrect API key provided: {key}"}}
+            self._send(401, json.dumps(message).encode())
         else:
             self._send(200, json.dumps(chat_reply(f"your key is {key}")).encode())
 

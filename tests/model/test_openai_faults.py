@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from assay.cli import main
 from assay.model import (
     CallFailure,
     Completion,
@@ -35,6 +36,7 @@ from tests.helpers.fault_server import (
     RATE_LIMITED,
     RESET,
     SERVER_ERROR,
+    UNAUTHORIZED,
     FaultServer,
     fault_server,
 )
@@ -197,6 +199,27 @@ def test_connection_reset_has_a_cause() -> None:
         cause = result.message.split(": ", 1)[1]
         assert cause.strip()
         assert "reset" in cause.lower()
+
+
+@pytest.mark.parametrize("variable", ["OPENAI_API_KEY", "TEAM_KEY", None])
+def test_a_refused_key_names_the_variable_it_was_read_from(
+    variable: str | None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    secret = "sk-test-REFUSED-0123456789"
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    extra = []
+    if variable is not None:
+        monkeypatch.setenv(variable, secret)
+        extra = ["--api-key-env", variable] if variable != "OPENAI_API_KEY" else []
+    with fault_server([UNAUTHORIZED]) as server:
+        argv = ["ping", "openai/test", "--base-url", server.base_url, "--no-cache", *extra]
+        assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "HTTP 401: the server refused the API key" in err and secret not in err
+    if variable is None:
+        assert "no key was sent: OPENAI_API_KEY is not set" in err
+    else:
+        assert f"read from the environment variable {variable})" in err
 
 
 @pytest.mark.parametrize("echo", [ECHO_KEY_ERROR, ECHO_KEY_REPLY])

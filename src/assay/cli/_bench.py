@@ -107,7 +107,9 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     from ._common import add_model_options
 
     parser.add_argument("--data", type=Path, required=True, help="grounded-QA JSONL file")
-    parser.add_argument("--pattern", required=True, choices=PATTERNS)
+    parser.add_argument(
+        "--pattern", required=True, choices=PATTERNS, help="the verifier pattern to run"
+    )
     parser.add_argument("--n", type=int, default=5, help="candidates / samples (default 5)")
     parser.add_argument("--seed", type=int, default=0, help="sample i uses seed+i (default 0)")
     parser.add_argument(

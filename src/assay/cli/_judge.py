@@ -137,10 +137,10 @@ def _register_generate(subparsers: Any) -> None:
     gen.add_argument("--questions", type=Path, required=True, help="question set (.jsonl/.yaml)")
     gen.add_argument("--model", action="append", required=True, help="target model (repeatable)")
     gen.add_argument("--out", type=Path, required=True, help="output directory")
-    gen.add_argument("--max-tokens", type=int, default=512)
-    gen.add_argument("--temperature", type=float, default=0.0)
-    gen.add_argument("--top-p", type=float, default=1.0)
-    gen.add_argument("--seed", type=int, default=0)
+    gen.add_argument("--max-tokens", type=int, default=512, help="tokens per output (512)")
+    gen.add_argument("--temperature", type=float, default=0.0, help="sampling (0)")
+    gen.add_argument("--top-p", type=float, default=1.0, help="nucleus sampling (1)")
+    gen.add_argument("--seed", type=int, default=0, help="sampling seed, 0 to 2^31-1 (0)")
     gen.add_argument("--system-prompt", help="a system message sent before every prompt")
     add_model_options(gen)
     add_executor_options(gen, ray=True)
@@ -187,10 +187,17 @@ def _register_run(commands: Any) -> None:
         action="store_false",
         help="show the judge the real target model and output id (default: opaque aliases)",
     )
-    run.add_argument("--judge-max-tokens", type=int, default=1024)
-    run.add_argument("--temperature", type=float, default=0.0)
-    run.add_argument("--top-p", type=float, default=1.0)
-    run.add_argument("--seed", type=int, default=0)
+    run.add_argument(
+        "--judge-max-tokens",
+        type=int,
+        default=1024,
+        help="tokens per judge reply (1024; exact decoding raises it to the longest valid reply)",
+    )
+    run.add_argument("--temperature", type=float, default=0.0, help="judge sampling (0)")
+    run.add_argument("--top-p", type=float, default=1.0, help="nucleus sampling (1)")
+    run.add_argument(
+        "--seed", type=int, default=0, help="judge seed, 0 to 2^31-1; re-ask k uses seed+k-1 (0)"
+    )
     run.add_argument(
         "--date",
         type=_iso_date,

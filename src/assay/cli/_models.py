@@ -26,10 +26,14 @@ def register(subparsers: Any) -> None:
 
     ping = subparsers.add_parser("ping", help="send one prompt to a model and print the reply")
     ping.add_argument("model", nargs="?", default=DEFAULT_MODEL, help="provider/model")
-    ping.add_argument("--prompt", default="Say hello in one short sentence.")
-    ping.add_argument("--max-tokens", type=int, default=64)
-    ping.add_argument("--temperature", type=float, default=0.0)
-    ping.add_argument("--seed", type=int, default=0)
+    ping.add_argument(
+        "--prompt",
+        default="Say hello in one short sentence.",
+        help="the prompt to send (default: %(default)r)",
+    )
+    ping.add_argument("--max-tokens", type=int, default=64, help="tokens of the reply (64)")
+    ping.add_argument("--temperature", type=float, default=0.0, help="sampling (0)")
+    ping.add_argument("--seed", type=int, default=0, help="sampling seed, 0 to 2^31-1 (0)")
     ping.add_argument("--json", action="store_true", help="print the result as JSON")
     add_model_options(ping)
     ping.set_defaults(handler=_ping)

@@ -23,7 +23,9 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--data", type=Path, required=True, help="input grounded-QA JSONL")
     parser.add_argument("--out", type=Path, required=True, help="output JSONL (overwritten)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--seed", type=int, default=0, help="seeds every choice, with the id and bucket (0)"
+    )
     parser.add_argument(
         "--buckets",
         default=",".join(BUCKETS),

@@ -111,7 +111,15 @@ def iter_json_objects(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 def parse_object_line(line: str, path: Path | str, number: int) -> dict[str, Any]:
     data = parse_json_line(line, path, number)
     if not isinstance(data, dict):
-        raise InputError(f"expected a JSON object, got {_json_type(data)}", path=path, line=number)
+        # a whole file written by json.dump(records, f) is one array on line 1
+        hint = (
+            f"the file looks like one JSON array; {_ONE_OBJECT_PER_LINE}"
+            if number == 1 and isinstance(data, list)
+            else None
+        )
+        raise InputError(
+            f"expected a JSON object, got {_json_type(data)}", path=path, line=number, hint=hint
+        )
     return data
 
 

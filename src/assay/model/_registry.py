@@ -9,7 +9,7 @@ from typing import NoReturn, TypeVar, overload
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
-from ..errors import ConfigError
+from ..errors import ConfigError, shown
 from ..redact import public_url
 from ._backend import Backend
 from ._batch import BatchWriter
@@ -126,6 +126,7 @@ def _openai(model: str, options: ModelOptions) -> Backend:
         api_key=options.api_key if not options.api_key_unset else _no_key(options.api_key_env),
         timeout_s=options.request_timeout_s,
         structured_output=options.structured_output,
+        api_key_env=options.api_key_env,
     )
 
 
@@ -176,12 +177,12 @@ def split_model_name(name: str) -> tuple[str, str]:
     provider, slash, model = name.partition("/")
     if not slash or not model:
         raise ConfigError(
-            f"model name {name!r} is not of the form provider/model",
+            f"model name {shown(name)} is not of the form provider/model",
             hint=f"providers: {', '.join(PROVIDERS)}; e.g. llamacpp/smollm2 or openai/gpt-4o-mini",
         )
     if provider not in PROVIDERS:
         raise ConfigError(
-            f"unknown provider {provider!r} in model name {name!r}",
+            f"unknown provider {shown(provider)} in model name {shown(name)}",
             hint=f"known providers: {', '.join(PROVIDERS)} (see `assay models`)",
         )
     return provider, model

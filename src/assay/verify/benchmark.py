@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..data.grounded import SkippedRecord, iter_numbered_records, iter_records, record_lines
-from ..errors import ConfigError, RunError
+from ..errors import SHOWN_CHARS, ConfigError, RunError, shown
 from ..model import (
     DEFAULT_MODEL,
     PROVIDERS,
@@ -393,21 +393,30 @@ def _check_model_names(config: BenchmarkConfig) -> None:
         try:
             split_model_name(name)
         except ConfigError as error:
-            reason = error.message.replace(f" in model name {name!r}", "")
-            raise ConfigError(f"--{role} {name!r}: {reason}", hint=_suggest(name, role)) from None
+            reason = error.message.replace(f" in model name {shown(name)}", "")
+            raise ConfigError(
+                f"--{role} {shown(name)}: {reason}", hint=_suggest(name, role)
+            ) from None
 
 
 def _suggest(name: str, role: str) -> str:
     """Close names a misspelling may have meant, and what the option takes."""
     provider, slash, model = name.partition("/")
     if slash:
-        guesses = [f"{p}/{model}" for p in difflib.get_close_matches(provider, PROVIDERS, n=1)]
+        guesses = [
+            _echoed(f"{p}/{model}") for p in difflib.get_close_matches(provider, PROVIDERS, n=1)
+        ]
     else:
         checkers = MODEL_FREE_CHECKERS if role == "verifier" else ()
         guesses = difflib.get_close_matches(name, [*checkers, DEFAULT_MODEL], n=2, cutoff=0.5)
     meant = f"did you mean {' or '.join(guesses)}? " if guesses else ""
     takes = "a model-free checker (lexical, learned) or " if role == "verifier" else ""
     return f"{meant}--{role} takes {takes}provider/model, provider one of {', '.join(PROVIDERS)}"
+
+
+def _echoed(text: str) -> str:
+    """``text`` as it was given, or cut as error messages cut a value too long to echo."""
+    return text if len(text) <= SHOWN_CHARS else shown(text)
 
 
 def _check_protocol(config: BenchmarkConfig) -> tuple[str, RunLog | None]:

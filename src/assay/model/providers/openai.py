@@ -57,6 +57,7 @@ class OpenAIBackend(Backend):
         api_key: str | None = None,
         timeout_s: float = 120.0,
         structured_output: StructuredOutput = "auto",
+        api_key_env: str = "OPENAI_API_KEY",
     ) -> None:
         super().__init__(model)
         full_url = base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
@@ -65,6 +66,12 @@ class OpenAIBackend(Backend):
         self.base_url = public_url(full_url)
         key = api_key or os.environ.get("OPENAI_API_KEY")
         self._redact = Redactor([key, *url_secrets(full_url)])
+        #: Where the key came from, for the error of a server that refuses it.
+        self._key_source = (
+            f"read from the environment variable {api_key_env if api_key else 'OPENAI_API_KEY'}"
+            if key
+            else "no key was sent: OPENAI_API_KEY is not set"
+        )
         if not key:
             # Local servers accept any key; hosted ones answer 401, reported as such.
             key = "not-set"
@@ -113,7 +120,7 @@ class OpenAIBackend(Backend):
         try:
             response = await self._create(messages, config)
         except _StatusError as error:
-            raise _status_error(error, self.base_url) from None
+            raise _status_error(error, self.base_url, self._key_source) from None
         except httpx.TimeoutException:
             raise BackendError(ErrorKind.TIMEOUT, f"request to {self.base_url} timed out") from None
         except httpx.TransportError as error:
@@ -378,17 +385,13 @@ def _error_message(response: httpx.Response) -> str:
     return _short(str(message if message is not None else body))
 
 
-def _status_error(error: _StatusError, base_url: str) -> BackendError:
+def _status_error(error: _StatusError, base_url: str, key_source: str) -> BackendError:
     status = error.status_code
     detail = str(error) + _not_found_hint(status, base_url)
     kind = status_kind(status, detail)
     if kind is ErrorKind.AUTHENTICATION:
         # the server's own words may quote the key: they are left out
-        return BackendError(
-            kind,
-            f"HTTP {status}: the server refused the API key (read from the environment "
-            "variable --api-key-env names, OPENAI_API_KEY by default)",
-        )
+        return BackendError(kind, f"HTTP {status}: the server refused the API key ({key_source})")
     retry_after = _retry_after(error.response) if kind.retryable else None
     return BackendError(kind, f"HTTP {status}: {detail}", retry_after_s=retry_after)
 
