@@ -107,9 +107,10 @@ def _supporting(reader: RowReader, n_sentences: int) -> list[int]:
             reader.fail(f"supporting_sentences[{g}]", "expected a list of sentence indices")
         for k, index in enumerate(group):
             if not _is_index(index, n_sentences):
+                page = _sentence_count(n_sentences)
                 reader.fail(
                     f"supporting_sentences[{g}][{k}]",
-                    f"{index!r} is not a sentence index (the page has {_sentence_count(n_sentences)})",
+                    f"{index!r} is not a sentence index (the page has {page})",
                     shape=False,
                 )
             found.add(index)
