@@ -393,3 +393,48 @@ def test_a_damaged_slices_file_costs_its_table_not_the_report(
     notes = payload.runs[0].notes
     assert any("meta.system.json: cannot read" in note for note in notes), notes
     assert any("meta.topic.json field 'slices.a." in note for note in notes), notes
+
+
+def test_a_report_says_when_the_analysis_predates_evaluations_added_since(
+    tmp_path: Path,
+) -> None:
+    """judge run after judge analyze (here: re-asks of the invalid replies) adds records the
+    summary's tables do not count: the report says so, and says it no more once analysed."""
+    questions = [
+        {"question_id": q, "variants": {v: {"prompt": f"Answer {q} as {v}."} for v in "AB"}}
+        for q in ("Q1", "Q2")
+    ]
+    outputs = [
+        {"question_id": q, "prompt_variant": v, "target_model": "stub/a", "text": f"{q} {v}"}
+        | {"output_id": f"{q}/{v}"}
+        for q in ("Q1", "Q2")
+        for v in "AB"
+    ]
+    (tmp_path / "q.jsonl").write_text("".join(json.dumps(q) + "\n" for q in questions))
+    (tmp_path / "o.jsonl").write_text("".join(json.dumps(o) + "\n" for o in outputs))
+    run = tmp_path / "run"
+    args = ["judge", "run", "--questions", str(tmp_path / "q.jsonl")]
+    args += ["--outputs", str(tmp_path / "o.jsonl"), "--judge", "stub/a", "--judge", "stub/b"]
+    args += ["--mode", "both", "--seed", "2", "--out", str(run)]
+    assert main(args) == 0
+    assert main(["judge", "analyze", str(run), "--resamples", "50", "--no-plots"]) == 0
+    assert main(["report", str(run)]) == 0
+    assert "out of date" not in (run / "report.html").read_text(encoding="utf-8")
+    before = json.loads((run / "summary.json").read_text())["counts"]
+    assert before["invalid"] > 0  # seed 2: the stub judges give some invalid replies
+
+    assert main([*args, "--judge-attempts", "3"]) == 0  # re-asks: new records in the archive
+    assert main(["report", str(run)]) == 0
+    page = (run / "report.html").read_text(encoding="utf-8")
+    stale = re.search(
+        r"summary.json is out of date: it counts (\d+) evaluation records, "
+        r"the archive now holds (\d+)",
+        page,
+    )
+    assert stale is not None and int(stale.group(1)) == before["records"]
+    assert int(stale.group(2)) > before["records"]
+    assert "`assay judge analyze RUN_DIR` updates them" in page
+
+    assert main(["judge", "analyze", str(run), "--resamples", "50", "--no-plots"]) == 0
+    assert main(["report", str(run)]) == 0
+    assert "out of date" not in (run / "report.html").read_text(encoding="utf-8")

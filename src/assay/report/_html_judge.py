@@ -90,7 +90,9 @@ def judge_content(
         section.notes.append(note)
     section.headline = [m for m in section.metrics if m.label in FIRST_SCREEN]
     section.description = describe_judge(run)
-    sample = _records(run_dir, section.notes, sampling or SampleSettings())
+    sample, unreadable_now = _records(run_dir, section.notes, sampling or SampleSettings())
+    if summary is not None and (note := _stale_note(summary, sample, unreadable_now)):
+        section.notes.insert(0, note)
     kept = kept_records(run_dir, sample.kept(), section.notes)
     unreadable = [n.removeprefix(UNREADABLE) for n in section.notes if n.startswith(UNREADABLE)]
     warn_unreadable(run_dir, unreadable, "report")
@@ -154,20 +156,44 @@ def _typed_summary(raw: dict[str, Any], notes: list[str]) -> JudgeSummary | None
         return None
 
 
-def _records(run_dir: Path, notes: list[str], sampling: SampleSettings) -> ItemSample[ArchivedFile]:
-    """Every invalid record and a seeded sample of the valid ones (all of a small run).
+def _records(
+    run_dir: Path, notes: list[str], sampling: SampleSettings
+) -> tuple[ItemSample[ArchivedFile], int]:
+    """Every invalid record and a seeded sample of the valid ones (all of a small run), and
+    how many records could not be read.
 
     The archive is read once without texts, which is all the sampling needs; only what is
     kept is read again whole (see :func:`kept_records`), so memory holds the sample's
     locations, not a million prompts."""
     sample: ItemSample[ArchivedFile] = ItemSample(sampling)
+    unreadable = 0
     for item in iter_archive(run_dir, summary_only=True):
         if item.record is None:
             _note_unreadable(item, notes)
+            unreadable += 1
             continue
         located = item.model_copy(update={"record": None})
         sample.add(located, failed=not item.in_valid_archive)
-    return sample
+    return sample, unreadable
+
+
+def _stale_note(
+    summary: JudgeSummary, sample: ItemSample[ArchivedFile], unreadable: int
+) -> str | None:
+    """A warning when the archive holds other records than summary.json was computed on
+    (``judge run`` added evaluations after ``judge analyze``): the tables would otherwise
+    sit beside evaluations they do not count. ``judge analyze`` reads the archive as the
+    report does, and records are only ever added, so equal counts mean the same records."""
+    readable = sample.rest_seen + sample.failed_seen
+    counted = summary.counts.records
+    if (readable, unreadable) == (counted, len(summary.skipped_unreadable)):
+        return None
+    unread = f", {unreadable:,} unreadable" if unreadable else ""
+    return (
+        f"summary.json is out of date: it counts {counted:,} evaluation records, the archive "
+        f"now holds {readable:,}{unread}; the score tables are the old ones: "
+        "`assay judge analyze RUN_DIR` updates them"
+    )
 
 
 UNREADABLE = "unreadable evaluation "
