@@ -165,3 +165,14 @@ def test_the_langchain_guard_example_prints_what_importers_md_quotes() -> None:
         capture_output=True, text=True, check=True, timeout=300,
     )  # fmt: skip
     assert ran.stdout.splitlines() == quoted
+
+
+def test_the_mlflow_example_prints_what_importers_md_quotes() -> None:
+    (block,) = fenced_blocks("importers.md", "**A traced RAG app**")[:1]
+    command, *quoted = block.splitlines()
+    assert command == "$ .venv/bin/python examples/mlflow_rag_eval.py"
+    ran = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "examples" / "mlflow_rag_eval.py")],
+        capture_output=True, text=True, check=True, timeout=300,
+    )  # fmt: skip
+    assert ran.stdout.splitlines() == quoted
