@@ -156,23 +156,19 @@ def test_the_check_grounding_example_prints_what_importers_md_quotes(
     assert capsys.readouterr().out == quoted
 
 
-def test_the_langchain_guard_example_prints_what_importers_md_quotes() -> None:
-    (block,) = fenced_blocks("importers.md", "**In a LangChain chain**")[:1]
+@pytest.mark.parametrize(
+    ("example", "after"),
+    [
+        ("langchain_guard.py", "**In a LangChain chain**"),
+        ("mlflow_rag_eval.py", "**A traced RAG app**"),
+    ],
+)
+def test_an_example_prints_what_importers_md_quotes(example: str, after: str) -> None:
+    (block,) = fenced_blocks("importers.md", after)[:1]
     command, *quoted = block.splitlines()
-    assert command == "$ .venv/bin/python examples/langchain_guard.py"
+    assert command == f"$ .venv/bin/python examples/{example}"
     ran = subprocess.run(
-        [sys.executable, str(REPO_ROOT / "examples" / "langchain_guard.py")],
-        capture_output=True, text=True, check=True, timeout=300,
-    )  # fmt: skip
-    assert ran.stdout.splitlines() == quoted
-
-
-def test_the_mlflow_example_prints_what_importers_md_quotes() -> None:
-    (block,) = fenced_blocks("importers.md", "**A traced RAG app**")[:1]
-    command, *quoted = block.splitlines()
-    assert command == "$ .venv/bin/python examples/mlflow_rag_eval.py"
-    ran = subprocess.run(
-        [sys.executable, str(REPO_ROOT / "examples" / "mlflow_rag_eval.py")],
+        [sys.executable, str(REPO_ROOT / "examples" / example)],
         capture_output=True, text=True, check=True, timeout=300,
     )  # fmt: skip
     assert ran.stdout.splitlines() == quoted

@@ -141,26 +141,28 @@ def _retrieved(trace: Trace | None) -> list[Any]:
 
 
 def _answer(outputs: Any) -> str:
-    if isinstance(outputs, str):
-        return outputs
-    if isinstance(outputs, Mapping):
-        for key in ANSWER_KEYS:
-            if isinstance(outputs.get(key), str):
-                return str(outputs[key])
-    raise ValueError(
-        "outputs: expected the answer, a string or a dict with a string under one of "
-        f"{', '.join(ANSWER_KEYS)}, got {type(outputs).__name__}"
-    )
+    answer = _string(outputs, ANSWER_KEYS)
+    if answer is None:
+        raise ValueError(
+            "outputs: expected the answer, a string or a dict with a string under one of "
+            f"{', '.join(ANSWER_KEYS)}, got {type(outputs).__name__}"
+        )
+    return answer
 
 
 def _question(inputs: Any) -> str:
-    if isinstance(inputs, str):
-        return inputs
-    if isinstance(inputs, Mapping):
-        for key in QUESTION_KEYS:
-            if isinstance(inputs.get(key), str):
-                return str(inputs[key])
-    return ""
+    return _string(inputs, QUESTION_KEYS) or ""
+
+
+def _string(value: Any, keys: tuple[str, ...]) -> str | None:
+    """``value`` when it is a string, else its first string under ``keys``."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Mapping):
+        for key in keys:
+            if isinstance(found := value.get(key), str):
+                return found
+    return None
 
 
 def _text(value: Any) -> str:
