@@ -134,6 +134,7 @@ def write_archive(run_dir: Path, count: int, layout: str) -> dict[str, Any]:
             evaluated_output=output,
             decoding_mode="exact",
             reply_budget=1024,
+            request_date=request.timestamp,  # as `assay judge run` keeps it, for validate
         )
         archive.add(record)
     archive.close()

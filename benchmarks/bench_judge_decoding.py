@@ -53,10 +53,14 @@ WAYS = (
 )
 
 
-def _without_empty_meta(line: str) -> str:
+def _for_the_starting_commit(line: str) -> str:
+    """A question or manifest line without the fields the starting commit's models forbid: an
+    empty ``meta`` and the manifest's ``prompt_hash`` (which only lets `generate` and `judge run`
+    refuse an output of an edited prompt; the benchmark's prompts are the imported ones)."""
     data = json.loads(line)
     if data.get("meta", 0) is None:
         del data["meta"]
+    data.pop("prompt_hash", None)
     return json.dumps(data, ensure_ascii=False)
 
 
@@ -70,8 +74,10 @@ def one_output_inputs(sample_dir: Path, index: int, target: Path) -> tuple[Path,
         if q.strip() and json.loads(q)["question_id"] == question_id
     ]
     target.mkdir(parents=True, exist_ok=True)
-    # the starting commit knows no `meta` field: leave out an empty one
-    line, questions = _without_empty_meta(line), [_without_empty_meta(q) for q in questions]
+    line, questions = (
+        _for_the_starting_commit(line),
+        [_for_the_starting_commit(q) for q in questions],
+    )
     (target / "manifest.jsonl").write_text(line + "\n", encoding="utf-8")
     (target / "questions.jsonl").write_text("\n".join(questions) + "\n", encoding="utf-8")
     return target / "questions.jsonl", target / "manifest.jsonl"

@@ -4,8 +4,11 @@ training script from ../shared/data) and its held-out quality on WiCE dev."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.util
+import io
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -103,6 +106,50 @@ def test_the_example_of_the_docs_prints_what_the_docs_say(
     assert len(quoted) == 5
     exec(compile(code, "learned-checker.md", "exec"), {"__name__": "docs_example"})
     assert capsys.readouterr().out.splitlines() == quoted
+
+
+def test_the_explanations_the_docs_quote_are_the_checks() -> None:
+    """docs/learned-checker.md, "What a check explains": the ``deciding_features`` it quotes for
+    the wrong year of the first example, and the labels, probabilities and rationales of its
+    three claims against one page (wrapped there; a rationale ending in "..." is a prefix)."""
+    page = (REPO_ROOT / "docs" / "learned-checker.md").read_text(encoding="utf-8")
+    code = page.split("```python\n", 1)[1].split("```", 1)[0]
+    namespace: dict[str, Any] = {"__name__": "docs_example"}
+    with contextlib.redirect_stdout(io.StringIO()):
+        exec(compile(code, "learned-checker.md", "exec"), namespace)
+    quoted = re.search(
+        r'e\.g\. `\(\("(\w+)", (-?[0-9.]+)\), \.\.\.\)` for (?:a|the) wrong year', page
+    )
+    assert quoted is not None
+    wrong_year = Claim(text="The Harbour Bridge opened in 1957.", cited_ids=("e1",))
+    check = LearnedChecker().check_sync(wrong_year, namespace["evidence"])
+    assert check.deciding_features[0] == (quoted[1], float(quoted[2]))
+
+    section = page.split("## What a check explains", 1)[1]
+    source = re.search(r'against the page "([^"]+)"', section.replace("\n", " "))
+    assert source is not None
+    evidence = [Evidence(evidence_id="e1", text=source[1])]
+    block = section.split("```text\n", 1)[1].split("```", 1)[0]
+    entries: list[dict[str, Any]] = []
+    for line in block.splitlines():
+        if not line.startswith("  "):
+            if not entries or entries[-1]["label"] is not None:
+                entries.append({"claim": line, "label": None, "rationale": []})
+            else:
+                entries[-1]["claim"] += " " + line
+        elif entries[-1]["label"] is None:
+            entries[-1]["label"] = line.strip()
+        else:
+            entries[-1]["rationale"].append(line.strip())
+    assert len(entries) == 3
+    for entry in entries:
+        check = LearnedChecker().check_sync(Claim(text=entry["claim"]), evidence)
+        assert f"{check.label} {check.p_supported:.3f}" == entry["label"]
+        rationale = " ".join(entry["rationale"])
+        if rationale.endswith("..."):
+            assert check.rationale.startswith(rationale[: -len("...")]), entry["claim"]
+        else:
+            assert check.rationale == rationale, entry["claim"]
 
 
 def test_a_claim_stated_in_the_evidence_is_supported_with_its_evidence() -> None:
