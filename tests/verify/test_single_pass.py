@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import secrets
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, cast
 
@@ -161,8 +162,11 @@ def test_openai_single_pass_against_the_real_server(llama_server: str) -> None:
     async def check_after_another_prompt() -> ClaimCheck:
         # The server keeps the KV cache of its last prompt; when an earlier test sent this
         # very prompt, llama-cpp-python 0.3.16 answers from stale logits ('\n'). Another
-        # prompt first makes this one evaluated, as it is for a new client.
-        await model.generate([user("Say hi.")], GenerateConfig(max_tokens=2))
+        # prompt first, one no earlier test can have sent (other tests on the same server
+        # send "Say hi."), makes this one evaluated, as it is for a new client.
+        await model.generate(
+            [user(f"Say hi to {secrets.token_hex(4)}.")], GenerateConfig(max_tokens=2)
+        )
         return await checker.check(SUPPORTED, EVIDENCE)
 
     check = asyncio.run(check_after_another_prompt())

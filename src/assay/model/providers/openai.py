@@ -10,6 +10,7 @@ secret is masked in what the server sends back (error bodies, replies), see ``as
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import secrets
@@ -34,6 +35,10 @@ from .._types import (
     TokenLogprob,
     TopLogprob,
 )
+
+# connection pools per backend, and connections each keeps open between requests (64 in all)
+POOLS = 4
+KEEPALIVE_PER_POOL = 16
 
 
 class _StatusError(Exception):
@@ -77,12 +82,21 @@ class OpenAIBackend(Backend):
             key = "not-set"
         self._structured: StructuredOutput = structured_output
         self._encoder = _RequestEncoder()
-        self._client = httpx.AsyncClient(
-            base_url=full_url.rstrip("/") + "/",
-            headers={"Authorization": f"Bearer {key}"},
-            timeout=httpx.Timeout(timeout_s, connect=min(10.0, timeout_s)),
-            limits=httpx.Limits(max_connections=None, max_keepalive_connections=64),
-        )
+        # Several small connection pools, taken in turn: httpcore 1.0's pool checks every
+        # connection for every waiting request each time it places one, so one pool of 64
+        # connections spent most of a busy client's time there (benchmarks/README.md).
+        self._clients = [
+            httpx.AsyncClient(
+                base_url=full_url.rstrip("/") + "/",
+                headers={"Authorization": f"Bearer {key}"},
+                timeout=httpx.Timeout(timeout_s, connect=min(10.0, timeout_s)),
+                limits=httpx.Limits(
+                    max_connections=None, max_keepalive_connections=KEEPALIVE_PER_POOL
+                ),
+            )
+            for _ in range(POOLS)
+        ]
+        self._next_client = itertools.cycle(self._clients)
 
     @property
     def cache_identity(self) -> dict[str, str]:
@@ -145,7 +159,7 @@ class OpenAIBackend(Backend):
         return await self._post(self._request(messages, config))
 
     async def _post(self, request: dict[str, Any]) -> object:
-        response = await self._client.post(
+        response = await next(self._next_client).post(
             "chat/completions",
             content=self._encoder.encode(request),
             headers={"Content-Type": "application/json"},
@@ -193,7 +207,8 @@ class OpenAIBackend(Backend):
         return self._request(messages, config)
 
     async def aclose(self) -> None:
-        await self._client.aclose()
+        for client in self._clients:
+            await client.aclose()
 
 
 class _RequestEncoder:
