@@ -3,31 +3,18 @@ commit's `assay judge run` too: the per-output files it writes must be ones that
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
 from assay.cli import main
 
 from ..conftest import REPO_ROOT
+from ..helpers.benchmark_scripts import load_benchmark
 
 STARTING_COMMIT = "8504690"  # benchmarks/README.md: the tree before the first issue's work
-
-
-def _load(name: str) -> ModuleType:
-    benchmarks = str(REPO_ROOT / "benchmarks")
-    if benchmarks not in sys.path:
-        sys.path.insert(0, benchmarks)
-    spec = importlib.util.spec_from_file_location(name, REPO_ROOT / "benchmarks" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # its dataclasses look their module up while being built
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_the_inputs_of_one_output_are_read_by_the_starting_commit(
@@ -45,7 +32,7 @@ def test_the_inputs_of_one_output_are_read_by_the_starting_commit(
     )  # fmt: skip
     capsys.readouterr()
     assert code == 0
-    bench = _load("bench_judge_decoding")
+    bench = load_benchmark("bench_judge_decoding")
     questions, manifest = bench.one_output_inputs(imported, 0, tmp_path / "inputs")
 
     archive = subprocess.run(
