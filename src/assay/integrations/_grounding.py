@@ -192,6 +192,12 @@ def evidence_items(
     return tuple(_evidence(item, index, field) for index, item in enumerate(value, start=1))
 
 
+def library_evidence(value: Any, *, field: str, holder: str) -> tuple[Evidence, ...]:
+    """:func:`evidence_items` of evidence that may also be a retrieval library's documents or
+    any iterable of passages (:func:`library_passages`): what a caller's own objects give."""
+    return evidence_items(library_passages(value), field=field, holder=holder)
+
+
 def library_passages(evidence: Any) -> Any:
     """The evidence as the passage reader takes it: one passage object or library document
     as a list of one, any other iterable (a retriever's generator) as a list, library

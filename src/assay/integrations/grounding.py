@@ -45,9 +45,8 @@ from ..verify.types import ClaimCheck
 from ._grounding import (
     OperatingPoint,
     decide,
-    evidence_items,
     failure,
-    library_passages,
+    library_evidence,
     operating_point,
     run_blocking,
     score_grounding,
@@ -122,7 +121,7 @@ async def acheck_grounding(
         if not isinstance(value, str):
             raise TypeError(f"{name}: expected a string, got {type(value).__name__}")
     point = operating_point(threshold, calibration)
-    passages = evidence_items(library_passages(evidence), field="evidence", holder="the call")
+    passages = library_evidence(evidence, field="evidence", holder="the call")
     result = await score_grounding(answer, record_id="answer", question=question, evidence=passages)
     return _grounding(result, point)
 

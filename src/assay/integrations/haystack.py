@@ -46,9 +46,8 @@ from ..verify.patterns.base import AnswerScore
 from ._grounding import (
     OperatingPoint,
     decide,
-    evidence_items,
     failure,
-    library_passages,
+    library_evidence,
     operating_point,
     run_blocking,
     score_grounding,
@@ -90,9 +89,7 @@ class GroundedClaimsEvaluator:
         for index, (question, passages, answer) in enumerate(
             zip(questions, contexts, predicted_answers, strict=True)
         ):
-            evidence = evidence_items(
-                library_passages(passages), field=f"contexts[{index}]", holder="the input"
-            )
+            evidence = library_evidence(passages, field=f"contexts[{index}]", holder="the input")
             scored = await score_grounding(
                 answer, record_id=str(index), question=question, evidence=evidence
             )

@@ -41,13 +41,13 @@ from mlflow.entities import AssessmentError, Feedback
 from mlflow.entities.span import SpanType
 from mlflow.entities.trace import Trace
 from mlflow.genai.scorers import Scorer
+from pydantic import PrivateAttr
 
 from ._grounding import (
     OperatingPoint,
     decide,
-    evidence_items,
     failure,
-    library_passages,
+    library_evidence,
     operating_point,
     run_blocking,
     score_grounding,
@@ -68,15 +68,13 @@ class GroundedClaims(Scorer):
     calibration: str | None = None
     context_key: str = "context"
 
+    _point: OperatingPoint = PrivateAttr()
+
     def model_post_init(self, context: Any, /) -> None:
         super().model_post_init(context)
-        # refuses a threshold outside [0, 1], beside a calibration, or a calibration file
-        # fitted on another scorer's p_error, when the scorer is made rather than per row
-        self._operating_point()
-
-    def _operating_point(self) -> OperatingPoint:
-        # a calibration file is read once and then only when it changes (_grounding's cache)
-        return operating_point(self.threshold, self.calibration)
+        # made once, with the scorer: a threshold outside [0, 1], one beside a calibration, or
+        # a calibration file fitted on another scorer's p_error is refused here, not per row
+        self._point = operating_point(self.threshold, self.calibration)
 
     def __call__(
         self,
@@ -88,17 +86,15 @@ class GroundedClaims(Scorer):
         session: list[Trace] | None = None,
     ) -> Feedback:
         answer = _answer(outputs)
-        passages = evidence_items(
-            library_passages(self._passages(inputs, trace)),
-            field=f"inputs.{self.context_key}",
-            holder="the row",
+        passages = library_evidence(
+            self._passages(inputs, trace), field=f"inputs.{self.context_key}", holder="the row"
         )
         result = run_blocking(
             score_grounding(
                 answer, record_id="mlflow", question=_question(inputs), evidence=passages
             )
         )
-        decision = decide(result, self._operating_point())
+        decision = decide(result, self._point)
         if decision is None:
             reason = failure(result)
             return Feedback(

@@ -42,9 +42,8 @@ from pydantic import BaseModel, Field
 
 from ._grounding import (
     decide,
-    evidence_items,
     failure,
-    library_passages,
+    library_evidence,
     operating_point,
     run_blocking,
     score_grounding,
@@ -84,9 +83,7 @@ class GroundedClaimsEvaluator(Evaluator):
         self._point = operating_point(threshold, calibration)
 
     def _evaluate(self, eval_input: EvalInput) -> list[Score]:
-        passages = evidence_items(
-            library_passages(eval_input.get("context")), field="context", holder="the record"
-        )
+        passages = library_evidence(eval_input.get("context"), field="context", holder="the record")
         result = run_blocking(
             score_grounding(
                 str(eval_input["output"]),
