@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import math
-import secrets
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, cast
 
@@ -18,24 +17,23 @@ import pytest
 from assay.model import (
     ChatMessage,
     Completion,
-    GenerateConfig,
     ModelOptions,
     TokenLogprob,
     TopLogprob,
     get_model,
-    user,
 )
 from assay.model.providers.stub import StubBackend
 from assay.verify.checkers._learned_text import STATISTICS_VERSION
 from assay.verify.checkers.single_pass import (
     TEMPLATES,
+    TOP_LOGPROBS,
     SinglePassChecker,
     SinglePassConfig,
     evidence_text,
     next_token_probability,
 )
 from assay.verify.stub_replies import RESPONDERS
-from assay.verify.types import Claim, ClaimCheck, Evidence
+from assay.verify.types import Claim, Evidence
 
 EVIDENCE = (
     Evidence(evidence_id="e1", text="The Sydney Harbour Bridge opened to traffic in 1932."),
@@ -154,27 +152,49 @@ def test_llamacpp_single_pass_equals_the_full_distribution() -> None:
         assert p == pytest.approx(expected, abs=2e-3)
 
 
+def _server_path_p(messages: Sequence[ChatMessage]) -> float:
+    """p(Yes)/(p(Yes)+p(No)) over the top alternatives llama-cpp-python's own chat completion
+    lists for the first token, read here without assay: the server's code path, in process."""
+    from llama_cpp import Llama
+
+    from assay.model.providers.llamacpp import smollm2_path
+
+    # the server's defaults: logits_all (its logprobs need it), n_ctx as the test server's
+    llm = Llama(model_path=str(smollm2_path()), n_ctx=2048, logits_all=True, verbose=False)
+    prompt_messages = cast("list[ChatCompletionRequestMessage]", [m.model_dump() for m in messages])
+    reply = llm.create_chat_completion(
+        prompt_messages, max_tokens=1, temperature=0.0, logprobs=True, top_logprobs=TOP_LOGPROBS
+    )
+    llm.close()
+    listed = reply["choices"][0]["logprobs"]["content"][0]["top_logprobs"]  # type: ignore[index]
+    mass = {"yes": 0.0, "no": 0.0}
+    for alternative in listed:
+        key = alternative["token"].strip().casefold()
+        if key in mass:
+            mass[key] += math.exp(alternative["logprob"])
+    return mass["yes"] / (mass["yes"] + mass["no"])
+
+
 @pytest.mark.slow
-def test_openai_single_pass_against_the_real_server(llama_server: str) -> None:
-    model = get_model("openai/smollm2", ModelOptions(base_url=llama_server, cache=False))
-    checker = SinglePassChecker(model)
+def test_openai_single_pass_against_the_real_server() -> None:
+    from tests.helpers.servers import start_llama_server
 
-    async def check_after_another_prompt() -> ClaimCheck:
-        # The server keeps the KV cache of its last prompt; when an earlier test sent this
-        # very prompt, llama-cpp-python 0.3.16 answers from stale logits ('\n'). Another
-        # prompt first, one no earlier test can have sent (other tests on the same server
-        # send "Say hi."), makes this one evaluated, as it is for a new client.
-        await model.generate(
-            [user(f"Say hi to {secrets.token_hex(4)}.")], GenerateConfig(max_tokens=2)
-        )
-        return await checker.check(SUPPORTED, EVIDENCE)
-
-    check = asyncio.run(check_after_another_prompt())
+    # A server of its own: llama_cpp.server reuses the KV cache of the prompt prefix it shares
+    # with the previous request and evaluates the rest in another batch shape, which rounds
+    # differently (here 0.245 fresh, 0.267 after another prompt); how much depends on the CPU's
+    # kernels, and on a shared server, on which tests ran before. A fresh server evaluates the
+    # prompt whole, as the in-process references do.
+    with start_llama_server() as base_url:
+        model = get_model("openai/smollm2", ModelOptions(base_url=base_url, cache=False))
+        check = asyncio.run(SinglePassChecker(model).check(SUPPORTED, EVIDENCE))
     assert check.failure is None, check.failure
-    assert check.probability_source in {"next_token", "next_token_bounded"}
-    messages = checker.template.messages(SUPPORTED, evidence_text(EVIDENCE, 6000))
-    expected = _full_distribution_p(messages)
-    assert check.p_supported == pytest.approx(expected, abs=0.02)
+    assert check.probability_source == "next_token"
+    messages = SinglePassChecker(model).template.messages(SUPPORTED, evidence_text(EVIDENCE, 6000))
+    # what the server listed, read right: equal to llama-cpp-python's own top alternatives
+    assert check.p_supported == pytest.approx(_server_path_p(messages), abs=1e-4)
+    # and close to the whole distribution: the top 20 leave out a little of each label's mass
+    # (spellings such as ' yes'), 0.010 here
+    assert check.p_supported == pytest.approx(_full_distribution_p(messages), abs=0.02)
 
 
 def test_templates_put_evidence_before_the_claim() -> None:
