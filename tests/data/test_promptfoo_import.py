@@ -242,6 +242,21 @@ def test_a_row_without_a_field_is_refused_naming_row_and_field(
     )
 
 
+def test_a_response_that_is_no_object_is_refused_not_skipped(
+    results: Results, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def bare_string_response(document: dict[str, Any]) -> None:
+        document["results"]["results"][2]["response"] = "Paris."
+
+    path = edited(results.suite, tmp_path, bare_string_response)
+    assert import_results(tmp_path / "out", path) == 2
+    assert one_error_line(capsys) == (
+        f"error: {path}: results.results[2].response: expected an object (its text under "
+        "'output'), got str: not a promptfoo results row"
+    )
+    assert not (tmp_path / "out").exists()
+
+
 def test_colliding_ids_are_refused_naming_file_row_and_field(
     results: Results, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

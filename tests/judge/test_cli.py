@@ -127,8 +127,9 @@ def test_stub_pipeline_generate_judge_validate_analyze(
     assert (tmp_path / "run" / "results_analysis.md").is_file()
     assert len(summary["plots"]) == 3 and all(Path(p).is_file() for p in summary["plots"])
 
-    code, _, err = run_cli([*judge_run, "--judge-max-tokens", "99"], capsys)
+    code, out, err = run_cli([*judge_run, "--judge-max-tokens", "99"], capsys)
     assert code == 2 and "fingerprint" in err and "Traceback" not in err
+    assert out == ""  # only the error: no coverage line before it
 
 
 @pytest.mark.parametrize("layout", ["shards", "files"])

@@ -21,7 +21,7 @@ from ..judge.archive import RecheckReport, recheck_archive
 from ..judge.evalset import build_eval_set
 from ..judge.generate import GenerateSettings, generate_outputs
 from ..judge.protocol import DECODING_MODES, DecodingSettings, Protocol, load_protocol
-from ..judge.run import JudgeRunConfig, run_judges
+from ..judge.run import JudgeRunConfig, refuse_unresumable, run_judges
 from ..model import Model, ModelOptions, get_model, open_cache
 from ..runs import RunDirLock
 from ._batch import add_executor_options, batch_session, check_executor_options, finish_batch
@@ -336,6 +336,7 @@ def _run(args: argparse.Namespace) -> int:
             constrained=args.constrained,
         ),
     )
+    refuse_unresumable(args.out, config)
     eval_set = build_eval_set(questions, outputs)
     if eval_set.coverage.complete or args.allow_incomplete:
         print(eval_set.coverage.describe())  # else the error below says it, once

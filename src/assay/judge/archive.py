@@ -237,6 +237,19 @@ def _identity(record: EvaluationRecord) -> int:
     return int(fingerprint([*record.work_key, record.attempt], length=16), 16)
 
 
+def refuse_other_fingerprint(run_dir: Path, state: ProtocolState) -> ProtocolState | None:
+    """The protocol state archived in ``run_dir`` (None: none yet); refuses another fingerprint."""
+    existing = read_protocol_state(run_dir)
+    if existing is not None and existing.fingerprint != state.fingerprint:
+        raise RunError(
+            f"{run_dir} holds evaluations made under protocol fingerprint "
+            f"{existing.fingerprint}; this run's fingerprint is {state.fingerprint} "
+            "(rubric, thresholds, prompts, schema or decoding parameters differ)",
+            hint="use a new --out directory, or the settings of the existing run",
+        )
+    return existing
+
+
 class Archive:
     """The valid/invalid archives of one run directory, under one fingerprint."""
 
@@ -257,14 +270,7 @@ class Archive:
 
         An existing archive keeps its layout; a new one takes ``state.layout``.
         """
-        existing = read_protocol_state(run_dir)
-        if existing is not None and existing.fingerprint != state.fingerprint:
-            raise RunError(
-                f"{run_dir} holds evaluations made under protocol fingerprint "
-                f"{existing.fingerprint}; this run's fingerprint is {state.fingerprint} "
-                "(rubric, thresholds, prompts, schema or decoding parameters differ)",
-                hint="use a new --out directory, or the settings of the existing run",
-            )
+        existing = refuse_other_fingerprint(run_dir, state)
         run_dir.mkdir(parents=True, exist_ok=True)
         if existing is None:
             write_atomic(run_dir / PROTOCOL_FILE, state.model_dump_json(indent=2))

@@ -56,6 +56,7 @@ from .archive import (
     EvaluationRecord,
     FailureInfo,
     ProtocolState,
+    refuse_other_fingerprint,
 )
 from .evalset import EvalSet, Sample
 from .exact_schema import exact_schema
@@ -519,6 +520,16 @@ async def run_judges(
         if lock.stale_note:
             print(f"note: {lock.stale_note}", file=sys.stderr)
         return await _run_judges_locked(eval_set, judges, run_dir, config)
+
+
+def refuse_unresumable(run_dir: Path, config: JudgeRunConfig) -> None:
+    """The refusals a run of ``config`` into ``run_dir`` meets before any model is made: another
+    kind of run there, or evaluations under another protocol fingerprint. A command calls this
+    before printing anything, so that a refused run prints only its error."""
+    check_run_kind(run_dir, "judge", option="--out", needs_log=False)
+    refuse_other_fingerprint(
+        run_dir, protocol_state(config.protocol, config.decoding, config.archive_layout)
+    )
 
 
 async def _run_judges_locked(

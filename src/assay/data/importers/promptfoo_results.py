@@ -39,7 +39,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from ...errors import InputError, shown
+from ...errors import InputError, shown, type_name
 from ..jsonl import check_input_file
 from ..questions import ID_PATTERN, ManifestEntry, PromptVariant, Question
 from ._common import ImportReport, log_import_report, stable_key
@@ -141,6 +141,7 @@ def _read_row(row: Mapping[str, Any], index: int, path: Path) -> _Row:
     provider = _field(row, "provider", Mapping, where, path)
     test_idx = _field(row, "testIdx", int, where, path)
     description = test_case.get("description")
+    _check_response(row, where, path)
     return _Row(
         index=index,
         test_idx=test_idx,
@@ -155,6 +156,19 @@ def _read_row(row: Mapping[str, Any], index: int, path: Path) -> _Row:
     )
 
 
+def _check_response(row: Mapping[str, Any], where: str, path: Path) -> None:
+    """promptfoo writes a row's ``response`` as an object (or leaves it out when the call
+    failed); anything else is another file, which a skip would hide."""
+    response = row.get("response")
+    if response is not None and not isinstance(response, Mapping):
+        raise InputError(
+            f"{where}.response: expected an object (its text under 'output'), got "
+            f"{type_name(response)}: not a promptfoo results row",
+            path=path,
+            hint=WRITE_IT,
+        )
+
+
 def _column(row: Mapping[str, Any], index: int) -> int:
     column = row.get("promptIdx")
     return column if isinstance(column, int) else index
@@ -163,7 +177,7 @@ def _column(row: Mapping[str, Any], index: int) -> int:
 def _field(parent: Mapping[str, Any], name: str, kind: type, where: str, path: Path) -> Any:
     value = parent.get(name)
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        got = "missing" if value is None else f"got {type(value).__name__}"
+        got = "missing" if value is None else f"got {type_name(value)}"
         raise InputError(
             f"{where}.{name}: expected {_kind_name(kind)}, {got}: not a promptfoo results row",
             path=path,
