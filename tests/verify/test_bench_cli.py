@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from assay.cli import main
-from assay.verify.compare import mcnemar_exact_p
+from assay.metrics import mcnemar_exact_p
 
 from .bench_fixtures import generate_records, mixed_file, verify_only_records, write_jsonl
 

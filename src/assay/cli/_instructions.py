@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ..data.questions import iter_outputs, load_questions
 from ..errors import InputError
 from ..instructions import (
     CHECKERS,
@@ -19,8 +20,17 @@ from ..instructions import (
 )
 from ..instructions.agreement import AgreementReport, Disagreement
 from ..instructions.ifeval_data import INPUTS_FILE
+from ..instructions.robustness import (
+    check_outputs,
+    instruction_table,
+    robustness_tables,
+    summarize_robustness,
+)
+from ..instructions.variants import VARIANT_KINDS
+from ..instructions.varied_set import NOT_APPLIED, vary_inputs
 from ..runs import write_atomic
 from ._common import check_out_file
+from ._import import write_jsonl
 
 
 def register(subparsers: Any) -> None:
@@ -34,6 +44,8 @@ def register(subparsers: Any) -> None:
     commands = group.add_subparsers(dest="instructions_command", metavar="COMMAND")
     _register_check(commands)
     _register_agreement(commands)
+    _register_vary(commands)
+    _register_robustness(commands)
     listing = commands.add_parser("list", help="list instruction ids and whether each is covered")
     listing.set_defaults(handler=_list)
 
@@ -81,6 +93,129 @@ def _register_agreement(commands: Any) -> None:
         help="write every disagreement and exclusion (JSONL, with assay's reason) here",
     )
     agreement.set_defaults(handler=_agreement)
+
+
+def _register_vary(commands: Any) -> None:
+    vary = commands.add_parser(
+        "vary",
+        help="write IFEval prompts with variants under small changes, as a judge question set",
+        description="Reads prompts in IFEval's input_data format and writes a question set "
+        "(the one `assay generate` reads) with the original prompt and a variant per small "
+        "change that keeps every instruction checkable: "
+        + "; ".join(f"{k.name}: {k.description.rstrip('.')}" for k in VARIANT_KINDS.values())
+        + ". Then `assay generate` and `assay instructions robustness`.",
+    )
+    vary.add_argument(
+        "--inputs", type=Path, required=True, help="prompts with instructions (input_data.jsonl)"
+    )
+    vary.add_argument("--out", type=Path, required=True, help="the question set to write (JSONL)")
+    vary.add_argument(
+        "--variants",
+        type=_variant_kinds,
+        default=list(VARIANT_KINDS),
+        help=f"comma-separated kinds (default: all: {','.join(VARIANT_KINDS)})",
+    )
+    vary.add_argument(
+        "--seed", type=int, default=0, help="seed of the random choices (which words get a typo)"
+    )
+    vary.add_argument(
+        "--limit", type=_positive, help="only the first N prompts of the file (default: all)"
+    )
+    vary.set_defaults(handler=_vary)
+
+
+def _register_robustness(commands: Any) -> None:
+    robustness = commands.add_parser(
+        "robustness",
+        help="instruction following under each variant, paired with the original prompt",
+        description="Checks every output of a varied question set against its prompt's "
+        "instructions and compares each variant with the original prompt, paired by prompt: "
+        "the change in prompt-level accuracy with a bootstrap interval, the prompts lost and "
+        "gained, McNemar's exact test, and the share of prompts followed under every variant.",
+    )
+    robustness.add_argument(
+        "--questions", type=Path, required=True, help="the question set `vary` wrote"
+    )
+    robustness.add_argument(
+        "--outputs",
+        type=Path,
+        action="append",
+        required=True,
+        help="outputs manifest or directory (`assay generate --out`); repeatable",
+    )
+    robustness.add_argument("--mode", choices=MODES, default="strict", help="default: strict")
+    robustness.add_argument("--out", type=Path, help="write the summary (JSON) here")
+    robustness.add_argument(
+        "--verdicts", type=Path, help="write one JSON line of verdicts per output here"
+    )
+    robustness.add_argument(
+        "--resamples", type=_positive, default=2000, help="bootstrap resamples (default: 2000)"
+    )
+    robustness.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: 0)")
+    robustness.set_defaults(handler=_robustness)
+
+
+def _variant_kinds(text: str) -> list[str]:
+    kinds = [part.strip() for part in text.split(",") if part.strip()]
+    unknown = [kind for kind in kinds if kind not in VARIANT_KINDS]
+    if unknown or not kinds:
+        raise argparse.ArgumentTypeError(
+            f"unknown variant kind(s) {', '.join(map(repr, unknown))}; "
+            f"choose from {', '.join(VARIANT_KINDS)}"
+            if unknown
+            else "give at least one variant kind"
+        )
+    return list(dict.fromkeys(kinds))
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected at least 1, got {value}")
+    return value
+
+
+def _vary(args: argparse.Namespace) -> int:
+    check_out_file(args.out, inputs=[args.inputs])
+    questions = vary_inputs(args.inputs, args.variants, seed=args.seed)[: args.limit]
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    write_jsonl(args.out, questions)
+    cells = sum(len(q.variants) for q in questions)
+    print(f"wrote {len(questions)} prompts, {cells} prompt variants, to {args.out}")
+    for kind in args.variants:
+        skipped = sum(kind in (q.meta or {}).get(NOT_APPLIED, []) for q in questions)
+        print(f"  {kind}: {len(questions) - skipped} of {len(questions)} prompts")
+    print(f"next: assay generate --questions {args.out} --model MODEL --out OUTPUTS")
+    return 0
+
+
+def _robustness(args: argparse.Namespace) -> int:
+    check_out_file(args.out, inputs=[args.questions, *args.outputs])
+    check_out_file(args.verdicts, "--verdicts", inputs=[args.questions, *args.outputs, args.out])
+    questions = load_questions(args.questions)
+    outputs = (o for path in args.outputs for o in iter_outputs(path))
+    checks = check_outputs(questions, args.questions, outputs, args.mode)
+    if not checks:
+        raise InputError("no outputs to check", path=args.outputs[0])
+    summary = summarize_robustness(
+        questions, checks, args.mode, n_resamples=args.resamples, seed=args.seed
+    )
+    for table in [*robustness_tables(summary), instruction_table(summary)]:
+        print(f"## {table.title}\n\n{table.markdown()}\n")
+        if table.note:
+            print(f"{table.note}\n")
+    for path, text in (
+        (args.out, summary.model_dump_json(indent=2) + "\n"),
+        (args.verdicts, "".join(c.model_dump_json() + "\n" for c in checks)),
+    ):
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(path, text)
+            print(f"wrote {path}")
+    return 0
 
 
 def _check(args: argparse.Namespace) -> int:

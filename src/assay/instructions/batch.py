@@ -46,7 +46,7 @@ class CheckedFile(BaseModel):
 
 def check_responses_file(responses_path: Path, inputs_path: Path, mode: Mode) -> CheckedFile:
     inputs = read_inputs(inputs_path)
-    _refuse_bad_instructions(inputs, inputs_path)
+    refuse_bad_instructions(inputs, inputs_path)
     checks: list[ResponseCheck] = []
     unmatched: list[int] = []
     for item in read_responses(responses_path):
@@ -57,7 +57,7 @@ def check_responses_file(responses_path: Path, inputs_path: Path, mode: Mode) ->
     return CheckedFile(checks=checks, unmatched_lines=unmatched)
 
 
-def _refuse_bad_instructions(
+def refuse_bad_instructions(
     inputs: dict[str, tuple[int, PromptInstructions]], inputs_path: Path
 ) -> None:
     """Every line of the inputs file is checked, not only those a response asks for: a bad

@@ -22,6 +22,7 @@ from assay.metrics._classification import (
     confusion_matrix,
     precision_recall_f1,
 )
+from assay.metrics._paired import mcnemar_exact_p
 from assay.metrics._ranking import (
     average_precision_score,
     precision_recall_curve,
@@ -53,6 +54,7 @@ __all__ = [
     "expected_calibration_error",
     "krippendorff_alpha",
     "maximum_calibration_error",
+    "mcnemar_exact_p",
     "precision_recall_curve",
     "precision_recall_f1",
     "reliability_curve",

@@ -1,0 +1,128 @@
+"""IFEval prompts, each with variants under small changes, as a judge question set.
+
+The set is what ``assay generate`` reads (every question x variant through each target model)
+and what ``assay judge run`` can judge; each question's ``meta["ifeval"]`` keeps the prompt's
+instructions, which ``assay instructions robustness`` checks every output against.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from ..data.importers.ifeval import VARIANT, describe_instruction, question_id
+from ..data.jsonl import iter_lines
+from ..data.questions import PromptVariant, Question
+from ..errors import InputError, field_path
+from .batch import refuse_bad_instructions
+from .ifeval_data import PromptInstructions, read_inputs
+from .registry import check_kwargs
+from .variants import prompt_variants
+
+META_KEY = "ifeval"
+NOT_APPLIED = "not_applied"
+
+
+class IFEvalMeta(BaseModel):
+    """``meta["ifeval"]`` of a varied question: the instructions every variant keeps."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    key: int | None
+    input_line: int
+    instruction_id_list: list[str]
+    kwargs: list[dict[str, Any]]
+    seed: int
+
+
+def vary_inputs(inputs_path: Path, kinds: Sequence[str], *, seed: int) -> list[Question]:
+    """Every prompt of an IFEval ``input_data`` file, in file order, with a variant per kind
+    that applies to it (the kinds that do not are listed in ``meta["not_applied"]``).
+
+    Bad instructions are refused before anything is built, naming the line and field."""
+    inputs = read_inputs(inputs_path)
+    if not inputs:
+        raise InputError("the inputs file holds no prompt", path=inputs_path)
+    refuse_bad_instructions(inputs, inputs_path)
+    return [
+        _varied_question(item, line, kinds, seed)
+        for line, item in sorted(inputs.values(), key=lambda found: found[0])
+    ]
+
+
+def _varied_question(
+    item: PromptInstructions, line: int, kinds: Sequence[str], seed: int
+) -> Question:
+    identity = str(item.key) if item.key is not None else f"line-{line}"
+    constraints = tuple(
+        describe_instruction(i, k)
+        for i, k in zip(item.instruction_id_list, item.kwargs, strict=True)
+    )
+    texts = prompt_variants(
+        item.prompt, item.instruction_id_list, item.kwargs, kinds, seed=seed, key=identity
+    )
+    variants = [PromptVariant(variant=VARIANT, prompt=item.prompt, constraints=constraints)]
+    variants += [
+        PromptVariant(variant=kind, prompt=text, constraints=constraints)
+        for kind, text in texts.items()
+        if text is not None
+    ]
+    meta = IFEvalMeta(
+        key=item.key,
+        input_line=line,
+        instruction_id_list=item.instruction_id_list,
+        kwargs=item.kwargs,
+        seed=seed,
+    )
+    return Question(
+        question_id=question_id(item.key) if item.key is not None else f"ifeval-line-{line}",
+        variants=tuple(variants),
+        meta={
+            META_KEY: meta.model_dump(mode="json"),
+            NOT_APPLIED: [kind for kind, text in texts.items() if text is None],
+        },
+    )
+
+
+def instructions_of(question: Question, questions_path: Path) -> IFEvalMeta:
+    """The instructions a question's outputs are checked against, or an error naming the
+    question's line and the field."""
+
+    def refused(reason: str, field: str, hint: str | None = None) -> InputError:
+        line = _line_of(questions_path, question.question_id)  # read only for an error
+        return InputError(reason, path=questions_path, line=line, field=field, hint=hint)
+
+    raw = (question.meta or {}).get(META_KEY)
+    if raw is None:
+        raise refused(
+            f"question {question.question_id!r} has no instructions to check",
+            f"meta.{META_KEY}",
+            "give the question set `assay instructions vary` wrote",
+        )
+    try:
+        meta = IFEvalMeta.model_validate(raw)
+        check_kwargs(meta.instruction_id_list, meta.kwargs, question.variants[0].prompt)
+    except ValidationError as error:
+        first = error.errors()[0]
+        raise refused(first["msg"], f"meta.{META_KEY}.{field_path(first['loc'])}") from None
+    except InputError as error:
+        where = f"meta.{META_KEY}.{error.field}" if error.field else f"meta.{META_KEY}"
+        raise refused(error.reason, where) from None
+    return meta
+
+
+def _line_of(path: Path, wanted: str) -> int | None:
+    """The line of a JSONL question set that holds ``wanted`` (None for other formats)."""
+    if path.suffix != ".jsonl":
+        return None
+    for number, raw in iter_lines(path):
+        try:
+            if json.loads(raw).get("question_id") == wanted:
+                return number
+        except (ValueError, AttributeError):
+            continue
+    return None

@@ -1,0 +1,266 @@
+"""``assay instructions vary`` and ``robustness``: paired verdicts per variant, from the CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from assay.cli import main
+from assay.metrics import mcnemar_exact_p
+from tests.helpers.cli_output import one_error_line
+
+INPUTS = [
+    {
+        "key": 1,
+        "prompt": "Say hi without commas.",
+        "instruction_id_list": ["punctuation:no_comma"],
+        "kwargs": [{}],
+    },
+    {
+        "key": 2,
+        "prompt": "Answer briefly. End your reply with Bye.",
+        "instruction_id_list": ["startend:end_checker"],
+        "kwargs": [{"end_phrase": "Bye."}],
+    },
+    {
+        "key": 3,
+        "prompt": "Thank the team. Add a postscript starting with P.S.",
+        "instruction_id_list": ["detectable_content:postscript"],
+        "kwargs": [{"postscript_marker": "P.S."}],
+    },
+]
+FOLLOWS = {1: "Hi there.", 2: "Ok. Bye.", 3: "Thanks. P.S. well done"}
+BREAKS = {1: "Hi, there.", 2: "Ok.", 3: "Thanks."}
+
+
+def write_jsonl(path: Path, records: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def varied(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    inputs = write_jsonl(tmp_path / "input_data.jsonl", INPUTS)
+    questions = tmp_path / "questions.jsonl"
+    argv = ["instructions", "vary", "--inputs", str(inputs), "--out", str(questions)]
+    assert main([*argv, "--variants", "typos,reminder"]) == 0
+    assert "wrote 3 prompts, 9 prompt variants" in capsys.readouterr().out
+    return questions
+
+
+def output(key: int, variant: str, target: str, follows: bool) -> dict[str, Any]:
+    return {
+        "question_id": f"ifeval-{key}",
+        "prompt_variant": variant,
+        "target_model": target,
+        "output_id": f"{key}:{variant}",
+        "text": (FOLLOWS if follows else BREAKS)[key],
+    }
+
+
+def test_each_variant_is_paired_with_the_original_on_the_prompts_answered_under_both(
+    varied: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b = "model-a", "model-b"
+    manifest = write_jsonl(
+        tmp_path / "manifest.jsonl",
+        [
+            output(1, "original", a, True),
+            output(1, "typos", a, False),
+            output(1, "reminder", a, True),
+            output(2, "original", a, True),
+            output(2, "typos", a, True),  # no reminder output for prompt 2: missing, not failed
+            output(3, "original", a, False),
+            output(3, "typos", a, True),
+            output(3, "reminder", a, False),
+            *(output(key, "original", b, True) for key in (1, 2, 3)),
+        ],
+    )
+    summary_path, verdicts = tmp_path / "summary.json", tmp_path / "verdicts.jsonl"
+    argv = ["instructions", "robustness", "--questions", str(varied), "--outputs", str(manifest)]
+    assert main([*argv, "--out", str(summary_path), "--verdicts", str(verdicts)]) == 0
+    printed = capsys.readouterr().out
+    summary = json.loads(summary_path.read_text())
+
+    rows = {(r["target_model"], r["variant"]): r for r in summary["variants"]}
+    of_a = [r for r in summary["variants"] if r["target_model"] == a]
+    assert [(r["variant"], r["outputs"], r["missing"]) for r in of_a] == [
+        ("original", 3, 0),
+        ("typos", 3, 0),
+        ("reminder", 2, 1),
+    ]
+    assert rows[(a, "original")]["prompt_level"] == pytest.approx(2 / 3)
+    assert rows[(b, "typos")] == {
+        "target_model": b,
+        "variant": "typos",
+        "outputs": 0,
+        "missing": 3,
+        "prompt_level": None,
+        "instruction_level": None,
+    }
+    paired = {(r["target_model"], r["variant"]): r for r in summary["paired"]}
+    assert set(paired) == {(a, "typos"), (a, "reminder")}  # model-b answered no variant
+    typos = paired[(a, "typos")]
+    assert (typos["pairs"], typos["lost"], typos["gained"], typos["difference"]) == (3, 1, 1, 0)
+    assert typos["mcnemar_p"] == mcnemar_exact_p(1, 1) == 1.0
+    reminder = paired[(a, "reminder")]
+    assert (reminder["pairs"], reminder["baseline_rate"], reminder["variant_rate"]) == (2, 0.5, 0.5)
+
+    targets = {r["target_model"]: r for r in summary["targets"]}
+    # prompts 1 and 3 have all three outputs: 1 follows, breaks, follows; 3 the other way
+    assert targets[a] == {
+        "target_model": a,
+        "prompts": 2,
+        "baseline_rate": 0.5,
+        "robust_rate": 0.0,
+        "any_rate": 1.0,
+        "unstable_rate": 1.0,
+    }
+    assert targets[b]["prompts"] == 0 and targets[b]["robust_rate"] is None
+
+    lines = [json.loads(line) for line in verdicts.read_text().splitlines()]
+    assert len(lines) == 11 and lines[1]["prompt_variant"] == "typos"
+    assert lines[1]["follow_all_instructions"] is False
+    assert lines[1]["results"][0]["reason"] == "1 commas"
+    assert "| model-a | typos | 3 | 66.7% | 66.7% | +0.0 pts |" in printed
+
+
+def test_a_small_change_that_loses_every_prompt_is_significant(
+    varied: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Twelve prompts lost, none gained: McNemar's p is 2 / 2**12, the interval excludes 0."""
+    inputs = [dict(INPUTS[0], key=k, prompt=f"Say hi {k} without commas.") for k in range(12)]
+    questions = tmp_path / "many.jsonl"
+    argv = ["instructions", "vary", "--inputs", str(write_jsonl(tmp_path / "in.jsonl", inputs))]
+    assert main([*argv, "--out", str(questions), "--variants", "lowercase"]) == 0
+    manifest = write_jsonl(
+        tmp_path / "many_manifest.jsonl",
+        [
+            output(1, v, "m", v == "original") | {"question_id": f"ifeval-{k}"}
+            for k in range(12)
+            for v in ("original", "lowercase")
+        ],
+    )
+    summary = tmp_path / "s.json"
+    argv = ["instructions", "robustness", "--questions", str(questions), "--outputs", str(manifest)]
+    assert main([*argv, "--out", str(summary)]) == 0
+    row = json.loads(summary.read_text())["paired"][0]
+    assert (row["lost"], row["gained"], row["difference"]) == (12, 0, -1.0)
+    assert row["mcnemar_p"] == pytest.approx(2 / 2**12)
+    assert row["ci_high"] == -1.0
+
+
+def test_generated_outputs_of_every_cell_are_checked(
+    varied: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    outputs = tmp_path / "outputs"
+    argv = ["generate", "--questions", str(varied), "--model", "stub/a", "--out", str(outputs)]
+    assert main(argv) == 0
+    verdicts = tmp_path / "verdicts.jsonl"
+    argv = ["instructions", "robustness", "--questions", str(varied), "--outputs", str(outputs)]
+    assert main([*argv, "--verdicts", str(verdicts), "--mode", "loose"]) == 0
+    lines = [json.loads(line) for line in verdicts.read_text().splitlines()]
+    assert len(lines) == 9 and {line["mode"] for line in lines} == {"loose"}
+    assert {(line["question_id"], line["prompt_variant"]) for line in lines} == {
+        (f"ifeval-{k}", v) for k in (1, 2, 3) for v in ("original", "typos", "reminder")
+    }
+
+
+def test_a_question_without_instructions_is_refused_with_its_line(
+    varied: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = varied.read_text().splitlines()
+    second = json.loads(lines[1])
+    second["meta"] = None
+    lines[1] = json.dumps(second)
+    varied.write_text("\n".join(lines) + "\n")
+    manifest = write_jsonl(tmp_path / "m.jsonl", [output(1, "original", "m", True)])
+    argv = ["instructions", "robustness", "--questions", str(varied), "--outputs", str(manifest)]
+    assert main(argv) == 0  # the question without instructions has no output: not read
+    manifest = write_jsonl(tmp_path / "m.jsonl", [output(2, "original", "m", True)])
+    capsys.readouterr()
+    assert main(argv) == 2
+    assert one_error_line(capsys) == (
+        f"error: {varied}:2 field 'meta.ifeval': question 'ifeval-2' has no instructions to check"
+    )
+
+
+def test_a_bad_instruction_argument_in_the_set_is_refused_with_line_and_field(
+    varied: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    varied.write_text(varied.read_text().replace('"end_phrase":"Bye."', '"end_phrase":3'))
+    manifest = write_jsonl(tmp_path / "m.jsonl", [output(2, "typos", "m", True)])
+    argv = ["instructions", "robustness", "--questions", str(varied), "--outputs", str(manifest)]
+    assert main(argv) == 2
+    assert one_error_line(capsys) == (
+        f"error: {varied}:2 field 'meta.ifeval.kwargs[0].end_phrase': startend:end_checker: "
+        "expected a string, got 3"
+    )
+
+
+def test_an_output_of_another_question_set_is_refused_naming_its_line(
+    varied: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    manifest = write_jsonl(
+        tmp_path / "m.jsonl", [output(1, "original", "m", True), output(1, "polite", "m", True)]
+    )
+    argv = ["instructions", "robustness", "--questions", str(varied), "--outputs", str(manifest)]
+    assert main(argv) == 2
+    line = one_error_line(capsys)
+    assert line.startswith(f"error: {manifest}:2: the output for question 'ifeval-1' variant ")
+    assert "'polite' has no such question and variant in" in line
+
+
+def test_an_unknown_variant_kind_is_refused_with_the_choices(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    inputs = write_jsonl(tmp_path / "input_data.jsonl", INPUTS)
+    argv = ["instructions", "vary", "--inputs", str(inputs), "--out", str(tmp_path / "q.jsonl")]
+    with pytest.raises(SystemExit) as exit_code:
+        main([*argv, "--variants", "typos,shouting"])
+    assert exit_code.value.code == 2
+    err = capsys.readouterr().err
+    assert "unknown variant kind(s) 'shouting'; choose from typos, lowercase" in err
+    assert not (tmp_path / "q.jsonl").exists()
+
+
+def test_a_bad_instruction_in_the_inputs_is_refused_before_anything_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = [*INPUTS[:2], dict(INPUTS[2], kwargs=[{"postscript_marker": 7}])]
+    inputs = write_jsonl(tmp_path / "input_data.jsonl", bad)
+    out = tmp_path / "q.jsonl"
+    assert main(["instructions", "vary", "--inputs", str(inputs), "--out", str(out)]) == 2
+    assert one_error_line(capsys) == (
+        f"error: {inputs}:3 field 'kwargs[0].postscript_marker': "
+        "detectable_content:postscript: expected a string, got 7"
+    )
+    assert not out.exists()
+
+
+@pytest.mark.slow
+def test_the_embedded_model_answers_every_variant_and_each_answer_is_checked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    inputs = write_jsonl(tmp_path / "input_data.jsonl", INPUTS[:2])
+    questions, outputs = tmp_path / "questions.jsonl", tmp_path / "outputs"
+    assert main(["instructions", "vary", "--inputs", str(inputs), "--out", str(questions)]) == 0
+    generate = ["generate", "--questions", str(questions), "--model", "llamacpp/smollm2"]
+    assert main([*generate, "--max-tokens", "24", "--out", str(outputs)]) == 0
+    summary = tmp_path / "summary.json"
+    argv = ["instructions", "robustness", "--questions", str(questions), "--outputs", str(outputs)]
+    assert main([*argv, "--out", str(summary)]) == 0
+    result = json.loads(summary.read_text())
+    cells = sum(len(json.loads(line)["variants"]) for line in questions.read_text().splitlines())
+    assert sum(r["outputs"] for r in result["variants"]) == cells == 11
+    assert all(r["missing"] == 0 for r in result["variants"])
+    assert {r["variant"] for r in result["paired"]} == {
+        "typos",
+        "lowercase",
+        "line-per-sentence",
+        "preamble",
+        "reminder",
+    }
