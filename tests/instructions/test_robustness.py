@@ -264,3 +264,53 @@ def test_the_embedded_model_answers_every_variant_and_each_answer_is_checked(
         "preamble",
         "reminder",
     }
+
+
+def test_a_question_set_of_ones_own_names_its_baseline(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Variants written by hand, each question's instructions in meta.ifeval (ids and kwargs
+    only), paired with a baseline of another name."""
+    meta = {"ifeval": {"instruction_id_list": ["punctuation:no_comma"], "kwargs": [{}]}}
+    question = {
+        "question_id": "q1",
+        "variants": [
+            {"variant": "terse", "prompt": "Say hi. No commas."},
+            {"variant": "polite", "prompt": "Please say hi, and use no commas."},
+        ],
+        "meta": meta,
+    }
+    questions = write_jsonl(tmp_path / "own.jsonl", [question])
+    manifest = write_jsonl(
+        tmp_path / "m.jsonl",
+        [
+            {
+                "question_id": "q1",
+                "prompt_variant": "terse",
+                "target_model": "m",
+                "output_id": "1",
+                "text": "Hi.",
+            },
+            {
+                "question_id": "q1",
+                "prompt_variant": "polite",
+                "target_model": "m",
+                "output_id": "2",
+                "text": "Hi, you.",
+            },
+        ],
+    )
+    summary = tmp_path / "s.json"
+    argv = ["instructions", "robustness", "--questions", str(questions), "--outputs", str(manifest)]
+    assert main([*argv, "--out", str(summary)]) == 2
+    assert one_error_line(capsys) == (
+        "error: no prompt variant 'original' in the question set to pair the others with"
+    )
+    assert main([*argv, "--out", str(summary), "--baseline", "terse"]) == 0
+    row = json.loads(summary.read_text())["paired"][0]
+    assert (row["baseline"], row["variant"], row["lost"], row["gained"]) == (
+        "terse",
+        "polite",
+        1,
+        0,
+    )

@@ -21,6 +21,7 @@ from ..instructions import (
 from ..instructions.agreement import AgreementReport, Disagreement
 from ..instructions.ifeval_data import INPUTS_FILE
 from ..instructions.robustness import (
+    BASELINE,
     check_outputs,
     instruction_table,
     robustness_tables,
@@ -144,6 +145,11 @@ def _register_robustness(commands: Any) -> None:
         help="outputs manifest or directory (`assay generate --out`); repeatable",
     )
     robustness.add_argument("--mode", choices=MODES, default="strict", help="default: strict")
+    robustness.add_argument(
+        "--baseline",
+        default=BASELINE,
+        help=f"the variant each other one is paired with (default: {BASELINE})",
+    )
     robustness.add_argument("--out", type=Path, help="write the summary (JSON) here")
     robustness.add_argument(
         "--verdicts", type=Path, help="write one JSON line of verdicts per output here"
@@ -201,7 +207,12 @@ def _robustness(args: argparse.Namespace) -> int:
     if not checks:
         raise InputError("no outputs to check", path=args.outputs[0])
     summary = summarize_robustness(
-        questions, checks, args.mode, n_resamples=args.resamples, seed=args.seed
+        questions,
+        checks,
+        args.mode,
+        baseline=args.baseline,
+        n_resamples=args.resamples,
+        seed=args.seed,
     )
     for table in [*robustness_tables(summary), instruction_table(summary)]:
         print(f"## {table.title}\n\n{table.markdown()}\n")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +23,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..data.importers.ifeval import VARIANT
 from ..data.questions import QuestionSet, TargetOutput
-from ..errors import InputError
+from ..errors import ConfigError, InputError
 from ..metrics import bootstrap_ci, mcnemar_exact_p
 from ..tables import Table
 from .registry import check_response
@@ -146,76 +147,93 @@ class RobustnessSummary(BaseModel):
 Cell = tuple[str, str, str]  # target, question, variant
 
 
+@dataclass(frozen=True)
+class _Grid:
+    """The checks by target x question x variant, over the set's question x variant cells."""
+
+    by_cell: Mapping[Cell, OutputCheck]
+    cells: Sequence[tuple[str, str]]
+    baseline: str
+
+    def get(self, target: str, question_id: str, label: str) -> OutputCheck | None:
+        return self.by_cell.get((target, question_id, label))
+
+    def labels(self) -> list[str]:
+        """The baseline first, then the kinds ``vary`` writes in their order, then any other
+        label in the order the set first gives it."""
+        known = [self.baseline, *VARIANT_KINDS]
+        labels = list(dict.fromkeys(label for _, label in self.cells))
+        return sorted(labels, key=lambda x: known.index(x) if x in known else len(known))
+
+    def pairs(self, target: str, label: str) -> list[tuple[OutputCheck, OutputCheck]]:
+        """(baseline, variant) checks of the prompts the target answered under both."""
+        found = [
+            (self.get(target, q, self.baseline), self.get(target, q, label))
+            for q, v in self.cells
+            if v == label
+        ]
+        return [(b, a) for b, a in found if b is not None and a is not None]
+
+
 def summarize_robustness(
     questions: QuestionSet,
     checks: Sequence[OutputCheck],
     mode: Mode,
     *,
+    baseline: str = BASELINE,
     confidence: float = 0.95,
     n_resamples: int = 2000,
     seed: int = 0,
 ) -> RobustnessSummary:
-    by_cell = {(c.target_model, c.question_id, c.prompt_variant): c for c in checks}
+    """The tables of the module doc; ``baseline`` is the variant each other is paired with."""
+    grid = _Grid(
+        {(c.target_model, c.question_id, c.prompt_variant): c for c in checks},
+        questions.cells(),
+        baseline,
+    )
+    if baseline not in grid.labels():
+        raise ConfigError(
+            f"no prompt variant {baseline!r} in the question set to pair the others with",
+            hint="give --baseline one of " + ", ".join(map(repr, grid.labels()[:10])),
+        )
     targets = sorted({c.target_model for c in checks})
-    cells = questions.cells()
-    paired = [
-        row
-        for target in targets
-        for row in _paired_rows(target, cells, by_cell, confidence, n_resamples, seed)
-    ]
     return RobustnessSummary(
         mode=mode,
         questions=questions.question_count,
-        baseline=BASELINE,
+        baseline=baseline,
         confidence=confidence,
         n_resamples=n_resamples,
         seed=seed,
-        variants=[row for target in targets for row in _variant_rows(target, cells, by_cell)],
-        paired=paired,
-        targets=[_target_row(target, questions, by_cell) for target in targets],
-        instructions=[row for target in targets for row in _instruction_rows(target, by_cell)],
+        variants=[row for target in targets for row in _variant_rows(target, grid)],
+        paired=[
+            row
+            for target in targets
+            for row in _paired_rows(target, grid, confidence, n_resamples, seed)
+        ],
+        targets=[_target_row(target, questions, grid) for target in targets],
+        instructions=[row for target in targets for row in _instruction_rows(target, grid)],
     )
 
 
-def _variant_labels(cells: Sequence[tuple[str, str]]) -> list[str]:
-    """The baseline first, then the kinds ``vary`` writes in their order, then any other
-    label in the order the set first gives it."""
-    known = [BASELINE, *VARIANT_KINDS]
-    labels = list(dict.fromkeys(label for _, label in cells))
-    return sorted(labels, key=lambda label: known.index(label) if label in known else len(known))
-
-
-def _variant_rows(
-    target: str, cells: Sequence[tuple[str, str]], by_cell: Mapping[Cell, OutputCheck]
-) -> Iterable[VariantRow]:
-    for label in _variant_labels(cells):
-        wanted = [q for q, v in cells if v == label]
-        found = [by_cell[(target, q, label)] for q in wanted if (target, q, label) in by_cell]
-        results = [r.followed for c in found for r in c.results]
+def _variant_rows(target: str, grid: _Grid) -> Iterable[VariantRow]:
+    for label in grid.labels():
+        wanted = [q for q, v in grid.cells if v == label]
+        found = [c for q in wanted if (c := grid.get(target, q, label)) is not None]
         yield VariantRow(
             target_model=target,
             variant=label,
             outputs=len(found),
             missing=len(wanted) - len(found),
             prompt_level=_share([c.follow_all_instructions for c in found]),
-            instruction_level=_share(results),
+            instruction_level=_share([r.followed for c in found for r in c.results]),
         )
 
 
 def _paired_rows(
-    target: str,
-    cells: Sequence[tuple[str, str]],
-    by_cell: Mapping[Cell, OutputCheck],
-    confidence: float,
-    n_resamples: int,
-    seed: int,
+    target: str, grid: _Grid, confidence: float, n_resamples: int, seed: int
 ) -> Iterable[PairedRow]:
-    for label in _variant_labels(cells)[1:]:
-        pairs = [
-            (by_cell[(target, q, BASELINE)], by_cell[(target, q, label)])
-            for q, v in cells
-            if v == label and (target, q, BASELINE) in by_cell and (target, q, label) in by_cell
-        ]
+    for label in grid.labels()[1:]:
+        pairs = grid.pairs(target, label)
         if not pairs:
             continue
         before = np.array([b.follow_all_instructions for b, _ in pairs], dtype=np.float64)
@@ -228,7 +246,7 @@ def _paired_rows(
         yield PairedRow(
             target_model=target,
             variant=label,
-            baseline=BASELINE,
+            baseline=grid.baseline,
             pairs=len(pairs),
             baseline_rate=float(before.mean()),
             variant_rate=float(after.mean()),
@@ -241,38 +259,38 @@ def _paired_rows(
         )
 
 
-def _target_row(
-    target: str, questions: QuestionSet, by_cell: Mapping[Cell, OutputCheck]
-) -> TargetRow:
-    """Over the prompts answered under every one of their variants."""
+def _target_row(target: str, questions: QuestionSet, grid: _Grid) -> TargetRow:
+    """Over the prompts answered under every one of their variants, the baseline among them."""
     complete = []
     for question in questions.questions:
-        found = [by_cell.get((target, question.question_id, v.variant)) for v in question.variants]
-        if all(c is not None for c in found):
-            complete.append([c.follow_all_instructions for c in found if c is not None])
+        labels = [v.variant for v in question.variants]
+        found = [grid.get(target, question.question_id, label) for label in labels]
+        if grid.baseline in labels and all(c is not None for c in found):
+            verdicts = {
+                x: c.follow_all_instructions for x, c in zip(labels, found, strict=True) if c
+            }
+            complete.append((verdicts[grid.baseline], list(verdicts.values())))
     return TargetRow(
         target_model=target,
         prompts=len(complete),
-        baseline_rate=_share([verdicts[0] for verdicts in complete]),
-        robust_rate=_share([all(verdicts) for verdicts in complete]),
-        any_rate=_share([any(verdicts) for verdicts in complete]),
-        unstable_rate=_share([any(verdicts) and not all(verdicts) for verdicts in complete]),
+        baseline_rate=_share([first for first, _ in complete]),
+        robust_rate=_share([all(every) for _, every in complete]),
+        any_rate=_share([any(every) for _, every in complete]),
+        unstable_rate=_share([any(every) and not all(every) for _, every in complete]),
     )
 
 
-def _instruction_rows(target: str, by_cell: Mapping[Cell, OutputCheck]) -> Iterable[InstructionRow]:
+def _instruction_rows(target: str, grid: _Grid) -> Iterable[InstructionRow]:
     """Per instruction id: how often a variant lost or gained it against the baseline."""
     counts: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
-    for (owner, question_id, label), check in by_cell.items():
-        baseline = by_cell.get((target, question_id, BASELINE))
-        if owner != target or label == BASELINE or baseline is None:
-            continue
-        for before, after in zip(baseline.results, check.results, strict=True):
-            row = counts[before.instruction_id]
-            row[0] += 1
-            row[1] += before.followed
-            row[2] += before.followed and not after.followed
-            row[3] += after.followed and not before.followed
+    for label in grid.labels()[1:]:
+        for baseline, check in grid.pairs(target, label):
+            for before, after in zip(baseline.results, check.results, strict=True):
+                row = counts[before.instruction_id]
+                row[0] += 1
+                row[1] += before.followed
+                row[2] += before.followed and not after.followed
+                row[3] += after.followed and not before.followed
     for instruction_id, (pairs, followed, lost, gained) in sorted(counts.items()):
         yield InstructionRow(
             target_model=target,
@@ -363,11 +381,11 @@ def robustness_tables(summary: RobustnessSummary) -> list[Table]:
 
 
 def instruction_table(summary: RobustnessSummary, limit: int = 10) -> Table:
-    """The instruction ids the variants lost most often (net of those they gained)."""
+    """The instruction ids whose verdict a variant changed, those it lost most often first."""
     changed = [r for r in summary.instructions if r.lost or r.gained]
-    rows = sorted(changed, key=lambda r: (r.gained - r.lost, -r.lost, r.instruction_id))
+    rows = sorted(changed, key=lambda r: (-r.lost, r.gained, r.instruction_id))
     return Table(
-        title=f"Instruction ids most often lost under a variant (first {limit})",
+        title=f"Instruction ids a variant changed, most often lost first (first {limit})",
         columns=[
             "target",
             "instruction id",

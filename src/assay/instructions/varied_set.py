@@ -32,11 +32,13 @@ class IFEvalMeta(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    key: int | None
-    input_line: int
     instruction_id_list: list[str]
     kwargs: list[dict[str, Any]]
-    seed: int
+    # where the prompt came from and the seed of its variants (`vary` writes them; a question
+    # set of one's own may leave them out)
+    key: int | None = None
+    input_line: int | None = None
+    seed: int | None = None
 
 
 def vary_inputs(inputs_path: Path, kinds: Sequence[str], *, seed: int) -> list[Question]:
