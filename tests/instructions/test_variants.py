@@ -134,3 +134,21 @@ def test_a_protected_string_is_found_in_any_case() -> None:
     assert [prompt[a:b] for a, b in spans] == ["Section", "BLUE"]
     lowered = prompt_variants(prompt, ["x"], kwargs, ["lowercase"], seed=0, key="k")
     assert lowered["lowercase"] == "mark each part with Section x. use the word BLUE twice."
+
+
+def test_the_documented_example_gives_what_the_page_says() -> None:
+    """docs/instructions.md quotes this call's result."""
+    from assay.instructions import prompt_variants as exported
+
+    variants = exported(
+        "Describe the harbour without commas.",
+        ["punctuation:no_comma"],
+        [{}],
+        ["typos", "lowercase"],
+        seed=0,
+        key="1",
+    )
+    assert variants == {
+        "typos": "Describe the habrour without commas.",
+        "lowercase": "describe the harbour without commas.",
+    }

@@ -15,11 +15,15 @@ from .registry import (
     covered_instruction_ids,
     loose_variants,
 )
+from .robustness import OutputCheck, RobustnessSummary, check_outputs, summarize_robustness
 from .types import MODES, CheckResult, InstructionChecker, InstructionResult, Mode
+from .variants import VARIANT_KINDS, prompt_variants
+from .varied_set import vary_inputs
 
 __all__ = [
     "CHECKERS",
     "MODES",
+    "VARIANT_KINDS",
     "AgreementReport",
     "AgreementRow",
     "CheckResult",
@@ -28,14 +32,20 @@ __all__ = [
     "InstructionChecker",
     "InstructionResult",
     "Mode",
+    "OutputCheck",
     "ResponseCheck",
+    "RobustnessSummary",
     "check_kwargs",
     "check_one",
+    "check_outputs",
     "check_response",
     "check_responses_file",
     "covered_instruction_ids",
     "loose_variants",
     "measure_agreement",
+    "prompt_variants",
     "render_markdown",
     "summarize",
+    "summarize_robustness",
+    "vary_inputs",
 ]
