@@ -314,3 +314,30 @@ def test_a_question_set_of_ones_own_names_its_baseline(
         1,
         0,
     )
+
+
+@pytest.mark.parametrize(
+    ("command", "option", "message"),
+    [
+        ("vary", ["--limit", "0"], "error: --limit: must be 1 or more, got 0"),
+        ("robustness", ["--seed", "-1"], "error: --seed: must be 0 or more, got -1"),
+        ("robustness", ["--resamples", "0"], "error: --resamples: must be 1 or more, got 0"),
+    ],
+)
+def test_a_bad_number_option_is_one_error_naming_it(
+    varied: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    command: str,
+    option: list[str],
+    message: str,
+) -> None:
+    manifest = write_jsonl(tmp_path / "m.jsonl", [output(1, "original", "m", True)])
+    inputs = tmp_path / "input_data.jsonl"
+    argv = {
+        "vary": ["--inputs", str(inputs), "--out", str(tmp_path / "other.jsonl")],
+        "robustness": ["--questions", str(varied), "--outputs", str(manifest)],
+    }[command]
+    capsys.readouterr()
+    assert main(["instructions", command, *argv, *option]) == 2
+    assert one_error_line(capsys) == message

@@ -266,3 +266,12 @@ def money_line(money: Any, unit: str) -> str:
     if not money.in_process:
         return text + ")"
     return f"{text}; {in_process_note(money.in_process)})"  # why some models cost nothing
+
+
+def check_bootstrap_options(args: argparse.Namespace) -> None:
+    """--resamples and --seed (judge analyze and agreement, instructions robustness), each
+    named as typed."""
+    if args.resamples < 1:
+        raise ConfigError(f"--resamples: must be 1 or more, got {args.resamples}")
+    if args.seed < 0:
+        raise ConfigError(f"--seed: must be 0 or more, got {args.seed}")

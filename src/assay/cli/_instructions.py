@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..data.questions import iter_outputs, load_questions
-from ..errors import InputError
+from ..errors import ConfigError, InputError
 from ..instructions import (
     CHECKERS,
     MODES,
@@ -30,7 +30,7 @@ from ..instructions.robustness import (
 from ..instructions.variants import VARIANT_KINDS
 from ..instructions.varied_set import NOT_APPLIED, vary_inputs
 from ..runs import write_atomic
-from ._common import check_out_file
+from ._common import check_bootstrap_options, check_out_file
 from ._import import write_jsonl
 
 
@@ -120,7 +120,7 @@ def _register_vary(commands: Any) -> None:
         "--seed", type=int, default=0, help="seed of the random choices (which words get a typo)"
     )
     vary.add_argument(
-        "--limit", type=_positive, help="only the first N prompts of the file (default: all)"
+        "--limit", type=int, help="only the first N prompts of the file (default: all)"
     )
     vary.set_defaults(handler=_vary)
 
@@ -155,7 +155,7 @@ def _register_robustness(commands: Any) -> None:
         "--verdicts", type=Path, help="write one JSON line of verdicts per output here"
     )
     robustness.add_argument(
-        "--resamples", type=_positive, default=2000, help="bootstrap resamples (default: 2000)"
+        "--resamples", type=int, default=2000, help="bootstrap resamples (default: 2000)"
     )
     robustness.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: 0)")
     robustness.set_defaults(handler=_robustness)
@@ -174,17 +174,9 @@ def _variant_kinds(text: str) -> list[str]:
     return list(dict.fromkeys(kinds))
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected at least 1, got {value}")
-    return value
-
-
 def _vary(args: argparse.Namespace) -> int:
+    if args.limit is not None and args.limit < 1:
+        raise ConfigError(f"--limit: must be 1 or more, got {args.limit}")
     check_out_file(args.out, inputs=[args.inputs])
     questions = vary_inputs(args.inputs, args.variants, seed=args.seed)[: args.limit]
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -199,6 +191,7 @@ def _vary(args: argparse.Namespace) -> int:
 
 
 def _robustness(args: argparse.Namespace) -> int:
+    check_bootstrap_options(args)
     check_out_file(args.out, inputs=[args.questions, *args.outputs])
     check_out_file(args.verdicts, "--verdicts", inputs=[args.questions, *args.outputs, args.out])
     questions = load_questions(args.questions)

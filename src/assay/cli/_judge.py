@@ -30,6 +30,7 @@ from ._common import (
     add_prices_option,
     add_report_option,
     apply_prices,
+    check_bootstrap_options,
     check_run_dir,
     model_options,
     money_line,
@@ -104,7 +105,7 @@ def _agreement(args: argparse.Namespace) -> int:
     from ._common import check_out_file
 
     _require_judge_run(args.run_dir)
-    _check_bootstrap_options(args)
+    check_bootstrap_options(args)
     out = args.out or args.run_dir / "agreement.json"
     check_out_file(out, inputs=args.labels)
     labels = [label for path in args.labels for label in load_labels(path)]
@@ -482,16 +483,8 @@ def _analysis_settings(args: argparse.Namespace) -> AnalysisSettings:
     """The analysis options, each checked under the name it was typed with."""
     from ..judge.analysis_types import AnalysisSettings
 
-    _check_bootstrap_options(args)
+    check_bootstrap_options(args)
     return AnalysisSettings(n_resamples=args.resamples, seed=args.seed, plots=not args.no_plots)
-
-
-def _check_bootstrap_options(args: argparse.Namespace) -> None:
-    """--resamples and --seed (analyze, agreement), each named as typed."""
-    if args.resamples < 1:
-        raise ConfigError(f"--resamples: must be 1 or more, got {args.resamples}")
-    if args.seed < 0:
-        raise ConfigError(f"--seed: must be 0 or more, got {args.seed}")
 
 
 def _check_before_analysis(args: argparse.Namespace) -> None:
