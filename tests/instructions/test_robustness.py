@@ -341,3 +341,29 @@ def test_a_bad_number_option_is_one_error_naming_it(
     capsys.readouterr()
     assert main(["instructions", command, *argv, *option]) == 2
     assert one_error_line(capsys) == message
+
+
+def test_the_verdicts_as_judge_labels_audit_a_judge_run_on_the_same_outputs(
+    varied: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """robustness --labels writes what `judge agreement --labels` reads: a judge run on the
+    varied set is then compared with the checker, output by output."""
+    outputs, run = tmp_path / "outputs", tmp_path / "run"
+    assert (
+        main(["generate", "--questions", str(varied), "--model", "stub/a", "--out", str(outputs)])
+        == 0
+    )
+    labels = tmp_path / "labels.jsonl"
+    argv = ["instructions", "robustness", "--questions", str(varied), "--outputs", str(outputs)]
+    assert main([*argv, "--labels", str(labels)]) == 0
+    lines = [json.loads(line) for line in labels.read_text().splitlines()]
+    # 9 outputs; prompts 1 and 2 have a format instruction (no_comma, end_checker), 3 has none
+    assert {line["dimension"] for line in lines} == {"INSTRUCTION_COMPLIANCE", "FORMAT_COMPLIANCE"}
+    assert sum(line["dimension"] == "INSTRUCTION_COMPLIANCE" for line in lines) == 9
+    assert sum(line["dimension"] == "FORMAT_COMPLIANCE" for line in lines) == 6
+    assert {line["annotator"] for line in lines} == {"instructions-strict"}
+    judge = ["judge", "run", "--questions", str(varied), "--outputs", str(outputs)]
+    assert main([*judge, "--judge", "stub/judge", "--out", str(run)]) == 0
+    assert main(["judge", "agreement", str(run), "--labels", str(labels)]) == 0
+    report = json.loads((run / "agreement.json").read_text())
+    assert report["labels"] == len(lines) and report["unmatched_labels"] == 0

@@ -23,6 +23,7 @@ from ..instructions.ifeval_data import INPUTS_FILE
 from ..instructions.robustness import (
     BASELINE,
     check_outputs,
+    checker_labels,
     instruction_table,
     robustness_tables,
     summarize_robustness,
@@ -155,6 +156,11 @@ def _register_robustness(commands: Any) -> None:
         "--verdicts", type=Path, help="write one JSON line of verdicts per output here"
     )
     robustness.add_argument(
+        "--labels",
+        type=Path,
+        help="write the verdicts as judge labels here (for `assay judge agreement --labels`)",
+    )
+    robustness.add_argument(
         "--resamples", type=int, default=2000, help="bootstrap resamples (default: 2000)"
     )
     robustness.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: 0)")
@@ -194,6 +200,8 @@ def _robustness(args: argparse.Namespace) -> int:
     check_bootstrap_options(args)
     check_out_file(args.out, inputs=[args.questions, *args.outputs])
     check_out_file(args.verdicts, "--verdicts", inputs=[args.questions, *args.outputs, args.out])
+    written = [args.questions, *args.outputs, args.out, args.verdicts]
+    check_out_file(args.labels, "--labels", inputs=written)
     questions = load_questions(args.questions)
     outputs = (o for path in args.outputs for o in iter_outputs(path))
     checks = check_outputs(questions, args.questions, outputs, args.mode)
@@ -214,6 +222,7 @@ def _robustness(args: argparse.Namespace) -> int:
     for path, text in (
         (args.out, summary.model_dump_json(indent=2) + "\n"),
         (args.verdicts, "".join(c.model_dump_json() + "\n" for c in checks)),
+        (args.labels, "".join(json.dumps(label) + "\n" for label in checker_labels(checks))),
     ):
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -22,6 +22,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from ..data.importers.ifeval import VARIANT
+from ..data.importers.ifeval_labels import dimension_truth, is_format_instruction
 from ..data.questions import QuestionSet, TargetOutput
 from ..errors import ConfigError, InputError
 from ..metrics import bootstrap_ci, mcnemar_exact_p
@@ -82,6 +83,35 @@ def check_outputs(
             )
         )
     return checks
+
+
+def checker_labels(checks: Sequence[OutputCheck]) -> list[dict[str, object]]:
+    """The checker's verdicts as judge labels (the format ``assay judge agreement --labels``
+    reads): per output, ``INSTRUCTION_COMPLIANCE`` over every instruction and
+    ``FORMAT_COMPLIANCE`` over the format ones (none for an output without one), each 2 when
+    every counted instruction was followed, 0 when none was, 1 otherwise."""
+    labels: list[dict[str, object]] = []
+    for check in checks:
+        counted = {
+            "INSTRUCTION_COMPLIANCE": [r.followed for r in check.results],
+            "FORMAT_COMPLIANCE": [
+                r.followed for r in check.results if is_format_instruction(r.instruction_id)
+            ],
+        }
+        labels += [
+            {
+                "question_id": check.question_id,
+                "prompt_variant": check.prompt_variant,
+                "target_model": check.target_model,
+                "output_id": check.output_id,
+                "dimension": dimension,
+                "score": dimension_truth(followed).score,
+                "annotator": f"instructions-{check.mode}",
+            }
+            for dimension, followed in counted.items()
+            if followed
+        ]
+    return labels
 
 
 # ---------------------------------------------------------------- statistics
