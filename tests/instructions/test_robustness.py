@@ -367,3 +367,26 @@ def test_the_verdicts_as_judge_labels_audit_a_judge_run_on_the_same_outputs(
     assert main(["judge", "agreement", str(run), "--labels", str(labels)]) == 0
     report = json.loads((run / "agreement.json").read_text())
     assert report["labels"] == len(lines) and report["unmatched_labels"] == 0
+
+
+def test_two_targets_are_contrasted_per_variant_paired_by_prompt(
+    varied: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """model-a loses every prompt to typos and nothing to the reminder; model-b loses nothing."""
+    rows = [
+        output(key, variant, target, target == "model-b" or variant != "typos")
+        for key in (1, 2, 3)
+        for variant in ("original", "typos", "reminder")
+        for target in ("model-a", "model-b")
+    ]
+    manifest = write_jsonl(tmp_path / "two.jsonl", rows)
+    summary = tmp_path / "s.json"
+    argv = ["instructions", "robustness", "--questions", str(varied), "--outputs", str(manifest)]
+    assert main([*argv, "--out", str(summary)]) == 0
+    assert "## Targets compared" in capsys.readouterr().out
+    contrasts = {r["variant"]: r for r in json.loads(summary.read_text())["contrasts"]}
+    typos, reminder = contrasts["typos"], contrasts["reminder"]
+    assert (typos["first"], typos["second"], typos["prompts"]) == ("model-a", "model-b", 3)
+    assert (typos["first_effect"], typos["second_effect"], typos["difference"]) == (-1, 0, -1)
+    assert typos["ci_low"] == typos["ci_high"] == -1.0
+    assert reminder["difference"] == 0 and reminder["ci_low"] == reminder["ci_high"] == 0

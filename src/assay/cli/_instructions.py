@@ -24,6 +24,7 @@ from ..instructions.robustness import (
     BASELINE,
     check_outputs,
     checker_labels,
+    contrast_table,
     instruction_table,
     robustness_tables,
     summarize_robustness,
@@ -215,7 +216,10 @@ def _robustness(args: argparse.Namespace) -> int:
         n_resamples=args.resamples,
         seed=args.seed,
     )
-    for table in [*robustness_tables(summary), instruction_table(summary)]:
+    tables = [*robustness_tables(summary), instruction_table(summary)]
+    if summary.contrasts:
+        tables.append(contrast_table(summary))
+    for table in tables:
         print(f"## {table.title}\n\n{table.markdown()}\n")
         if table.note:
             print(f"{table.note}\n")

@@ -13,6 +13,7 @@ instruction not followed, and leaves its prompt out of the pairs it belongs to.
 
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -159,6 +160,20 @@ class InstructionRow(BaseModel):
     gained: int
 
 
+class TargetContrastRow(BaseModel):
+    """Two targets' effects of one variant, on the prompts both answered under both."""
+
+    variant: str
+    first: str
+    second: str
+    prompts: int
+    first_effect: float  # the first target's variant share minus its baseline share
+    second_effect: float
+    difference: float  # first_effect - second_effect
+    ci_low: float
+    ci_high: float
+
+
 class RobustnessSummary(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -172,6 +187,7 @@ class RobustnessSummary(BaseModel):
     paired: list[PairedRow]
     targets: list[TargetRow]
     instructions: list[InstructionRow]
+    contrasts: list[TargetContrastRow]  # every pair of targets, per variant
 
 
 Cell = tuple[str, str, str]  # target, question, variant
@@ -242,6 +258,7 @@ def summarize_robustness(
         ],
         targets=[_target_row(target, questions, grid) for target in targets],
         instructions=[row for target in targets for row in _instruction_rows(target, grid)],
+        contrasts=list(_contrast_rows(targets, grid, confidence, n_resamples, seed)),
     )
 
 
@@ -287,6 +304,43 @@ def _paired_rows(
             gained=gained,
             mcnemar_p=mcnemar_exact_p(lost, gained),
         )
+
+
+def _contrast_rows(
+    targets: Sequence[str], grid: _Grid, confidence: float, n_resamples: int, seed: int
+) -> Iterable[TargetContrastRow]:
+    """Is one target's accuracy moved more by a variant than another's? Paired by prompt:
+    per prompt, each target's change (variant minus baseline), then the difference."""
+    for label in grid.labels()[1:]:
+        changes = {target: _changes(grid.pairs(target, label)) for target in targets}
+        for first, second in itertools.combinations(targets, 2):
+            shared = sorted(changes[first].keys() & changes[second].keys())
+            if not shared:
+                continue
+            a = np.array([changes[first][q] for q in shared], dtype=np.float64)
+            b = np.array([changes[second][q] for q in shared], dtype=np.float64)
+            estimate = bootstrap_ci(
+                np.mean, a - b, n_resamples=n_resamples, confidence=confidence, seed=seed
+            )
+            yield TargetContrastRow(
+                variant=label,
+                first=first,
+                second=second,
+                prompts=len(shared),
+                first_effect=float(a.mean()),
+                second_effect=float(b.mean()),
+                difference=estimate.value,
+                ci_low=estimate.low,
+                ci_high=estimate.high,
+            )
+
+
+def _changes(pairs: Sequence[tuple[OutputCheck, OutputCheck]]) -> dict[str, int]:
+    """question -> +1 gained, -1 lost, 0 the same."""
+    return {
+        after.question_id: int(after.follow_all_instructions) - int(before.follow_all_instructions)
+        for before, after in pairs
+    }
 
 
 def _target_row(target: str, questions: QuestionSet, grid: _Grid) -> TargetRow:
@@ -408,6 +462,39 @@ def robustness_tables(summary: RobustnessSummary) -> list[Table]:
             "some variants and not others",
         ),
     ]
+
+
+def contrast_table(summary: RobustnessSummary) -> Table:
+    """Each pair of targets per variant (empty with one target)."""
+    level = f"{summary.confidence:.0%}"
+    return Table(
+        title="Targets compared: a variant's effect on one minus its effect on the other",
+        columns=[
+            "variant",
+            "first",
+            "second",
+            "prompts",
+            "effect on first",
+            "effect on second",
+            "difference",
+            f"{level} CI",
+        ],
+        rows=[
+            [
+                r.variant,
+                r.first,
+                r.second,
+                r.prompts,
+                _signed(r.first_effect),
+                _signed(r.second_effect),
+                _signed(r.difference),
+                f"[{_signed(r.ci_low)}, {_signed(r.ci_high)}]",
+            ]
+            for r in summary.contrasts
+        ],
+        note="paired by prompt, over the prompts both targets answered under the variant and "
+        "the baseline; an interval that excludes 0 says the variant moves one target more",
+    )
 
 
 def instruction_table(summary: RobustnessSummary, limit: int = 10) -> Table:
