@@ -22,6 +22,7 @@ EXPECTED = {
     "expected_calibration_error",
     "krippendorff_alpha",
     "maximum_calibration_error",
+    "mcnemar_exact_p",
     "precision_recall_curve",
     "precision_recall_f1",
     "reliability_curve",
