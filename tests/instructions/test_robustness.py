@@ -390,3 +390,37 @@ def test_two_targets_are_contrasted_per_variant_paired_by_prompt(
     assert (typos["first_effect"], typos["second_effect"], typos["difference"]) == (-1, 0, -1)
     assert typos["ci_low"] == typos["ci_high"] == -1.0
     assert reminder["difference"] == 0 and reminder["ci_low"] == reminder["ci_high"] == 0
+
+
+def test_outputs_of_an_earlier_variant_text_are_refused(
+    varied: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """vary run again with another seed gives other typos: outputs generated for the first
+    texts answered other prompts, and are refused rather than checked against the new ones."""
+    outputs = tmp_path / "outputs"
+    generate = ["generate", "--questions", str(varied), "--model", "stub/a"]
+    assert main([*generate, "--out", str(outputs)]) == 0
+    inputs = tmp_path / "input_data.jsonl"
+    vary = ["instructions", "vary", "--inputs", str(inputs), "--out", str(varied)]
+    assert main([*vary, "--variants", "typos,reminder", "--seed", "1"]) == 0
+    capsys.readouterr()
+    argv = ["instructions", "robustness", "--questions", str(varied), "--outputs", str(outputs)]
+    assert main(argv) == 2
+    line = one_error_line(capsys)
+    assert line.startswith(f"error: {outputs / 'manifest.jsonl'}:")
+    assert "field 'prompt_hash': the output for question 'ifeval-1' variant 'typos' answered " in (
+        line
+    )
+
+
+def test_a_second_output_for_one_cell_is_refused_naming_both(
+    varied: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first = output(1, "original", "m", True)
+    manifest = write_jsonl(tmp_path / "m.jsonl", [first, first | {"output_id": "again"}])
+    argv = ["instructions", "robustness", "--questions", str(varied), "--outputs", str(manifest)]
+    assert main(argv) == 2
+    assert one_error_line(capsys) == (
+        f"error: {manifest}:2: the output for question 'ifeval-1' variant 'original' of m is "
+        f"also at {manifest}:1: one output per target, question and variant"
+    )

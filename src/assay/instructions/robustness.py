@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..data.importers.ifeval import VARIANT
 from ..data.importers.ifeval_labels import dimension_truth, is_format_instruction
-from ..data.questions import QuestionSet, TargetOutput
+from ..data.questions import QuestionSet, TargetOutput, refuse_edited_prompt
 from ..errors import ConfigError, InputError
 from ..metrics import bootstrap_ci, mcnemar_exact_p
 from ..tables import Table
@@ -34,6 +34,8 @@ from .variants import VARIANT_KINDS
 from .varied_set import instructions_of
 
 BASELINE = VARIANT  # "original"
+SAME_SET_HINT = "give the question set the outputs were generated from"
+Cell = tuple[str, str, str]  # target, question, variant
 
 
 class OutputCheck(BaseModel):
@@ -54,19 +56,34 @@ class OutputCheck(BaseModel):
 def check_outputs(
     questions: QuestionSet, questions_path: Path, outputs: Iterable[TargetOutput], mode: Mode
 ) -> list[OutputCheck]:
-    """Each output checked against its question's instructions; an output of a question or
-    variant the set does not hold is refused, naming where the output is."""
+    """Each output checked against its question's instructions. Refused, naming where the
+    output is: an output of a question or variant the set does not hold, one that answered
+    another prompt than the set now gives (``vary`` run again with another seed), and a second
+    output of one target for one question and variant."""
     checks = []
+    seen: dict[Cell, str] = {}
     for output in outputs:
+        named = f"the output for question {output.question_id!r} variant {output.prompt_variant!r}"
         found = questions.variant(output.question_id, output.prompt_variant)
         if found is None:
             raise InputError(
-                f"the output for question {output.question_id!r} variant "
-                f"{output.prompt_variant!r} has no such question and variant in {questions_path}",
+                f"{named} has no such question and variant in {questions_path}",
                 path=Path(output.source),
-                hint="give the question set the outputs were generated from",
+                hint=SAME_SET_HINT,
             )
         question, variant = found
+        refuse_edited_prompt(
+            output.prompt_hash, variant, named, (output.source, None), hint=SAME_SET_HINT
+        )
+        cell = (output.target_model, output.question_id, output.prompt_variant)
+        if cell in seen:
+            raise InputError(
+                f"{named} of {output.target_model} is also at {seen[cell]}: one output per "
+                "target, question and variant",
+                path=Path(output.source),
+                hint="give each target's outputs once",
+            )
+        seen[cell] = output.source
         meta = instructions_of(question, questions_path)
         results = check_response(
             meta.instruction_id_list, meta.kwargs, variant.prompt, output.text, mode=mode
@@ -188,9 +205,6 @@ class RobustnessSummary(BaseModel):
     targets: list[TargetRow]
     instructions: list[InstructionRow]
     contrasts: list[TargetContrastRow]  # every pair of targets, per variant
-
-
-Cell = tuple[str, str, str]  # target, question, variant
 
 
 @dataclass(frozen=True)
