@@ -424,3 +424,15 @@ def test_a_second_output_for_one_cell_is_refused_naming_both(
         f"error: {manifest}:2: the output for question 'ifeval-1' variant 'original' of m is "
         f"also at {manifest}:1: one output per target, question and variant"
     )
+
+
+def test_an_instructions_field_outside_meta_is_refused(
+    varied: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    manifest = write_jsonl(tmp_path / "m.jsonl", [output(1, "original", "m", True)])
+    argv = ["instructions", "robustness", "--questions", str(varied), "--outputs", str(manifest)]
+    assert main([*argv, "--instructions-field", "ifeval"]) == 2
+    assert one_error_line(capsys) == (
+        "error: --instructions-field: expected a dotted path under meta (meta.KEY[.KEY...]), "
+        "got 'ifeval'"
+    )

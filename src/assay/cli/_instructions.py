@@ -22,6 +22,7 @@ from ..instructions.agreement import AgreementReport, Disagreement
 from ..instructions.ifeval_data import INPUTS_FILE
 from ..instructions.robustness import (
     BASELINE,
+    RobustnessSummary,
     check_outputs,
     checker_labels,
     contrast_table,
@@ -30,7 +31,7 @@ from ..instructions.robustness import (
     summarize_robustness,
 )
 from ..instructions.variants import VARIANT_KINDS
-from ..instructions.varied_set import NOT_APPLIED, vary_inputs
+from ..instructions.varied_set import INSTRUCTIONS_FIELD, NOT_APPLIED, vary_inputs
 from ..runs import write_atomic
 from ._common import check_bootstrap_options, check_out_file
 from ._import import write_jsonl
@@ -152,6 +153,12 @@ def _register_robustness(commands: Any) -> None:
         default=BASELINE,
         help=f"the variant each other one is paired with (default: {BASELINE})",
     )
+    robustness.add_argument(
+        "--instructions-field",
+        default=INSTRUCTIONS_FIELD,
+        help="where each question keeps its instructions, a dotted path under meta (default: "
+        f"{INSTRUCTIONS_FIELD}; a promptfoo import's test metadata: meta.metadata.ifeval)",
+    )
     robustness.add_argument("--out", type=Path, help="write the summary (JSON) here")
     robustness.add_argument(
         "--verdicts", type=Path, help="write one JSON line of verdicts per output here"
@@ -198,14 +205,12 @@ def _vary(args: argparse.Namespace) -> int:
 
 
 def _robustness(args: argparse.Namespace) -> int:
-    check_bootstrap_options(args)
-    check_out_file(args.out, inputs=[args.questions, *args.outputs])
-    check_out_file(args.verdicts, "--verdicts", inputs=[args.questions, *args.outputs, args.out])
-    written = [args.questions, *args.outputs, args.out, args.verdicts]
-    check_out_file(args.labels, "--labels", inputs=written)
+    _check_robustness_options(args)
     questions = load_questions(args.questions)
     outputs = (o for path in args.outputs for o in iter_outputs(path))
-    checks = check_outputs(questions, args.questions, outputs, args.mode)
+    checks = check_outputs(
+        questions, args.questions, outputs, args.mode, instructions_field=args.instructions_field
+    )
     if not checks:
         raise InputError("no outputs to check", path=args.outputs[0])
     summary = summarize_robustness(
@@ -216,13 +221,7 @@ def _robustness(args: argparse.Namespace) -> int:
         n_resamples=args.resamples,
         seed=args.seed,
     )
-    tables = [*robustness_tables(summary), instruction_table(summary)]
-    if summary.contrasts:
-        tables.append(contrast_table(summary))
-    for table in tables:
-        print(f"## {table.title}\n\n{table.markdown()}\n")
-        if table.note:
-            print(f"{table.note}\n")
+    _print_tables(summary)
     for path, text in (
         (args.out, summary.model_dump_json(indent=2) + "\n"),
         (args.verdicts, "".join(c.model_dump_json() + "\n" for c in checks)),
@@ -233,6 +232,35 @@ def _robustness(args: argparse.Namespace) -> int:
             write_atomic(path, text)
             print(f"wrote {path}")
     return 0
+
+
+def _check_robustness_options(args: argparse.Namespace) -> None:
+    """Every option, and that no file to write is an input or another output, before reading."""
+    check_bootstrap_options(args)
+    field = args.instructions_field
+    if not field.startswith("meta.") or "" in field.split("."):
+        raise ConfigError(
+            f"--instructions-field: expected a dotted path under meta (meta.KEY[.KEY...]), "
+            f"got {field!r}"
+        )
+    written: list[Path | None] = [args.questions, *args.outputs]
+    for path, option in (
+        (args.out, "--out"),
+        (args.verdicts, "--verdicts"),
+        (args.labels, "--labels"),
+    ):
+        check_out_file(path, option, inputs=written)
+        written.append(path)
+
+
+def _print_tables(summary: RobustnessSummary) -> None:
+    tables = [*robustness_tables(summary), instruction_table(summary)]
+    if summary.contrasts:
+        tables.append(contrast_table(summary))
+    for table in tables:
+        print(f"## {table.title}\n\n{table.markdown()}\n")
+        if table.note:
+            print(f"{table.note}\n")
 
 
 def _check(args: argparse.Namespace) -> int:

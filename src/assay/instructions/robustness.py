@@ -31,7 +31,7 @@ from ..tables import Table
 from .registry import check_response
 from .types import InstructionResult, Mode
 from .variants import VARIANT_KINDS
-from .varied_set import instructions_of
+from .varied_set import INSTRUCTIONS_FIELD, instructions_of
 
 BASELINE = VARIANT  # "original"
 SAME_SET_HINT = "give the question set the outputs were generated from"
@@ -54,7 +54,12 @@ class OutputCheck(BaseModel):
 
 
 def check_outputs(
-    questions: QuestionSet, questions_path: Path, outputs: Iterable[TargetOutput], mode: Mode
+    questions: QuestionSet,
+    questions_path: Path,
+    outputs: Iterable[TargetOutput],
+    mode: Mode,
+    *,
+    instructions_field: str = INSTRUCTIONS_FIELD,
 ) -> list[OutputCheck]:
     """Each output checked against its question's instructions. Refused, naming where the
     output is: an output of a question or variant the set does not hold, one that answered
@@ -84,7 +89,7 @@ def check_outputs(
                 hint="give each target's outputs once",
             )
         seen[cell] = output.source
-        meta = instructions_of(question, questions_path)
+        meta = instructions_of(question, questions_path, instructions_field)
         results = check_response(
             meta.instruction_id_list, meta.kwargs, variant.prompt, output.text, mode=mode
         )

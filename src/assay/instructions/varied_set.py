@@ -24,6 +24,7 @@ from .registry import check_kwargs
 from .variants import prompt_variants
 
 META_KEY = "ifeval"
+INSTRUCTIONS_FIELD = f"meta.{META_KEY}"  # where `vary` writes each question's instructions
 NOT_APPLIED = "not_applied"
 
 
@@ -90,31 +91,42 @@ def _varied_question(
     )
 
 
-def instructions_of(question: Question, questions_path: Path) -> IFEvalMeta:
-    """The instructions a question's outputs are checked against, or an error naming the
-    question's line and the field."""
+def instructions_of(
+    question: Question, questions_path: Path, field: str = INSTRUCTIONS_FIELD
+) -> IFEvalMeta:
+    """The instructions a question's outputs are checked against, read from ``field`` (a
+    dotted path under the question's ``meta``), or an error naming the question's line and
+    the field."""
 
-    def refused(reason: str, field: str, hint: str | None = None) -> InputError:
+    def refused(reason: str, where: str, hint: str | None = None) -> InputError:
         line = _line_of(questions_path, question.question_id)  # read only for an error
-        return InputError(reason, path=questions_path, line=line, field=field, hint=hint)
+        return InputError(reason, path=questions_path, line=line, field=where, hint=hint)
 
-    raw = (question.meta or {}).get(META_KEY)
+    raw = meta_value(question.meta, field)
     if raw is None:
         raise refused(
             f"question {question.question_id!r} has no instructions to check",
-            f"meta.{META_KEY}",
-            "give the question set `assay instructions vary` wrote",
+            field,
+            "give the question set `assay instructions vary` wrote, or name where the "
+            "questions keep their instructions (--instructions-field)",
         )
     try:
         meta = IFEvalMeta.model_validate(raw)
         check_kwargs(meta.instruction_id_list, meta.kwargs, question.variants[0].prompt)
     except ValidationError as error:
         first = error.errors()[0]
-        raise refused(first["msg"], f"meta.{META_KEY}.{field_path(first['loc'])}") from None
+        raise refused(first["msg"], f"{field}.{field_path(first['loc'])}") from None
     except InputError as error:
-        where = f"meta.{META_KEY}.{error.field}" if error.field else f"meta.{META_KEY}"
-        raise refused(error.reason, where) from None
+        raise refused(error.reason, f"{field}.{error.field}" if error.field else field) from None
     return meta
+
+
+def meta_value(meta: dict[str, Any] | None, field: str) -> Any:
+    """The value at ``field`` (``meta.a.b``) of a question's meta; None where it has none."""
+    value: Any = meta
+    for key in field.split(".")[1:]:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value
 
 
 def _line_of(path: Path, wanted: str) -> int | None:

@@ -1,0 +1,68 @@
+"""Prompt variants written as promptfoo prompts: the real promptfoo CLI runs the suite, ``assay
+import promptfoo`` reads its results, and ``instructions robustness`` pairs the prompts, the
+instructions read from each test's metadata."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from assay.cli import main
+from tests.helpers.promptfoo_cli import promptfoo_command, run_promptfoo
+
+SUITE = {
+    "prompts": [
+        {"id": "{{task}}", "label": "plain"},
+        {"id": "{{task}}\n\nFollow every instruction.", "label": "reminder"},
+    ],
+    # promptfoo's echo provider answers with the prompt itself
+    "providers": ["echo"],
+    "tests": [
+        {
+            "vars": {"task": "Say hi without commas."},
+            "metadata": {
+                "ifeval": {"instruction_id_list": ["punctuation:no_comma"], "kwargs": [{}]}
+            },
+        },
+        {
+            "vars": {"task": "End with Bye."},
+            "metadata": {
+                "ifeval": {
+                    "instruction_id_list": ["startend:end_checker"],
+                    "kwargs": [{"end_phrase": "Bye."}],
+                }
+            },
+        },
+    ],
+}
+
+
+def test_promptfoo_prompts_are_variants_paired_by_test_case(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    results = run_promptfoo(promptfoo_command(), SUITE, tmp_path / "promptfoo")
+    imported = tmp_path / "imported"
+    assert main(["import", "promptfoo", str(results), "--out", str(imported)]) == 0
+    summary = tmp_path / "summary.json"
+    argv = [
+        "instructions",
+        "robustness",
+        "--questions",
+        str(imported / "questions.jsonl"),
+        "--outputs",
+        str(imported),
+        "--instructions-field",
+        "meta.metadata.ifeval",
+        "--baseline",
+        "plain",
+    ]
+    assert main([*argv, "--out", str(summary)]) == 0
+    (row,) = json.loads(summary.read_text())["paired"]
+    # "End with Bye." ends with Bye.; with the reminder after it, the echo no longer does
+    assert (row["variant"], row["pairs"], row["lost"], row["gained"]) == ("reminder", 2, 1, 0)
+    assert (row["baseline_rate"], row["variant_rate"]) == (1.0, 0.5)
+    capsys.readouterr()
+    assert main(argv[:-4]) == 2  # the default field: the import keeps them under metadata
+    assert "field 'meta.ifeval': question 'test-1' has no instructions" in capsys.readouterr().err
