@@ -20,13 +20,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict
 
 from ..data.importers.ifeval import VARIANT
 from ..data.importers.ifeval_labels import dimension_truth, is_format_instruction
 from ..data.questions import QuestionSet, TargetOutput, refuse_edited_prompt
 from ..errors import ConfigError, InputError
-from ..metrics import bootstrap_ci, mcnemar_exact_p
+from ..metrics import Estimate, bootstrap_ci, mcnemar_exact_p
 from ..tables import Table
 from .registry import check_response
 from .types import InstructionResult, Mode
@@ -240,6 +241,24 @@ class _Grid:
         return [(b, a) for b, a in found if b is not None and a is not None]
 
 
+@dataclass(frozen=True)
+class _Bootstrap:
+    """The interval settings of a summary: a percentile bootstrap over prompts."""
+
+    confidence: float
+    n_resamples: int
+    seed: int
+
+    def mean(self, differences: npt.NDArray[np.float64]) -> Estimate:
+        return bootstrap_ci(
+            np.mean,
+            differences,
+            n_resamples=self.n_resamples,
+            confidence=self.confidence,
+            seed=self.seed,
+        )
+
+
 def summarize_robustness(
     questions: QuestionSet,
     checks: Sequence[OutputCheck],
@@ -262,6 +281,7 @@ def summarize_robustness(
             hint="give --baseline one of " + ", ".join(map(repr, grid.labels()[:10])),
         )
     targets = sorted({c.target_model for c in checks})
+    bootstrap = _Bootstrap(confidence, n_resamples, seed)
     return RobustnessSummary(
         mode=mode,
         questions=questions.question_count,
@@ -270,14 +290,10 @@ def summarize_robustness(
         n_resamples=n_resamples,
         seed=seed,
         variants=[row for target in targets for row in _variant_rows(target, grid)],
-        paired=[
-            row
-            for target in targets
-            for row in _paired_rows(target, grid, confidence, n_resamples, seed)
-        ],
+        paired=[row for target in targets for row in _paired_rows(target, grid, bootstrap)],
         targets=[_target_row(target, questions, grid) for target in targets],
         instructions=[row for target in targets for row in _instruction_rows(target, grid)],
-        contrasts=list(_contrast_rows(targets, grid, confidence, n_resamples, seed)),
+        contrasts=list(_contrast_rows(targets, grid, bootstrap)),
     )
 
 
@@ -295,18 +311,14 @@ def _variant_rows(target: str, grid: _Grid) -> Iterable[VariantRow]:
         )
 
 
-def _paired_rows(
-    target: str, grid: _Grid, confidence: float, n_resamples: int, seed: int
-) -> Iterable[PairedRow]:
+def _paired_rows(target: str, grid: _Grid, bootstrap: _Bootstrap) -> Iterable[PairedRow]:
     for label in grid.labels()[1:]:
         pairs = grid.pairs(target, label)
         if not pairs:
             continue
         before = np.array([b.follow_all_instructions for b, _ in pairs], dtype=np.float64)
         after = np.array([a.follow_all_instructions for _, a in pairs], dtype=np.float64)
-        estimate = bootstrap_ci(
-            np.mean, after - before, n_resamples=n_resamples, confidence=confidence, seed=seed
-        )
+        estimate = bootstrap.mean(after - before)
         lost = int(((before == 1) & (after == 0)).sum())
         gained = int(((before == 0) & (after == 1)).sum())
         yield PairedRow(
@@ -326,7 +338,7 @@ def _paired_rows(
 
 
 def _contrast_rows(
-    targets: Sequence[str], grid: _Grid, confidence: float, n_resamples: int, seed: int
+    targets: Sequence[str], grid: _Grid, bootstrap: _Bootstrap
 ) -> Iterable[TargetContrastRow]:
     """Is one target's accuracy moved more by a variant than another's? Paired by prompt:
     per prompt, each target's change (variant minus baseline), then the difference."""
@@ -338,9 +350,7 @@ def _contrast_rows(
                 continue
             a = np.array([changes[first][q] for q in shared], dtype=np.float64)
             b = np.array([changes[second][q] for q in shared], dtype=np.float64)
-            estimate = bootstrap_ci(
-                np.mean, a - b, n_resamples=n_resamples, confidence=confidence, seed=seed
-            )
+            estimate = bootstrap.mean(a - b)
             yield TargetContrastRow(
                 variant=label,
                 first=first,
