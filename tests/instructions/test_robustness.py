@@ -51,6 +51,10 @@ def varied(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
     return questions
 
 
+def summary_of(run: Path) -> dict[str, Any]:
+    return dict(json.loads((run / "summary.json").read_text()))
+
+
 def output(key: int, variant: str, target: str, follows: bool) -> dict[str, Any]:
     return {
         "question_id": f"ifeval-{key}",
@@ -79,11 +83,11 @@ def test_each_variant_is_paired_with_the_original_on_the_prompts_answered_under_
             *(output(key, "original", b, True) for key in (1, 2, 3)),
         ],
     )
-    summary_path, verdicts = tmp_path / "summary.json", tmp_path / "verdicts.jsonl"
+    run = tmp_path / "robustness"
     argv = ["instructions", "robustness", "--questions", str(varied), "--outputs", str(manifest)]
-    assert main([*argv, "--out", str(summary_path), "--verdicts", str(verdicts)]) == 0
+    assert main([*argv, "--out", str(run), "--no-report"]) == 0
     printed = capsys.readouterr().out
-    summary = json.loads(summary_path.read_text())
+    summary, verdicts = summary_of(run), run / "verdicts.jsonl"
 
     rows = {(r["target_model"], r["variant"]): r for r in summary["variants"]}
     of_a = [r for r in summary["variants"] if r["target_model"] == a]
@@ -144,10 +148,10 @@ def test_a_small_change_that_loses_every_prompt_is_significant(
             for v in ("original", "lowercase")
         ],
     )
-    summary = tmp_path / "s.json"
+    run = tmp_path / "robustness"
     argv = ["instructions", "robustness", "--questions", str(questions), "--outputs", str(manifest)]
-    assert main([*argv, "--out", str(summary)]) == 0
-    row = json.loads(summary.read_text())["paired"][0]
+    assert main([*argv, "--out", str(run), "--no-report"]) == 0
+    row = summary_of(run)["paired"][0]
     assert (row["lost"], row["gained"], row["difference"]) == (12, 0, -1.0)
     assert row["mcnemar_p"] == pytest.approx(2 / 2**12)
     assert row["ci_high"] == -1.0
@@ -159,10 +163,10 @@ def test_generated_outputs_of_every_cell_are_checked(
     outputs = tmp_path / "outputs"
     argv = ["generate", "--questions", str(varied), "--model", "stub/a", "--out", str(outputs)]
     assert main(argv) == 0
-    verdicts = tmp_path / "verdicts.jsonl"
+    run = tmp_path / "robustness"
     argv = ["instructions", "robustness", "--questions", str(varied), "--outputs", str(outputs)]
-    assert main([*argv, "--verdicts", str(verdicts), "--mode", "loose"]) == 0
-    lines = [json.loads(line) for line in verdicts.read_text().splitlines()]
+    assert main([*argv, "--out", str(run), "--mode", "loose"]) == 0
+    lines = [json.loads(line) for line in (run / "verdicts.jsonl").read_text().splitlines()]
     assert len(lines) == 9 and {line["mode"] for line in lines} == {"loose"}
     assert {(line["question_id"], line["prompt_variant"]) for line in lines} == {
         (f"ifeval-{k}", v) for k in (1, 2, 3) for v in ("original", "typos", "reminder")
@@ -250,10 +254,11 @@ def test_the_embedded_model_answers_every_variant_and_each_answer_is_checked(
     assert main(["instructions", "vary", "--inputs", str(inputs), "--out", str(questions)]) == 0
     generate = ["generate", "--questions", str(questions), "--model", "llamacpp/smollm2"]
     assert main([*generate, "--max-tokens", "24", "--out", str(outputs)]) == 0
-    summary = tmp_path / "summary.json"
+    run = tmp_path / "robustness"
     argv = ["instructions", "robustness", "--questions", str(questions), "--outputs", str(outputs)]
-    assert main([*argv, "--out", str(summary)]) == 0
-    result = json.loads(summary.read_text())
+    assert main([*argv, "--out", str(run)]) == 0
+    result = summary_of(run)
+    assert (run / "report.html").is_file()
     cells = sum(len(json.loads(line)["variants"]) for line in questions.read_text().splitlines())
     assert sum(r["outputs"] for r in result["variants"]) == cells == 11
     assert all(r["missing"] == 0 for r in result["variants"])
@@ -300,14 +305,14 @@ def test_a_question_set_of_ones_own_names_its_baseline(
             },
         ],
     )
-    summary = tmp_path / "s.json"
+    run = tmp_path / "robustness"
     argv = ["instructions", "robustness", "--questions", str(questions), "--outputs", str(manifest)]
-    assert main([*argv, "--out", str(summary)]) == 2
+    assert main([*argv, "--out", str(run), "--no-report"]) == 2
     assert one_error_line(capsys) == (
         "error: no prompt variant 'original' in the question set to pair the others with"
     )
-    assert main([*argv, "--out", str(summary), "--baseline", "terse"]) == 0
-    row = json.loads(summary.read_text())["paired"][0]
+    assert main([*argv, "--out", str(run), "--no-report", "--baseline", "terse"]) == 0
+    row = summary_of(run)["paired"][0]
     assert (row["baseline"], row["variant"], row["lost"], row["gained"]) == (
         "terse",
         "polite",
@@ -346,16 +351,17 @@ def test_a_bad_number_option_is_one_error_naming_it(
 def test_the_verdicts_as_judge_labels_audit_a_judge_run_on_the_same_outputs(
     varied: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """robustness --labels writes what `judge agreement --labels` reads: a judge run on the
-    varied set is then compared with the checker, output by output."""
+    """robustness --out writes labels.jsonl, which `judge agreement --labels` reads: a judge
+    run on the varied set is then compared with the checker, output by output."""
     outputs, run = tmp_path / "outputs", tmp_path / "run"
     assert (
         main(["generate", "--questions", str(varied), "--model", "stub/a", "--out", str(outputs)])
         == 0
     )
-    labels = tmp_path / "labels.jsonl"
+    robustness = tmp_path / "robustness"
     argv = ["instructions", "robustness", "--questions", str(varied), "--outputs", str(outputs)]
-    assert main([*argv, "--labels", str(labels)]) == 0
+    assert main([*argv, "--out", str(robustness), "--no-report"]) == 0
+    labels = robustness / "labels.jsonl"
     lines = [json.loads(line) for line in labels.read_text().splitlines()]
     # 9 outputs; prompts 1 and 2 have a format instruction (no_comma, end_checker), 3 has none
     assert {line["dimension"] for line in lines} == {"INSTRUCTION_COMPLIANCE", "FORMAT_COMPLIANCE"}
@@ -380,11 +386,11 @@ def test_two_targets_are_contrasted_per_variant_paired_by_prompt(
         for target in ("model-a", "model-b")
     ]
     manifest = write_jsonl(tmp_path / "two.jsonl", rows)
-    summary = tmp_path / "s.json"
+    run = tmp_path / "robustness"
     argv = ["instructions", "robustness", "--questions", str(varied), "--outputs", str(manifest)]
-    assert main([*argv, "--out", str(summary)]) == 0
+    assert main([*argv, "--out", str(run), "--no-report"]) == 0
     assert "## Targets compared" in capsys.readouterr().out
-    contrasts = {r["variant"]: r for r in json.loads(summary.read_text())["contrasts"]}
+    contrasts = {r["variant"]: r for r in summary_of(run)["contrasts"]}
     typos, reminder = contrasts["typos"], contrasts["reminder"]
     assert (typos["first"], typos["second"], typos["prompts"]) == ("model-a", "model-b", 3)
     assert (typos["first_effect"], typos["second_effect"], typos["difference"]) == (-1, 0, -1)
@@ -436,3 +442,18 @@ def test_an_instructions_field_outside_meta_is_refused(
         "error: --instructions-field: expected a dotted path under meta (meta.KEY[.KEY...]), "
         "got 'ifeval'"
     )
+
+
+def test_out_refuses_a_directory_that_holds_another_kind_of_run(
+    varied: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    outputs = tmp_path / "outputs"
+    generate = ["generate", "--questions", str(varied), "--model", "stub/a"]
+    assert main([*generate, "--out", str(outputs)]) == 0
+    capsys.readouterr()
+    argv = ["instructions", "robustness", "--questions", str(varied), "--outputs", str(outputs)]
+    assert main([*argv, "--out", str(outputs)]) == 2
+    assert one_error_line(capsys).startswith(
+        f"error: {outputs} holds a 'generate' run, not a robustness run"
+    )
+    assert not (outputs / "summary.json").exists()

@@ -45,7 +45,7 @@ def test_promptfoo_prompts_are_variants_paired_by_test_case(
     results = run_promptfoo(promptfoo_command(), SUITE, tmp_path / "promptfoo")
     imported = tmp_path / "imported"
     assert main(["import", "promptfoo", str(results), "--out", str(imported)]) == 0
-    summary = tmp_path / "summary.json"
+    run = tmp_path / "robustness"
     argv = [
         "instructions",
         "robustness",
@@ -58,8 +58,8 @@ def test_promptfoo_prompts_are_variants_paired_by_test_case(
         "--baseline",
         "plain",
     ]
-    assert main([*argv, "--out", str(summary)]) == 0
-    (row,) = json.loads(summary.read_text())["paired"]
+    assert main([*argv, "--out", str(run), "--no-report"]) == 0
+    (row,) = json.loads((run / "summary.json").read_text())["paired"]
     # "End with Bye." ends with Bye.; with the reminder after it, the echo no longer does
     assert (row["variant"], row["pairs"], row["lost"], row["gained"]) == ("reminder", 2, 1, 0)
     assert (row["baseline_rate"], row["variant_rate"]) == (1.0, 0.5)

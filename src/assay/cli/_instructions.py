@@ -22,18 +22,21 @@ from ..instructions.agreement import AgreementReport, Disagreement
 from ..instructions.ifeval_data import INPUTS_FILE
 from ..instructions.robustness import (
     BASELINE,
-    RobustnessSummary,
     check_outputs,
-    checker_labels,
-    contrast_table,
-    instruction_table,
-    robustness_tables,
     summarize_robustness,
+    summary_markdown,
 )
+from ..instructions.robustness_run import write_robustness_run
 from ..instructions.variants import VARIANT_KINDS
 from ..instructions.varied_set import INSTRUCTIONS_FIELD, NOT_APPLIED, vary_inputs
 from ..runs import write_atomic
-from ._common import check_bootstrap_options, check_out_file
+from ._common import (
+    add_report_option,
+    check_bootstrap_options,
+    check_out_file,
+    check_run_dir,
+    write_run_report,
+)
 from ._import import write_jsonl
 
 
@@ -159,15 +162,14 @@ def _register_robustness(commands: Any) -> None:
         help="where each question keeps its instructions, a dotted path under meta (default: "
         f"{INSTRUCTIONS_FIELD}; a promptfoo import's test metadata: meta.metadata.ifeval)",
     )
-    robustness.add_argument("--out", type=Path, help="write the summary (JSON) here")
     robustness.add_argument(
-        "--verdicts", type=Path, help="write one JSON line of verdicts per output here"
-    )
-    robustness.add_argument(
-        "--labels",
+        "--out",
         type=Path,
-        help="write the verdicts as judge labels here (for `assay judge agreement --labels`)",
+        help="write the result here as a run directory: summary.json, verdicts.jsonl (every "
+        "output's verdicts and reasons), labels.jsonl (the verdicts as judge labels, for "
+        "`assay judge agreement --labels`), robustness.md and report.html",
     )
+    add_report_option(robustness)
     robustness.add_argument(
         "--resamples", type=int, default=2000, help="bootstrap resamples (default: 2000)"
     )
@@ -221,21 +223,25 @@ def _robustness(args: argparse.Namespace) -> int:
         n_resamples=args.resamples,
         seed=args.seed,
     )
-    _print_tables(summary)
-    for path, text in (
-        (args.out, summary.model_dump_json(indent=2) + "\n"),
-        (args.verdicts, "".join(c.model_dump_json() + "\n" for c in checks)),
-        (args.labels, "".join(json.dumps(label) + "\n" for label in checker_labels(checks))),
-    ):
-        if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            write_atomic(path, text)
-            print(f"wrote {path}")
+    print(summary_markdown(summary))
+    if args.out is not None:
+        config = {
+            "questions": str(args.questions),
+            "outputs": [str(path) for path in args.outputs],
+            "mode": args.mode,
+            "baseline": args.baseline,
+            "instructions_field": args.instructions_field,
+            "resamples": args.resamples,
+            "seed": args.seed,
+        }
+        written = write_robustness_run(args.out, summary, checks, config)
+        print("wrote " + ", ".join(str(path) for path in written))
+        write_run_report(args.out, args)
     return 0
 
 
 def _check_robustness_options(args: argparse.Namespace) -> None:
-    """Every option, and that no file to write is an input or another output, before reading."""
+    """Every option before anything is read."""
     check_bootstrap_options(args)
     field = args.instructions_field
     if not field.startswith("meta.") or "" in field.split("."):
@@ -243,24 +249,8 @@ def _check_robustness_options(args: argparse.Namespace) -> None:
             f"--instructions-field: expected a dotted path under meta (meta.KEY[.KEY...]), "
             f"got {field!r}"
         )
-    written: list[Path | None] = [args.questions, *args.outputs]
-    for path, option in (
-        (args.out, "--out"),
-        (args.verdicts, "--verdicts"),
-        (args.labels, "--labels"),
-    ):
-        check_out_file(path, option, inputs=written)
-        written.append(path)
-
-
-def _print_tables(summary: RobustnessSummary) -> None:
-    tables = [*robustness_tables(summary), instruction_table(summary)]
-    if summary.contrasts:
-        tables.append(contrast_table(summary))
-    for table in tables:
-        print(f"## {table.title}\n\n{table.markdown()}\n")
-        if table.note:
-            print(f"{table.note}\n")
+    if args.out is not None:
+        check_run_dir(args.out, "--out")
 
 
 def _check(args: argparse.Namespace) -> int:

@@ -52,6 +52,8 @@ class OutputCheck(BaseModel):
     mode: Mode
     follow_all_instructions: bool
     results: tuple[InstructionResult, ...]
+    prompt: str  # the variant's prompt the output answered
+    response: str  # the output's text
 
 
 def check_outputs(
@@ -104,6 +106,8 @@ def check_outputs(
                 mode=mode,
                 follow_all_instructions=all(r.followed for r in results),
                 results=tuple(results),
+                prompt=variant.prompt,
+                response=output.text,
             )
         )
     return checks
@@ -553,3 +557,16 @@ def _pct(value: float | None) -> str:
 
 def _signed(value: float) -> str:
     return f"{100 * value:+.1f} pts"
+
+
+def summary_markdown(summary: RobustnessSummary) -> str:
+    """Every table of the summary as Markdown, with its title and note."""
+    tables = [*robustness_tables(summary), instruction_table(summary)]
+    if summary.contrasts:
+        tables.append(contrast_table(summary))
+    parts = []
+    for table in tables:
+        parts.append(f"## {table.title}\n\n{table.markdown()}\n")
+        if table.note:
+            parts.append(f"{table.note}\n")
+    return "\n".join(parts)

@@ -160,6 +160,7 @@ def load_run(run_dir: Path, sampling: SampleSettings | None = None) -> RunConten
     from ._html_bench import bench_content
     from ._html_generic import generic_content
     from ._html_judge import judge_content
+    from ._html_robustness import robustness_content
 
     if not run_dir.is_dir():
         raise InputError("not a run directory", path=run_dir)
@@ -176,6 +177,8 @@ def load_run(run_dir: Path, sampling: SampleSettings | None = None) -> RunConten
         return bench_content(run_dir, run, sampling)
     if kind == "judge":
         return judge_content(run_dir, run, sampling)
+    if kind == "robustness":
+        return robustness_content(run_dir, run)
     return generic_content(run_dir, run)
 
 

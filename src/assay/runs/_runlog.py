@@ -22,7 +22,7 @@ from ..redact import public_command
 from ._jsonl import JsonlWriter, parse_json_object
 
 RunStatus = Literal["started", "success", "cancelled", "error"]
-RunKind = Literal["bench", "judge", "generate"]
+RunKind = Literal["bench", "judge", "generate", "robustness"]
 RUN_FILE = "run.json"
 # What each kind of run leaves in its directory besides run.json: how a directory whose
 # run.json is gone is still known to hold a run.

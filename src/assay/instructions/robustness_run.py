@@ -1,0 +1,48 @@
+"""A robustness result as a run directory: what ``assay report`` shows and a reader audits.
+
+``RUN/run.json`` (kind ``robustness``: the command, the settings, assay's version),
+``summary.json`` (:class:`RobustnessSummary`), ``verdicts.jsonl`` (one :class:`OutputCheck` per
+output: its prompt, its text, every instruction's verdict and reason), ``labels.jsonl`` (the
+verdicts as judge labels, :func:`checker_labels`) and ``robustness.md`` (the tables). The result
+is a function of its inputs: writing it again replaces the files.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..runs import RunDirLock, RunKind, RunLog, RunLogger, check_run_kind, write_atomic
+from .robustness import OutputCheck, RobustnessSummary, checker_labels, summary_markdown
+
+KIND: RunKind = "robustness"
+SUMMARY_FILE = "summary.json"
+VERDICTS_FILE = "verdicts.jsonl"
+LABELS_FILE = "labels.jsonl"
+TABLES_FILE = "robustness.md"
+
+
+def write_robustness_run(
+    run_dir: Path,
+    summary: RobustnessSummary,
+    checks: Sequence[OutputCheck],
+    config: dict[str, Any],
+) -> list[Path]:
+    """Write the run directory (refusing one that holds another kind of run, or is being
+    written); returns the files written."""
+    check_run_kind(run_dir, KIND, option="--out", needs_log=False)
+    with RunDirLock(run_dir):
+        log = RunLog(kind=KIND, sample_count=len(checks), config=config)
+        logger = RunLogger(run_dir, log)
+        contents = {
+            SUMMARY_FILE: summary.model_dump_json(indent=2) + "\n",
+            VERDICTS_FILE: "".join(c.model_dump_json() + "\n" for c in checks),
+            LABELS_FILE: "".join(json.dumps(label) + "\n" for label in checker_labels(checks)),
+            TABLES_FILE: summary_markdown(summary),
+        }
+        for name, text in contents.items():
+            write_atomic(run_dir / name, text)
+        logger.finish("success", finished_count=len(checks))
+    return [run_dir / name for name in contents]

@@ -1,0 +1,67 @@
+"""The report of an instruction-robustness run (real headless Chromium): the headline shares
+per target, the paired table, and every output openable beside the baseline's, with each
+instruction's verdict and reason."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from assay.cli import main
+from tests.instructions.test_robustness import INPUTS, output, write_jsonl
+from tests.report.test_browser import browser, open_report, wait_for  # noqa: F401
+
+pytestmark = pytest.mark.browser
+
+
+def robustness_run(tmp_path: Path) -> Path:
+    """Prompt 1 lost under typos (a comma), everything else followed."""
+    inputs = write_jsonl(tmp_path / "input_data.jsonl", INPUTS)
+    questions = tmp_path / "questions.jsonl"
+    vary = ["instructions", "vary", "--inputs", str(inputs), "--out", str(questions)]
+    assert main([*vary, "--variants", "typos"]) == 0
+    rows = [
+        output(key, variant, "model-a", not (key == 1 and variant == "typos"))
+        for key in (1, 2, 3)
+        for variant in ("original", "typos")
+    ]
+    manifest = write_jsonl(tmp_path / "manifest.jsonl", rows)
+    run = tmp_path / "robustness"
+    argv = ["instructions", "robustness", "--questions", str(questions), "--outputs"]
+    assert main([*argv, str(manifest), "--out", str(run)]) == 0
+    return run
+
+
+def test_a_lost_prompt_opens_beside_the_baselines_output_and_verdicts(
+    browser: Any,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+
+    open_report(browser, robustness_run(tmp_path) / "report.html")
+    head = wait_for(browser, ".run-head")
+    assert "instruction following under 1 prompt variant(s) of 3 prompts" in head.text
+    metrics = {
+        m.get_attribute("data-path"): m.text
+        for m in head.find_elements("css selector", ".headline-metric")
+    }
+    assert "1" in metrics["targets[0].baseline_rate"]  # every prompt under the original
+    assert "0.6667" in metrics["targets[0].robust_rate"]
+    page = browser.find_element("tag name", "body").text
+    assert "Each variant against 'original', paired by prompt" in page
+
+    card = wait_for(browser, ".example-set")
+    Select(card.find_element("css selector", "select[data-column='change']")).select_by_value(
+        "lost"
+    )
+    WebDriverWait(browser, 10).until(
+        lambda d: len(card.find_elements("css selector", "tbody tr")) == 1
+    )
+    card.find_element("css selector", "tbody tr").click()
+    detail = wait_for(browser, ".example-set .detail")
+    WebDriverWait(browser, 10).until(lambda d: "The baseline's verdicts" in detail.text)
+    assert "ifeval-1 x typos x model-a" in detail.text
+    assert "Hi, there." in detail.text  # the output under the variant
+    assert "1 commas" in detail.text and "0 commas" in detail.text  # both verdicts' reasons
