@@ -22,7 +22,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-ORIGINAL = "original"
 REPEAT_PROMPT = "combination:repeat_prompt"
 TYPO_SHARE = 0.1  # of the eligible words; at least one
 PREAMBLE = "Here is a request for you.\n\n"
