@@ -457,3 +457,19 @@ def test_out_refuses_a_directory_that_holds_another_kind_of_run(
         f"error: {outputs} holds a 'generate' run, not a robustness run"
     )
     assert not (outputs / "summary.json").exists()
+
+
+def test_variants_list_the_instructions_as_constraints_unless_told_not_to(
+    varied: Path, tmp_path: Path
+) -> None:
+    with_them = [json.loads(line) for line in varied.read_text().splitlines()]
+    assert {tuple(v["constraints"]) for v in with_them[1]["variants"]} == {
+        ("startend:end_checker (end_phrase=Bye.)",)
+    }
+    bare = tmp_path / "bare.jsonl"
+    inputs = tmp_path / "input_data.jsonl"
+    vary = ["instructions", "vary", "--inputs", str(inputs), "--out", str(bare)]
+    assert main([*vary, "--no-constraints"]) == 0
+    questions = [json.loads(line) for line in bare.read_text().splitlines()]
+    assert all(v["constraints"] == [] for q in questions for v in q["variants"])
+    assert questions[1]["meta"]["ifeval"]["kwargs"] == [{"end_phrase": "Bye."}]  # still checked

@@ -126,6 +126,12 @@ def _register_vary(commands: Any) -> None:
         "--seed", type=int, default=0, help="seed of the random choices (which words get a typo)"
     )
     vary.add_argument(
+        "--no-constraints",
+        action="store_true",
+        help="do not list the instructions as each variant's constraints (a judge of the "
+        "outputs then sees only the prompt)",
+    )
+    vary.add_argument(
         "--limit", type=int, help="only the first N prompts of the file (default: all)"
     )
     vary.set_defaults(handler=_vary)
@@ -194,7 +200,9 @@ def _vary(args: argparse.Namespace) -> int:
     if args.limit is not None and args.limit < 1:
         raise ConfigError(f"--limit: must be 1 or more, got {args.limit}")
     check_out_file(args.out, inputs=[args.inputs])
-    questions = vary_inputs(args.inputs, args.variants, seed=args.seed)[: args.limit]
+    questions = vary_inputs(
+        args.inputs, args.variants, seed=args.seed, constraints=not args.no_constraints
+    )[: args.limit]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     write_jsonl(args.out, questions)
     cells = sum(len(q.variants) for q in questions)

@@ -42,9 +42,13 @@ class IFEvalMeta(BaseModel):
     seed: int | None = None
 
 
-def vary_inputs(inputs_path: Path, kinds: Sequence[str], *, seed: int) -> list[Question]:
+def vary_inputs(
+    inputs_path: Path, kinds: Sequence[str], *, seed: int, constraints: bool = True
+) -> list[Question]:
     """Every prompt of an IFEval ``input_data`` file, in file order, with a variant per kind
-    that applies to it (the kinds that do not are listed in ``meta["not_applied"]``).
+    that applies to it (the kinds that do not are listed in ``meta["not_applied"]``). With
+    ``constraints``, each variant lists the instructions as the constraints a judge holds the
+    output to (as ``import ifeval`` does); without, a judge sees only the prompt.
 
     Bad instructions are refused before anything is built, naming the line and field."""
     inputs = read_inputs(inputs_path)
@@ -52,19 +56,22 @@ def vary_inputs(inputs_path: Path, kinds: Sequence[str], *, seed: int) -> list[Q
         raise InputError("the inputs file holds no prompt", path=inputs_path)
     refuse_bad_instructions(inputs, inputs_path)
     return [
-        _varied_question(item, line, kinds, seed)
+        _varied_question(item, line, kinds, seed, with_constraints=constraints)
         for line, item in sorted(inputs.values(), key=lambda found: found[0])
     ]
 
 
 def _varied_question(
-    item: PromptInstructions, line: int, kinds: Sequence[str], seed: int
+    item: PromptInstructions,
+    line: int,
+    kinds: Sequence[str],
+    seed: int,
+    *,
+    with_constraints: bool,
 ) -> Question:
     identity = str(item.key) if item.key is not None else f"line-{line}"
-    constraints = tuple(
-        describe_instruction(i, k)
-        for i, k in zip(item.instruction_id_list, item.kwargs, strict=True)
-    )
+    pairs = zip(item.instruction_id_list, item.kwargs, strict=True)
+    constraints = tuple(describe_instruction(i, k) for i, k in pairs) if with_constraints else ()
     texts = prompt_variants(
         item.prompt, item.instruction_id_list, item.kwargs, kinds, seed=seed, key=identity
     )
