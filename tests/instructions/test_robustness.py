@@ -473,3 +473,35 @@ def test_variants_list_the_instructions_as_constraints_unless_told_not_to(
     questions = [json.loads(line) for line in bare.read_text().splitlines()]
     assert all(v["constraints"] == [] for q in questions for v in q["variants"])
     assert questions[1]["meta"]["ifeval"]["kwargs"] == [{"end_phrase": "Bye."}]  # still checked
+
+
+def test_judge_analyze_compares_each_variant_with_the_baseline_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A varied set judged by an LLM judge: `lowercase` sorts before `original`, so without
+    --baseline the judge's variant effects would be measured from `lowercase`."""
+    inputs = write_jsonl(tmp_path / "input_data.jsonl", INPUTS)
+    questions, outputs, run = tmp_path / "q.jsonl", tmp_path / "outputs", tmp_path / "run"
+    vary = ["instructions", "vary", "--inputs", str(inputs), "--out", str(questions)]
+    assert main([*vary, "--variants", "lowercase,typos"]) == 0
+    generate = ["generate", "--questions", str(questions), "--model", "stub/a"]
+    assert main([*generate, "--out", str(outputs)]) == 0
+    judge = ["judge", "run", "--questions", str(questions), "--outputs", str(outputs)]
+    assert main([*judge, "--judge", "stub/judge", "--out", str(run)]) == 0
+    analyze = ["judge", "analyze", str(run), "--no-plots", "--resamples", "50"]
+
+    def baselines() -> set[str]:
+        summary = json.loads((run / "summary.json").read_text())
+        return {row["baseline"] for row in summary["variant_effects"]}
+
+    assert main(analyze) == 0
+    assert baselines() == {"lowercase"}
+    assert main([*analyze, "--baseline", "original"]) == 0
+    effects = json.loads((run / "summary.json").read_text())["variant_effects"]
+    assert effects and {r["baseline"] for r in effects} == {"original"}
+    assert {r["variant"] for r in effects} <= {"lowercase", "typos"}
+    capsys.readouterr()
+    assert main([*analyze, "--baseline", "polite"]) == 2
+    assert one_error_line(capsys) == (
+        "error: --baseline 'polite': no evaluated sample has this prompt variant"
+    )

@@ -63,6 +63,13 @@ def register(subparsers: Any) -> None:
     analyze.add_argument("--seed", type=int, default=0, help="bootstrap seed")
     analyze.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     analyze.add_argument(
+        "--baseline",
+        metavar="VARIANT",
+        help="the prompt variant each other one is compared with, paired by question "
+        "(default: the first label in sorted order; `original` for a set `instructions vary` "
+        "wrote)",
+    )
+    analyze.add_argument(
         "--by",
         metavar="meta.KEY",
         action="append",
@@ -484,7 +491,12 @@ def _analysis_settings(args: argparse.Namespace) -> AnalysisSettings:
     from ..judge.analysis_types import AnalysisSettings
 
     check_bootstrap_options(args)
-    return AnalysisSettings(n_resamples=args.resamples, seed=args.seed, plots=not args.no_plots)
+    return AnalysisSettings(
+        n_resamples=args.resamples,
+        seed=args.seed,
+        plots=not args.no_plots,
+        baseline_variant=args.baseline,
+    )
 
 
 def _check_before_analysis(args: argparse.Namespace) -> None:

@@ -22,6 +22,8 @@ class AnalysisSettings(BaseModel):
     confidence: float = Field(default=0.95, gt=0, lt=1)
     seed: int = Field(default=0, ge=0)  # numpy's generators take no negative seed
     plots: bool = True
+    # the prompt variant every other one is compared with; None: the first label in sorted order
+    baseline_variant: str | None = None
 
 
 class _Row(BaseModel):

@@ -20,7 +20,7 @@ from typing import Literal
 import numpy as np
 
 from .. import metrics
-from ..errors import RunError
+from ..errors import ConfigError, RunError
 from ..model import runs_in_process
 from ..runs import read_run_json, read_state_file, write_atomic
 from ..runs.prices import Money, read_run_prices, run_money
@@ -102,6 +102,7 @@ def summarize(
     fingerprint: str = "",
 ) -> JudgeSummary:
     records = as_evaluations(evaluations)
+    _refuse_unknown_baseline(records, settings.baseline_variant)
     finals = final_evaluations(records)
     valid = [r for r in finals if r.valid]
     stats = _Stats(settings)
@@ -125,6 +126,15 @@ def summarize(
 
 
 # ---------------------------------------------------------------- helpers
+
+
+def _refuse_unknown_baseline(records: Sequence[Evaluation], baseline: str | None) -> None:
+    labels = sorted({r.prompt_variant for r in records})
+    if baseline is not None and records and baseline not in labels:
+        raise ConfigError(
+            f"--baseline {baseline!r}: no evaluated sample has this prompt variant",
+            hint="the run's variants: " + ", ".join(map(repr, labels[:20])),
+        )
 
 
 class _Stats:
@@ -237,18 +247,20 @@ def verdict_rows(valid: Sequence[Evaluation]) -> Iterable[VerdictRow]:
 
 
 def variant_effect_rows(valid: Sequence[Evaluation], stats: _Stats) -> Iterable[VariantEffectRow]:
-    """Each variant against the first variant (sorted labels), paired by question."""
+    """Each variant against the baseline variant (``baseline_variant``, else the first label
+    in sorted order), paired by question."""
     by_setting = _group(valid, lambda r: (r.method, r.judge_model, r.target_model))
     for (method, judge, target), group in by_setting.items():
         table = {(r.question_id, r.prompt_variant): r for r in group}
-        variants = sorted({r.prompt_variant for r in group})
-        for variant in variants[1:]:
-            questions = sorted(q for q, v in table if v == variant and (q, variants[0]) in table)
+        labels = sorted({r.prompt_variant for r in group})
+        baseline = stats.settings.baseline_variant or labels[0]
+        for variant in (label for label in labels if label != baseline):
+            questions = sorted(q for q, v in table if v == variant and (q, baseline) in table)
             if not questions:
                 continue
             for field in SCORE_FIELDS:
                 diffs = [
-                    score_of(table[(q, variant)], field) - score_of(table[(q, variants[0])], field)
+                    score_of(table[(q, variant)], field) - score_of(table[(q, baseline)], field)
                     for q in questions
                 ]
                 mean, low, high = stats.mean_ci(diffs, questions)
@@ -256,7 +268,7 @@ def variant_effect_rows(valid: Sequence[Evaluation], stats: _Stats) -> Iterable[
                     method=method,
                     judge_model=judge,
                     target_model=target,
-                    baseline=variants[0],
+                    baseline=baseline,
                     variant=variant,
                     dimension=field,
                     n_pairs=len(questions),
