@@ -39,6 +39,20 @@ def type_name(value: Any) -> str:
     return "null" if value is None else type(value).__name__
 
 
+def kind_name(kind: type) -> str:
+    """The JSON a field must hold, as error messages name it (``expected a string``); any
+    mapping is ``an object``."""
+    return _KIND_NAMES.get(kind, "an object")
+
+
+_KIND_NAMES: dict[type, str] = {
+    str: "a string",
+    int: "an integer",
+    bool: "true or false",
+    list: "a list",
+}
+
+
 def shorten_message(message: str, limit: int = MESSAGE_CHARS) -> str:
     """A message of at most about ``limit`` characters: its middle left out when longer."""
     if len(message) <= limit:

@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, StrictInt
 
 from ..data.jsonl import iter_json_objects
-from ..errors import InputError, shown, type_name
+from ..errors import InputError, kind_name, shown, type_name
 
 INPUTS_FILE = "input_data.jsonl"
 RESPONSES_FILE = "input_response_data_gpt4_20231107_145030.jsonl"
@@ -55,23 +55,13 @@ def _records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     yield from iter_json_objects(path)
 
 
-# how an error names the JSON a field must hold, in the importers' words
-KIND_NAMES = {
-    str: "a string",
-    int: "an integer",
-    bool: "true or false",
-    list: "a list",
-    dict: "an object",
-}
-
-
 def _field(record: dict[str, Any], name: str, kind: type, where: tuple[Path, int]) -> Any:
     if name not in record:
         raise InputError("missing field", path=where[0], line=where[1], field=name)
     value = record[name]
     if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
         raise InputError(
-            f"expected {KIND_NAMES[kind]}, got {type_name(value)}",
+            f"expected {kind_name(kind)}, got {type_name(value)}",
             path=where[0],
             line=where[1],
             field=name,
@@ -86,7 +76,7 @@ def _typed_list(
     for index, value in enumerate(values):
         if not isinstance(value, kind):
             raise InputError(
-                f"expected {KIND_NAMES[kind]}, got {type_name(value)}",
+                f"expected {kind_name(kind)}, got {type_name(value)}",
                 path=where[0],
                 line=where[1],
                 field=f"{name}[{index}]",

@@ -32,7 +32,7 @@ from ..tables import Table
 from .registry import check_response
 from .types import InstructionResult, Mode
 from .variants import VARIANT_KINDS
-from .varied_set import INSTRUCTIONS_FIELD, instructions_of
+from .varied_set import INSTRUCTIONS_FIELD, IFEvalMeta, instructions_of
 
 BASELINE = VARIANT  # "original"
 SAME_SET_HINT = "give the question set the outputs were generated from"
@@ -70,6 +70,7 @@ def check_outputs(
     output of one target for one question and variant."""
     checks = []
     seen: dict[Cell, str] = {}
+    instructions: dict[str, IFEvalMeta] = {}
     for output in outputs:
         named = f"the output for question {output.question_id!r} variant {output.prompt_variant!r}"
         found = questions.variant(output.question_id, output.prompt_variant)
@@ -92,7 +93,11 @@ def check_outputs(
                 hint="give each target's outputs once",
             )
         seen[cell] = output.source
-        meta = instructions_of(question, questions_path, instructions_field)
+        meta = instructions.get(question.question_id)
+        if meta is None:  # read and checked once per question, not once per output
+            meta = instructions[question.question_id] = instructions_of(
+                question, questions_path, instructions_field
+            )
         results = check_response(
             meta.instruction_id_list, meta.kwargs, variant.prompt, output.text, mode=mode
         )
@@ -219,21 +224,26 @@ class RobustnessSummary(BaseModel):
 
 @dataclass(frozen=True)
 class _Grid:
-    """The checks by target x question x variant, over the set's question x variant cells."""
+    """The checks by target x question x variant, over the set's question x variant cells;
+    ``labels``: the baseline first, then the kinds ``vary`` writes in their order, then any
+    other label in the order the set first gives it."""
 
     by_cell: Mapping[Cell, OutputCheck]
     cells: Sequence[tuple[str, str]]
     baseline: str
+    labels: list[str]
+
+    @classmethod
+    def of(cls, checks: Sequence[OutputCheck], questions: QuestionSet, baseline: str) -> _Grid:
+        cells = questions.cells()
+        known = [baseline, *VARIANT_KINDS]
+        labels = list(dict.fromkeys(label for _, label in cells))
+        labels.sort(key=lambda x: known.index(x) if x in known else len(known))
+        by_cell = {(c.target_model, c.question_id, c.prompt_variant): c for c in checks}
+        return cls(by_cell, cells, baseline, labels)
 
     def get(self, target: str, question_id: str, label: str) -> OutputCheck | None:
         return self.by_cell.get((target, question_id, label))
-
-    def labels(self) -> list[str]:
-        """The baseline first, then the kinds ``vary`` writes in their order, then any other
-        label in the order the set first gives it."""
-        known = [self.baseline, *VARIANT_KINDS]
-        labels = list(dict.fromkeys(label for _, label in self.cells))
-        return sorted(labels, key=lambda x: known.index(x) if x in known else len(known))
 
     def pairs(self, target: str, label: str) -> list[tuple[OutputCheck, OutputCheck]]:
         """(baseline, variant) checks of the prompts the target answered under both."""
@@ -274,15 +284,11 @@ def summarize_robustness(
     seed: int = 0,
 ) -> RobustnessSummary:
     """The tables of the module doc; ``baseline`` is the variant each other is paired with."""
-    grid = _Grid(
-        {(c.target_model, c.question_id, c.prompt_variant): c for c in checks},
-        questions.cells(),
-        baseline,
-    )
-    if baseline not in grid.labels():
+    grid = _Grid.of(checks, questions, baseline)
+    if baseline not in grid.labels:
         raise ConfigError(
             f"no prompt variant {baseline!r} in the question set to pair the others with",
-            hint="give --baseline one of " + ", ".join(map(repr, grid.labels()[:10])),
+            hint="give --baseline one of " + ", ".join(map(repr, grid.labels[:10])),
         )
     targets = sorted({c.target_model for c in checks})
     bootstrap = _Bootstrap(confidence, n_resamples, seed)
@@ -302,7 +308,7 @@ def summarize_robustness(
 
 
 def _variant_rows(target: str, grid: _Grid) -> Iterable[VariantRow]:
-    for label in grid.labels():
+    for label in grid.labels:
         wanted = [q for q, v in grid.cells if v == label]
         found = [c for q in wanted if (c := grid.get(target, q, label)) is not None]
         yield VariantRow(
@@ -316,7 +322,7 @@ def _variant_rows(target: str, grid: _Grid) -> Iterable[VariantRow]:
 
 
 def _paired_rows(target: str, grid: _Grid, bootstrap: _Bootstrap) -> Iterable[PairedRow]:
-    for label in grid.labels()[1:]:
+    for label in grid.labels[1:]:
         pairs = grid.pairs(target, label)
         if not pairs:
             continue
@@ -346,7 +352,7 @@ def _contrast_rows(
 ) -> Iterable[TargetContrastRow]:
     """Is one target's accuracy moved more by a variant than another's? Paired by prompt:
     per prompt, each target's change (variant minus baseline), then the difference."""
-    for label in grid.labels()[1:]:
+    for label in grid.labels[1:]:
         changes = {target: _changes(grid.pairs(target, label)) for target in targets}
         for first, second in itertools.combinations(targets, 2):
             shared = sorted(changes[first].keys() & changes[second].keys())
@@ -400,7 +406,7 @@ def _target_row(target: str, questions: QuestionSet, grid: _Grid) -> TargetRow:
 def _instruction_rows(target: str, grid: _Grid) -> Iterable[InstructionRow]:
     """Per instruction id: how often a variant lost or gained it against the baseline."""
     counts: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
-    for label in grid.labels()[1:]:
+    for label in grid.labels[1:]:
         for baseline, check in grid.pairs(target, label):
             for before, after in zip(baseline.results, check.results, strict=True):
                 row = counts[before.instruction_id]

@@ -129,8 +129,10 @@ def summarize(
 
 
 def _refuse_unknown_baseline(records: Sequence[Evaluation], baseline: str | None) -> None:
+    if baseline is None or not records:
+        return
     labels = sorted({r.prompt_variant for r in records})
-    if baseline is not None and records and baseline not in labels:
+    if baseline not in labels:
         raise ConfigError(
             f"--baseline {baseline!r}: no evaluated sample has this prompt variant",
             hint="the run's variants: " + ", ".join(map(repr, labels[:20])),

@@ -39,7 +39,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from ...errors import InputError, shown, type_name
+from ...errors import InputError, kind_name, shown, type_name
 from ..jsonl import check_input_file
 from ..questions import ID_PATTERN, ManifestEntry, PromptVariant, Question
 from ._common import ImportReport, log_import_report, stable_key
@@ -179,14 +179,10 @@ def _field(parent: Mapping[str, Any], name: str, kind: type, where: str, path: P
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
         got = "missing" if value is None else f"got {type_name(value)}"
         raise InputError(
-            f"{where}.{name}: expected {_kind_name(kind)}, {got}: not a promptfoo results row",
+            f"{where}.{name}: expected {kind_name(kind)}, {got}: not a promptfoo results row",
             path=path,
         )
     return value
-
-
-def _kind_name(kind: type) -> str:
-    return {int: "an integer", str: "a string"}.get(kind, "an object")
 
 
 def _target(provider: Mapping[str, Any], where: str, path: Path) -> str:
