@@ -55,9 +55,9 @@ def robustness_content(run_dir: Path, run: dict[str, Any]) -> RunContent:
 
 def describe(summary: RobustnessSummary) -> str:
     targets = sorted({row.target_model for row in summary.targets})
-    variants = [row.variant for row in summary.variants if row.target_model == targets[0]]
+    others = {row.variant for row in summary.variants} - {summary.baseline}
     return (
-        f"instruction following under {len(variants) - 1} prompt variant(s) of "
+        f"instruction following under {len(others)} prompt variant(s) of "
         f"{summary.questions} prompts, paired with {summary.baseline!r} ({summary.mode} mode); "
         f"target(s): {', '.join(isolated(t) for t in targets)}"
     )
