@@ -109,7 +109,8 @@ def test_each_variant_is_paired_with_the_original_on_the_prompts_answered_under_
     assert set(paired) == {(a, "typos"), (a, "reminder")}  # model-b answered no variant
     typos = paired[(a, "typos")]
     assert (typos["pairs"], typos["lost"], typos["gained"], typos["difference"]) == (3, 1, 1, 0)
-    assert typos["mcnemar_p"] == mcnemar_exact_p(1, 1) == 1.0
+    assert (typos["test"], typos["p_value"]) == ("mcnemar", mcnemar_exact_p(1, 1))
+    assert typos["p_value"] == 1.0
     reminder = paired[(a, "reminder")]
     assert (reminder["pairs"], reminder["baseline_rate"], reminder["variant_rate"]) == (2, 0.5, 0.5)
 
@@ -122,6 +123,7 @@ def test_each_variant_is_paired_with_the_original_on_the_prompts_answered_under_
         "robust_rate": 0.0,
         "any_rate": 1.0,
         "unstable_rate": 1.0,
+        "resampling_unstable_rate": None,  # one draw per cell
     }
     assert targets[b]["prompts"] == 0 and targets[b]["robust_rate"] is None
 
@@ -153,7 +155,7 @@ def test_a_small_change_that_loses_every_prompt_is_significant(
     assert main([*argv, "--out", str(run), "--no-report"]) == 0
     row = summary_of(run)["paired"][0]
     assert (row["lost"], row["gained"], row["difference"]) == (12, 0, -1.0)
-    assert row["mcnemar_p"] == pytest.approx(2 / 2**12)
+    assert (row["test"], row["p_value"]) == ("mcnemar", pytest.approx(2 / 2**12))
     assert row["ci_high"] == -1.0
 
 
@@ -505,3 +507,168 @@ def test_judge_analyze_compares_each_variant_with_the_baseline_named(
     assert one_error_line(capsys) == (
         "error: --baseline 'polite': no evaluated sample has this prompt variant"
     )
+
+
+# ---------------------------------------------------------------- repeated draws
+
+# per prompt key and variant, three draws: whether each followed its prompt's instruction
+DRAWS = {
+    1: {"original": [1, 1, 1], "typos": [0, 0, 0], "reminder": [1, 1, 1]},
+    2: {"original": [1, 0, 1], "typos": [1, 1, 0], "reminder": [1, 0, 1]},
+    3: {"original": [0, 0, 0], "typos": [0, 0, 1], "reminder": [0, 0, 0]},
+}
+
+
+def draw_manifests(tmp_path: Path) -> list[Path]:
+    """One manifest per draw, each in its own folder as three generate runs would be."""
+    paths = []
+    for draw in range(3):
+        records = [
+            output(key, variant, "m", bool(followed[draw]))
+            for key, variants in DRAWS.items()
+            for variant, followed in variants.items()
+        ]
+        (tmp_path / f"draw{draw}").mkdir()
+        paths.append(write_jsonl(tmp_path / f"draw{draw}" / "manifest.jsonl", records))
+    return paths
+
+
+def test_repeated_draws_compare_shares_of_draws_and_measure_sampling_noise(
+    varied: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = tmp_path / "robustness"
+    argv = ["instructions", "robustness", "--questions", str(varied), "--draws"]
+    for manifest in draw_manifests(tmp_path):
+        argv += ["--outputs", str(manifest)]
+    assert main([*argv, "--out", str(run)]) == 0
+    summary = summary_of(run)
+    assert summary["draws"] == [str(tmp_path / f"draw{d}" / "manifest.jsonl") for d in range(3)]
+    verdicts = [json.loads(line) for line in (run / "verdicts.jsonl").read_text().splitlines()]
+    assert sorted({v["draw"] for v in verdicts}) == [0, 1, 2] and len(verdicts) == 27
+
+    typos = next(r for r in summary["paired"] if r["variant"] == "typos")
+    # prompt shares: original 1, 2/3, 0; typos 0, 2/3, 1/3
+    assert typos["baseline_rate"] == pytest.approx(5 / 9)
+    assert typos["variant_rate"] == pytest.approx(1 / 3)
+    assert typos["difference"] == pytest.approx(-2 / 9)
+    assert (typos["pairs"], typos["lost"], typos["gained"], typos["test"]) == (
+        3,
+        1,
+        1,
+        "permutation",
+    )
+    assert 0 < typos["p_value"] <= 1
+
+    noise = {r["variant"]: r for r in summary["noise"]}
+    assert noise["original"]["within_variant"] == pytest.approx(2 / 9)  # prompt 2: 2 of 3 pairs
+    assert noise["original"]["excess"] is None
+    row = noise["typos"]
+    assert (row["prompts"], row["draws"]) == (3, 9)
+    assert row["within_variant"] == pytest.approx(4 / 9)
+    assert row["within_baseline"] == pytest.approx(2 / 9)
+    assert row["across"] == pytest.approx(16 / 27)
+    # per prompt: 1 (always followed against never), -2/9 (equal shares: noise), 0
+    assert row["excess"] == pytest.approx(7 / 27)
+    # the original's draws again: no effect, an estimate of 0 that noise moves either way
+    assert noise["reminder"]["excess"] == pytest.approx(-2 / 27)
+
+    target = summary["targets"][0]
+    assert (target["prompts"], target["robust_rate"], target["unstable_rate"]) == (3, 0.0, 1.0)
+    assert target["resampling_unstable_rate"] == pytest.approx(2 / 3)  # prompts 2 and 3
+    instructions = {r["instruction_id"]: r for r in summary["instructions"]}
+    assert instructions["startend:end_checker"]["baseline_followed"] == pytest.approx(4 / 3)
+    assert (
+        instructions["punctuation:no_comma"]["lost"],
+        instructions["punctuation:no_comma"]["gained"],
+    ) == (1, 0)
+    printed = capsys.readouterr().out
+    assert "## Draws: how often sampling alone changes a verdict" in printed
+    assert "| m | typos | 3 | 9 | 44.4% | 22.2% | 59.3% | +25.9 pts |" in printed
+    assert "draws disagree" in (run / "report.html").read_text(encoding="utf-8")
+
+
+def test_the_same_cells_in_two_outputs_are_draws_only_when_asked(
+    varied: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first, second, _ = draw_manifests(tmp_path)
+    argv = ["instructions", "robustness", "--questions", str(varied), "--no-report"]
+    argv += ["--outputs", str(first), "--outputs", str(second)]
+    assert main(argv) == 2
+    assert one_error_line(capsys) == (
+        f"error: {second}:1: the output for question 'ifeval-1' variant 'original' of m is also "
+        f"at {first}:1: one output per target, question and variant"
+    )
+
+
+@pytest.mark.parametrize(
+    ("outputs", "message"),
+    [
+        (["a"], "error: --draws: give two --outputs or more, one per draw"),
+        (["a", "a"], "error: --outputs: a is given twice"),
+    ],
+)
+def test_draws_need_two_distinct_outputs(
+    varied: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    outputs: list[str],
+    message: str,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    argv = ["instructions", "robustness", "--questions", str(varied), "--draws"]
+    assert main([*argv, *(x for o in outputs for x in ("--outputs", o))]) == 2
+    assert one_error_line(capsys) == message
+
+
+def generate_draw(questions: Path, out: Path, temperature: str, seed: str) -> Path:
+    argv = ["generate", "--questions", str(questions), "--model", "stub/m", "--out", str(out)]
+    assert main([*argv, "--temperature", temperature, "--seed", seed]) == 0
+    return out
+
+
+def test_draws_generated_with_other_settings_are_refused_and_unseeded_ones_noted(
+    varied: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    one = generate_draw(varied, tmp_path / "t07-s1", "0.7", "1")
+    other_seed = generate_draw(varied, tmp_path / "t07-s2", "0.7", "2")
+    same_seed = generate_draw(varied, tmp_path / "t07-s1-again", "0.7", "1")
+    hotter = generate_draw(varied, tmp_path / "t09-s3", "0.9", "3")
+    capsys.readouterr()
+    argv = ["instructions", "robustness", "--questions", str(varied), "--draws", "--no-report"]
+    assert main([*argv, "--outputs", str(one), "--outputs", str(hotter)]) == 2
+    assert one_error_line(capsys) == (
+        f"error: --draws: the draws were generated with other settings: --temperature 0.7 in "
+        f"{one}, 0.9 in {hotter}"
+    )
+    assert main([*argv, "--outputs", str(one), "--outputs", str(other_seed)]) == 0
+    assert "note:" not in capsys.readouterr().err
+    assert main([*argv, "--outputs", str(one), "--outputs", str(same_seed)]) == 0
+    assert "note: two draws were generated with one --seed" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_draws_of_the_embedded_model_at_a_temperature_measure_its_sampling_noise(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    inputs = write_jsonl(tmp_path / "input_data.jsonl", INPUTS[:1])
+    questions = tmp_path / "questions.jsonl"
+    assert main(["instructions", "vary", "--inputs", str(inputs), "--out", str(questions)]) == 0
+    generate = ["generate", "--questions", str(questions), "--model", "llamacpp/smollm2"]
+    generate += ["--max-tokens", "16", "--temperature", "1.0"]
+    draws = [tmp_path / f"seed{seed}" for seed in (1, 2, 3)]
+    for seed, out in enumerate(draws, start=1):
+        assert main([*generate, "--seed", str(seed), "--out", str(out)]) == 0
+    texts = [sorted(p.read_text() for p in out.glob("*/*.txt")) for out in draws]
+    assert texts[0] != texts[1] != texts[2]  # the seeds gave other outputs
+    run = tmp_path / "robustness"
+    argv = ["instructions", "robustness", "--questions", str(questions), "--draws"]
+    assert (
+        main([*argv, *(x for out in draws for x in ("--outputs", str(out))), "--out", str(run)])
+        == 0
+    )
+    summary = summary_of(run)
+    variants = json.loads(questions.read_text())["variants"]
+    assert [r["draws"] for r in summary["noise"]] == [3] * len(variants)
+    assert all(r["test"] == "permutation" for r in summary["paired"])
+    assert (run / "report.html").is_file()

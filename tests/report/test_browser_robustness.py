@@ -65,3 +65,45 @@ def test_a_lost_prompt_opens_beside_the_baselines_output_and_verdicts(
     assert "ifeval-1 x typos x model-a" in detail.text
     assert "Hi, there." in detail.text  # the output under the variant
     assert "1 commas" in detail.text and "0 commas" in detail.text  # both verdicts' reasons
+
+
+def test_draws_show_the_noise_table_and_pair_each_output_with_the_baseline_of_its_draw(
+    browser: Any,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+
+    inputs = write_jsonl(tmp_path / "input_data.jsonl", INPUTS)
+    questions = tmp_path / "questions.jsonl"
+    vary = ["instructions", "vary", "--inputs", str(inputs), "--out", str(questions)]
+    assert main([*vary, "--variants", "typos"]) == 0
+    argv = ["instructions", "robustness", "--questions", str(questions), "--draws"]
+    for draw in range(2):  # prompt 1 follows in draw 0 only, under either prompt
+        rows = [
+            output(key, variant, "model-a", key != 1 or draw == 0)
+            for key in (1, 2, 3)
+            for variant in ("original", "typos")
+        ]
+        (tmp_path / f"d{draw}").mkdir()
+        argv += ["--outputs", str(write_jsonl(tmp_path / f"d{draw}" / "m.jsonl", rows))]
+    run = tmp_path / "robustness"
+    assert main([*argv, "--out", str(run)]) == 0
+
+    open_report(browser, run / "report.html")
+    head = wait_for(browser, ".run-head")
+    assert "3 prompts, 2 draws of each" in head.text
+    page = browser.find_element("tag name", "body").text
+    assert "Draws: how often sampling alone changes a verdict" in page
+    card = wait_for(browser, ".example-set")
+    Select(card.find_element("css selector", "select[data-column='draw']")).select_by_value("1")
+    Select(
+        card.find_element("css selector", "select[data-column='prompt_variant']")
+    ).select_by_value("typos")
+    WebDriverWait(browser, 10).until(
+        lambda d: len(card.find_elements("css selector", "tbody tr")) == 3
+    )
+    card.find_element("css selector", "tbody tr").click()
+    detail = wait_for(browser, ".example-set .detail")
+    WebDriverWait(browser, 10).until(lambda d: "The baseline's verdicts" in detail.text)
+    assert "ifeval-1 x typos x model-a" in detail.text
+    assert "The baseline's prompt (original, draw 1)" in detail.text

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,8 @@ from ..instructions.robustness import (
 from ..instructions.robustness_run import write_robustness_run
 from ..instructions.variants import VARIANT_KINDS
 from ..instructions.varied_set import INSTRUCTIONS_FIELD, NOT_APPLIED, vary_inputs
-from ..runs import write_atomic
+from ..judge.generate import PROTOCOL_SETTINGS
+from ..runs import read_run_log, write_atomic
 from ._common import (
     add_report_option,
     check_bootstrap_options,
@@ -154,7 +156,15 @@ def _register_robustness(commands: Any) -> None:
         type=Path,
         action="append",
         required=True,
-        help="outputs manifest or directory (`assay generate --out`); repeatable",
+        help="outputs manifest or directory (`assay generate --out`); repeatable: other "
+        "targets, or with --draws other draws of the same targets",
+    )
+    robustness.add_argument(
+        "--draws",
+        action="store_true",
+        help="each --outputs is one draw of the same cells (`assay generate` with its own "
+        "--seed, at a temperature above 0): compares shares of draws followed and measures "
+        "how often sampling alone changes a verdict",
     )
     robustness.add_argument("--mode", choices=MODES, default="strict", help="default: strict")
     robustness.add_argument(
@@ -217,10 +227,30 @@ def _vary(args: argparse.Namespace) -> int:
 def _robustness(args: argparse.Namespace) -> int:
     _check_robustness_options(args)
     questions = load_questions(args.questions)
-    outputs = (o for path in args.outputs for o in iter_outputs(path))
-    checks = check_outputs(
-        questions, args.questions, outputs, args.mode, instructions_field=args.instructions_field
-    )
+    if args.draws:
+        _check_draw_settings(args.outputs)
+    if args.draws:  # one call per draw: a cell is refused twice within a draw only
+        checks = [
+            check
+            for draw, path in enumerate(args.outputs)
+            for check in check_outputs(
+                questions,
+                args.questions,
+                iter_outputs(path),
+                args.mode,
+                instructions_field=args.instructions_field,
+                draw=draw,
+            )
+        ]
+    else:
+        outputs = (o for path in args.outputs for o in iter_outputs(path))
+        checks = check_outputs(
+            questions,
+            args.questions,
+            outputs,
+            args.mode,
+            instructions_field=args.instructions_field,
+        )
     if not checks:
         raise InputError("no outputs to check", path=args.outputs[0])
     summary = summarize_robustness(
@@ -230,6 +260,7 @@ def _robustness(args: argparse.Namespace) -> int:
         baseline=args.baseline,
         n_resamples=args.resamples,
         seed=args.seed,
+        draws=[str(path) for path in args.outputs] if args.draws else [],
     )
     print(summary_markdown(summary))
     if args.out is not None:
@@ -238,6 +269,7 @@ def _robustness(args: argparse.Namespace) -> int:
             "outputs": [str(path) for path in args.outputs],
             "mode": args.mode,
             "baseline": args.baseline,
+            "draws": args.draws,
             "instructions_field": args.instructions_field,
             "resamples": args.resamples,
             "seed": args.seed,
@@ -259,6 +291,51 @@ def _check_robustness_options(args: argparse.Namespace) -> None:
         )
     if args.out is not None:
         check_run_dir(args.out, "--out")
+    resolved = [path.resolve() for path in args.outputs]
+    again = next((p for i, p in enumerate(args.outputs) if resolved[i] in resolved[:i]), None)
+    if again is not None:
+        raise ConfigError(f"--outputs: {again} is given twice")
+    if args.draws and len(args.outputs) < 2:
+        raise ConfigError("--draws: give two --outputs or more, one per draw")
+
+
+def _check_draw_settings(paths: list[Path]) -> None:
+    """Draws must differ only in their seed: refuse draws generated with other decoding
+    settings, and say when the draws cannot differ (one seed, or temperature 0). Outputs with
+    no generate run log (a manifest of your own, an import) are not checked."""
+    logs: dict[Path, dict[str, Any]] = {}
+    for path in paths:
+        log = read_run_log(path if path.is_dir() else path.parent)
+        if log is not None and log.kind == "generate":
+            logs[path] = {name: log.config.get(name) for name in PROTOCOL_SETTINGS}
+    if not logs:
+        return
+    first_path, first = next(iter(logs.items()))
+    changed = [
+        f"{PROTOCOL_SETTINGS[name]} {first[name]!r} in {first_path}, {value!r} in {path}"
+        for path, settings in logs.items()
+        for name, value in settings.items()
+        if name != "seed" and value != first[name]
+    ]
+    if changed:
+        raise ConfigError(
+            "--draws: the draws were generated with other settings: " + "; ".join(changed),
+            hint="draws of one set differ only in --seed; compare other settings as other "
+            "targets, or in separate robustness runs",
+        )
+    seeds = [settings["seed"] for settings in logs.values()]
+    if first["temperature"] == 0:
+        print(
+            "note: the draws were generated at temperature 0: they differ only by the "
+            "backend's own nondeterminism",
+            file=sys.stderr,
+        )
+    elif len(set(seeds)) < len(seeds):
+        print(
+            "note: two draws were generated with one --seed: a seeded backend gives the same "
+            "outputs, which are then not independent draws",
+            file=sys.stderr,
+        )
 
 
 def _check(args: argparse.Namespace) -> int:

@@ -9,6 +9,14 @@ prompt counts as robustly followed when every variant of it was.
 
 A cell with no output (a failed or missing generation) is counted as missing, never as an
 instruction not followed, and leaves its prompt out of the pairs it belongs to.
+
+With repeated draws (several ``--outputs``, each a generation of the same set with its own
+seed), a cell's verdict is the share of its draws that followed every instruction, and every
+comparison is over those shares, still paired by prompt; the p-value is then a permutation test
+within each prompt instead of McNemar's. The draws also give the noise floor: how often two
+draws of one prompt disagree, against how often a draw of the baseline and one of the variant
+do. The excess of the second over the first estimates the mean squared change the variant
+makes to a prompt's chance of being followed, which sampling alone does not produce.
 """
 
 from __future__ import annotations
@@ -18,6 +26,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -25,9 +34,15 @@ from pydantic import BaseModel, ConfigDict
 
 from ..data.importers.ifeval import VARIANT
 from ..data.importers.ifeval_labels import dimension_truth, is_format_instruction
-from ..data.questions import QuestionSet, TargetOutput, refuse_edited_prompt
+from ..data.questions import (
+    PromptVariant,
+    Question,
+    QuestionSet,
+    TargetOutput,
+    refuse_edited_prompt,
+)
 from ..errors import ConfigError, InputError
-from ..metrics import Estimate, bootstrap_ci, mcnemar_exact_p
+from ..metrics import Estimate, bootstrap_ci, mcnemar_exact_p, within_item_permutation_p
 from ..tables import Table
 from .registry import check_response
 from .types import InstructionResult, Mode
@@ -37,6 +52,7 @@ from .varied_set import INSTRUCTIONS_FIELD, IFEvalMeta, instructions_of
 BASELINE = VARIANT  # "original"
 SAME_SET_HINT = "give the question set the outputs were generated from"
 Cell = tuple[str, str, str]  # target, question, variant
+Draws = tuple["OutputCheck", ...]  # a cell's outputs, one per draw, in draw order
 
 
 class OutputCheck(BaseModel):
@@ -54,6 +70,7 @@ class OutputCheck(BaseModel):
     results: tuple[InstructionResult, ...]
     prompt: str  # the variant's prompt the output answered
     response: str  # the output's text
+    draw: int = 0  # which --outputs it came from, when those are repeated draws
 
 
 def check_outputs(
@@ -63,36 +80,21 @@ def check_outputs(
     mode: Mode,
     *,
     instructions_field: str = INSTRUCTIONS_FIELD,
+    draw: int | None = None,
 ) -> list[OutputCheck]:
-    """Each output checked against its question's instructions. Refused, naming where the
-    output is: an output of a question or variant the set does not hold, one that answered
-    another prompt than the set now gives (``vary`` run again with another seed), and a second
-    output of one target for one question and variant."""
+    """Each output checked against its question's instructions. ``draw``: the outputs are that
+    draw of repeated draws (call once per draw). Refused, naming where the output is: an output
+    of a question or variant the set does not hold, one that answered another prompt than the
+    set now gives (``vary`` run again with another seed), and a second output of one target for
+    one question and variant."""
     checks = []
     seen: dict[Cell, str] = {}
     instructions: dict[str, IFEvalMeta] = {}
     for output in outputs:
-        named = f"the output for question {output.question_id!r} variant {output.prompt_variant!r}"
-        found = questions.variant(output.question_id, output.prompt_variant)
-        if found is None:
-            raise InputError(
-                f"{named} has no such question and variant in {questions_path}",
-                path=Path(output.source),
-                hint=SAME_SET_HINT,
-            )
-        question, variant = found
-        refuse_edited_prompt(
-            output.prompt_hash, variant, named, (output.source, None), hint=SAME_SET_HINT
-        )
         cell = (output.target_model, output.question_id, output.prompt_variant)
-        if cell in seen:
-            raise InputError(
-                f"{named} of {output.target_model} is also at {seen[cell]}: one output per "
-                "target, question and variant",
-                path=Path(output.source),
-                hint="give each target's outputs once",
-            )
+        _refuse_second_output(output, seen.get(cell), draw is not None)
         seen[cell] = output.source
+        question, variant = _answered(questions, questions_path, output)
         meta = instructions.get(question.question_id)
         if meta is None:  # read and checked once per question, not once per output
             meta = instructions[question.question_id] = instructions_of(
@@ -113,9 +115,49 @@ def check_outputs(
                 results=tuple(results),
                 prompt=variant.prompt,
                 response=output.text,
+                draw=draw or 0,
             )
         )
     return checks
+
+
+def _named(output: TargetOutput) -> str:
+    return f"the output for question {output.question_id!r} variant {output.prompt_variant!r}"
+
+
+def _answered(
+    questions: QuestionSet, questions_path: Path, output: TargetOutput
+) -> tuple[Question, PromptVariant]:
+    """The question and variant the output answered, refused unless the set holds them with
+    the prompt the output was generated from."""
+    found = questions.variant(output.question_id, output.prompt_variant)
+    if found is None:
+        raise InputError(
+            f"{_named(output)} has no such question and variant in {questions_path}",
+            path=Path(output.source),
+            hint=SAME_SET_HINT,
+        )
+    refuse_edited_prompt(
+        output.prompt_hash, found[1], _named(output), (output.source, None), hint=SAME_SET_HINT
+    )
+    return found
+
+
+def _refuse_second_output(output: TargetOutput, earlier: str | None, draws: bool) -> None:
+    if earlier is None:
+        return
+    one = "one output per target, question and variant" + (" in each draw" if draws else "")
+    raise InputError(
+        f"{_named(output)} of {output.target_model} is also at {earlier}: {one}",
+        path=Path(output.source),
+        hint="give each target's outputs once"
+        + (
+            ""
+            if draws
+            else "; outputs of several generations with their own --seed are "
+            "repeated draws: pass --draws"
+        ),
+    )
 
 
 def checker_labels(checks: Sequence[OutputCheck]) -> list[dict[str, object]]:
@@ -153,8 +195,8 @@ def checker_labels(checks: Sequence[OutputCheck]) -> list[dict[str, object]]:
 class VariantRow(BaseModel):
     target_model: str
     variant: str
-    outputs: int
-    missing: int  # cells of this variant with no output
+    outputs: int  # every draw counted
+    missing: int  # cells of this variant with no output in any draw
     prompt_level: float | None  # share of outputs that followed every instruction
     instruction_level: float | None  # share of instructions followed
 
@@ -164,31 +206,51 @@ class PairedRow(BaseModel):
     variant: str
     baseline: str
     pairs: int  # prompts the target answered under both
-    baseline_rate: float
+    baseline_rate: float  # mean over those prompts of the share of draws followed
     variant_rate: float
     difference: float  # variant_rate - baseline_rate
     ci_low: float
     ci_high: float
-    lost: int  # followed under the baseline, not under the variant
+    lost: int  # prompts followed less often under the variant than under the baseline
     gained: int
-    mcnemar_p: float
+    # mcnemar: one draw per cell (exact); permutation: repeated draws, dealt within each prompt
+    test: Literal["mcnemar", "permutation"] = "mcnemar"
+    p_value: float
 
 
 class TargetRow(BaseModel):
     target_model: str
     prompts: int  # prompts with an output under each of their variants
     baseline_rate: float | None
-    robust_rate: float | None  # followed under every variant
-    any_rate: float | None  # followed under at least one variant
-    unstable_rate: float | None  # followed under some variants, not others
+    robust_rate: float | None  # followed under every variant, in every draw
+    any_rate: float | None  # followed under at least one variant, in one draw
+    unstable_rate: float | None  # followed under some variants or draws, not others
+    # some variant whose draws disagree among themselves (None: no cell has two draws)
+    resampling_unstable_rate: float | None = None
+
+
+class NoiseRow(BaseModel):
+    """How often two draws disagree: of one prompt and variant, and of the baseline and the
+    variant, over the prompts with at least two draws of each."""
+
+    target_model: str
+    variant: str
+    prompts: int
+    draws: int  # outputs of this variant on those prompts
+    within_variant: float  # chance that two draws of the variant disagree
+    within_baseline: float | None  # the same for the baseline (None on the baseline's row)
+    across: float | None  # chance that a baseline draw and a variant draw disagree
+    excess: float | None  # across minus the mean of the two within: the variant's own flips
+    ci_low: float | None
+    ci_high: float | None
 
 
 class InstructionRow(BaseModel):
     target_model: str
     instruction_id: str
     pairs: int  # (prompt, variant) pairs with both outputs, for this instruction
-    baseline_followed: int
-    lost: int
+    baseline_followed: float  # summed over the pairs: the share of baseline draws following it
+    lost: int  # pairs where the variant's draws followed it less often
     gained: int
 
 
@@ -220,15 +282,17 @@ class RobustnessSummary(BaseModel):
     targets: list[TargetRow]
     instructions: list[InstructionRow]
     contrasts: list[TargetContrastRow]  # every pair of targets, per variant
+    draws: list[str] = []  # the --outputs of each draw, when they are repeated draws
+    noise: list[NoiseRow] = []  # with repeated draws
 
 
 @dataclass(frozen=True)
 class _Grid:
-    """The checks by target x question x variant, over the set's question x variant cells;
-    ``labels``: the baseline first, then the kinds ``vary`` writes in their order, then any
-    other label in the order the set first gives it."""
+    """The checks by target x question x variant (each cell's draws), over the set's question x
+    variant cells; ``labels``: the baseline first, then the kinds ``vary`` writes in their
+    order, then any other label in the order the set first gives it."""
 
-    by_cell: Mapping[Cell, OutputCheck]
+    by_cell: Mapping[Cell, Draws]
     cells: Sequence[tuple[str, str]]
     baseline: str
     labels: list[str]
@@ -239,20 +303,36 @@ class _Grid:
         known = [baseline, *VARIANT_KINDS]
         labels = list(dict.fromkeys(label for _, label in cells))
         labels.sort(key=lambda x: known.index(x) if x in known else len(known))
-        by_cell = {(c.target_model, c.question_id, c.prompt_variant): c for c in checks}
-        return cls(by_cell, cells, baseline, labels)
+        by_cell: dict[Cell, list[OutputCheck]] = defaultdict(list)
+        for check in sorted(checks, key=lambda c: c.draw):
+            by_cell[(check.target_model, check.question_id, check.prompt_variant)].append(check)
+        return cls({cell: tuple(draws) for cell, draws in by_cell.items()}, cells, baseline, labels)
 
-    def get(self, target: str, question_id: str, label: str) -> OutputCheck | None:
-        return self.by_cell.get((target, question_id, label))
+    def get(self, target: str, question_id: str, label: str) -> Draws:
+        return self.by_cell.get((target, question_id, label), ())
 
-    def pairs(self, target: str, label: str) -> list[tuple[OutputCheck, OutputCheck]]:
-        """(baseline, variant) checks of the prompts the target answered under both."""
+    def pairs(self, target: str, label: str) -> list[tuple[Draws, Draws]]:
+        """(baseline, variant) draws of the prompts the target answered under both."""
         found = [
             (self.get(target, q, self.baseline), self.get(target, q, label))
             for q, v in self.cells
             if v == label
         ]
-        return [(b, a) for b, a in found if b is not None and a is not None]
+        return [(b, a) for b, a in found if b and a]
+
+    @property
+    def repeated(self) -> bool:
+        """Whether any cell has more than one draw."""
+        return any(len(draws) > 1 for draws in self.by_cell.values())
+
+
+def _rate(draws: Draws) -> float:
+    """The share of a cell's draws that followed every instruction."""
+    return sum(c.follow_all_instructions for c in draws) / len(draws)
+
+
+def _followed(draws: Draws) -> int:
+    return sum(c.follow_all_instructions for c in draws)
 
 
 @dataclass(frozen=True)
@@ -282,8 +362,10 @@ def summarize_robustness(
     confidence: float = 0.95,
     n_resamples: int = 2000,
     seed: int = 0,
+    draws: Sequence[str] = (),
 ) -> RobustnessSummary:
-    """The tables of the module doc; ``baseline`` is the variant each other is paired with."""
+    """The tables of the module doc; ``baseline`` is the variant each other is paired with;
+    ``draws`` names the source of each draw index, when the checks are repeated draws."""
     grid = _Grid.of(checks, questions, baseline)
     if baseline not in grid.labels:
         raise ConfigError(
@@ -304,18 +386,20 @@ def summarize_robustness(
         targets=[_target_row(target, questions, grid) for target in targets],
         instructions=[row for target in targets for row in _instruction_rows(target, grid)],
         contrasts=list(_contrast_rows(targets, grid, bootstrap)),
+        draws=list(draws),
+        noise=[row for target in targets for row in _noise_rows(target, grid, bootstrap)],
     )
 
 
 def _variant_rows(target: str, grid: _Grid) -> Iterable[VariantRow]:
     for label in grid.labels:
-        wanted = [q for q, v in grid.cells if v == label]
-        found = [c for q in wanted if (c := grid.get(target, q, label)) is not None]
+        wanted = [grid.get(target, q, label) for q, v in grid.cells if v == label]
+        found = [check for draws in wanted for check in draws]
         yield VariantRow(
             target_model=target,
             variant=label,
             outputs=len(found),
-            missing=len(wanted) - len(found),
+            missing=sum(not draws for draws in wanted),
             prompt_level=_share([c.follow_all_instructions for c in found]),
             instruction_level=_share([r.followed for c in found for r in c.results]),
         )
@@ -326,11 +410,12 @@ def _paired_rows(target: str, grid: _Grid, bootstrap: _Bootstrap) -> Iterable[Pa
         pairs = grid.pairs(target, label)
         if not pairs:
             continue
-        before = np.array([b.follow_all_instructions for b, _ in pairs], dtype=np.float64)
-        after = np.array([a.follow_all_instructions for _, a in pairs], dtype=np.float64)
+        before = np.array([_rate(b) for b, _ in pairs], dtype=np.float64)
+        after = np.array([_rate(a) for _, a in pairs], dtype=np.float64)
         estimate = bootstrap.mean(after - before)
-        lost = int(((before == 1) & (after == 0)).sum())
-        gained = int(((before == 0) & (after == 1)).sum())
+        lost = int((after < before).sum())
+        gained = int((after > before).sum())
+        single = all(len(b) == len(a) == 1 for b, a in pairs)
         yield PairedRow(
             target_model=target,
             variant=label,
@@ -343,8 +428,85 @@ def _paired_rows(target: str, grid: _Grid, bootstrap: _Bootstrap) -> Iterable[Pa
             ci_high=estimate.high,
             lost=lost,
             gained=gained,
-            mcnemar_p=mcnemar_exact_p(lost, gained),
+            test="mcnemar" if single else "permutation",
+            p_value=mcnemar_exact_p(lost, gained) if single else _permutation_p(pairs, bootstrap),
         )
+
+
+def _permutation_p(pairs: Sequence[tuple[Draws, Draws]], bootstrap: _Bootstrap) -> float:
+    return within_item_permutation_p(
+        [_followed(b) for b, _ in pairs],
+        [len(b) for b, _ in pairs],
+        [_followed(a) for _, a in pairs],
+        [len(a) for _, a in pairs],
+        n_resamples=bootstrap.n_resamples,
+        seed=bootstrap.seed,
+    )
+
+
+def _noise_rows(target: str, grid: _Grid, bootstrap: _Bootstrap) -> Iterable[NoiseRow]:
+    """Per variant, over the prompts with two draws or more of it (and of the baseline)."""
+    if not grid.repeated:
+        return
+    for label in grid.labels:
+        pairs = [
+            (b, a)
+            for q, v in grid.cells
+            if v == label
+            for b, a in [(grid.get(target, q, grid.baseline), grid.get(target, q, label))]
+            if len(a) > 1 and (label == grid.baseline or len(b) > 1)
+        ]
+        if not pairs:
+            continue
+        within = np.array([_disagreement(a) for _, a in pairs], dtype=np.float64)
+        row = NoiseRow(
+            target_model=target,
+            variant=label,
+            prompts=len(pairs),
+            draws=sum(len(a) for _, a in pairs),
+            within_variant=float(within.mean()),
+            within_baseline=None,
+            across=None,
+            excess=None,
+            ci_low=None,
+            ci_high=None,
+        )
+        if label != grid.baseline:
+            row = _with_excess(row, pairs, within, bootstrap)
+        yield row
+
+
+def _with_excess(
+    row: NoiseRow,
+    pairs: Sequence[tuple[Draws, Draws]],
+    within: npt.NDArray[np.float64],
+    bootstrap: _Bootstrap,
+) -> NoiseRow:
+    within_baseline = np.array([_disagreement(b) for b, _ in pairs], dtype=np.float64)
+    across = np.array([_cross_disagreement(b, a) for b, a in pairs], dtype=np.float64)
+    # per prompt, an unbiased estimate of (p_variant - p_baseline)^2
+    excess = bootstrap.mean(across - (within + within_baseline) / 2)
+    return row.model_copy(
+        update={
+            "within_baseline": float(within_baseline.mean()),
+            "across": float(across.mean()),
+            "excess": excess.value,
+            "ci_low": excess.low,
+            "ci_high": excess.high,
+        }
+    )
+
+
+def _disagreement(draws: Draws) -> float:
+    """The chance that two distinct draws of a cell disagree (``k`` of ``n`` followed)."""
+    n, k = len(draws), _followed(draws)
+    return 2 * k * (n - k) / (n * (n - 1))
+
+
+def _cross_disagreement(first: Draws, second: Draws) -> float:
+    """The chance that a draw of one cell and a draw of the other disagree."""
+    n1, k1, n2, k2 = len(first), _followed(first), len(second), _followed(second)
+    return (k1 * (n2 - k2) + k2 * (n1 - k1)) / (n1 * n2)
 
 
 def _contrast_rows(
@@ -374,58 +536,68 @@ def _contrast_rows(
             )
 
 
-def _changes(pairs: Sequence[tuple[OutputCheck, OutputCheck]]) -> dict[str, int]:
-    """question -> +1 gained, -1 lost, 0 the same."""
-    return {
-        after.question_id: int(after.follow_all_instructions) - int(before.follow_all_instructions)
-        for before, after in pairs
-    }
+def _changes(pairs: Sequence[tuple[Draws, Draws]]) -> dict[str, float]:
+    """question -> the variant's share of draws followed minus the baseline's (+1 gained, -1
+    lost with one draw each)."""
+    return {after[0].question_id: _rate(after) - _rate(before) for before, after in pairs}
 
 
 def _target_row(target: str, questions: QuestionSet, grid: _Grid) -> TargetRow:
     """Over the prompts answered under every one of their variants, the baseline among them."""
-    complete = []
+    complete: list[tuple[Draws, list[Draws]]] = []
     for question in questions.questions:
         labels = [v.variant for v in question.variants]
         found = [grid.get(target, question.question_id, label) for label in labels]
-        if grid.baseline in labels and all(c is not None for c in found):
-            verdicts = {
-                x: c.follow_all_instructions for x, c in zip(labels, found, strict=True) if c
-            }
-            complete.append((verdicts[grid.baseline], list(verdicts.values())))
+        if grid.baseline in labels and all(found):
+            complete.append((found[labels.index(grid.baseline)], found))
+    verdicts = [
+        [c.follow_all_instructions for draws in every for c in draws] for _, every in complete
+    ]
     return TargetRow(
         target_model=target,
         prompts=len(complete),
-        baseline_rate=_share([first for first, _ in complete]),
-        robust_rate=_share([all(every) for _, every in complete]),
-        any_rate=_share([any(every) for _, every in complete]),
-        unstable_rate=_share([any(every) and not all(every) for _, every in complete]),
+        baseline_rate=_share([_rate(first) for first, _ in complete]),
+        robust_rate=_share([all(every) for every in verdicts]),
+        any_rate=_share([any(every) for every in verdicts]),
+        unstable_rate=_share([any(every) and not all(every) for every in verdicts]),
+        resampling_unstable_rate=_share(
+            [any(0 < _rate(draws) < 1 for draws in every) for _, every in complete]
+        )
+        if grid.repeated
+        else None,
     )
 
 
 def _instruction_rows(target: str, grid: _Grid) -> Iterable[InstructionRow]:
-    """Per instruction id: how often a variant lost or gained it against the baseline."""
-    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
+    """Per instruction id: how often a variant lost or gained it against the baseline (with
+    draws: followed by a smaller or larger share of the variant's draws)."""
+    counts: dict[str, list[float]] = defaultdict(lambda: [0, 0.0, 0, 0])
     for label in grid.labels[1:]:
-        for baseline, check in grid.pairs(target, label):
-            for before, after in zip(baseline.results, check.results, strict=True):
-                row = counts[before.instruction_id]
+        for baseline, draws in grid.pairs(target, label):
+            for index, result in enumerate(baseline[0].results):
+                before = _instruction_rate(baseline, index)
+                after = _instruction_rate(draws, index)
+                row = counts[result.instruction_id]
                 row[0] += 1
-                row[1] += before.followed
-                row[2] += before.followed and not after.followed
-                row[3] += after.followed and not before.followed
+                row[1] += before
+                row[2] += after < before
+                row[3] += after > before
     for instruction_id, (pairs, followed, lost, gained) in sorted(counts.items()):
         yield InstructionRow(
             target_model=target,
             instruction_id=instruction_id,
-            pairs=pairs,
+            pairs=int(pairs),
             baseline_followed=followed,
-            lost=lost,
-            gained=gained,
+            lost=int(lost),
+            gained=int(gained),
         )
 
 
-def _share(flags: Sequence[bool]) -> float | None:
+def _instruction_rate(draws: Draws, index: int) -> float:
+    return sum(c.results[index].followed for c in draws) / len(draws)
+
+
+def _share(flags: Sequence[bool] | Sequence[float]) -> float | None:
     return sum(flags) / len(flags) if flags else None
 
 
@@ -462,7 +634,7 @@ def robustness_tables(summary: RobustnessSummary) -> list[Table]:
                 f"{level} CI",
                 "lost",
                 "gained",
-                "McNemar p",
+                "p",
             ],
             rows=[
                 [
@@ -475,32 +647,108 @@ def robustness_tables(summary: RobustnessSummary) -> list[Table]:
                     f"[{_signed(r.ci_low)}, {_signed(r.ci_high)}]",
                     r.lost,
                     r.gained,
-                    f"{r.mcnemar_p:.3g}",
+                    f"{r.p_value:.3g} ({r.test})",
                 ]
                 for r in summary.paired
             ],
-            note=f"prompt-level shares; the interval is a percentile bootstrap over prompts "
-            f"({summary.n_resamples} resamples, seed {summary.seed}); lost: followed under "
-            f"{summary.baseline!r} only, gained: under the variant only",
+            note=_paired_note(summary),
         ),
-        Table(
-            title="Per target, over prompts answered under every variant",
-            columns=["target", "prompts", summary.baseline, "robust (all)", "any", "unstable"],
-            rows=[
-                [
-                    r.target_model,
-                    r.prompts,
-                    _pct(r.baseline_rate),
-                    _pct(r.robust_rate),
-                    _pct(r.any_rate),
-                    _pct(r.unstable_rate),
-                ]
-                for r in summary.targets
-            ],
-            note="robust: every instruction followed under every variant; unstable: under "
-            "some variants and not others",
-        ),
+        _target_table(summary),
     ]
+
+
+def _paired_note(summary: RobustnessSummary) -> str:
+    resampled = f"{summary.n_resamples} resamples, seed {summary.seed}"
+    note = (
+        f"prompt-level shares; the interval is a percentile bootstrap over prompts "
+        f"({resampled}); lost: followed under {summary.baseline!r} only, gained: under the "
+        "variant only; p: McNemar's exact test"
+    )
+    if not summary.draws:
+        return note
+    return (
+        f"over {len(summary.draws)} draws: a prompt's share is the share of its draws that "
+        f"followed every instruction; the interval is a percentile bootstrap over prompts "
+        f"({resampled}); lost and gained: prompts whose share fell or rose; p: McNemar's exact "
+        f"test with one draw per cell, else a permutation test dealing each prompt's followed "
+        f"draws anew between the two variants ({resampled})"
+    )
+
+
+def _target_table(summary: RobustnessSummary) -> Table:
+    draws = bool(summary.draws)
+    return Table(
+        title="Per target, over prompts answered under every variant",
+        columns=[
+            "target",
+            "prompts",
+            summary.baseline,
+            "robust (all)",
+            "any",
+            "unstable",
+            *(["draws disagree"] if draws else []),
+        ],
+        rows=[
+            [
+                r.target_model,
+                r.prompts,
+                _pct(r.baseline_rate),
+                _pct(r.robust_rate),
+                _pct(r.any_rate),
+                _pct(r.unstable_rate),
+                *([_pct(r.resampling_unstable_rate)] if draws else []),
+            ]
+            for r in summary.targets
+        ],
+        note="robust: every instruction followed under every variant; unstable: under "
+        "some variants and not others"
+        + (
+            "; with draws, every draw counts: robust is followed in every draw of every "
+            "variant, and draws disagree: some variant's own draws disagree (sampling alone)"
+            if draws
+            else ""
+        ),
+    )
+
+
+def noise_table(summary: RobustnessSummary) -> Table:
+    """Sampling noise against the variant's own effect (rows only with repeated draws)."""
+    level = f"{summary.confidence:.0%}"
+    return Table(
+        title="Draws: how often sampling alone changes a verdict, and how much more a variant does",
+        columns=[
+            "target",
+            "variant",
+            "prompts",
+            "draws",
+            "two draws of the variant disagree",
+            f"two draws of {summary.baseline!r} disagree",
+            "a draw of each disagrees",
+            "excess",
+            f"{level} CI",
+        ],
+        rows=[
+            [
+                r.target_model,
+                r.variant,
+                r.prompts,
+                r.draws,
+                _pct(r.within_variant),
+                _pct(r.within_baseline),
+                _pct(r.across),
+                "" if r.excess is None else _signed(r.excess),
+                ""
+                if r.ci_low is None or r.ci_high is None
+                else f"[{_signed(r.ci_low)}, {_signed(r.ci_high)}]",
+            ]
+            for r in summary.noise
+        ],
+        note="over the prompts with two draws or more of both; each chance is averaged over "
+        "prompts, from every pair of distinct draws; excess: the chance a draw of each "
+        "disagrees minus the mean of the two within-variant chances, an unbiased estimate of "
+        "the mean squared change the variant makes to a prompt's chance of being followed "
+        "(0 when the variant changes nothing; a bootstrap interval over prompts)",
+    )
 
 
 def contrast_table(summary: RobustnessSummary) -> Table:
@@ -551,10 +799,22 @@ def instruction_table(summary: RobustnessSummary, limit: int = 10) -> Table:
             "gained",
         ],
         rows=[
-            [r.target_model, r.instruction_id, r.pairs, r.baseline_followed, r.lost, r.gained]
+            [
+                r.target_model,
+                r.instruction_id,
+                r.pairs,
+                _count(r.baseline_followed),
+                r.lost,
+                r.gained,
+            ]
             for r in rows[:limit]
         ],
     )
+
+
+def _count(value: float) -> str:
+    """A count, or a sum of shares over draws to one decimal."""
+    return f"{value:.0f}" if value == int(value) else f"{value:.1f}"
 
 
 def _pct(value: float | None) -> str:
@@ -568,6 +828,8 @@ def _signed(value: float) -> str:
 def summary_markdown(summary: RobustnessSummary) -> str:
     """Every table of the summary as Markdown, with its title and note."""
     tables = [*robustness_tables(summary), instruction_table(summary)]
+    if summary.noise:
+        tables.append(noise_table(summary))
     if summary.contrasts:
         tables.append(contrast_table(summary))
     parts = []

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+import numpy as np
+
 
 def mcnemar_exact_p(only_first: int, only_second: int) -> float:
     """Two-sided exact McNemar test: are the discordant pairs split 50/50?"""
@@ -24,3 +28,53 @@ def _binomial_lower_tail_count(n: int, k_max: int) -> int:
         coefficient = coefficient * (n - k) // (k + 1)
         total += coefficient
     return total
+
+
+def within_item_permutation_p(
+    first_successes: Sequence[int],
+    first_trials: Sequence[int],
+    second_successes: Sequence[int],
+    second_trials: Sequence[int],
+    *,
+    n_resamples: int = 2000,
+    seed: int = 0,
+) -> float:
+    """Two-sided Monte Carlo permutation test of repeated binary outcomes on the same items.
+
+    Item ``i`` has ``first_trials[i]`` draws under the first condition with
+    ``first_successes[i]`` successes, and likewise under the second. The statistic is the mean
+    over items of the second condition's success share minus the first's. Under the null that
+    the condition does not change an item's success probability, an item's draws are
+    exchangeable between the two conditions, so each resample deals the item's successes out
+    again over its draws (a hypergeometric count per item; the draw counts are kept, so unequal
+    counts are exact too). With one draw per condition this is McNemar's test by simulation.
+    ``p = (1 + resamples at least as extreme) / (1 + n_resamples)``, never 0.
+    """
+    k1, n1, k2, n2 = (
+        np.asarray(x, dtype=np.int64)
+        for x in _checked(first_successes, first_trials, second_successes, second_trials)
+    )
+    observed = float(np.mean(k2 / n2 - k1 / n1))
+    rng = np.random.default_rng(seed)
+    successes = k1 + k2
+    dealt = rng.hypergeometric(
+        np.broadcast_to(successes, (n_resamples, successes.size)),
+        np.broadcast_to(n1 + n2 - successes, (n_resamples, successes.size)),
+        np.broadcast_to(n2, (n_resamples, successes.size)),
+    )
+    resampled = np.mean(dealt / n2 - (successes - dealt) / n1, axis=1)
+    # a small tolerance: a resample equal to the observed value up to rounding counts as extreme
+    extreme = int(np.sum(np.abs(resampled) >= abs(observed) - 1e-12))
+    return (1 + extreme) / (1 + n_resamples)
+
+
+def _checked(*columns: Sequence[int]) -> tuple[Sequence[int], ...]:
+    """The four columns, refused unless of one non-zero length with 0 <= successes <= trials
+    and at least one trial per condition."""
+    k1, n1, k2, n2 = columns
+    if len(k1) == 0 or len({len(c) for c in columns}) != 1:
+        raise ValueError("expected four columns of one length, at least one item")
+    for successes, trials in ((k1, n1), (k2, n2)):
+        if any(t < 1 or not 0 <= s <= t for s, t in zip(successes, trials, strict=True)):
+            raise ValueError("expected 0 <= successes <= trials and trials >= 1 for every item")
+    return columns

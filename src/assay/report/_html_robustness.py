@@ -15,6 +15,7 @@ from ..instructions.robustness import (
     RobustnessSummary,
     contrast_table,
     instruction_table,
+    noise_table,
     robustness_tables,
 )
 from ..instructions.robustness_run import VERDICTS_FILE
@@ -31,6 +32,7 @@ COLUMNS = [
     Column(key="instructions", label="instructions followed", type="text"),
     Column(key="change", label="against the baseline", type="category"),
 ]
+DRAW_COLUMN = Column(key="draw", label="draw", type="category")
 
 
 def robustness_content(run_dir: Path, run: dict[str, Any]) -> RunContent:
@@ -47,19 +49,21 @@ def robustness_content(run_dir: Path, run: dict[str, Any]) -> RunContent:
     section.tables = [
         *robustness_tables(summary),
         instruction_table(summary),
+        *([noise_table(summary)] if summary.noise else []),
         *([contrast_table(summary)] if summary.contrasts else []),
     ]
     checks = _checks(run_dir, section.notes)
-    return RunContent(section=section, sources=[_source(checks, summary.baseline)])
+    return RunContent(section=section, sources=[_source(checks, summary)])
 
 
 def describe(summary: RobustnessSummary) -> str:
     targets = sorted({row.target_model for row in summary.targets})
     others = {row.variant for row in summary.variants} - {summary.baseline}
+    draws = f", {len(summary.draws)} draws of each" if summary.draws else ""
     return (
         f"instruction following under {len(others)} prompt variant(s) of "
-        f"{summary.questions} prompts, paired with {summary.baseline!r} ({summary.mode} mode); "
-        f"target(s): {', '.join(isolated(t) for t in targets)}"
+        f"{summary.questions} prompts{draws}, paired with {summary.baseline!r} "
+        f"({summary.mode} mode); target(s): {', '.join(isolated(t) for t in targets)}"
     )
 
 
@@ -69,8 +73,9 @@ def headline(summary: RobustnessSummary) -> list[Metric]:
     for i, row in enumerate(summary.targets):
         for label, key in (
             (summary.baseline, "baseline_rate"),
-            ("robust (every variant)", "robust_rate"),
+            ("robust (every variant" + (", every draw)" if summary.draws else ")"), "robust_rate"),
             ("unstable", "unstable_rate"),
+            *([("draws disagree", "resampling_unstable_rate")] if summary.draws else []),
         ):
             metrics.append(
                 Metric(
@@ -92,23 +97,36 @@ def _checks(run_dir: Path, notes: list[str]) -> list[OutputCheck]:
         return []
 
 
-def _source(checks: list[OutputCheck], baseline: str) -> ExampleSource:
-    by_cell = {(c.target_model, c.question_id, c.prompt_variant): c for c in checks}
+def _source(checks: list[OutputCheck], summary: RobustnessSummary) -> ExampleSource:
+    """Every output, beside the baseline's output of its prompt in the same draw (else in the
+    first draw there is)."""
+    baseline, draws = summary.baseline, bool(summary.draws)
+    by_cell: dict[tuple[str, str, int], OutputCheck] = {}
+    first_draw: dict[tuple[str, str], OutputCheck] = {}
+    for check in checks:
+        if check.prompt_variant == baseline:
+            by_cell[(check.target_model, check.question_id, check.draw)] = check
+            first_draw.setdefault((check.target_model, check.question_id), check)
 
     def baseline_of(check: OutputCheck) -> OutputCheck | None:
         if check.prompt_variant == baseline:
             return None
-        return by_cell.get((check.target_model, check.question_id, baseline))
+        prompt = (check.target_model, check.question_id)
+        return by_cell.get((*prompt, check.draw)) or first_draw.get(prompt)
 
     def detail_of(index: int, cap: int | None) -> dict[str, Any]:
         check = checks[index]
         return compact(detail(check, baseline_of(check), cap))
 
+    def row_of(check: OutputCheck) -> list[Cell]:
+        cells = row(check, baseline_of(check), baseline)
+        return [*cells, str(check.draw)] if draws else cells
+
     return ExampleSource(
         title="Outputs and their verdicts",
         source=VERDICTS_FILE,
-        columns=COLUMNS,
-        rows=[row(c, baseline_of(c), baseline) for c in checks],
+        columns=[*COLUMNS, DRAW_COLUMN] if draws else COLUMNS,
+        rows=[row_of(c) for c in checks],
         detail=detail_of,
     )
 
@@ -144,7 +162,7 @@ def detail(check: OutputCheck, before: OutputCheck | None, cap: int | None) -> D
     if before is not None:
         sections += [
             TextSection(
-                title=f"The baseline's prompt ({before.prompt_variant})",
+                title=f"The baseline's prompt ({before.prompt_variant}, draw {before.draw})",
                 text=clip(before.prompt, cap),
                 pre=True,
                 collapsed=True,
@@ -168,6 +186,7 @@ def detail(check: OutputCheck, before: OutputCheck | None, cap: int | None) -> D
             badge="good" if check.follow_all_instructions else "bad",
         ),
         Fact(label="output", value=check.source),
+        Fact(label="draw", value=str(check.draw)),
     ]
     title = f"{check.question_id} x {check.prompt_variant} x {check.target_model}"
     return Detail(title=title, facts=facts, sections=sections)
