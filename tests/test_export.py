@@ -305,6 +305,6 @@ def test_a_directory_of_another_kind_of_run_is_named(
     capsys.readouterr()
     assert main(["export", str(out)]) == 2
     assert capsys.readouterr().err.splitlines()[0] == (
-        f"error: {out}: holds a 'generate' run (run.json); load_run and export read bench and "
-        "judge runs"
+        f"error: {out}: holds a 'generate' run (run.json); load_run and export read bench, "
+        "judge and instruction-robustness runs"
     )

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from .integrations.grounding import check_grounding as check_grounding
     from .report.export import BenchRun as BenchRun
     from .report.export import JudgeRun as JudgeRun
+    from .report.export import RobustnessRun as RobustnessRun
     from .report.export import load_run as load_run
 
 # The package version, read by the build (pyproject's dynamic version) and by run logs.
@@ -29,12 +30,18 @@ __all__ = [
     "BenchRun",
     "Grounding",
     "JudgeRun",
+    "RobustnessRun",
     "__version__",
     "acheck_grounding",
     "check_grounding",
     "load_run",
 ]
-_FROM_EXPORT = {"BenchRun", "JudgeRun", "load_run"}  # what load_run returns, to narrow it by
+_FROM_EXPORT = {
+    "BenchRun",
+    "JudgeRun",
+    "RobustnessRun",
+    "load_run",
+}  # what load_run returns, to narrow it by
 _FROM_GROUNDING = {"Grounding", "acheck_grounding", "check_grounding"}
 
 

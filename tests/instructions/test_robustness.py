@@ -672,3 +672,61 @@ def test_draws_of_the_embedded_model_at_a_temperature_measure_its_sampling_noise
     assert [r["draws"] for r in summary["noise"]] == [3] * len(variants)
     assert all(r["test"] == "permutation" for r in summary["paired"])
     assert (run / "report.html").is_file()
+
+
+def test_a_robustness_run_exports_a_row_per_output_or_per_instruction_verdict(
+    varied: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import assay
+
+    run = tmp_path / "robustness"
+    argv = ["instructions", "robustness", "--questions", str(varied), "--draws", "--no-report"]
+    for manifest in draw_manifests(tmp_path):
+        argv += ["--outputs", str(manifest)]
+    assert main([*argv, "--out", str(run)]) == 0
+    loaded = assay.load_run(run)
+    assert isinstance(loaded, assay.RobustnessRun)
+    rows = loaded.rows()
+    assert len(rows) == 27
+    first = rows[0]
+    assert {k: first[k] for k in ("question_id", "prompt_variant", "draw", "not_followed")} == {
+        "question_id": "ifeval-1",
+        "prompt_variant": "original",
+        "draw": 0,
+        "not_followed": "",
+    }
+    broken = next(
+        r for r in rows if r["prompt_variant"] == "typos" and r["question_id"] == "ifeval-1"
+    )
+    assert (broken["follow_all_instructions"], broken["not_followed"]) == (
+        False,
+        "punctuation:no_comma",
+    )
+    assert broken["response"] == BREAKS[1]
+
+    out = tmp_path / "verdicts.csv"
+    assert main(["export", str(run), "--claims", "--out", str(out)]) == 0
+    assert "wrote 27 rows" in capsys.readouterr().err  # one instruction per prompt here
+    header, line = out.read_text(encoding="utf-8").splitlines()[:2]
+    assert header.split(",")[6:10] == ["instruction_index", "instruction_id", "kwargs", "followed"]
+    assert line.startswith("ifeval-1,original,m,0,")
+
+
+def test_a_damaged_verdicts_file_is_named_with_its_line_and_field(
+    varied: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = tmp_path / "robustness"
+    manifest = draw_manifests(tmp_path)[0]
+    argv = ["instructions", "robustness", "--questions", str(varied), "--outputs", str(manifest)]
+    assert main([*argv, "--no-report", "--out", str(run)]) == 0
+    verdicts = run / "verdicts.jsonl"
+    lines = verdicts.read_text(encoding="utf-8").splitlines()
+    damaged = json.loads(lines[1])
+    damaged["draw"] = "second"
+    verdicts.write_text("\n".join([lines[0], json.dumps(damaged), *lines[2:]]) + "\n")
+    capsys.readouterr()
+    assert main(["export", str(run)]) == 2
+    assert one_error_line(capsys) == (
+        f"error: {verdicts}:2 field 'draw': Input should be a valid integer, unable to parse "
+        "string as an integer"
+    )

@@ -19,11 +19,14 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "export",
         help=HELP,
-        description="One row per example of a bench run (--claims: per claim check) or per "
-        "evaluation of a judge run, with ids, labels, scores, flags, the gold label and its "
+        description="One row per example of a bench run (--claims: per claim check), per "
+        "evaluation of a judge run, or per output of an instruction-robustness run (--claims: "
+        "per instruction verdict), with ids, labels, scores, flags, the gold label and its "
         "source, cost, and the records' meta as meta.KEY columns.",
     )
-    parser.add_argument("run", type=Path, help="a run directory (bench or judge)")
+    parser.add_argument(
+        "run", type=Path, help="a run directory (bench, judge or instruction robustness)"
+    )
     parser.add_argument(
         "--format",
         choices=("csv", "parquet", "jsonl", "files"),
@@ -34,7 +37,12 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--out", type=Path, help="file (directory for --format files) to write; default: stdout"
     )
-    parser.add_argument("--claims", action="store_true", help="bench runs: one row per claim")
+    parser.add_argument(
+        "--claims",
+        action="store_true",
+        help="bench runs: one row per claim check; instruction-robustness runs: one row per "
+        "instruction verdict",
+    )
     parser.add_argument(
         "--spreadsheet",
         action="store_true",
@@ -65,7 +73,7 @@ def _export(args: argparse.Namespace) -> int:
         from ..report._html_judge import warn_unreadable
 
         warn_unreadable(args.run, run.unreadable, "export")
-    if args.claims and run.kind != "bench":
+    if args.claims and run.kind == "judge":
         print("note: --claims applies to bench runs; one row per evaluation", file=sys.stderr)
     out, count = export_run(run, fmt, args.out, claims=args.claims, spreadsheet=args.spreadsheet)
     if out is not None:

@@ -1,10 +1,12 @@
 """Results where users work: ``assay.load_run(DIR)`` and ``assay export RUN``.
 
-A run directory becomes typed objects (:class:`BenchRun`, :class:`JudgeRun`) whose rows are
-flat dictionaries: one per example of a bench run (or one per claim check), one per evaluation
-of a judge run. Every row holds the ids, the labels and scores, flags, the gold label and where
-it came from, the cost, and the record's ``meta`` flattened as ``meta.KEY`` columns. Rows go to
-CSV and JSONL with the standard library, and to pandas and Parquet with the ``export`` extra.
+A run directory becomes typed objects (:class:`BenchRun`, :class:`JudgeRun`,
+:class:`RobustnessRun`) whose rows are flat dictionaries: one per example of a bench run (or one
+per claim check), one per evaluation of a judge run, one per output of an instruction-robustness
+run (or one per instruction verdict). A bench or judge row holds the ids, the labels and
+scores, flags, the gold label and where it came from, the cost, and the record's ``meta``
+flattened as ``meta.KEY`` columns. Rows go to CSV and JSONL with the standard library, and to
+pandas and Parquet with the ``export`` extra.
 """
 
 from __future__ import annotations
@@ -20,11 +22,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from ..errors import ConfigError
+from pydantic import ValidationError
+
+from ..errors import ConfigError, InputError, describe_problem, field_path
+from ..instructions.robustness import OutputCheck
+from ..instructions.robustness_run import KIND as ROBUSTNESS_KIND
+from ..instructions.robustness_run import VERDICTS_FILE
 from ..json_safe import displayable
 from ..judge.archive import PROTOCOL_FILE, EvaluationRecord, iter_archive
 from ..judge.evaluations import final_evaluations
-from ..runs import RUN_FILE, check_not_being_written, read_run_json
+from ..runs import RUN_FILE, check_not_being_written, read_numbered_jsonl, read_run_json
 from ..verify.results import RESULTS_FILE, ResultRecord, iter_results
 from ..verify.types import ClaimCheck
 from ._html_common import read_json_file
@@ -76,8 +83,33 @@ class JudgeRun:
         return _data_frame(self.rows())
 
 
-def load_run(path: Path | str) -> BenchRun | JudgeRun:
-    """The run in ``path``: a bench run (results.jsonl) or a judge run (protocol.json).
+@dataclass
+class RobustnessRun:
+    """An instruction-robustness run (``assay instructions robustness --out``): every output's
+    verdicts and the summary."""
+
+    path: Path
+    checks: list[OutputCheck]
+    summary: dict[str, Any] = field(default_factory=dict)
+    kind: Literal["robustness"] = "robustness"
+
+    def rows(self, *, claims: bool = False) -> list[Row]:
+        """One flat dict per output (``claims``: per instruction verdict)."""
+        if claims:
+            return [row for check in self.checks for row in instruction_rows(check)]
+        return [output_row(check) for check in self.checks]
+
+    def to_pandas(self, *, claims: bool = False) -> Any:
+        """:meth:`rows` as a ``pandas.DataFrame`` (needs the ``export`` extra)."""
+        return _data_frame(self.rows(claims=claims))
+
+
+AnyRun = BenchRun | JudgeRun | RobustnessRun
+
+
+def load_run(path: Path | str) -> AnyRun:
+    """The run in ``path``: a bench run (results.jsonl), a judge run (protocol.json) or an
+    instruction-robustness run (its run.json says so; verdicts.jsonl).
 
     A run that has not finished its first example or evaluation yet (stopped right after it
     started) is the run with none: its run.json names its kind. A run another assay process
@@ -98,7 +130,25 @@ def load_run(path: Path | str) -> BenchRun | JudgeRun:
                 records.append(item.record)
         _warn_unreadable(run_dir, unreadable)
         return JudgeRun(run_dir, records, summary, unreadable=unreadable)
+    if (read_run_json(run_dir) or {}).get("kind") == ROBUSTNESS_KIND:
+        return RobustnessRun(run_dir, _output_checks(run_dir / VERDICTS_FILE), summary)
     return _run_without_output(run_dir, summary)
+
+
+def _output_checks(path: Path) -> list[OutputCheck]:
+    """verdicts.jsonl, each line validated (a located error names the line and field)."""
+    if not path.is_file():
+        raise InputError("the run has no verdicts file", path=path)
+    checks = []
+    for number, data in read_numbered_jsonl(path):
+        try:
+            checks.append(OutputCheck.model_validate(data))
+        except ValidationError as error:
+            first = error.errors()[0]
+            raise InputError(
+                describe_problem(first), path=path, line=number, field=field_path(first["loc"])
+            ) from None
+    return checks
 
 
 def _run_without_output(run_dir: Path, summary: dict[str, Any]) -> BenchRun | JudgeRun:
@@ -111,9 +161,10 @@ def _run_without_output(run_dir: Path, summary: dict[str, Any]) -> BenchRun | Ju
         return JudgeRun(run_dir, [], summary)
     if isinstance(kind, str):
         raise ConfigError(
-            f"{run_dir}: holds a {kind!r} run ({RUN_FILE}); load_run and export read bench "
-            "and judge runs",
-            hint="give the --out_dir of `assay bench run` or the --out of `assay judge run`",
+            f"{run_dir}: holds a {kind!r} run ({RUN_FILE}); load_run and export read bench, "
+            "judge and instruction-robustness runs",
+            hint="give the --out_dir of `assay bench run` or the --out of `assay judge run` or "
+            "`assay instructions robustness`",
         )
     raise ConfigError(
         f"{run_dir}: not a run directory (no {RESULTS_FILE}, {PROTOCOL_FILE} or {RUN_FILE})",
@@ -140,7 +191,7 @@ class UnreadableEvaluations(UserWarning):
 
 
 def export_run(
-    run: BenchRun | JudgeRun,
+    run: AnyRun,
     fmt: ExportFormat,
     out: Path | None,
     *,
@@ -168,6 +219,45 @@ def export_run(
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text, encoding="utf-8")
     return out, len(rows)
+
+
+# ---------------------------------------------------------------- robustness rows
+
+
+def output_row(check: OutputCheck) -> Row:
+    followed = [r.instruction_id for r in check.results if r.followed]
+    return {
+        "question_id": check.question_id,
+        "prompt_variant": check.prompt_variant,
+        "target_model": check.target_model,
+        "draw": check.draw,
+        "output_id": check.output_id,
+        "source": check.source,
+        "mode": check.mode,
+        "follow_all_instructions": check.follow_all_instructions,
+        "instructions": len(check.results),
+        "instructions_followed": len(followed),
+        "not_followed": " ".join(r.instruction_id for r in check.results if not r.followed),
+        "prompt": check.prompt,
+        "response": check.response,
+    }
+
+
+def instruction_rows(check: OutputCheck) -> Iterator[Row]:
+    for index, result in enumerate(check.results):
+        yield {
+            "question_id": check.question_id,
+            "prompt_variant": check.prompt_variant,
+            "target_model": check.target_model,
+            "draw": check.draw,
+            "output_id": check.output_id,
+            "mode": check.mode,
+            "instruction_index": index,
+            "instruction_id": result.instruction_id,
+            "kwargs": json.dumps(result.kwargs, ensure_ascii=False, sort_keys=True),
+            "followed": result.followed,
+            "reason": result.reason,
+        }
 
 
 # ---------------------------------------------------------------- bench rows
