@@ -91,7 +91,7 @@ def test_draws_show_the_noise_table_and_pair_each_output_with_the_baseline_of_it
 
     open_report(browser, run / "report.html")
     head = wait_for(browser, ".run-head")
-    assert "3 prompts, 2 draws of each" in head.text
+    assert "3 prompts, 2 draws of each (6, 6 outputs)" in head.text
     page = browser.find_element("tag name", "body").text
     assert "Draws: how often sampling alone changes a verdict" in page
     card = wait_for(browser, ".example-set")

@@ -283,6 +283,7 @@ class RobustnessSummary(BaseModel):
     instructions: list[InstructionRow]
     contrasts: list[TargetContrastRow]  # every pair of targets, per variant
     draws: list[str] = []  # the --outputs of each draw, when they are repeated draws
+    draw_outputs: list[int] = []  # the outputs each draw holds (an unfinished draw: fewer)
     noise: list[NoiseRow] = []  # with repeated draws
 
 
@@ -387,6 +388,7 @@ def summarize_robustness(
         instructions=[row for target in targets for row in _instruction_rows(target, grid)],
         contrasts=list(_contrast_rows(targets, grid, bootstrap)),
         draws=list(draws),
+        draw_outputs=[sum(c.draw == index for c in checks) for index in range(len(draws))],
         noise=[row for target in targets for row in _noise_rows(target, grid, bootstrap)],
     )
 
@@ -825,6 +827,16 @@ def _signed(value: float) -> str:
     return f"{100 * value:+.1f} pts"
 
 
+def _draws_line(summary: RobustnessSummary) -> str:
+    listed = ", ".join(
+        f"{index} `{source}` ({count} outputs)"
+        for index, (source, count) in enumerate(
+            zip(summary.draws, summary.draw_outputs, strict=True)
+        )
+    )
+    return f"Draws: {listed}.\n"
+
+
 def summary_markdown(summary: RobustnessSummary) -> str:
     """Every table of the summary as Markdown, with its title and note."""
     tables = [*robustness_tables(summary), instruction_table(summary)]
@@ -832,7 +844,7 @@ def summary_markdown(summary: RobustnessSummary) -> str:
         tables.append(noise_table(summary))
     if summary.contrasts:
         tables.append(contrast_table(summary))
-    parts = []
+    parts = [_draws_line(summary)] if summary.draws else []
     for table in tables:
         parts.append(f"## {table.title}\n\n{table.markdown()}\n")
         if table.note:

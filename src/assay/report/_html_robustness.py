@@ -59,7 +59,8 @@ def robustness_content(run_dir: Path, run: dict[str, Any]) -> RunContent:
 def describe(summary: RobustnessSummary) -> str:
     targets = sorted({row.target_model for row in summary.targets})
     others = {row.variant for row in summary.variants} - {summary.baseline}
-    draws = f", {len(summary.draws)} draws of each" if summary.draws else ""
+    counts = ", ".join(map(str, summary.draw_outputs))
+    draws = f", {len(summary.draws)} draws of each ({counts} outputs)" if summary.draws else ""
     return (
         f"instruction following under {len(others)} prompt variant(s) of "
         f"{summary.questions} prompts{draws}, paired with {summary.baseline!r} "
