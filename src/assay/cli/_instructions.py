@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..data.questions import iter_outputs, load_questions
+from ..data.questions import QuestionSet, iter_outputs, load_questions
 from ..errors import ConfigError, InputError
 from ..instructions import (
     CHECKERS,
@@ -23,6 +23,7 @@ from ..instructions.agreement import AgreementReport, Disagreement
 from ..instructions.ifeval_data import INPUTS_FILE
 from ..instructions.robustness import (
     BASELINE,
+    OutputCheck,
     check_outputs,
     summarize_robustness,
     summary_markdown,
@@ -227,30 +228,7 @@ def _vary(args: argparse.Namespace) -> int:
 def _robustness(args: argparse.Namespace) -> int:
     _check_robustness_options(args)
     questions = load_questions(args.questions)
-    if args.draws:
-        _check_draw_settings(args.outputs)
-    if args.draws:  # one call per draw: a cell is refused twice within a draw only
-        checks = [
-            check
-            for draw, path in enumerate(args.outputs)
-            for check in check_outputs(
-                questions,
-                args.questions,
-                iter_outputs(path),
-                args.mode,
-                instructions_field=args.instructions_field,
-                draw=draw,
-            )
-        ]
-    else:
-        outputs = (o for path in args.outputs for o in iter_outputs(path))
-        checks = check_outputs(
-            questions,
-            args.questions,
-            outputs,
-            args.mode,
-            instructions_field=args.instructions_field,
-        )
+    checks = _checked_outputs(args, questions)
     if not checks:
         raise InputError("no outputs to check", path=args.outputs[0])
     summary = summarize_robustness(
@@ -278,6 +256,33 @@ def _robustness(args: argparse.Namespace) -> int:
         print("wrote " + ", ".join(str(path) for path in written))
         write_run_report(args.out, args)
     return 0
+
+
+def _checked_outputs(args: argparse.Namespace, questions: QuestionSet) -> list[OutputCheck]:
+    """Every output of every --outputs checked; with --draws each is one draw, so a cell is
+    refused twice within one --outputs only."""
+    if not args.draws:
+        outputs = (o for path in args.outputs for o in iter_outputs(path))
+        return check_outputs(
+            questions,
+            args.questions,
+            outputs,
+            args.mode,
+            instructions_field=args.instructions_field,
+        )
+    _check_draw_settings(args.outputs)
+    return [
+        check
+        for draw, path in enumerate(args.outputs)
+        for check in check_outputs(
+            questions,
+            args.questions,
+            iter_outputs(path),
+            args.mode,
+            instructions_field=args.instructions_field,
+            draw=draw,
+        )
+    ]
 
 
 def _check_robustness_options(args: argparse.Namespace) -> None:
