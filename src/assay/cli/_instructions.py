@@ -21,6 +21,7 @@ from ..instructions import (
 )
 from ..instructions.agreement import AgreementReport, Disagreement
 from ..instructions.ifeval_data import INPUTS_FILE
+from ..instructions.lm_eval_tasks import TASK_PREFIX, write_lm_eval_tasks
 from ..instructions.robustness import (
     BASELINE,
     OutputCheck,
@@ -118,7 +119,14 @@ def _register_vary(commands: Any) -> None:
     vary.add_argument(
         "--inputs", type=Path, required=True, help="prompts with instructions (input_data.jsonl)"
     )
-    vary.add_argument("--out", type=Path, required=True, help="the question set to write (JSONL)")
+    vary.add_argument("--out", type=Path, help="the question set to write (JSONL)")
+    vary.add_argument(
+        "--lm-eval",
+        type=Path,
+        metavar="DIR",
+        help="write the variants as lm-evaluation-harness tasks in DIR, a task per wording "
+        "(lm_eval --include_path DIR), for `assay import lm-eval` to bring back",
+    )
     vary.add_argument(
         "--variants",
         type=_variant_kinds,
@@ -210,19 +218,39 @@ def _variant_kinds(text: str) -> list[str]:
 def _vary(args: argparse.Namespace) -> int:
     if args.limit is not None and args.limit < 1:
         raise ConfigError(f"--limit: must be 1 or more, got {args.limit}")
-    check_out_file(args.out, inputs=[args.inputs])
+    if args.out is None and args.lm_eval is None:
+        raise ConfigError("give --out (a question set), --lm-eval DIR (lm-eval tasks), or both")
+    if args.out is not None:
+        check_out_file(args.out, inputs=[args.inputs])
+    if args.lm_eval is not None and args.lm_eval.exists() and not args.lm_eval.is_dir():
+        raise ConfigError(f"--lm-eval: {args.lm_eval} is a file, not a directory")
     questions = vary_inputs(
         args.inputs, args.variants, seed=args.seed, constraints=not args.no_constraints
     )[: args.limit]
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    write_jsonl(args.out, questions)
     cells = sum(len(q.variants) for q in questions)
-    print(f"wrote {len(questions)} prompts, {cells} prompt variants, to {args.out}")
+    if args.out is not None:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        write_jsonl(args.out, questions)
+        print(f"wrote {len(questions)} prompts, {cells} prompt variants, to {args.out}")
     for kind in args.variants:
         skipped = sum(kind in (q.meta or {}).get(NOT_APPLIED, []) for q in questions)
         print(f"  {kind}: {len(questions) - skipped} of {len(questions)} prompts")
-    print(f"next: assay generate --questions {args.out} --model MODEL --out OUTPUTS")
+    if args.out is not None:
+        print(f"next: assay generate --questions {args.out} --model MODEL --out OUTPUTS")
+    if args.lm_eval is not None:
+        _print_lm_eval_steps(write_lm_eval_tasks(questions, args.variants, args.lm_eval), args)
     return 0
+
+
+def _print_lm_eval_steps(tasks: list[str], args: argparse.Namespace) -> None:
+    print(f"wrote {len(tasks)} lm-eval tasks ({', '.join(tasks)}) to {args.lm_eval}")
+    print(
+        f"next: lm_eval --model MODEL --model_args ... --include_path {args.lm_eval} "
+        f"--tasks {','.join(tasks)} --log_samples --output_path LM_EVAL_OUT\n"
+        f"      assay import lm-eval LM_EVAL_OUT/*/samples_{TASK_PREFIX}_*.jsonl --out IMPORTED\n"
+        f"      assay instructions robustness --questions IMPORTED/questions.jsonl --outputs "
+        f"IMPORTED --instructions-field meta.doc --baseline {tasks[0]}"
+    )
 
 
 def _robustness(args: argparse.Namespace) -> int:

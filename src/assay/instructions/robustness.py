@@ -44,6 +44,7 @@ from ..data.questions import (
 from ..errors import ConfigError, InputError
 from ..metrics import Estimate, bootstrap_ci, mcnemar_exact_p, within_item_permutation_p
 from ..tables import Table
+from .lm_eval_tasks import task_name
 from .registry import check_response
 from .types import InstructionResult, Mode
 from .variants import VARIANT_KINDS
@@ -291,7 +292,8 @@ class RobustnessSummary(BaseModel):
 class _Grid:
     """The checks by target x question x variant (each cell's draws), over the set's question x
     variant cells; ``labels``: the baseline first, then the kinds ``vary`` writes in their
-    order, then any other label in the order the set first gives it."""
+    order (as themselves, then as the lm-eval tasks of ``vary --lm-eval``), then any other label
+    in the order the set first gives it."""
 
     by_cell: Mapping[Cell, Draws]
     cells: Sequence[tuple[str, str]]
@@ -301,7 +303,7 @@ class _Grid:
     @classmethod
     def of(cls, checks: Sequence[OutputCheck], questions: QuestionSet, baseline: str) -> _Grid:
         cells = questions.cells()
-        known = [baseline, *VARIANT_KINDS]
+        known = [baseline, *VARIANT_KINDS, *map(task_name, VARIANT_KINDS)]
         labels = list(dict.fromkeys(label for _, label in cells))
         labels.sort(key=lambda x: known.index(x) if x in known else len(known))
         by_cell: dict[Cell, list[OutputCheck]] = defaultdict(list)

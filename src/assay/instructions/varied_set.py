@@ -31,7 +31,9 @@ NOT_APPLIED = "not_applied"
 class IFEvalMeta(BaseModel):
     """``meta["ifeval"]`` of a varied question: the instructions every variant keeps."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # other keys are ignored: an IFEval document as lm-eval's samples keep it (``prompt``
+    # beside these; ``variants`` in the tasks ``vary --lm-eval`` writes) reads as it is
+    model_config = ConfigDict(extra="ignore", frozen=True)
 
     instruction_id_list: list[str]
     kwargs: list[dict[str, Any]]

@@ -1,0 +1,110 @@
+"""Variants run by the real lm-evaluation-harness CLI: ``vary --lm-eval`` writes a task per
+wording, lm-eval's ``local-chat-completions`` model answers them through the loopback llama.cpp
+server, ``assay import lm-eval`` brings the samples back, and ``robustness`` pairs them by
+prompt."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from assay.cli import main
+from assay.data.questions import load_questions
+from tests.helpers.cli_output import one_error_line
+from tests.helpers.lm_eval_cli import run_lm_eval, samples_files, skip_without_lm_eval
+from tests.instructions.test_robustness import INPUTS, write_jsonl
+
+skip_without_lm_eval()
+
+TASKS = ["ifeval_varied_original", "ifeval_varied_typos", "ifeval_varied_line_per_sentence"]
+
+
+def write_tasks(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[Path, Path]:
+    inputs = write_jsonl(tmp_path / "input_data.jsonl", INPUTS)
+    questions, tasks = tmp_path / "questions.jsonl", tmp_path / "tasks"
+    argv = [
+        "instructions",
+        "vary",
+        "--inputs",
+        str(inputs),
+        "--variants",
+        "typos,line-per-sentence",
+    ]
+    assert main([*argv, "--out", str(questions), "--lm-eval", str(tasks)]) == 0
+    assert f"wrote 3 lm-eval tasks ({', '.join(TASKS)}) to {tasks}" in capsys.readouterr().out
+    return questions, tasks
+
+
+def test_every_task_reads_the_same_documents_and_sends_its_wording(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    questions, tasks = write_tasks(tmp_path, capsys)
+    varied = {
+        q.question_id: {v.variant: v.prompt for v in q.variants}
+        for q in load_questions(questions).questions
+    }
+    documents = {
+        name: [json.loads(line) for line in (tasks / f"{name}.jsonl").read_text().splitlines()]
+        for name in TASKS
+    }
+    assert [len(documents[name]) for name in TASKS] == [3, 3, 2]  # one sentence has no break
+    by_key = {doc["key"]: doc for doc in documents[TASKS[0]]}
+    for doc in documents[TASKS[2]]:
+        assert doc == by_key[doc["key"]]  # the importer meets one document per prompt
+        assert doc["variants"] == varied[f"ifeval-{doc['key']}"]
+    assert (
+        'doc_to_text: "{{variants[\\"line-per-sentence\\"]}}"'
+        in (tasks / f"{TASKS[2]}.yaml").read_text()
+    )
+
+
+@pytest.mark.slow
+def test_lm_eval_answers_the_variants_and_robustness_pairs_them(
+    llama_server: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, tasks = write_tasks(tmp_path, capsys)
+    workdir = tmp_path / "work"  # lm-eval's own cache goes beside it
+    workdir.mkdir()
+    run_lm_eval(
+        [
+            "--model", "local-chat-completions",
+            "--model_args", f"model=smollm2,base_url={llama_server}/chat/completions",
+            "--apply_chat_template", "--include_path", str(tasks), "--tasks", ",".join(TASKS),
+            "--gen_kwargs", "max_gen_toks=24", "--log_samples", "--output_path", "out",
+        ],
+        workdir,
+    )  # fmt: skip
+    samples = samples_files(workdir / "out")
+    assert sorted(samples) == sorted(TASKS)
+    imported = tmp_path / "imported"
+    assert main(["import", "lm-eval", *map(str, samples.values()), "--out", str(imported)]) == 0
+    questions = load_questions(imported / "questions.jsonl")
+    sent = {(q.question_id, v.variant): v.prompt for q in questions.questions for v in q.variants}
+    for doc in (
+        json.loads(line) for line in (tasks / f"{TASKS[1]}.jsonl").read_text().splitlines()
+    ):
+        assert sent[(f"ifeval-{doc['key']}", TASKS[1])] == doc["variants"]["typos"]
+
+    run = tmp_path / "robustness"
+    argv = ["instructions", "robustness", "--questions", str(imported / "questions.jsonl")]
+    argv += ["--outputs", str(imported), "--instructions-field", "meta.doc"]
+    assert main([*argv, "--baseline", TASKS[0], "--out", str(run), "--no-report"]) == 0
+    summary = json.loads((run / "summary.json").read_text())
+    # in the order of the kinds, as vary writes them
+    assert [(r["variant"], r["pairs"]) for r in summary["paired"]] == [(TASKS[1], 3), (TASKS[2], 2)]
+    assert sum(r["outputs"] for r in summary["variants"]) == 8
+
+
+def test_vary_needs_a_question_set_or_a_task_directory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    inputs = write_jsonl(tmp_path / "input_data.jsonl", INPUTS)
+    argv = ["instructions", "vary", "--inputs", str(inputs)]
+    assert main(argv) == 2
+    assert one_error_line(capsys) == (
+        "error: give --out (a question set), --lm-eval DIR (lm-eval tasks), or both"
+    )
+    assert main([*argv, "--lm-eval", str(inputs)]) == 2
+    assert one_error_line(capsys) == f"error: --lm-eval: {inputs} is a file, not a directory"
