@@ -109,7 +109,8 @@ def _register_agreement(commands: Any) -> None:
 def _register_vary(commands: Any) -> None:
     vary = commands.add_parser(
         "vary",
-        help="write IFEval prompts with variants under small changes, as a judge question set",
+        help="write IFEval prompts with variants under small changes, as a judge question set "
+        "or lm-eval tasks",
         description="Reads prompts in IFEval's input_data format and writes a question set "
         "(the one `assay generate` reads) with the original prompt and a variant per small "
         "change that keeps every instruction checkable: "
