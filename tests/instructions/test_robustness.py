@@ -732,3 +732,73 @@ def test_a_damaged_verdicts_file_is_named_with_its_line_and_field(
         f"error: {verdicts}:2 field 'draw': Input should be a valid integer, unable to parse "
         "string as an integer"
     )
+
+
+def own_question(*variants: tuple[str, str]) -> dict[str, Any]:
+    meta = {"ifeval": {"instruction_id_list": ["punctuation:no_comma"], "kwargs": [{}]}}
+    return {
+        "question_id": "q1",
+        "variants": [{"variant": label, "prompt": prompt} for label, prompt in variants],
+        "meta": meta,
+    }
+
+
+@pytest.mark.parametrize(
+    ("variants", "problem"),
+    [
+        ((("plain", "Say hi."), ("plain (repeat 2)", "Say hi!")), "another prompt"),
+        ((("plain", "Say hi."), ("terse (repeat 2)", "Say hi.")), "no variant of that name"),
+    ],
+)
+def test_a_repeat_that_is_no_draw_of_its_variant_is_refused(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    variants: tuple[tuple[str, str], ...],
+    problem: str,
+) -> None:
+    questions = write_jsonl(tmp_path / "own.jsonl", [own_question(*variants)])
+    manifest = write_jsonl(tmp_path / "m.jsonl", [])
+    argv = ["instructions", "robustness", "--questions", str(questions), "--outputs"]
+    assert main([*argv, str(manifest), "--repeats-as-draws", "--baseline", "plain"]) == 2
+    label, base = variants[1][0], variants[1][0].split(" (")[0]
+    assert one_error_line(capsys) == (
+        f"error: {questions}: question 'q1': variant {label!r} is a repeat of {base!r}, which "
+        f"has {problem}"
+    )
+
+
+def test_repeats_are_draws_and_draws_exclude_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    questions = write_jsonl(
+        tmp_path / "own.jsonl",
+        [
+            own_question(
+                ("plain", "Say hi."),
+                ("plain (repeat 2)", "Say hi."),
+                ("polite", "Please say hi."),
+                ("polite (repeat 2)", "Please say hi."),
+            )
+        ],
+    )
+    texts = {"plain": "Hi.", "plain (repeat 2)": "Hi, you.", "polite": "Hi, you."}
+    texts["polite (repeat 2)"] = "Hi, you."
+    records = [
+        {"question_id": "q1", "prompt_variant": label, "target_model": "m", "output_id": label}
+        | {"text": text}
+        for label, text in texts.items()
+    ]
+    manifest = write_jsonl(tmp_path / "m.jsonl", records)
+    run = tmp_path / "run"
+    argv = ["instructions", "robustness", "--questions", str(questions), "--outputs"]
+    argv += [str(manifest), "--baseline", "plain", "--no-report"]
+    assert main([*argv, "--repeats-as-draws", "--out", str(run)]) == 0
+    summary = summary_of(run)
+    (row,) = summary["paired"]
+    assert (row["variant"], row["baseline_rate"], row["variant_rate"]) == ("polite", 0.5, 0.0)
+    noise = {r["variant"]: r for r in summary["noise"]}
+    assert noise["plain"]["within_variant"] == 1.0  # its two draws disagree
+    assert noise["polite"]["within_variant"] == 0.0
+    capsys.readouterr()
+    assert main([*argv, "--repeats-as-draws", "--draws", "--outputs", str(questions)]) == 2
+    assert one_error_line(capsys) == "error: --draws and --repeats-as-draws: give one of them"

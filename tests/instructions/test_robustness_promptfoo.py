@@ -66,3 +66,33 @@ def test_promptfoo_prompts_are_variants_paired_by_test_case(
     capsys.readouterr()
     assert main(argv[:-4]) == 2  # the default field: the import keeps them under metadata
     assert "field 'meta.ifeval': question 'test-1' has no instructions" in capsys.readouterr().err
+
+
+def test_promptfoo_repeats_are_draws_of_their_prompt(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    results = run_promptfoo(
+        promptfoo_command(), SUITE, tmp_path / "promptfoo", args=["--repeat", "3"]
+    )
+    imported = tmp_path / "imported"
+    assert main(["import", "promptfoo", str(results), "--out", str(imported)]) == 0
+    questions = imported / "questions.jsonl"
+    labels = [v["variant"] for v in json.loads(questions.read_text().splitlines()[0])["variants"]]
+    assert "plain (repeat 3)" in labels and len(labels) == 6
+    run = tmp_path / "robustness"
+    argv = ["instructions", "robustness", "--questions", str(questions), "--outputs"]
+    argv += [str(imported), "--instructions-field", "meta.metadata.ifeval", "--baseline", "plain"]
+    assert main([*argv, "--repeats-as-draws", "--out", str(run), "--no-report"]) == 0
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["draws"] == ["repeat 1", "repeat 2", "repeat 3"]
+    assert summary["draw_outputs"] == [4, 4, 4]
+    (row,) = summary["paired"]
+    assert (row["variant"], row["pairs"], row["lost"], row["test"]) == (
+        "reminder",
+        2,
+        1,
+        "permutation",
+    )
+    # the echo provider answers alike every time: no draw disagrees with another
+    assert [r["within_variant"] for r in summary["noise"]] == [0.0, 0.0]
+    assert summary["noise"][1]["excess"] == 0.5  # one of two prompts lost in every draw

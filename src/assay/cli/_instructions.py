@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ..data.questions import QuestionSet, iter_outputs, load_questions
+from ..data.questions import QuestionSet, TargetOutput, iter_outputs, load_questions
 from ..errors import ConfigError, InputError
 from ..instructions import (
     CHECKERS,
@@ -22,6 +23,7 @@ from ..instructions import (
 from ..instructions.agreement import AgreementReport, Disagreement
 from ..instructions.ifeval_data import INPUTS_FILE
 from ..instructions.lm_eval_tasks import TASK_PREFIX, write_lm_eval_tasks
+from ..instructions.repeats import outputs_by_repeat, questions_without_repeats
 from ..instructions.robustness import (
     BASELINE,
     OutputCheck,
@@ -176,6 +178,12 @@ def _register_robustness(commands: Any) -> None:
         "--seed, at a temperature above 0): compares shares of draws followed and measures "
         "how often sampling alone changes a verdict",
     )
+    robustness.add_argument(
+        "--repeats-as-draws",
+        action="store_true",
+        help="variants named '<variant> (repeat k)', as `assay import` names promptfoo's "
+        "--repeat and lm-eval's repeats, are draw k of <variant>",
+    )
     robustness.add_argument("--mode", choices=MODES, default="strict", help="default: strict")
     robustness.add_argument(
         "--baseline",
@@ -257,6 +265,8 @@ def _print_lm_eval_steps(tasks: list[str], args: argparse.Namespace) -> None:
 def _robustness(args: argparse.Namespace) -> int:
     _check_robustness_options(args)
     questions = load_questions(args.questions)
+    if args.repeats_as_draws:
+        questions = questions_without_repeats(questions, args.questions)
     checks = _checked_outputs(args, questions)
     if not checks:
         raise InputError("no outputs to check", path=args.outputs[0])
@@ -267,7 +277,7 @@ def _robustness(args: argparse.Namespace) -> int:
         baseline=args.baseline,
         n_resamples=args.resamples,
         seed=args.seed,
-        draws=[str(path) for path in args.outputs] if args.draws else [],
+        draws=_draw_names(args, checks),
     )
     print(summary_markdown(summary))
     if args.out is not None:
@@ -277,6 +287,7 @@ def _robustness(args: argparse.Namespace) -> int:
             "mode": args.mode,
             "baseline": args.baseline,
             "draws": args.draws,
+            "repeats_as_draws": args.repeats_as_draws,
             "instructions_field": args.instructions_field,
             "resamples": args.resamples,
             "seed": args.seed,
@@ -290,8 +301,13 @@ def _robustness(args: argparse.Namespace) -> int:
 def _checked_outputs(args: argparse.Namespace, questions: QuestionSet) -> list[OutputCheck]:
     """Every output of every --outputs checked; with --draws each is one draw, so a cell is
     refused twice within one --outputs only."""
-    if not args.draws:
-        outputs = (o for path in args.outputs for o in iter_outputs(path))
+    outputs = (o for path in args.outputs for o in iter_outputs(path))
+    if args.repeats_as_draws:
+        draws: list[Iterable[TargetOutput]] = list(outputs_by_repeat(outputs))
+    elif args.draws:
+        _check_draw_settings(args.outputs)
+        draws = [iter_outputs(path) for path in args.outputs]
+    else:
         return check_outputs(
             questions,
             args.questions,
@@ -299,19 +315,27 @@ def _checked_outputs(args: argparse.Namespace, questions: QuestionSet) -> list[O
             args.mode,
             instructions_field=args.instructions_field,
         )
-    _check_draw_settings(args.outputs)
     return [
         check
-        for draw, path in enumerate(args.outputs)
+        for draw, drawn in enumerate(draws)
         for check in check_outputs(
             questions,
             args.questions,
-            iter_outputs(path),
+            drawn,
             args.mode,
             instructions_field=args.instructions_field,
             draw=draw,
         )
     ]
+
+
+def _draw_names(args: argparse.Namespace, checks: list[OutputCheck]) -> list[str]:
+    """What each draw index stands for: an --outputs, or a repeat."""
+    if args.draws:
+        return [str(path) for path in args.outputs]
+    if args.repeats_as_draws:
+        return [f"repeat {index + 1}" for index in range(max(c.draw for c in checks) + 1)]
+    return []
 
 
 def _check_robustness_options(args: argparse.Namespace) -> None:
@@ -331,6 +355,8 @@ def _check_robustness_options(args: argparse.Namespace) -> None:
         raise ConfigError(f"--outputs: {again} is given twice")
     if args.draws and len(args.outputs) < 2:
         raise ConfigError("--draws: give two --outputs or more, one per draw")
+    if args.draws and args.repeats_as_draws:
+        raise ConfigError("--draws and --repeats-as-draws: give one of them")
 
 
 def _check_draw_settings(paths: list[Path]) -> None:
