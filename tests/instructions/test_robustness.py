@@ -583,6 +583,8 @@ def test_repeated_draws_compare_shares_of_draws_and_measure_sampling_noise(
     ) == (1, 0)
     printed = capsys.readouterr().out
     assert summary["draw_outputs"] == [9, 9, 9]
+    # prompt 1 under every wording, prompt 3 under two: the same text in every draw
+    assert (summary["repeated_cells"], summary["same_text_cells"]) == (9, 5)
     assert printed.startswith(f"Draws: 0 `{tmp_path / 'draw0' / 'manifest.jsonl'}` (9 outputs), ")
     assert "## Draws: how often sampling alone changes a verdict" in printed
     assert "| m | typos | 3 | 9 | 44.4% | 22.2% | 59.3% | +25.9 pts |" in printed

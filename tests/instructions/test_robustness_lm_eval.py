@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,7 +22,9 @@ skip_without_lm_eval()
 TASKS = ["ifeval_varied_original", "ifeval_varied_typos", "ifeval_varied_line_per_sentence"]
 
 
-def write_tasks(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[Path, Path]:
+def write_tasks(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], *options: str
+) -> tuple[Path, Path]:
     inputs = write_jsonl(tmp_path / "input_data.jsonl", INPUTS)
     questions, tasks = tmp_path / "questions.jsonl", tmp_path / "tasks"
     argv = [
@@ -32,7 +35,7 @@ def write_tasks(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[Pat
         "--variants",
         "typos,line-per-sentence",
     ]
-    assert main([*argv, "--out", str(questions), "--lm-eval", str(tasks)]) == 0
+    assert main([*argv, "--out", str(questions), "--lm-eval", str(tasks), *options]) == 0
     assert f"wrote 3 lm-eval tasks ({', '.join(TASKS)}) to {tasks}" in capsys.readouterr().out
     return questions, tasks
 
@@ -60,19 +63,20 @@ def test_every_task_reads_the_same_documents_and_sends_its_wording(
     )
 
 
-@pytest.mark.slow
-def test_lm_eval_answers_the_variants_and_robustness_pairs_them(
-    llama_server: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    _, tasks = write_tasks(tmp_path, capsys)
+def run_tasks(
+    llama_server: str, tmp_path: Path, tasks: Path, *gen_kwargs: str, seed: int = 1234
+) -> Path:
+    """lm-eval's chat model through the loopback server on every task (``seed``: the one it
+    sends with every request, lm-eval's default 1234); the imported set."""
     workdir = tmp_path / "work"  # lm-eval's own cache goes beside it
-    workdir.mkdir()
+    workdir.mkdir(parents=True)
+    model_args = f"model=smollm2,base_url={llama_server}/chat/completions,seed={seed}"
     run_lm_eval(
         [
-            "--model", "local-chat-completions",
-            "--model_args", f"model=smollm2,base_url={llama_server}/chat/completions",
+            "--model", "local-chat-completions", "--model_args", model_args,
             "--apply_chat_template", "--include_path", str(tasks), "--tasks", ",".join(TASKS),
-            "--gen_kwargs", "max_gen_toks=24", "--log_samples", "--output_path", "out",
+            "--gen_kwargs", ",".join(["max_gen_toks=24", *gen_kwargs]),
+            "--log_samples", "--output_path", "out",
         ],
         workdir,
     )  # fmt: skip
@@ -80,21 +84,72 @@ def test_lm_eval_answers_the_variants_and_robustness_pairs_them(
     assert sorted(samples) == sorted(TASKS)
     imported = tmp_path / "imported"
     assert main(["import", "lm-eval", *map(str, samples.values()), "--out", str(imported)]) == 0
+    return imported
+
+
+def robustness(imported: Path, run: Path, *options: str) -> dict[str, Any]:
+    argv = ["instructions", "robustness", "--questions", str(imported / "questions.jsonl")]
+    argv += ["--outputs", str(imported), "--instructions-field", "meta.doc"]
+    assert main([*argv, "--baseline", TASKS[0], "--out", str(run), "--no-report", *options]) == 0
+    return dict(json.loads((run / "summary.json").read_text()))
+
+
+@pytest.mark.slow
+def test_lm_eval_answers_the_variants_and_robustness_pairs_them(
+    llama_server: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, tasks = write_tasks(tmp_path, capsys)
+    imported = run_tasks(llama_server, tmp_path, tasks)
     questions = load_questions(imported / "questions.jsonl")
     sent = {(q.question_id, v.variant): v.prompt for q in questions.questions for v in q.variants}
     for doc in (
         json.loads(line) for line in (tasks / f"{TASKS[1]}.jsonl").read_text().splitlines()
     ):
         assert sent[(f"ifeval-{doc['key']}", TASKS[1])] == doc["variants"]["typos"]
-
-    run = tmp_path / "robustness"
-    argv = ["instructions", "robustness", "--questions", str(imported / "questions.jsonl")]
-    argv += ["--outputs", str(imported), "--instructions-field", "meta.doc"]
-    assert main([*argv, "--baseline", TASKS[0], "--out", str(run), "--no-report"]) == 0
-    summary = json.loads((run / "summary.json").read_text())
+    summary = robustness(imported, tmp_path / "robustness")
     # in the order of the kinds, as vary writes them
     assert [(r["variant"], r["pairs"]) for r in summary["paired"]] == [(TASKS[1], 3), (TASKS[2], 2)]
     assert sum(r["outputs"] for r in summary["variants"]) == 8
+
+
+@pytest.mark.slow
+def test_lm_eval_repeats_through_an_api_repeat_its_seed_and_runs_with_other_seeds_are_draws(
+    llama_server: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """lm-eval's API models send one seed (1234) with every request, so its repeats against a
+    server that honours seeds are the same answer: robustness says so. Runs with another seed
+    each (--model_args seed=N), imported apart, are real draws."""
+    _, tasks = write_tasks(tmp_path, capsys, "--lm-eval-repeats", "2")
+    assert "repeats: 2" in (tasks / f"{TASKS[0]}.yaml").read_text()
+    sampled = ("do_sample=True", "temperature=1.0")
+    imported = run_tasks(llama_server, tmp_path / "repeats", tasks, *sampled)
+    capsys.readouterr()
+    summary = robustness(imported, tmp_path / "repeats" / "run", "--repeats-as-draws")
+    assert summary["draws"] == ["repeat 1", "repeat 2"]
+    assert summary["draw_outputs"] == [8, 8]
+    assert (summary["repeated_cells"], summary["same_text_cells"]) == (8, 8)
+    assert "note: every one of the 8 cells with two draws or more has the same text" in (
+        capsys.readouterr().err
+    )
+
+    (tmp_path / "seeds").mkdir()
+    _, tasks = write_tasks(tmp_path / "seeds", capsys)
+    draws = [
+        run_tasks(llama_server, tmp_path / f"seed{seed}", tasks, *sampled, seed=seed)
+        for seed in (1, 2)
+    ]
+    run = tmp_path / "seeds" / "run"
+    argv = ["instructions", "robustness", "--questions", str(draws[0] / "questions.jsonl")]
+    argv += ["--outputs", str(draws[0]), "--outputs", str(draws[1]), "--draws"]
+    argv += ["--instructions-field", "meta.doc", "--baseline", TASKS[0], "--no-report"]
+    assert main([*argv, "--out", str(run)]) == 0
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["repeated_cells"] == 8 and summary["same_text_cells"] < 8
+    assert [(r["variant"], r["draws"]) for r in summary["noise"]] == [
+        (TASKS[0], 6),
+        (TASKS[1], 6),
+        (TASKS[2], 4),
+    ]
 
 
 def test_vary_needs_a_question_set_or_a_task_directory(

@@ -28,6 +28,7 @@ from ..instructions.robustness import (
     BASELINE,
     OutputCheck,
     check_outputs,
+    same_text_note,
     summarize_robustness,
     summary_markdown,
 )
@@ -131,6 +132,14 @@ def _register_vary(commands: Any) -> None:
         "(lm_eval --include_path DIR), for `assay import lm-eval` to bring back",
     )
     vary.add_argument(
+        "--lm-eval-repeats",
+        type=int,
+        default=1,
+        metavar="N",
+        help="the tasks ask each prompt N times (lm-eval's repeats; sample with lm_eval "
+        "--gen_kwargs do_sample=True,temperature=T), for robustness --repeats-as-draws",
+    )
+    vary.add_argument(
         "--variants",
         type=_variant_kinds,
         default=list(VARIANT_KINDS),
@@ -227,6 +236,8 @@ def _variant_kinds(text: str) -> list[str]:
 def _vary(args: argparse.Namespace) -> int:
     if args.limit is not None and args.limit < 1:
         raise ConfigError(f"--limit: must be 1 or more, got {args.limit}")
+    if args.lm_eval_repeats < 1:
+        raise ConfigError(f"--lm-eval-repeats: must be 1 or more, got {args.lm_eval_repeats}")
     if args.out is None and args.lm_eval is None:
         raise ConfigError("give --out (a question set), --lm-eval DIR (lm-eval tasks), or both")
     if args.out is not None:
@@ -247,7 +258,10 @@ def _vary(args: argparse.Namespace) -> int:
     if args.out is not None:
         print(f"next: assay generate --questions {args.out} --model MODEL --out OUTPUTS")
     if args.lm_eval is not None:
-        _print_lm_eval_steps(write_lm_eval_tasks(questions, args.variants, args.lm_eval), args)
+        tasks = write_lm_eval_tasks(
+            questions, args.variants, args.lm_eval, repeats=args.lm_eval_repeats
+        )
+        _print_lm_eval_steps(tasks, args)
     return 0
 
 
@@ -259,6 +273,7 @@ def _print_lm_eval_steps(tasks: list[str], args: argparse.Namespace) -> None:
         f"      assay import lm-eval LM_EVAL_OUT/*/samples_{TASK_PREFIX}_*.jsonl --out IMPORTED\n"
         f"      assay instructions robustness --questions IMPORTED/questions.jsonl --outputs "
         f"IMPORTED --instructions-field meta.doc --baseline {tasks[0]}"
+        + (" --repeats-as-draws" if args.lm_eval_repeats > 1 else "")
     )
 
 
@@ -280,6 +295,9 @@ def _robustness(args: argparse.Namespace) -> int:
         draws=_draw_names(args, checks),
     )
     print(summary_markdown(summary))
+    note = same_text_note(summary)
+    if note is not None:
+        print(f"note: {note}", file=sys.stderr)
     if args.out is not None:
         config = {
             "questions": str(args.questions),

@@ -52,11 +52,13 @@ def task_name(label: str) -> str:
 
 
 def write_lm_eval_tasks(
-    questions: Sequence[Question], labels: Sequence[str], folder: Path
+    questions: Sequence[Question], labels: Sequence[str], folder: Path, *, repeats: int = 1
 ) -> list[str]:
     """A task per label (``original`` first) in ``folder``, each with its documents file; the
     task names, in that order. The tasks name their documents by absolute path, since lm-eval
-    resolves ``data_files`` against the directory it runs in."""
+    resolves ``data_files`` against the directory it runs in. ``repeats``: lm-eval asks each
+    prompt that many times (sampled draws, with ``--gen_kwargs do_sample=True,temperature=T``),
+    which ``robustness --repeats-as-draws`` reads as draws."""
     folder.mkdir(parents=True, exist_ok=True)
     documents = [_document(question) for question in questions]
     names = []
@@ -65,7 +67,7 @@ def write_lm_eval_tasks(
         data = folder / f"{name}.jsonl"
         selected = [doc for doc in documents if label in doc["variants"]]
         write_atomic(data, "".join(json.dumps(doc, ensure_ascii=False) + "\n" for doc in selected))
-        write_atomic(folder / f"{name}.yaml", _task_yaml(name, label, data.resolve()))
+        write_atomic(folder / f"{name}.yaml", _task_yaml(name, label, data.resolve(), repeats))
         names.append(name)
     write_atomic(folder / f"{METRICS_MODULE}.py", METRICS_SOURCE)
     return names
@@ -83,7 +85,7 @@ def _document(question: Question) -> dict[str, Any]:
     }
 
 
-def _task_yaml(name: str, label: str, data: Path) -> str:
+def _task_yaml(name: str, label: str, data: Path, repeats: int) -> str:
     """The task file; strings are written as JSON strings, which YAML reads alike."""
     lines = [
         f"# the {label!r} wording of `assay instructions vary`'s prompts (assay writes this file)",
@@ -96,6 +98,7 @@ def _task_yaml(name: str, label: str, data: Path) -> str:
         "output_type: generate_until",
         f"doc_to_text: {json.dumps('{{variants[' + json.dumps(label) + ']}}')}",
         "doc_to_target: 0",
+        *([f"repeats: {repeats}"] if repeats > 1 else []),
         "generation_kwargs:",
         *(f"  {key}: {json.dumps(value)}" for key, value in GENERATION.items()),
         f"process_results: !function {METRICS_MODULE}.process_results",

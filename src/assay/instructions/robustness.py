@@ -285,6 +285,10 @@ class RobustnessSummary(BaseModel):
     contrasts: list[TargetContrastRow]  # every pair of targets, per variant
     draws: list[str] = []  # the --outputs of each draw, when they are repeated draws
     draw_outputs: list[int] = []  # the outputs each draw holds (an unfinished draw: fewer)
+    # cells with two draws or more, and those among them whose draws are all the same text (a
+    # backend that repeats a seeded or greedy answer: such draws measure no sampling noise)
+    repeated_cells: int = 0
+    same_text_cells: int = 0
     noise: list[NoiseRow] = []  # with repeated draws
 
 
@@ -391,6 +395,10 @@ def summarize_robustness(
         contrasts=list(_contrast_rows(targets, grid, bootstrap)),
         draws=list(draws),
         draw_outputs=[sum(c.draw == index for c in checks) for index in range(len(draws))],
+        repeated_cells=sum(len(d) > 1 for d in grid.by_cell.values()),
+        same_text_cells=sum(
+            len(d) > 1 and len({c.response for c in d}) == 1 for d in grid.by_cell.values()
+        ),
         noise=[row for target in targets for row in _noise_rows(target, grid, bootstrap)],
     )
 
@@ -829,6 +837,17 @@ def _signed(value: float) -> str:
     return f"{100 * value:+.1f} pts"
 
 
+def same_text_note(summary: RobustnessSummary) -> str | None:
+    """A warning when every cell's draws are one text: the backend repeated its answer."""
+    if summary.repeated_cells == 0 or summary.same_text_cells < summary.repeated_cells:
+        return None
+    return (
+        f"every one of the {summary.repeated_cells} cells with two draws or more has the same "
+        "text in every draw: the backend repeated its answers (temperature 0, or one seed for "
+        "every request, as lm-eval's API models send), so the draws measure no sampling noise"
+    )
+
+
 def _draws_line(summary: RobustnessSummary) -> str:
     listed = ", ".join(
         f"{index} `{source}` ({count} outputs)"
@@ -836,7 +855,11 @@ def _draws_line(summary: RobustnessSummary) -> str:
             zip(summary.draws, summary.draw_outputs, strict=True)
         )
     )
-    return f"Draws: {listed}.\n"
+    same = (
+        f" {summary.same_text_cells} of the {summary.repeated_cells} cells with two draws or "
+        "more have the same text in every draw."
+    )
+    return f"Draws: {listed}.{same}\n"
 
 
 def summary_markdown(summary: RobustnessSummary) -> str:

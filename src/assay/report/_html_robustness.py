@@ -17,6 +17,7 @@ from ..instructions.robustness import (
     instruction_table,
     noise_table,
     robustness_tables,
+    same_text_note,
 )
 from ..instructions.robustness_run import VERDICTS_FILE
 from ..runs import read_jsonl
@@ -45,6 +46,9 @@ def robustness_content(run_dir: Path, run: dict[str, Any]) -> RunContent:
         section.metrics = summary_metrics(section.summary)
         return RunContent(section=section)
     section.description = describe(summary)
+    note = same_text_note(summary)
+    if note is not None:
+        section.notes.append(note)
     section.headline = headline(summary)
     section.tables = [
         *robustness_tables(summary),
