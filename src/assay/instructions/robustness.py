@@ -838,13 +838,15 @@ def _signed(value: float) -> str:
 
 
 def same_text_note(summary: RobustnessSummary) -> str | None:
-    """A warning when every cell's draws are one text: the backend repeated its answer."""
-    if summary.repeated_cells == 0 or summary.same_text_cells < summary.repeated_cells:
+    """A warning when most cells' draws are one text: the backend repeating its answers
+    (sampled long answers, as IFEval's, rarely repeat word for word)."""
+    if 2 * summary.same_text_cells <= summary.repeated_cells:
         return None
     return (
-        f"every one of the {summary.repeated_cells} cells with two draws or more has the same "
-        "text in every draw: the backend repeated its answers (temperature 0, or one seed for "
-        "every request, as lm-eval's API models send), so the draws measure no sampling noise"
+        f"{summary.same_text_cells} of the {summary.repeated_cells} cells with two draws or "
+        "more have the same text in every draw: if the backend repeated its answers "
+        "(temperature 0, or one seed for every request, as lm-eval's API models send), the "
+        "draws measure less sampling noise than there is"
     )
 
 
