@@ -28,11 +28,10 @@ from ..instructions.robustness import (
     BASELINE,
     OutputCheck,
     check_outputs,
-    same_text_note,
     summarize_robustness,
-    summary_markdown,
 )
 from ..instructions.robustness_run import write_robustness_run
+from ..instructions.robustness_tables import same_text_note, summary_markdown
 from ..instructions.variants import VARIANT_KINDS
 from ..instructions.varied_set import INSTRUCTIONS_FIELD, NOT_APPLIED, vary_inputs
 from ..judge.generate import PROTOCOL_SETTINGS

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from ..runs import RunDirLock, RunKind, RunLog, RunLogger, check_run_kind, write_atomic
-from .robustness import OutputCheck, RobustnessSummary, checker_labels, summary_markdown
+from .robustness import OutputCheck, RobustnessSummary, checker_labels
+from .robustness_tables import summary_markdown
 
 KIND: RunKind = "robustness"
 SUMMARY_FILE = "summary.json"

@@ -10,16 +10,15 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import InputError
-from ..instructions.robustness import (
-    OutputCheck,
-    RobustnessSummary,
+from ..instructions.robustness import OutputCheck, RobustnessSummary
+from ..instructions.robustness_run import VERDICTS_FILE
+from ..instructions.robustness_tables import (
     contrast_table,
     instruction_table,
     noise_table,
     robustness_tables,
     same_text_note,
 )
-from ..instructions.robustness_run import VERDICTS_FILE
 from ..runs import read_jsonl
 from ._html_common import ExampleSource, RunContent, clip, compact, isolated, main_cap
 from ._html_generic import base_section, summary_metrics
