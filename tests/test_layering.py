@@ -19,6 +19,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "assay"
 LAYERS: dict[str, int] = {
     "arrays": 0,
     "errors": 0,
+    "figures": 0,
     "interrupts": 0,
     "json_safe": 0,
     "redact": 0,

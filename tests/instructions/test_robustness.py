@@ -589,6 +589,11 @@ def test_repeated_draws_compare_shares_of_draws_and_measure_sampling_noise(
     assert "## Draws: how often sampling alone changes a verdict" in printed
     assert "| m | typos | 3 | 9 | 44.4% | 22.2% | 59.3% | +25.9 pts |" in printed
     assert "draws disagree" in (run / "report.html").read_text(encoding="utf-8")
+    plots = run / "plots"
+    assert sorted(p.name for p in plots.iterdir()) == ["draw_noise.png", "variant_effects.png"]
+    # again with one draw into the same run: the noise plot has no data and goes
+    assert main([*argv[:4], "--outputs", argv[6], "--out", str(run)]) == 0
+    assert [p.name for p in plots.iterdir()] == ["variant_effects.png"]
 
 
 def test_the_same_cells_in_two_outputs_are_draws_only_when_asked(

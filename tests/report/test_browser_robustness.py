@@ -94,6 +94,13 @@ def test_draws_show_the_noise_table_and_pair_each_output_with_the_baseline_of_it
     assert "3 prompts, 2 draws of each (6, 6 outputs)" in head.text
     page = browser.find_element("tag name", "body").text
     assert "Draws: how often sampling alone changes a verdict" in page
+    shown = [
+        img.get_attribute("alt") for img in browser.find_elements("css selector", ".plots img")
+    ]
+    assert shown == [
+        "Each variant against the baseline: change in prompt-level accuracy",
+        "Draws: disagreement within a variant and against the baseline",
+    ]
     card = wait_for(browser, ".example-set")
     Select(card.find_element("css selector", "select[data-column='draw']")).select_by_value("1")
     Select(

@@ -3,8 +3,9 @@
 ``RUN/run.json`` (kind ``robustness``: the command, the settings, assay's version),
 ``summary.json`` (:class:`RobustnessSummary`), ``verdicts.jsonl`` (one :class:`OutputCheck` per
 output: its prompt, its text, every instruction's verdict and reason), ``labels.jsonl`` (the
-verdicts as judge labels, :func:`checker_labels`) and ``robustness.md`` (the tables). The result
-is a function of its inputs: writing it again replaces the files.
+verdicts as judge labels, :func:`checker_labels`), ``robustness.md`` (the tables) and
+``plots/`` (:mod:`.robustness_plots`). The result is a function of its inputs: writing it again
+replaces the files, and removes a plot the new summary has no data for.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 from ..runs import RunDirLock, RunKind, RunLog, RunLogger, check_run_kind, write_atomic
 from .robustness import OutputCheck, RobustnessSummary, checker_labels
+from .robustness_plots import EFFECTS_FILE, NOISE_FILE, write_robustness_plots
 from .robustness_tables import summary_markdown
 
 KIND: RunKind = "robustness"
@@ -23,6 +25,7 @@ SUMMARY_FILE = "summary.json"
 VERDICTS_FILE = "verdicts.jsonl"
 LABELS_FILE = "labels.jsonl"
 TABLES_FILE = "robustness.md"
+PLOTS_FOLDER = "plots"
 
 
 def write_robustness_run(
@@ -45,5 +48,12 @@ def write_robustness_run(
         }
         for name, text in contents.items():
             write_atomic(run_dir / name, text)
+        plots = _replace_plots(summary, run_dir / PLOTS_FOLDER)
         logger.finish("success", finished_count=len(checks))
-    return [run_dir / name for name in contents]
+    return [*(run_dir / name for name in contents), *plots]
+
+
+def _replace_plots(summary: RobustnessSummary, folder: Path) -> list[Path]:
+    for name in (EFFECTS_FILE, NOISE_FILE):
+        (folder / name).unlink(missing_ok=True)
+    return write_robustness_plots(summary, folder)

@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 from ..errors import InputError
 from ..instructions.robustness import OutputCheck, RobustnessSummary
+from ..instructions.robustness_plots import TITLES as PLOT_TITLES
 from ..instructions.robustness_run import VERDICTS_FILE
 from ..instructions.robustness_tables import (
     contrast_table,
@@ -36,7 +37,7 @@ DRAW_COLUMN = Column(key="draw", label="draw", type="category")
 
 
 def robustness_content(run_dir: Path, run: dict[str, Any]) -> RunContent:
-    section = base_section(run_dir, run, {})
+    section = base_section(run_dir, run, PLOT_TITLES)
     section.documents = []  # robustness.md holds the tables drawn below
     try:
         summary = RobustnessSummary.model_validate(section.summary)

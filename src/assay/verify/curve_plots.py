@@ -1,20 +1,18 @@
 """PNG plots of detector metrics: reliability, PR, ROC, coverage-accuracy, score histograms.
 
 Each function computes nothing itself beyond calling :mod:`assay.metrics`, writes one PNG
-(creating the parent directory) and returns its path. matplotlib is imported inside the
-functions, and figures are built with the object API on an Agg canvas, so no pyplot state or
-GUI backend is touched and nothing stays open after the call.
+(creating the parent directory) and returns its path, drawn with :mod:`assay.figures` (the
+object API on an Agg canvas: no pyplot state or GUI backend is touched, nothing stays open).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from assay.figures import png_figure
 from assay.metrics import (
     CoverageCurve,
     ReliabilityCurve,
@@ -28,22 +26,6 @@ from assay.metrics._validation import binary_labels, check_same_length, finite_s
 REFERENCE_STYLE: dict[str, Any] = {"color": "0.6", "linestyle": "--", "linewidth": 1}
 
 
-@contextmanager
-def _figure(path: str | Path, *, rows: int = 1, heights: tuple[int, ...] = (1,)) -> Iterator[Any]:
-    """Yield a list of axes; on exit save the figure to ``path`` as PNG."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    figure = Figure(figsize=(6.0, 4.5 if rows == 1 else 6.0), layout="constrained")
-    FigureCanvasAgg(figure)
-    axes = figure.subplots(rows, 1, sharex=rows > 1, gridspec_kw={"height_ratios": heights})
-    yield [axes] if rows == 1 else list(axes)
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(target, format="png", dpi=110)
-    figure.clear()
-
-
 def plot_reliability(
     curve: ReliabilityCurve, path: str | Path, *, title: str = "Reliability diagram"
 ) -> Path:
@@ -55,7 +37,7 @@ def plot_reliability(
     filled = ~curve.empty
     centers = (curve.bin_edges[:-1] + curve.bin_edges[1:]) / 2
     widths = np.diff(curve.bin_edges)
-    with _figure(path, rows=2, heights=(3, 1)) as (top, bottom):
+    with png_figure(path, rows=2, heights=(3, 1)) as (top, bottom):
         top.plot([0, 1], [0, 1], **REFERENCE_STYLE, label="perfect calibration")
         top.plot(
             curve.mean_predicted[filled],
@@ -85,7 +67,7 @@ def plot_pr_curve(
     precision, recall, _ = precision_recall_curve(y_true, score)
     average_precision = average_precision_score(y_true, score)
     prevalence = float(np.mean(binary_labels(y_true, "y_true")))
-    with _figure(path) as (axes,):
+    with png_figure(path) as (axes,):
         axes.step(recall, precision, where="post", label=f"AP = {average_precision:.3f}")
         axes.axhline(prevalence, **REFERENCE_STYLE, label=f"prevalence = {prevalence:.3f}")
         axes.set(xlim=(0, 1), ylim=(0, 1.02), xlabel="Recall", ylabel="Precision", title=title)
@@ -97,7 +79,7 @@ def plot_roc_curve(y_true: Any, score: Any, path: str | Path, *, title: str = "R
     """True-positive rate against false-positive rate, with the chance diagonal."""
     fpr, tpr, _ = roc_curve(y_true, score)
     auroc = roc_auc_score(y_true, score)
-    with _figure(path) as (axes,):
+    with png_figure(path) as (axes,):
         axes.plot(fpr, tpr, label=f"AUROC = {auroc:.3f}")
         axes.plot([0, 1], [0, 1], **REFERENCE_STYLE, label="chance")
         axes.set(
@@ -116,7 +98,7 @@ def plot_coverage_accuracy(
 ) -> Path:
     """Accuracy of the kept examples against the share kept, most confident first."""
     full_accuracy = float(curve.accuracy[-1])
-    with _figure(path) as (axes,):
+    with png_figure(path) as (axes,):
         marker = "." if len(curve.coverage) <= 50 else None  # dots only while they stay legible
         axes.step(
             curve.coverage, curve.accuracy, where="post", marker=marker, label="kept examples"
@@ -141,7 +123,7 @@ def plot_not_drawn(path: str | Path, *, title: str, reason: str) -> Path:
     """
     import textwrap
 
-    with _figure(path) as (axes,):
+    with png_figure(path) as (axes,):
         axes.set_axis_off()
         axes.set_title(title)
         message = "\n".join(textwrap.wrap(f"No curve: {reason}", width=60))
@@ -163,7 +145,7 @@ def plot_score_distribution(
     check_same_length(y_true=truth, score=scores)
     low, high = float(scores.min()), float(scores.max())
     bins = np.linspace(low, high if high > low else low + 1.0, 31)
-    with _figure(path) as (axes,):
+    with png_figure(path) as (axes,):
         for mask, name in ((~truth, class_names[0]), (truth, class_names[1])):
             if mask.any():
                 label = f"{name} (n = {int(mask.sum())})"
