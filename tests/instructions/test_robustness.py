@@ -664,19 +664,19 @@ def test_draws_of_the_embedded_model_at_a_temperature_measure_its_sampling_noise
     questions = tmp_path / "questions.jsonl"
     assert main(["instructions", "vary", "--inputs", str(inputs), "--out", str(questions)]) == 0
     generate = ["generate", "--questions", str(questions), "--model", "llamacpp/smollm2"]
-    generate += ["--max-tokens", "16", "--temperature", "1.0"]
-    draws = [tmp_path / f"seed{seed}" for seed in (1, 2, 3)]
-    for seed, out in enumerate(draws, start=1):
-        assert main([*generate, "--seed", str(seed), "--out", str(out)]) == 0
-    texts = [sorted(p.read_text() for p in out.glob("*/*.txt")) for out in draws]
+    generate += ["--max-tokens", "16", "--temperature", "1.0", "--seed", "1", "--draws", "3"]
+    out = tmp_path / "draws"
+    assert main([*generate, "--out", str(out)]) == 0
+    draws = [out / f"draw-{k}" for k in (1, 2, 3)]
+    seeds = [json.loads((d / "run.json").read_text())["config"]["seed"] for d in draws]
+    assert seeds == [1, 2, 3]
+    texts = [sorted(p.read_text() for p in d.glob("*/*.txt")) for d in draws]
     assert texts[0] != texts[1] != texts[2]  # the seeds gave other outputs
     run = tmp_path / "robustness"
     argv = ["instructions", "robustness", "--questions", str(questions), "--draws"]
-    assert (
-        main([*argv, *(x for out in draws for x in ("--outputs", str(out))), "--out", str(run)])
-        == 0
-    )
+    assert main([*argv, "--outputs", str(out), "--out", str(run)]) == 0  # the draw-K folders
     summary = summary_of(run)
+    assert summary["draws"] == [str(d) for d in draws]
     variants = json.loads(questions.read_text())["variants"]
     assert [r["draws"] for r in summary["noise"]] == [3] * len(variants)
     assert all(r["test"] == "permutation" for r in summary["paired"])
@@ -809,3 +809,58 @@ def test_repeats_are_draws_and_draws_exclude_them(
     capsys.readouterr()
     assert main([*argv, "--repeats-as-draws", "--draws", "--outputs", str(questions)]) == 2
     assert one_error_line(capsys) == "error: --draws and --repeats-as-draws: give one of them"
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (
+            ["--temperature", "0"],
+            "error: --draws: at --temperature 0 every draw is the same greedy answer",
+        ),
+        (
+            ["--seed", str(2**31 - 2)],
+            f"error: --draws: the seeds {2**31 - 2} to {2**31} pass {2**31 - 1}",
+        ),
+        (
+            ["--executor", "batch", "--batch-dir", "b"],
+            "error: --draws with --executor batch: a batch directory holds one draw's calls",
+        ),
+    ],
+)
+def test_generate_draws_refuses_what_cannot_give_draws(
+    varied: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    options: list[str],
+    message: str,
+) -> None:
+    argv = ["generate", "--questions", str(varied), "--model", "stub/m", "--draws", "3"]
+    argv += ["--temperature", "0.7", "--out", str(tmp_path / "out")]
+    assert main([*argv, *options]) == 2
+    assert one_error_line(capsys) == message
+    assert not (tmp_path / "out").exists()
+
+
+def test_generate_draws_writes_a_folder_per_draw_that_robustness_reads_as_its_draws(
+    varied: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    argv = ["generate", "--questions", str(varied), "--model", "stub/m", "--temperature", "0.7"]
+    assert main([*argv, "--seed", "5", "--draws", "2", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert f"draw 2 of 2: --seed 6 -> {out / 'draw-2'}" in printed
+    assert sorted(p.name for p in out.iterdir()) == ["draw-1", "draw-2"]
+    run = tmp_path / "run"
+    robustness = ["instructions", "robustness", "--questions", str(varied), "--draws"]
+    assert main([*robustness, "--outputs", str(out), "--out", str(run), "--no-report"]) == 0
+    summary = summary_of(run)
+    assert summary["draw_outputs"] == [9, 9]
+    # the stub seeds its reply by the request, whose seed is the draw's
+    assert (summary["repeated_cells"], summary["same_text_cells"]) == (9, 0)
+    assert "note:" not in capsys.readouterr().err
+    assert main([*argv, "--draws", "2", "--out", str(out / "draw-1")]) == 2
+    assert one_error_line(capsys) == (
+        f"error: --draws: {out / 'draw-1'} holds outputs of its own; the draws go to draw-K "
+        "folders of a directory that holds none"
+    )

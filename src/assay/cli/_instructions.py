@@ -4,12 +4,19 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ..data.questions import QuestionSet, TargetOutput, iter_outputs, load_questions
+from ..data.questions import (
+    MANIFEST_NAME,
+    QuestionSet,
+    TargetOutput,
+    iter_outputs,
+    load_questions,
+)
 from ..errors import ConfigError, InputError
 from ..instructions import (
     CHECKERS,
@@ -174,10 +181,12 @@ def _register_robustness(commands: Any) -> None:
     robustness.add_argument(
         "--outputs",
         type=Path,
-        action="append",
+        action="extend",
+        nargs="+",
         required=True,
-        help="outputs manifest or directory (`assay generate --out`); repeatable: other "
-        "targets, or with --draws other draws of the same targets",
+        help="outputs manifests or directories (`assay generate --out`), one or more: other "
+        "targets, or with --draws other draws of the same targets (a directory of draw-K "
+        "folders, as `generate --draws` writes, is its draws)",
     )
     robustness.add_argument(
         "--draws",
@@ -277,6 +286,8 @@ def _print_lm_eval_steps(tasks: list[str], args: argparse.Namespace) -> None:
 
 
 def _robustness(args: argparse.Namespace) -> int:
+    if args.draws:
+        args.outputs = _draw_folders(args.outputs)
     _check_robustness_options(args)
     questions = load_questions(args.questions)
     if args.repeats_as_draws:
@@ -374,6 +385,23 @@ def _check_robustness_options(args: argparse.Namespace) -> None:
         raise ConfigError("--draws: give two --outputs or more, one per draw")
     if args.draws and args.repeats_as_draws:
         raise ConfigError("--draws and --repeats-as-draws: give one of them")
+
+
+def _draw_folders(paths: list[Path]) -> list[Path]:
+    """Each path, or, for a directory with no outputs of its own that holds ``draw-K``
+    folders (``generate --draws``), those folders in the order of K."""
+    expanded = []
+    for path in paths:
+        found = [] if (path / MANIFEST_NAME).exists() else _numbered_draws(path)
+        expanded += found or [path]
+    return expanded
+
+
+def _numbered_draws(path: Path) -> list[Path]:
+    if not path.is_dir():
+        return []
+    draws = [p for p in path.iterdir() if p.is_dir() and re.fullmatch(r"draw-[1-9][0-9]*", p.name)]
+    return sorted(draws, key=lambda p: int(p.name.removeprefix("draw-")))
 
 
 def _check_draw_settings(paths: list[Path]) -> None:

@@ -15,7 +15,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import yaml
 
-from ..data.questions import TargetOutput, iter_outputs, load_question_index, load_questions
+from ..data.questions import (
+    MANIFEST_NAME,
+    QuestionSet,
+    TargetOutput,
+    iter_outputs,
+    load_question_index,
+    load_questions,
+)
 from ..errors import ConfigError, InputError, yaml_input_error
 from ..judge.archive import RecheckReport, recheck_archive
 from ..judge.evalset import build_eval_set
@@ -42,6 +49,8 @@ from ._common import (
 
 if TYPE_CHECKING:  # loaded only by the commands that analyse
     from ..judge.analysis_types import AnalysisResult, AnalysisSettings
+
+SEED_MAX = 2**31 - 1  # the largest seed a backend takes (model.Seed)
 
 
 def register(subparsers: Any) -> None:
@@ -150,6 +159,15 @@ def _register_generate(subparsers: Any) -> None:
     gen.add_argument("--top-p", type=float, default=1.0, help="nucleus sampling (1)")
     gen.add_argument("--seed", type=int, default=0, help="sampling seed, 0 to 2^31-1 (0)")
     gen.add_argument("--system-prompt", help="a system message sent before every prompt")
+    gen.add_argument(
+        "--draws",
+        type=int,
+        default=1,
+        metavar="N",
+        help="sample every prompt N times, at a temperature above 0: draw k (seed SEED+k-1) "
+        "goes to OUT/draw-k, for `assay instructions robustness --draws` (default 1: the "
+        "outputs go to OUT)",
+    )
     add_model_options(gen)
     add_executor_options(gen, ray=True)
     gen.set_defaults(handler=_generate)
@@ -284,6 +302,8 @@ def _with_models(
 def _generate(args: argparse.Namespace) -> int:
     check_executor_options(args)
     check_run_dir(args.out, "--out")
+    if args.draws != 1:
+        _check_draws(args)
     questions = load_questions(args.questions)
     settings = GenerateSettings(
         temperature=args.temperature,
@@ -297,21 +317,61 @@ def _generate(args: argparse.Namespace) -> int:
         ray_node_wait_s=args.ray_node_wait,
         model_options=model_options(args) if args.executor == "ray" else None,
     )
+    if args.draws == 1:
+        return _generate_into(args, questions, settings, args.out)
+    codes = []
+    for draw in range(1, args.draws + 1):
+        seed = args.seed + draw - 1
+        out = args.out / f"draw-{draw}"
+        print(f"draw {draw} of {args.draws}: --seed {seed} -> {out}")
+        drawn = settings.model_copy(update={"seed": seed})
+        codes.append(_generate_into(args, questions, drawn, out))
+    return max(codes)
+
+
+def _check_draws(args: argparse.Namespace) -> None:
+    """--draws N: a temperature to sample at, seeds in range, a live or Ray executor (batch
+    files hold one draw's calls), and an --out that is not itself an output directory."""
+    if args.draws < 1:
+        raise ConfigError(f"--draws: must be 1 or more, got {args.draws}")
+    if args.temperature == 0:
+        raise ConfigError(
+            "--draws: at --temperature 0 every draw is the same greedy answer",
+            hint="give a temperature above 0 (0.7, for example)",
+        )
+    last = args.seed + args.draws - 1
+    if last > SEED_MAX:
+        raise ConfigError(f"--draws: the seeds {args.seed} to {last} pass {SEED_MAX}")
+    if args.executor == "batch":
+        raise ConfigError(
+            "--draws with --executor batch: a batch directory holds one draw's calls",
+            hint="run one generate per draw, each with its own --seed, --out and --batch-dir",
+        )
+    if (args.out / MANIFEST_NAME).exists():
+        raise ConfigError(
+            f"--draws: {args.out} holds outputs of its own; the draws go to draw-K folders of "
+            "a directory that holds none"
+        )
+
+
+def _generate_into(
+    args: argparse.Namespace, questions: QuestionSet, settings: GenerateSettings, out: Path
+) -> int:
     summary = _with_models(
-        args, args.model, lambda models: generate_outputs(questions, models, args.out, settings)
+        args, args.model, lambda models: generate_outputs(questions, models, out, settings)
     )
     waits = f", {summary.deferred} waiting on batch answers" if summary.deferred else ""
     print(
         f"generated {summary.written} outputs ({summary.already_done} already there, "
         f"{summary.failed} failed calls{waits}) of {summary.expected} -> "
-        f"{args.out / 'manifest.jsonl'}"
+        f"{out / 'manifest.jsonl'}"
     )
-    print_served_warnings(summary.served_warnings, args.out)
+    print_served_warnings(summary.served_warnings, out)
     waiting = finish_batch(args, f"{summary.deferred} output(s) wait on batch answers")
     if waiting is not None:
         return waiting
     if summary.failed:
-        print(f"failed calls are listed in {args.out / 'generation_failures.jsonl'}")
+        print(f"failed calls are listed in {out / 'generation_failures.jsonl'}")
     return report_failed_calls(args, summary.failed, "model call(s)")
 
 
