@@ -864,3 +864,18 @@ def test_generate_draws_writes_a_folder_per_draw_that_robustness_reads_as_its_dr
         f"error: --draws: {out / 'draw-1'} holds outputs of its own; the draws go to draw-K "
         "folders of a directory that holds none"
     )
+
+
+def test_a_folder_of_draws_given_as_one_set_of_outputs_is_named(
+    varied: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    argv = ["generate", "--questions", str(varied), "--model", "stub/m", "--temperature", "0.7"]
+    assert main([*argv, "--draws", "2", "--out", str(out)]) == 0
+    capsys.readouterr()
+    robustness = ["instructions", "robustness", "--questions", str(varied), "--outputs", str(out)]
+    assert main(robustness) == 2
+    assert one_error_line(capsys) == (
+        f"error: {out}: holds draw-K folders (the draws of `assay generate --draws`), not one "
+        "set of outputs"
+    )

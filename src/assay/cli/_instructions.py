@@ -4,19 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
-import sys
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ..data.questions import (
-    MANIFEST_NAME,
-    QuestionSet,
-    TargetOutput,
-    iter_outputs,
-    load_questions,
-)
 from ..errors import ConfigError, InputError
 from ..instructions import (
     CHECKERS,
@@ -30,27 +20,14 @@ from ..instructions import (
 from ..instructions.agreement import AgreementReport, Disagreement
 from ..instructions.ifeval_data import INPUTS_FILE
 from ..instructions.lm_eval_tasks import TASK_PREFIX, write_lm_eval_tasks
-from ..instructions.repeats import outputs_by_repeat, questions_without_repeats
-from ..instructions.robustness import (
-    BASELINE,
-    OutputCheck,
-    check_outputs,
-    summarize_robustness,
-)
-from ..instructions.robustness_run import write_robustness_run
-from ..instructions.robustness_tables import same_text_note, summary_markdown
 from ..instructions.variants import VARIANT_KINDS
-from ..instructions.varied_set import INSTRUCTIONS_FIELD, NOT_APPLIED, vary_inputs
-from ..judge.generate import PROTOCOL_SETTINGS
-from ..runs import read_run_log, write_atomic
+from ..instructions.varied_set import NOT_APPLIED, vary_inputs
+from ..runs import write_atomic
 from ._common import (
-    add_report_option,
-    check_bootstrap_options,
     check_out_file,
-    check_run_dir,
-    write_run_report,
 )
 from ._import import write_jsonl
+from ._robustness import register_robustness
 
 
 def register(subparsers: Any) -> None:
@@ -65,7 +42,7 @@ def register(subparsers: Any) -> None:
     _register_check(commands)
     _register_agreement(commands)
     _register_vary(commands)
-    _register_robustness(commands)
+    register_robustness(commands)
     listing = commands.add_parser("list", help="list instruction ids and whether each is covered")
     listing.set_defaults(handler=_list)
 
@@ -166,68 +143,6 @@ def _register_vary(commands: Any) -> None:
     vary.set_defaults(handler=_vary)
 
 
-def _register_robustness(commands: Any) -> None:
-    robustness = commands.add_parser(
-        "robustness",
-        help="instruction following under each variant, paired with the original prompt",
-        description="Checks every output of a varied question set against its prompt's "
-        "instructions and compares each variant with the original prompt, paired by prompt: "
-        "the change in prompt-level accuracy with a bootstrap interval, the prompts lost and "
-        "gained, McNemar's exact test, and the share of prompts followed under every variant.",
-    )
-    robustness.add_argument(
-        "--questions", type=Path, required=True, help="the question set `vary` wrote"
-    )
-    robustness.add_argument(
-        "--outputs",
-        type=Path,
-        action="extend",
-        nargs="+",
-        required=True,
-        help="outputs manifests or directories (`assay generate --out`), one or more: other "
-        "targets, or with --draws other draws of the same targets (a directory of draw-K "
-        "folders, as `generate --draws` writes, is its draws)",
-    )
-    robustness.add_argument(
-        "--draws",
-        action="store_true",
-        help="each --outputs is one draw of the same cells (`assay generate` with its own "
-        "--seed, at a temperature above 0): compares shares of draws followed and measures "
-        "how often sampling alone changes a verdict",
-    )
-    robustness.add_argument(
-        "--repeats-as-draws",
-        action="store_true",
-        help="variants named '<variant> (repeat k)', as `assay import` names promptfoo's "
-        "--repeat and lm-eval's repeats, are draw k of <variant>",
-    )
-    robustness.add_argument("--mode", choices=MODES, default="strict", help="default: strict")
-    robustness.add_argument(
-        "--baseline",
-        default=BASELINE,
-        help=f"the variant each other one is paired with (default: {BASELINE})",
-    )
-    robustness.add_argument(
-        "--instructions-field",
-        default=INSTRUCTIONS_FIELD,
-        help="where each question keeps its instructions, a dotted path under meta (default: "
-        f"{INSTRUCTIONS_FIELD}; a promptfoo import's test metadata: meta.metadata.ifeval)",
-    )
-    robustness.add_argument(
-        "--out",
-        type=Path,
-        help="write the result here as a run directory: summary.json, verdicts.jsonl (every "
-        "output's verdicts and reasons), labels.jsonl (the verdicts as judge labels, for "
-        "`assay judge agreement --labels`), robustness.md and report.html",
-    )
-    add_report_option(robustness)
-    robustness.add_argument(
-        "--resamples", type=int, default=2000, help="bootstrap resamples (default: 2000)"
-    )
-    robustness.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: 0)")
-    robustness.set_defaults(handler=_robustness)
-
-
 def _variant_kinds(text: str) -> list[str]:
     kinds = [part.strip() for part in text.split(",") if part.strip()]
     unknown = [kind for kind in kinds if kind not in VARIANT_KINDS]
@@ -283,164 +198,6 @@ def _print_lm_eval_steps(tasks: list[str], args: argparse.Namespace) -> None:
         f"IMPORTED --instructions-field meta.doc --baseline {tasks[0]}"
         + (" --repeats-as-draws" if args.lm_eval_repeats > 1 else "")
     )
-
-
-def _robustness(args: argparse.Namespace) -> int:
-    if args.draws:
-        args.outputs = _draw_folders(args.outputs)
-    _check_robustness_options(args)
-    questions = load_questions(args.questions)
-    if args.repeats_as_draws:
-        questions = questions_without_repeats(questions, args.questions)
-    checks = _checked_outputs(args, questions)
-    if not checks:
-        raise InputError("no outputs to check", path=args.outputs[0])
-    summary = summarize_robustness(
-        questions,
-        checks,
-        args.mode,
-        baseline=args.baseline,
-        n_resamples=args.resamples,
-        seed=args.seed,
-        draws=_draw_names(args, checks),
-    )
-    print(summary_markdown(summary))
-    note = same_text_note(summary)
-    if note is not None:
-        print(f"note: {note}", file=sys.stderr)
-    if args.out is not None:
-        config = {
-            "questions": str(args.questions),
-            "outputs": [str(path) for path in args.outputs],
-            "mode": args.mode,
-            "baseline": args.baseline,
-            "draws": args.draws,
-            "repeats_as_draws": args.repeats_as_draws,
-            "instructions_field": args.instructions_field,
-            "resamples": args.resamples,
-            "seed": args.seed,
-        }
-        written = write_robustness_run(args.out, summary, checks, config)
-        print("wrote " + ", ".join(str(path) for path in written))
-        write_run_report(args.out, args)
-    return 0
-
-
-def _checked_outputs(args: argparse.Namespace, questions: QuestionSet) -> list[OutputCheck]:
-    """Every output of every --outputs checked; with --draws each is one draw, so a cell is
-    refused twice within one --outputs only."""
-    outputs = (o for path in args.outputs for o in iter_outputs(path))
-    if args.repeats_as_draws:
-        draws: list[Iterable[TargetOutput]] = list(outputs_by_repeat(outputs))
-    elif args.draws:
-        _check_draw_settings(args.outputs)
-        draws = [iter_outputs(path) for path in args.outputs]
-    else:
-        return check_outputs(
-            questions,
-            args.questions,
-            outputs,
-            args.mode,
-            instructions_field=args.instructions_field,
-        )
-    return [
-        check
-        for draw, drawn in enumerate(draws)
-        for check in check_outputs(
-            questions,
-            args.questions,
-            drawn,
-            args.mode,
-            instructions_field=args.instructions_field,
-            draw=draw,
-        )
-    ]
-
-
-def _draw_names(args: argparse.Namespace, checks: list[OutputCheck]) -> list[str]:
-    """What each draw index stands for: an --outputs, or a repeat."""
-    if args.draws:
-        return [str(path) for path in args.outputs]
-    if args.repeats_as_draws:
-        return [f"repeat {index + 1}" for index in range(max(c.draw for c in checks) + 1)]
-    return []
-
-
-def _check_robustness_options(args: argparse.Namespace) -> None:
-    """Every option before anything is read."""
-    check_bootstrap_options(args)
-    field = args.instructions_field
-    if not field.startswith("meta.") or "" in field.split("."):
-        raise ConfigError(
-            f"--instructions-field: expected a dotted path under meta (meta.KEY[.KEY...]), "
-            f"got {field!r}"
-        )
-    if args.out is not None:
-        check_run_dir(args.out, "--out")
-    resolved = [path.resolve() for path in args.outputs]
-    again = next((p for i, p in enumerate(args.outputs) if resolved[i] in resolved[:i]), None)
-    if again is not None:
-        raise ConfigError(f"--outputs: {again} is given twice")
-    if args.draws and len(args.outputs) < 2:
-        raise ConfigError("--draws: give two --outputs or more, one per draw")
-    if args.draws and args.repeats_as_draws:
-        raise ConfigError("--draws and --repeats-as-draws: give one of them")
-
-
-def _draw_folders(paths: list[Path]) -> list[Path]:
-    """Each path, or, for a directory with no outputs of its own that holds ``draw-K``
-    folders (``generate --draws``), those folders in the order of K."""
-    expanded = []
-    for path in paths:
-        found = [] if (path / MANIFEST_NAME).exists() else _numbered_draws(path)
-        expanded += found or [path]
-    return expanded
-
-
-def _numbered_draws(path: Path) -> list[Path]:
-    if not path.is_dir():
-        return []
-    draws = [p for p in path.iterdir() if p.is_dir() and re.fullmatch(r"draw-[1-9][0-9]*", p.name)]
-    return sorted(draws, key=lambda p: int(p.name.removeprefix("draw-")))
-
-
-def _check_draw_settings(paths: list[Path]) -> None:
-    """Draws must differ only in their seed: refuse draws generated with other decoding
-    settings, and say when the draws cannot differ (one seed, or temperature 0). Outputs with
-    no generate run log (a manifest of your own, an import) are not checked."""
-    logs: dict[Path, dict[str, Any]] = {}
-    for path in paths:
-        log = read_run_log(path if path.is_dir() else path.parent)
-        if log is not None and log.kind == "generate":
-            logs[path] = {name: log.config.get(name) for name in PROTOCOL_SETTINGS}
-    if not logs:
-        return
-    first_path, first = next(iter(logs.items()))
-    changed = [
-        f"{PROTOCOL_SETTINGS[name]} {first[name]!r} in {first_path}, {value!r} in {path}"
-        for path, settings in logs.items()
-        for name, value in settings.items()
-        if name != "seed" and value != first[name]
-    ]
-    if changed:
-        raise ConfigError(
-            "--draws: the draws were generated with other settings: " + "; ".join(changed),
-            hint="draws of one set differ only in --seed; compare other settings as other "
-            "targets, or in separate robustness runs",
-        )
-    seeds = [settings["seed"] for settings in logs.values()]
-    if first["temperature"] == 0:
-        print(
-            "note: the draws were generated at temperature 0: they differ only by the "
-            "backend's own nondeterminism",
-            file=sys.stderr,
-        )
-    elif len(set(seeds)) < len(seeds):
-        print(
-            "note: two draws were generated with one --seed: a seeded backend gives the same "
-            "outputs, which are then not independent draws",
-            file=sys.stderr,
-        )
 
 
 def _check(args: argparse.Namespace) -> int:

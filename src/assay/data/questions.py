@@ -406,7 +406,27 @@ def iter_outputs(path: Path, *, allow_outside_paths: bool = False) -> Iterator[T
         raise InputError("outputs not found (expected a manifest .jsonl or a directory)", path=path)
     if (path / MANIFEST_NAME).is_file():
         return _outputs_from_manifest(path / MANIFEST_NAME, allow_outside_paths)
+    if draw_folders(path):
+        raise InputError(
+            "holds draw-K folders (the draws of `assay generate --draws`), not one set of outputs",
+            path=path,
+            hint="give one draw-K folder, or read them all as draws: `assay instructions "
+            "robustness --draws --outputs DIR`",
+        )
     return _outputs_from_tree(path)
+
+
+def draw_folders(path: Path) -> list[Path]:
+    """The ``draw-K`` folders with a manifest that ``generate --draws`` writes into ``path``,
+    in the order of K (none for a path that is not such a directory)."""
+    if not path.is_dir() or (path / MANIFEST_NAME).exists():
+        return []
+    found = [
+        p
+        for p in path.iterdir()
+        if re.fullmatch(r"draw-[1-9][0-9]*", p.name) and (p / MANIFEST_NAME).is_file()
+    ]
+    return sorted(found, key=lambda p: int(p.name.removeprefix("draw-")))
 
 
 _OUTSIDE_HINT = (
