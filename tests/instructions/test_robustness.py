@@ -544,7 +544,13 @@ def test_repeated_draws_compare_shares_of_draws_and_measure_sampling_noise(
     summary = summary_of(run)
     assert summary["draws"] == [str(tmp_path / f"draw{d}" / "manifest.jsonl") for d in range(3)]
     verdicts = [json.loads(line) for line in (run / "verdicts.jsonl").read_text().splitlines()]
-    assert sorted({v["draw"] for v in verdicts}) == [0, 1, 2] and len(verdicts) == 27
+    assert sorted({v["draw"] for v in verdicts}) == [1, 2, 3] and len(verdicts) == 27
+    # a judge label file per draw: every draw answers the same cells under the same ids
+    assert sorted(p.name for p in run.glob("labels*")) == [
+        "labels-draw-1.jsonl",
+        "labels-draw-2.jsonl",
+        "labels-draw-3.jsonl",
+    ]
 
     typos = next(r for r in summary["paired"] if r["variant"] == "typos")
     # prompt shares: original 1, 2/3, 0; typos 0, 2/3, 1/3
@@ -585,7 +591,7 @@ def test_repeated_draws_compare_shares_of_draws_and_measure_sampling_noise(
     assert summary["draw_outputs"] == [9, 9, 9]
     # prompt 1 under every wording, prompt 3 under two: the same text in every draw
     assert (summary["repeated_cells"], summary["same_text_cells"]) == (9, 5)
-    assert printed.startswith(f"Draws: 0 `{tmp_path / 'draw0' / 'manifest.jsonl'}` (9 outputs), ")
+    assert printed.startswith(f"Draws: 1 `{tmp_path / 'draw0' / 'manifest.jsonl'}` (9 outputs), ")
     assert "## Draws: how often sampling alone changes a verdict" in printed
     assert "| m | typos | 3 | 9 | 44.4% | 22.2% | 59.3% | +25.9 pts |" in printed
     assert "draws disagree" in (run / "report.html").read_text(encoding="utf-8")
@@ -594,6 +600,7 @@ def test_repeated_draws_compare_shares_of_draws_and_measure_sampling_noise(
     # again with one draw into the same run: the noise plot has no data and goes
     assert main([*argv[:4], "--outputs", argv[6], "--out", str(run)]) == 0
     assert [p.name for p in plots.iterdir()] == ["variant_effects.png"]
+    assert [p.name for p in run.glob("labels*")] == ["labels.jsonl"]
 
 
 def test_the_same_cells_in_two_outputs_are_draws_only_when_asked(
@@ -701,7 +708,7 @@ def test_a_robustness_run_exports_a_row_per_output_or_per_instruction_verdict(
     assert {k: first[k] for k in ("question_id", "prompt_variant", "draw", "not_followed")} == {
         "question_id": "ifeval-1",
         "prompt_variant": "original",
-        "draw": 0,
+        "draw": 1,
         "not_followed": "",
     }
     broken = next(
@@ -718,7 +725,7 @@ def test_a_robustness_run_exports_a_row_per_output_or_per_instruction_verdict(
     assert "wrote 27 rows" in capsys.readouterr().err  # one instruction per prompt here
     header, line = out.read_text(encoding="utf-8").splitlines()[:2]
     assert header.split(",")[6:10] == ["instruction_index", "instruction_id", "kwargs", "followed"]
-    assert line.startswith("ifeval-1,original,m,0,")
+    assert line.startswith("ifeval-1,original,m,1,")
 
 
 def test_a_damaged_verdicts_file_is_named_with_its_line_and_field(
@@ -879,3 +886,22 @@ def test_a_folder_of_draws_given_as_one_set_of_outputs_is_named(
         f"error: {out}: holds draw-K folders (the draws of `assay generate --draws`), not one "
         "set of outputs"
     )
+
+
+def test_each_draws_labels_audit_a_judge_run_on_that_draw(
+    varied: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Draws answer the same cells under the same output ids: labels-draw-K.jsonl is what a
+    judge run on draw-K is compared with."""
+    outputs, run = tmp_path / "outputs", tmp_path / "run"
+    argv = ["generate", "--questions", str(varied), "--model", "stub/a", "--temperature", "0.7"]
+    assert main([*argv, "--draws", "2", "--out", str(outputs)]) == 0
+    robustness = tmp_path / "robustness"
+    argv = ["instructions", "robustness", "--questions", str(varied), "--draws"]
+    assert main([*argv, "--outputs", str(outputs), "--out", str(robustness), "--no-report"]) == 0
+    judge = ["judge", "run", "--questions", str(varied), "--outputs", str(outputs / "draw-2")]
+    assert main([*judge, "--judge", "stub/judge", "--out", str(run)]) == 0
+    labels = robustness / "labels-draw-2.jsonl"
+    assert main(["judge", "agreement", str(run), "--labels", str(labels)]) == 0
+    report = json.loads((run / "agreement.json").read_text())
+    assert report["labels"] == 15 and report["unmatched_labels"] == 0

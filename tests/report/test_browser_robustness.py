@@ -78,9 +78,9 @@ def test_draws_show_the_noise_table_and_pair_each_output_with_the_baseline_of_it
     vary = ["instructions", "vary", "--inputs", str(inputs), "--out", str(questions)]
     assert main([*vary, "--variants", "typos"]) == 0
     argv = ["instructions", "robustness", "--questions", str(questions), "--draws"]
-    for draw in range(2):  # prompt 1 follows in draw 0 only, under either prompt
+    for draw in (1, 2):  # prompt 1 follows in draw 1 only, under either prompt
         rows = [
-            output(key, variant, "model-a", key != 1 or draw == 0)
+            output(key, variant, "model-a", key != 1 or draw == 1)
             for key in (1, 2, 3)
             for variant in ("original", "typos")
         ]
@@ -102,7 +102,7 @@ def test_draws_show_the_noise_table_and_pair_each_output_with_the_baseline_of_it
         "Draws: disagreement within a variant and against the baseline",
     ]
     card = wait_for(browser, ".example-set")
-    Select(card.find_element("css selector", "select[data-column='draw']")).select_by_value("1")
+    Select(card.find_element("css selector", "select[data-column='draw']")).select_by_value("2")
     Select(
         card.find_element("css selector", "select[data-column='prompt_variant']")
     ).select_by_value("typos")
@@ -113,4 +113,4 @@ def test_draws_show_the_noise_table_and_pair_each_output_with_the_baseline_of_it
     detail = wait_for(browser, ".example-set .detail")
     WebDriverWait(browser, 10).until(lambda d: "The baseline's verdicts" in detail.text)
     assert "ifeval-1 x typos x model-a" in detail.text
-    assert "The baseline's prompt (original, draw 1)" in detail.text
+    assert "The baseline's prompt (original, draw 2)" in detail.text

@@ -162,7 +162,7 @@ def _checked_outputs(args: argparse.Namespace, questions: QuestionSet) -> list[O
         )
     return [
         check
-        for draw, drawn in enumerate(draws)
+        for draw, drawn in enumerate(draws, start=1)
         for check in check_outputs(
             questions,
             args.questions,
@@ -175,11 +175,11 @@ def _checked_outputs(args: argparse.Namespace, questions: QuestionSet) -> list[O
 
 
 def _draw_names(args: argparse.Namespace, checks: list[OutputCheck]) -> list[str]:
-    """What each draw index stands for: an --outputs, or a repeat."""
+    """What each draw stands for (draw k at index k-1): an --outputs, or a repeat."""
     if args.draws:
         return [str(path) for path in args.outputs]
     if args.repeats_as_draws:
-        return [f"repeat {index + 1}" for index in range(max(c.draw for c in checks) + 1)]
+        return [f"repeat {draw}" for draw in range(1, max(c.draw for c in checks) + 1)]
     return []
 
 

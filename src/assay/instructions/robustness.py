@@ -70,7 +70,8 @@ class OutputCheck(BaseModel):
     results: tuple[InstructionResult, ...]
     prompt: str  # the variant's prompt the output answered
     response: str  # the output's text
-    draw: int = 0  # which --outputs it came from, when those are repeated draws
+    # with repeated draws, which one (1, 2, ...: the summary's draws[k-1] names it); else 0
+    draw: int = 0
 
 
 def check_outputs(
@@ -83,10 +84,10 @@ def check_outputs(
     draw: int | None = None,
 ) -> list[OutputCheck]:
     """Each output checked against its question's instructions. ``draw``: the outputs are that
-    draw of repeated draws (call once per draw). Refused, naming where the output is: an output
-    of a question or variant the set does not hold, one that answered another prompt than the
-    set now gives (``vary`` run again with another seed), and a second output of one target for
-    one question and variant."""
+    draw (1, 2, ...) of repeated draws (call once per draw). Refused, naming where the output
+    is: an output of a question or variant the set does not hold, one that answered another
+    prompt than the set now gives (``vary`` run again with another seed), and a second output
+    of one target for one question and variant."""
     checks = []
     seen: dict[Cell, str] = {}
     instructions: dict[str, IFEvalMeta] = {}
@@ -282,7 +283,7 @@ class RobustnessSummary(BaseModel):
     targets: list[TargetRow]
     instructions: list[InstructionRow]
     contrasts: list[TargetContrastRow]  # every pair of targets, per variant
-    draws: list[str] = []  # the --outputs of each draw, when they are repeated draws
+    draws: list[str] = []  # what draw k (at k-1) is, when there are repeated draws
     draw_outputs: list[int] = []  # the outputs each draw holds (an unfinished draw: fewer)
     # cells with two draws or more, and those among them whose draws are all the same text (a
     # backend that repeats a seeded or greedy answer: such draws measure no sampling noise)
@@ -393,7 +394,7 @@ def summarize_robustness(
         instructions=[row for target in targets for row in _instruction_rows(target, grid)],
         contrasts=list(_contrast_rows(targets, grid, bootstrap)),
         draws=list(draws),
-        draw_outputs=[sum(c.draw == index for c in checks) for index in range(len(draws))],
+        draw_outputs=[sum(c.draw == draw for c in checks) for draw in range(1, len(draws) + 1)],
         repeated_cells=sum(len(d) > 1 for d in grid.by_cell.values()),
         same_text_cells=sum(
             len(d) > 1 and len({c.response for c in d}) == 1 for d in grid.by_cell.values()

@@ -3,9 +3,10 @@
 ``RUN/run.json`` (kind ``robustness``: the command, the settings, assay's version),
 ``summary.json`` (:class:`RobustnessSummary`), ``verdicts.jsonl`` (one :class:`OutputCheck` per
 output: its prompt, its text, every instruction's verdict and reason), ``labels.jsonl`` (the
-verdicts as judge labels, :func:`checker_labels`), ``robustness.md`` (the tables) and
-``plots/`` (:mod:`.robustness_plots`). The result is a function of its inputs: writing it again
-replaces the files, and removes a plot the new summary has no data for.
+verdicts as judge labels, :func:`checker_labels`; with draws ``labels-draw-K.jsonl``, one per
+draw), ``robustness.md`` (the tables) and ``plots/`` (:mod:`.robustness_plots`). The result
+is a function of its inputs: writing it again replaces the files, and removes the label files
+and plots the new result has none of.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ KIND: RunKind = "robustness"
 SUMMARY_FILE = "summary.json"
 VERDICTS_FILE = "verdicts.jsonl"
 LABELS_FILE = "labels.jsonl"
+DRAW_LABELS_GLOB = "labels-draw-*.jsonl"
 TABLES_FILE = "robustness.md"
 PLOTS_FOLDER = "plots"
 
@@ -43,14 +45,35 @@ def write_robustness_run(
         contents = {
             SUMMARY_FILE: summary.model_dump_json(indent=2) + "\n",
             VERDICTS_FILE: "".join(c.model_dump_json() + "\n" for c in checks),
-            LABELS_FILE: "".join(json.dumps(label) + "\n" for label in checker_labels(checks)),
+            **_label_files(checks, len(summary.draws)),
             TABLES_FILE: summary_markdown(summary),
         }
+        for stale in [run_dir / LABELS_FILE, *run_dir.glob(DRAW_LABELS_GLOB)]:
+            stale.unlink(missing_ok=True)  # the labels of an earlier result, draws or not
         for name, text in contents.items():
             write_atomic(run_dir / name, text)
         plots = _replace_plots(summary, run_dir / PLOTS_FOLDER)
         logger.finish("success", finished_count=len(checks))
     return [*(run_dir / name for name in contents), *plots]
+
+
+def _label_files(checks: Sequence[OutputCheck], draws: int) -> dict[str, str]:
+    """labels.jsonl; with draws, a file per draw (``labels-draw-K.jsonl``), since every draw
+    answers the same cells under the same output ids, as a judge run on one draw sees them."""
+    if not draws:
+        return {LABELS_FILE: _label_lines(checks)}
+    return {
+        draw_labels_file(draw): _label_lines([c for c in checks if c.draw == draw])
+        for draw in range(1, draws + 1)
+    }
+
+
+def draw_labels_file(draw: int) -> str:
+    return f"labels-draw-{draw}.jsonl"
+
+
+def _label_lines(checks: Sequence[OutputCheck]) -> str:
+    return "".join(json.dumps(label) + "\n" for label in checker_labels(checks))
 
 
 def _replace_plots(summary: RobustnessSummary, folder: Path) -> list[Path]:

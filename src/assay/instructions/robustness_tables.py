@@ -243,9 +243,9 @@ def same_text_note(summary: RobustnessSummary) -> str | None:
 
 def _draws_line(summary: RobustnessSummary) -> str:
     listed = ", ".join(
-        f"{index} `{source}` ({count} outputs)"
-        for index, (source, count) in enumerate(
-            zip(summary.draws, summary.draw_outputs, strict=True)
+        f"{draw} `{source}` ({count} outputs)"
+        for draw, (source, count) in enumerate(
+            zip(summary.draws, summary.draw_outputs, strict=True), start=1
         )
     )
     same = (
