@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
+
+# counts per item: a list of ints or an integer array
+Counts = Sequence[int] | npt.NDArray[np.integer[Any]]
 
 
 def mcnemar_exact_p(only_first: int, only_second: int) -> float:
@@ -31,10 +36,10 @@ def _binomial_lower_tail_count(n: int, k_max: int) -> int:
 
 
 def within_item_permutation_p(
-    first_successes: Sequence[int],
-    first_trials: Sequence[int],
-    second_successes: Sequence[int],
-    second_trials: Sequence[int],
+    first_successes: Counts,
+    first_trials: Counts,
+    second_successes: Counts,
+    second_trials: Counts,
     *,
     n_resamples: int = 2000,
     seed: int = 0,
@@ -68,7 +73,7 @@ def within_item_permutation_p(
     return (1 + extreme) / (1 + n_resamples)
 
 
-def _checked(*columns: Sequence[int]) -> tuple[Sequence[int], ...]:
+def _checked(*columns: Counts) -> tuple[Counts, ...]:
     """The four columns, refused unless of one non-zero length with 0 <= successes <= trials
     and at least one trial per condition."""
     k1, n1, k2, n2 = columns
