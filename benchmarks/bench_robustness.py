@@ -1,10 +1,10 @@
 """Time `instructions robustness` at the scale of IFEval's whole file with repeated draws.
 
-All 541 prompts of IFEval's `input_data.jsonl`, varied under the five kinds (3,086 prompt
-variants), each answered in every draw by GPT-4's response to the prompt from IFEval's own
-response file, or, in a seeded fifth of the cells, by that response in lower case with its
-commas removed (so that some verdicts differ between draws and wordings). The outputs are made
-in memory; each stage is timed on them as `robustness` runs it:
+The prompts of IFEval's `input_data.jsonl` that IFEval's GPT-4 response file answers (540 of
+541), varied under the five kinds, each answered in every draw by GPT-4's response to the
+prompt, or, in a seeded fifth of the cells, by that response in lower case with its commas
+removed (so that some verdicts differ between draws and wordings). The outputs are made in
+memory; each stage is timed on them as `robustness` runs it:
 
 - check: every output against its prompt's instructions (`check_outputs`, once per draw);
 - summarize: every table, the bootstrap intervals and the permutation tests;
@@ -46,11 +46,11 @@ def main() -> int:
     from assay.instructions.variants import VARIANT_KINDS
     from assay.instructions.varied_set import vary_inputs
 
-    questions = QuestionSet(
-        source="ifeval",
-        questions=tuple(vary_inputs(IFEVAL / "input_data.jsonl", list(VARIANT_KINDS), seed=0)),
-    )
     answers = {r.prompt: r.response for r in read_responses(RESPONSES)}
+    varied = vary_inputs(IFEVAL / "input_data.jsonl", list(VARIANT_KINDS), seed=0)
+    # the prompts GPT-4's response file answers (it leaves a few out)
+    answered = tuple(q for q in varied if q.variants[0].prompt in answers)
+    questions = QuestionSet(source="ifeval", questions=answered)
 
     def draw_outputs(draw: int) -> list[TargetOutput]:
         rng = random.Random(draw)
