@@ -5,6 +5,7 @@ prompt."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ from typing import Any
 import pytest
 
 from assay.cli import main
-from assay.data.questions import load_questions
+from assay.data.questions import load_outputs, load_questions
 from tests.helpers.cli_output import one_error_line
 from tests.helpers.lm_eval_cli import run_lm_eval, samples_files, skip_without_lm_eval
 from tests.helpers.servers import start_llama_server
@@ -96,10 +97,11 @@ def robustness(imported: Path, run: Path, *options: str) -> dict[str, Any]:
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("metrics", ["lm-eval", "assay"])
 def test_lm_eval_answers_the_variants_and_robustness_pairs_them(
-    llama_server: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    llama_server: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], metrics: str
 ) -> None:
-    _, tasks = write_tasks(tmp_path, capsys)
+    _, tasks = write_tasks(tmp_path, capsys, "--lm-eval-metrics", metrics)
     imported = run_tasks(llama_server, tmp_path, tasks)
     questions = load_questions(imported / "questions.jsonl")
     sent = {(q.question_id, v.variant): v.prompt for q in questions.questions for v in q.variants}
@@ -111,6 +113,18 @@ def test_lm_eval_answers_the_variants_and_robustness_pairs_them(
     # in the order of the kinds, as vary writes them
     assert [(r["variant"], r["pairs"]) for r in summary["paired"]] == [(TASKS[1], 3), (TASKS[2], 2)]
     assert sum(r["outputs"] for r in summary["variants"]) == 8
+    if metrics == "assay":  # lm-eval's own per-sample scores are robustness's verdicts
+        verdicts = [
+            json.loads(line) for line in (tmp_path / "robustness" / "verdicts.jsonl").open()
+        ]
+        scored = {
+            (o.question_id, o.prompt_variant): o.meta["lm_eval"]["none"]["prompt_level_strict_acc"]
+            for o in load_outputs(imported)
+            if o.meta is not None
+        }
+        assert scored == {
+            (v["question_id"], v["prompt_variant"]): v["follow_all_instructions"] for v in verdicts
+        }
 
 
 @pytest.mark.slow
@@ -160,6 +174,34 @@ def repeats_then_seeds(
         (TASKS[1], 6),
         (TASKS[2], 4),
     ]
+
+
+def test_assay_metrics_score_each_task_against_the_wording_it_sent(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--lm-eval-metrics assay: a scorer per task in the module beside the tasks, which lm-eval
+    imports; loaded here the same way, by path."""
+    _, tasks = write_tasks(tmp_path, capsys, "--lm-eval-metrics", "assay")
+    assert (
+        "process_results: !function ifeval_metrics.process_results_ifeval_varied_typos"
+        in (tasks / f"{TASKS[1]}.yaml").read_text()
+    )
+    spec = importlib.util.spec_from_file_location("ifeval_metrics", tasks / "ifeval_metrics.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    doc = json.loads((tasks / f"{TASKS[1]}.jsonl").read_text().splitlines()[1])  # end with Bye.
+    scored = module.process_results_ifeval_varied_typos(doc, ["Fine. Bye."])
+    assert scored == {
+        "prompt_level_strict_acc": True,
+        "inst_level_strict_acc": [True],
+        "prompt_level_loose_acc": True,
+        "inst_level_loose_acc": [True],
+    }
+    assert module.process_results_ifeval_varied_typos(doc, ["Fine."])["inst_level_strict_acc"] == [
+        False
+    ]
+    assert module.agg_inst_level_acc([[True, False], [True]]) == pytest.approx(2 / 3)
 
 
 def test_vary_needs_a_question_set_or_a_task_directory(

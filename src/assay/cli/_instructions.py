@@ -115,6 +115,14 @@ def _register_vary(commands: Any) -> None:
         "(lm_eval --include_path DIR), for `assay import lm-eval` to bring back",
     )
     vary.add_argument(
+        "--lm-eval-metrics",
+        choices=("lm-eval", "assay"),
+        default="lm-eval",
+        help="how the tasks score: lm-eval's IFEval functions (default; they download NLTK's "
+        "punkt_tab data at first use) or assay's instruction checker (no download; assay "
+        "importable where lm-eval runs)",
+    )
+    vary.add_argument(
         "--lm-eval-repeats",
         type=int,
         default=1,
@@ -182,7 +190,11 @@ def _vary(args: argparse.Namespace) -> int:
         print(f"next: assay generate --questions {args.out} --model MODEL --out OUTPUTS")
     if args.lm_eval is not None:
         tasks = write_lm_eval_tasks(
-            questions, args.variants, args.lm_eval, repeats=args.lm_eval_repeats
+            questions,
+            args.variants,
+            args.lm_eval,
+            repeats=args.lm_eval_repeats,
+            metrics=args.lm_eval_metrics,
         )
         _print_lm_eval_steps(tasks, args)
     return 0

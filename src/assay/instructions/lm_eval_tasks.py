@@ -27,15 +27,24 @@ from .varied_set import META_KEY, IFEvalMeta
 TASK_PREFIX = "ifeval_varied"
 METRICS_MODULE = "ifeval_metrics"
 # lm-eval resolves a task file's ``!function`` names against a module beside it
-METRICS_SOURCE = '''"""lm-eval's own IFEval scoring for the ifeval_varied_* tasks.
+METRICS_SOURCE = {
+    "lm-eval": '''"""lm-eval's IFEval scoring for the ifeval_varied_* tasks (assay wrote this file).
 
 lm-eval resolves ``!function`` names in a task file against a module beside it, so this module
-only names lm-eval's functions."""
+only names lm-eval's functions. They load NLTK's punkt_tab data, downloaded at first use."""
 
 from lm_eval.tasks.ifeval.utils import agg_inst_level_acc, process_results
 
 __all__ = ["agg_inst_level_acc", "process_results"]
-'''
+''',
+    "assay": '''"""IFEval's metrics by assay's instruction checker for the ifeval_varied_* tasks
+(assay wrote this file): each task checks its responses against the wording it sent."""
+
+from assay.instructions.lm_eval_metrics import agg_inst_level_acc, metrics_for
+
+__all__ = ["agg_inst_level_acc"]
+''',
+}
 # as lm-eval's own ifeval task: greedy, up to 1280 tokens (lm_eval --gen_kwargs overrides)
 GENERATION = {"until": [], "do_sample": False, "temperature": 0.0, "max_gen_toks": 1280}
 METRICS = (
@@ -52,13 +61,19 @@ def task_name(label: str) -> str:
 
 
 def write_lm_eval_tasks(
-    questions: Sequence[Question], labels: Sequence[str], folder: Path, *, repeats: int = 1
+    questions: Sequence[Question],
+    labels: Sequence[str],
+    folder: Path,
+    *,
+    repeats: int = 1,
+    metrics: str = "lm-eval",
 ) -> list[str]:
     """A task per label (``original`` first) in ``folder``, each with its documents file; the
     task names, in that order. The tasks name their documents by absolute path, since lm-eval
     resolves ``data_files`` against the directory it runs in. ``repeats``: lm-eval asks each
     prompt that many times (sampled draws, with ``--gen_kwargs do_sample=True,temperature=T``),
-    which ``robustness --repeats-as-draws`` reads as draws."""
+    which ``robustness --repeats-as-draws`` reads as draws. ``metrics``: ``lm-eval`` scores with
+    lm-eval's IFEval functions, ``assay`` with :mod:`.lm_eval_metrics`."""
     folder.mkdir(parents=True, exist_ok=True)
     documents = [_document(question) for question in questions]
     names = []
@@ -67,10 +82,22 @@ def write_lm_eval_tasks(
         data = folder / f"{name}.jsonl"
         selected = [doc for doc in documents if label in doc["variants"]]
         write_atomic(data, "".join(json.dumps(doc, ensure_ascii=False) + "\n" for doc in selected))
-        write_atomic(folder / f"{name}.yaml", _task_yaml(name, label, data.resolve(), repeats))
+        scorer = "process_results" if metrics == "lm-eval" else task_scorer(name)
+        yaml = _task_yaml(name, label, data.resolve(), repeats, scorer)
+        write_atomic(folder / f"{name}.yaml", yaml)
         names.append(name)
-    write_atomic(folder / f"{METRICS_MODULE}.py", METRICS_SOURCE)
+    module = METRICS_SOURCE[metrics]
+    if metrics == "assay":  # a scorer per task, which knows the wording its task sent
+        module += "".join(
+            f"{task_scorer(n)} = metrics_for({json.dumps(lb)})\n"
+            for n, lb in zip(names, [VARIANT, *labels], strict=True)
+        )
+    write_atomic(folder / f"{METRICS_MODULE}.py", module)
     return names
+
+
+def task_scorer(name: str) -> str:
+    return f"process_results_{name}"
 
 
 def _document(question: Question) -> dict[str, Any]:
@@ -85,7 +112,7 @@ def _document(question: Question) -> dict[str, Any]:
     }
 
 
-def _task_yaml(name: str, label: str, data: Path, repeats: int) -> str:
+def _task_yaml(name: str, label: str, data: Path, repeats: int, scorer: str) -> str:
     """The task file; strings are written as JSON strings, which YAML reads alike."""
     lines = [
         f"# the {label!r} wording of `assay instructions vary`'s prompts (assay writes this file)",
@@ -101,7 +128,7 @@ def _task_yaml(name: str, label: str, data: Path, repeats: int) -> str:
         *([f"repeats: {repeats}"] if repeats > 1 else []),
         "generation_kwargs:",
         *(f"  {key}: {json.dumps(value)}" for key, value in GENERATION.items()),
-        f"process_results: !function {METRICS_MODULE}.process_results",
+        f"process_results: !function {METRICS_MODULE}.{scorer}",
         "metric_list:",
     ]
     for metric, aggregation in METRICS:
