@@ -905,3 +905,20 @@ def test_each_draws_labels_audit_a_judge_run_on_that_draw(
     assert main(["judge", "agreement", str(run), "--labels", str(labels)]) == 0
     report = json.loads((run / "agreement.json").read_text())
     assert report["labels"] == 15 and report["unmatched_labels"] == 0
+
+
+def test_one_sampled_draw_per_cell_gets_a_note_naming_draws(
+    varied: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = generate_draw(varied, tmp_path / "sampled", "0.7", "1")
+    greedy = generate_draw(varied, tmp_path / "greedy", "0", "1")
+    capsys.readouterr()
+    argv = ["instructions", "robustness", "--questions", str(varied), "--no-report"]
+    assert main([*argv, "--outputs", str(greedy)]) == 0
+    assert "note:" not in capsys.readouterr().err
+    assert main([*argv, "--outputs", str(out)]) == 0
+    assert capsys.readouterr().err == (
+        f"note: {out} was sampled at --temperature 0.7 with one draw per cell: a variant's "
+        "effect is mixed with sampling noise; `assay generate --draws N` and `robustness "
+        "--draws` separate them\n"
+    )

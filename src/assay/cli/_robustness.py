@@ -153,6 +153,7 @@ def _checked_outputs(args: argparse.Namespace, questions: QuestionSet) -> list[O
         _check_draw_settings(args.outputs)
         draws = [iter_outputs(path) for path in args.outputs]
     else:
+        _note_sampled_single_draws(args.outputs)
         return check_outputs(
             questions,
             args.questions,
@@ -209,15 +210,34 @@ def _draw_folders(paths: list[Path]) -> list[Path]:
     return [draw for path in paths for draw in draw_folders(path) or [path]]
 
 
-def _check_draw_settings(paths: list[Path]) -> None:
-    """Draws must differ only in their seed: refuse draws generated with other decoding
-    settings, and say when the draws cannot differ (one seed, or temperature 0). Outputs with
-    no generate run log (a manifest of your own, an import) are not checked."""
+def _generate_settings(paths: list[Path]) -> dict[Path, dict[str, Any]]:
+    """The decoding settings of each path that a generate run wrote (others are left out)."""
     logs: dict[Path, dict[str, Any]] = {}
     for path in paths:
         log = read_run_log(path if path.is_dir() else path.parent)
         if log is not None and log.kind == "generate":
             logs[path] = {name: log.config.get(name) for name in PROTOCOL_SETTINGS}
+    return logs
+
+
+def _note_sampled_single_draws(paths: list[Path]) -> None:
+    """One draw per cell of sampled outputs mixes a wording's effect with sampling noise."""
+    settings = _generate_settings(paths).items()
+    sampled = next(((path, s["temperature"]) for path, s in settings if s["temperature"]), None)
+    if sampled is not None:
+        print(
+            f"note: {sampled[0]} was sampled at --temperature {sampled[1]} with one draw per "
+            "cell: a variant's effect is mixed with sampling noise; `assay generate --draws N` "
+            "and `robustness --draws` separate them",
+            file=sys.stderr,
+        )
+
+
+def _check_draw_settings(paths: list[Path]) -> None:
+    """Draws must differ only in their seed: refuse draws generated with other decoding
+    settings, and say when the draws cannot differ (one seed, or temperature 0). Outputs with
+    no generate run log (a manifest of your own, an import) are not checked."""
+    logs = _generate_settings(paths)
     if not logs:
         return
     first_path, first = next(iter(logs.items()))
