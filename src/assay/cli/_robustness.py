@@ -92,7 +92,8 @@ def register_robustness(commands: Any) -> None:
         type=Path,
         help="write the result here as a run directory: summary.json, verdicts.jsonl (every "
         "output's verdicts and reasons), labels.jsonl (the verdicts as judge labels, for "
-        "`assay judge agreement --labels`), robustness.md and report.html",
+        "`assay judge agreement --labels`; with draws labels-draw-K.jsonl), robustness.md, "
+        "plots/ and report.html",
     )
     add_report_option(robustness)
     robustness.add_argument(
