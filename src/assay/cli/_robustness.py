@@ -145,26 +145,21 @@ def _robustness(args: argparse.Namespace) -> int:
 
 
 def _checked_outputs(args: argparse.Namespace, questions: QuestionSet) -> list[OutputCheck]:
-    """Every output of every --outputs checked; with --draws each is one draw, so a cell is
-    refused twice within one --outputs only."""
+    """Every output of every --outputs checked; with draws, each draw apart (numbered from 1),
+    so a cell is refused twice within one draw only."""
     outputs = (o for path in args.outputs for o in iter_outputs(path))
+    sources: list[tuple[int | None, Iterable[TargetOutput]]]
     if args.repeats_as_draws:
-        draws: list[Iterable[TargetOutput]] = list(outputs_by_repeat(outputs))
+        sources = list(enumerate(outputs_by_repeat(outputs), start=1))
     elif args.draws:
         _check_draw_settings(args.outputs)
-        draws = [iter_outputs(path) for path in args.outputs]
+        sources = [(draw, iter_outputs(path)) for draw, path in enumerate(args.outputs, start=1)]
     else:
         _note_sampled_single_draws(args.outputs)
-        return check_outputs(
-            questions,
-            args.questions,
-            outputs,
-            args.mode,
-            instructions_field=args.instructions_field,
-        )
+        sources = [(None, outputs)]
     return [
         check
-        for draw, drawn in enumerate(draws, start=1)
+        for draw, drawn in sources
         for check in check_outputs(
             questions,
             args.questions,

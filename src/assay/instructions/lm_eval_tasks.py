@@ -76,22 +76,25 @@ def write_lm_eval_tasks(
     lm-eval's IFEval functions, ``assay`` with :mod:`.lm_eval_metrics`."""
     folder.mkdir(parents=True, exist_ok=True)
     documents = [_document(question) for question in questions]
+    lines = [json.dumps(doc, ensure_ascii=False) + "\n" for doc in documents]
+    module = METRICS_SOURCE[metrics]
     names = []
     for label in [VARIANT, *labels]:
         name = task_name(label)
         data = folder / f"{name}.jsonl"
-        selected = [doc for doc in documents if label in doc["variants"]]
-        write_atomic(data, "".join(json.dumps(doc, ensure_ascii=False) + "\n" for doc in selected))
-        scorer = "process_results" if metrics == "lm-eval" else task_scorer(name)
-        yaml = _task_yaml(name, label, data.resolve(), repeats, scorer)
-        write_atomic(folder / f"{name}.yaml", yaml)
-        names.append(name)
-    module = METRICS_SOURCE[metrics]
-    if metrics == "assay":  # a scorer per task, which knows the wording its task sent
-        module += "".join(
-            f"{task_scorer(n)} = metrics_for({json.dumps(lb)})\n"
-            for n, lb in zip(names, [VARIANT, *labels], strict=True)
+        write_atomic(
+            data,
+            "".join(
+                line for doc, line in zip(documents, lines, strict=True) if label in doc["variants"]
+            ),
         )
+        scorer = "process_results" if metrics == "lm-eval" else task_scorer(name)
+        if metrics == "assay":  # a scorer per task, which knows the wording its task sent
+            module += f"{scorer} = metrics_for({json.dumps(label)})\n"
+        write_atomic(
+            folder / f"{name}.yaml", _task_yaml(name, label, data.resolve(), repeats, scorer)
+        )
+        names.append(name)
     write_atomic(folder / f"{METRICS_MODULE}.py", module)
     return names
 

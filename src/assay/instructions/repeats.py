@@ -7,21 +7,13 @@ the draw its repeat names, under its variant's name.
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 
+from ..data.importers._common import REPEAT_VARIANT, split_repeat
 from ..data.questions import Question, QuestionSet, TargetOutput
 from ..errors import InputError
-
-REPEAT = re.compile(r"^(?P<variant>.+) \(repeat (?P<repeat>[1-9][0-9]*)\)$")
-
-
-def split_repeat(label: str) -> tuple[str, int]:
-    """``'plain (repeat 3)'`` -> ``('plain', 3)``; a label without a repeat is repeat 1."""
-    found = REPEAT.match(label)
-    return (label, 1) if found is None else (found["variant"], int(found["repeat"]))
 
 
 def questions_without_repeats(questions: QuestionSet, path: Path) -> QuestionSet:
@@ -30,7 +22,9 @@ def questions_without_repeats(questions: QuestionSet, path: Path) -> QuestionSet
     kept = []
     for question in questions.questions:
         prompts = {
-            v.variant: v.prompt for v in question.variants if REPEAT.match(v.variant) is None
+            v.variant: v.prompt
+            for v in question.variants
+            if REPEAT_VARIANT.match(v.variant) is None
         }
         for variant in question.variants:
             base, repeat = split_repeat(variant.variant)
@@ -48,7 +42,7 @@ def questions_without_repeats(questions: QuestionSet, path: Path) -> QuestionSet
 
 
 def _without_repeats(question: Question) -> Question:
-    variants = tuple(v for v in question.variants if REPEAT.match(v.variant) is None)
+    variants = tuple(v for v in question.variants if REPEAT_VARIANT.match(v.variant) is None)
     return question.model_copy(update={"variants": variants})
 
 

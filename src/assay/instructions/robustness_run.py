@@ -16,7 +16,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..runs import RunDirLock, RunKind, RunLog, RunLogger, check_run_kind, write_atomic
+from pydantic import ValidationError
+
+from ..errors import InputError, describe_problem, field_path
+from ..runs import (
+    RunDirLock,
+    RunKind,
+    RunLog,
+    RunLogger,
+    check_run_kind,
+    read_numbered_jsonl,
+    write_atomic,
+)
 from .robustness import OutputCheck, RobustnessSummary, checker_labels
 from .robustness_plots import EFFECTS_FILE, NOISE_FILE, write_robustness_plots
 from .robustness_tables import summary_markdown
@@ -55,6 +66,22 @@ def write_robustness_run(
         plots = _replace_plots(summary, run_dir / PLOTS_FOLDER)
         logger.finish("success", finished_count=len(checks))
     return [*(run_dir / name for name in contents), *plots]
+
+
+def read_output_checks(path: Path) -> list[OutputCheck]:
+    """A verdicts file, each line validated: a located InputError names the line and field."""
+    if not path.is_file():
+        raise InputError("the run has no verdicts file", path=path)
+    checks = []
+    for number, data in read_numbered_jsonl(path):
+        try:
+            checks.append(OutputCheck.model_validate(data))
+        except ValidationError as error:
+            first = error.errors()[0]
+            raise InputError(
+                describe_problem(first), path=path, line=number, field=field_path(first["loc"])
+            ) from None
+    return checks
 
 
 def _label_files(checks: Sequence[OutputCheck], draws: int) -> dict[str, str]:

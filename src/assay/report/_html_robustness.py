@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from ..errors import InputError
 from ..instructions.robustness import OutputCheck, RobustnessSummary
 from ..instructions.robustness_plots import TITLES as PLOT_TITLES
-from ..instructions.robustness_run import VERDICTS_FILE
+from ..instructions.robustness_run import VERDICTS_FILE, read_output_checks
 from ..instructions.robustness_tables import (
     contrast_table,
     instruction_table,
@@ -20,7 +20,6 @@ from ..instructions.robustness_tables import (
     robustness_tables,
     same_text_note,
 )
-from ..runs import read_jsonl
 from ._html_common import ExampleSource, RunContent, clip, compact, isolated, main_cap
 from ._html_generic import base_section, summary_metrics
 from ._html_model import Cell, Column, Detail, Fact, Metric, Table, TableSection, TextSection
@@ -96,8 +95,8 @@ def headline(summary: RobustnessSummary) -> list[Metric]:
 def _checks(run_dir: Path, notes: list[str]) -> list[OutputCheck]:
     path = run_dir / VERDICTS_FILE
     try:
-        return [OutputCheck.model_validate(line) for line in read_jsonl(path)]
-    except (InputError, ValidationError, OSError) as error:
+        return read_output_checks(path)
+    except (InputError, OSError) as error:
         notes.append(f"{path} could not be read, so no output is shown: {error}")
         return []
 

@@ -22,16 +22,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import ValidationError
-
-from ..errors import ConfigError, InputError, describe_problem, field_path
+from ..errors import ConfigError
 from ..instructions.robustness import OutputCheck
 from ..instructions.robustness_run import KIND as ROBUSTNESS_KIND
-from ..instructions.robustness_run import VERDICTS_FILE
+from ..instructions.robustness_run import VERDICTS_FILE, read_output_checks
 from ..json_safe import displayable
 from ..judge.archive import PROTOCOL_FILE, EvaluationRecord, iter_archive
 from ..judge.evaluations import final_evaluations
-from ..runs import RUN_FILE, check_not_being_written, read_numbered_jsonl, read_run_json
+from ..runs import RUN_FILE, check_not_being_written, read_run_json
 from ..verify.results import RESULTS_FILE, ResultRecord, iter_results
 from ..verify.types import ClaimCheck
 from ._html_common import read_json_file
@@ -131,24 +129,8 @@ def load_run(path: Path | str) -> AnyRun:
         _warn_unreadable(run_dir, unreadable)
         return JudgeRun(run_dir, records, summary, unreadable=unreadable)
     if (read_run_json(run_dir) or {}).get("kind") == ROBUSTNESS_KIND:
-        return RobustnessRun(run_dir, _output_checks(run_dir / VERDICTS_FILE), summary)
+        return RobustnessRun(run_dir, read_output_checks(run_dir / VERDICTS_FILE), summary)
     return _run_without_output(run_dir, summary)
-
-
-def _output_checks(path: Path) -> list[OutputCheck]:
-    """verdicts.jsonl, each line validated (a located error names the line and field)."""
-    if not path.is_file():
-        raise InputError("the run has no verdicts file", path=path)
-    checks = []
-    for number, data in read_numbered_jsonl(path):
-        try:
-            checks.append(OutputCheck.model_validate(data))
-        except ValidationError as error:
-            first = error.errors()[0]
-            raise InputError(
-                describe_problem(first), path=path, line=number, field=field_path(first["loc"])
-            ) from None
-    return checks
 
 
 def _run_without_output(run_dir: Path, summary: dict[str, Any]) -> BenchRun | JudgeRun:

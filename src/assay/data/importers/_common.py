@@ -6,6 +6,7 @@ stable ids, and the report of what was kept and skipped.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -268,6 +269,22 @@ def field_value(row: Mapping[str, Any], path: tuple[str, ...]) -> tuple[bool, An
             return False, None
         value = value[part]
     return True, value
+
+
+# the k-th run of one cell (promptfoo's --repeat, lm-eval's repeats) is a variant of its own
+REPEAT_VARIANT = re.compile(r"^(?P<variant>.+) \(repeat (?P<repeat>[1-9][0-9]*)\)$")
+
+
+def repeat_variant(variant: str, repeat: int) -> str:
+    """The first run keeps the variant's name; the k-th is ``<variant> (repeat k)``."""
+    return variant if repeat == 1 else f"{variant} (repeat {repeat})"
+
+
+def split_repeat(label: str) -> tuple[str, int]:
+    """:func:`repeat_variant` read back: ``'plain (repeat 3)'`` -> ``('plain', 3)``; a label
+    without a repeat is repeat 1."""
+    found = REPEAT_VARIANT.match(label)
+    return (label, 1) if found is None else (found["variant"], int(found["repeat"]))
 
 
 def stable_key(text: str) -> str:

@@ -43,7 +43,14 @@ from pydantic import BaseModel, ConfigDict, StrictInt
 from ...errors import InputError, shown
 from ..jsonl import check_input_file
 from ..questions import ID_PATTERN, ManifestEntry, PromptVariant, Question
-from ._common import ImportReport, RowReader, log_import_report, read_rows, stable_key
+from ._common import (
+    ImportReport,
+    RowReader,
+    log_import_report,
+    read_rows,
+    repeat_variant,
+    stable_key,
+)
 
 DATASET = "lm-eval"
 ROWS = "per-sample lm-eval"  # what read_rows and RowReader call the file in their errors
@@ -385,7 +392,7 @@ def _ifeval_input(doc: _Doc) -> IFEvalInput | None:
 
 
 def variant_of(task: str, repeat: int) -> str:
-    return task if repeat == 1 else f"{task} (repeat {repeat})"
+    return repeat_variant(task, repeat)
 
 
 @dataclass

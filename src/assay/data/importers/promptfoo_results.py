@@ -42,7 +42,7 @@ from pydantic import BaseModel, ConfigDict
 from ...errors import InputError, kind_name, shown, type_name
 from ..jsonl import check_input_file
 from ..questions import ID_PATTERN, ManifestEntry, PromptVariant, Question
-from ._common import ImportReport, log_import_report, stable_key
+from ._common import ImportReport, log_import_report, repeat_variant, stable_key
 
 DATASET = "promptfoo"
 LABEL_CONVENTION = (
@@ -250,8 +250,7 @@ def _variants(rows: Sequence[_Row], question_ids: Mapping[str, str], path: Path)
     for row in rows:
         cell = (question_ids[row.test_key], named[row.index], row.target)
         repeat = sorted(runs[cell]).index(row.test_idx) + 1
-        if repeat > 1:
-            named[row.index] += f" (repeat {repeat})"
+        named[row.index] = repeat_variant(named[row.index], repeat)
     return named
 
 
