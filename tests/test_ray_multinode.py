@@ -263,7 +263,7 @@ def test_an_error_not_assays_on_the_other_node_names_it_and_the_run_resumes(
     they cannot write, and the workers are killed: the new ones Ray starts to retry their
     batches cannot create the cache file, and SQLite's error (not an assay error) ends the
     run, naming the node; finished batches are kept, and the same command resumes."""
-    write_jsonl(driver_dir / "data.jsonl", verify_only_records(1500))
+    write_jsonl(driver_dir / "data.jsonl", verify_only_records(RECORDS_PAST_THE_KILL))
     cache_dir = nodes.node_root / "cache-of-the-node"
     cache_dir.mkdir()
     shutil.chown(cache_dir, "nobody", "nogroup")
@@ -273,10 +273,7 @@ def test_an_error_not_assays_on_the_other_node_names_it_and_the_run_resumes(
     _wait_for_results(run, results, 100)
     cache_dir.rename(cache_dir.with_name("cache-before"))
     cache_dir.mkdir(mode=0o755)  # root's: the node's user cannot create a file in it
-    node_ray = str(nodes.node_root / "ray")
-    for pid in busy_workers(node_ray, "run_batch") + busy_workers(node_ray, "IDLE"):
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
+    assert _kill_the_workers(str(nodes.node_root / "ray"), run), "the run ended first"
     _, err = run.communicate(timeout=300)
     assert run.returncode == 1, err
     assert "Traceback" not in err
@@ -290,7 +287,28 @@ def test_an_error_not_assays_on_the_other_node_names_it_and_the_run_resumes(
     kept = len(results.read_text().splitlines())
     assert kept >= 100
     shutil.chown(cache_dir, "nobody", "nogroup")  # the node's directory is usable again
-    _resumes(nodes, driver_dir, kept, 1500, *cache)
+    _resumes(nodes, driver_dir, kept, RECORDS_PAST_THE_KILL, *cache)
+
+
+# enough lexical checks to outlast the kill by seconds: with 1,500 (about a second of work)
+# the run once finished between its 100th result and the kill, in a full clean-clone run
+RECORDS_PAST_THE_KILL = 6000
+
+
+def _kill_the_workers(node_ray: str, run: subprocess.Popen[str]) -> bool:
+    """Kills the node's workers, busy or idle, once some are found (a scan of the processes
+    can fall between a worker's titles); False if the run ended before any was."""
+    deadline = time.monotonic() + 60
+    while run.poll() is None and time.monotonic() < deadline:
+        killed = False
+        for pid in busy_workers(node_ray, "run_batch") + busy_workers(node_ray, "IDLE"):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+                killed = True
+        if killed:
+            return True
+        time.sleep(0.02)
+    return False
 
 
 def test_a_worker_killed_on_every_attempt_on_the_other_node_is_named_and_the_run_resumes(
