@@ -1,4 +1,4 @@
-"""The within-item permutation test of repeated binary outcomes."""
+"""The within-item permutation tests of repeated outcomes: binary, and scores of any kind."""
 
 from __future__ import annotations
 
@@ -7,7 +7,11 @@ import itertools
 import numpy as np
 import pytest
 
-from assay.metrics import mcnemar_exact_p, within_item_permutation_p
+from assay.metrics import (
+    mcnemar_exact_p,
+    within_item_mean_permutation_p,
+    within_item_permutation_p,
+)
 
 
 def test_one_draw_each_is_mcnemar_by_simulation() -> None:
@@ -68,3 +72,60 @@ def test_malformed_columns_are_refused(
 ) -> None:
     with pytest.raises(ValueError, match="expected"):
         within_item_permutation_p(k1, n1, k2, n2)
+
+
+def _exact_mean_permutation_p(first: list[list[float]], second: list[list[float]]) -> float:
+    """Every way to split each item's pooled draws into the two counts, equally likely."""
+    observed = np.mean([np.mean(b) - np.mean(a) for a, b in zip(first, second, strict=True)])
+    per_item = []
+    for a, b in zip(first, second, strict=True):
+        pooled = [*a, *b]
+        effects = []
+        for chosen in itertools.combinations(range(len(pooled)), len(b)):
+            rest = [pooled[i] for i in range(len(pooled)) if i not in chosen]
+            effects.append(np.mean([pooled[i] for i in chosen]) - np.mean(rest))
+        per_item.append(effects)
+    combos = list(itertools.product(*per_item))
+    extreme = sum(abs(np.mean(c)) >= abs(observed) - 1e-12 for c in combos)
+    return extreme / len(combos)
+
+
+def test_scores_against_exact_enumeration_with_unequal_draws() -> None:
+    # overall scores 0-8 of three questions, draws 3/2, 2/2 and 1/3
+    first: list[list[float]] = [[2, 5, 3], [8, 6], [4]]
+    second: list[list[float]] = [[6, 7], [8, 7], [5, 6, 8]]
+    exact = _exact_mean_permutation_p(first, second)
+    p = within_item_mean_permutation_p(first, second, n_resamples=40000, seed=2)
+    assert p == pytest.approx(exact, abs=0.01)
+    assert 0.01 < exact < 0.5
+
+
+def test_scores_of_zero_and_one_give_the_binary_test() -> None:
+    rng = np.random.default_rng(4)
+    draws = [(list(rng.integers(0, 2, 3)), list(rng.integers(0, 2, 2))) for _ in range(20)]
+    first = [[float(x) for x in a] for a, _ in draws]
+    second = [[float(x) for x in b] for _, b in draws]
+    counts = [sum(a) for a in first], [len(a) for a in first]
+    binary = within_item_permutation_p(
+        *counts, [sum(b) for b in second], [len(b) for b in second], n_resamples=40000, seed=1
+    )
+    scores = within_item_mean_permutation_p(first, second, n_resamples=40000, seed=1)
+    assert scores == pytest.approx(binary, abs=0.01)
+
+
+def test_a_shift_in_scores_gives_a_small_p_and_none_a_large_one() -> None:
+    rng = np.random.default_rng(0)
+    base = [list(rng.normal(4, 1.5, 5)) for _ in range(40)]
+    same = [list(rng.normal(4, 1.5, 5)) for _ in range(40)]
+    shifted = [list(rng.normal(5, 1.5, 5)) for _ in range(40)]
+    assert within_item_mean_permutation_p(base, same, seed=0) > 0.05
+    assert within_item_mean_permutation_p(base, shifted, seed=0) < 0.001
+    assert within_item_mean_permutation_p(base, shifted, n_resamples=300, seed=0) == 1 / 301
+
+
+@pytest.mark.parametrize(
+    ("first", "second"), [([], []), ([[1.0]], [[1.0], [2.0]]), ([[]], [[1.0]]), ([[1.0]], [[]])]
+)
+def test_malformed_draws_are_refused(first: list[list[float]], second: list[list[float]]) -> None:
+    with pytest.raises(ValueError, match="expected"):
+        within_item_mean_permutation_p(first, second)

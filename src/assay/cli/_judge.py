@@ -19,6 +19,7 @@ from ..data.questions import (
     MANIFEST_NAME,
     QuestionSet,
     TargetOutput,
+    draw_folders,
     iter_outputs,
     load_question_index,
     load_questions,
@@ -251,6 +252,13 @@ def _register_run(commands: Any) -> None:
         help="how a new run stores evaluations: append-only JSONL shards with repeated texts "
         "stored once (default), or one JSON file per evaluation; a resumed run keeps its own",
     )
+    run.add_argument(
+        "--draws",
+        action="store_true",
+        help="each --outputs is a directory of draw-K folders (`assay generate --draws`): draw "
+        "k is judged into OUT/draw-k, a judge run of its own, and `assay judge analyze OUT` "
+        "reads the draws together",
+    )
     add_model_options(run)
     add_executor_options(run, ray=True)
     run.set_defaults(handler=_run)
@@ -378,10 +386,55 @@ def _generate_into(
 def _run(args: argparse.Namespace) -> int:
     check_executor_options(args)
     check_run_dir(args.out, "--out")
+    if not args.draws:
+        return _run_into(args, args.outputs, args.out)
+    draws = _output_draws(args)
+    codes = []
+    for number, name in enumerate(draws, start=1):
+        out = args.out / name
+        print(f"{name} ({number} of {len(draws)}) -> {out}")
+        codes.append(_run_into(args, [path / name for path in args.outputs], out))
+    print(f"next: assay judge analyze {args.out} (each draw, then the draws together)")
+    return max(codes)
+
+
+def _output_draws(args: argparse.Namespace) -> list[str]:
+    """--draws: the draw-K folders every --outputs holds (the same in each), judged into
+    draw-K folders of an --out that is not itself a judge run."""
+    found = {path: [p.name for p in draw_folders(path)] for path in args.outputs}
+    for path, names in found.items():
+        if not names:
+            raise ConfigError(
+                f"--draws: {path} holds no draw-K folders with a manifest",
+                hint="`assay generate --draws N` writes them; without --draws, give one set "
+                "of outputs",
+            )
+    first, *others = found.items()
+    for path, names in others:
+        if names != first[1]:
+            raise ConfigError(
+                f"--draws: {path} holds {', '.join(names)} but {first[0]} holds "
+                f"{', '.join(first[1])}",
+                hint="every --outputs needs the same draws",
+            )
+    if args.executor == "batch":
+        raise ConfigError(
+            "--draws with --executor batch: a batch directory holds one run's calls",
+            hint="judge each draw-K folder with its own --out and --batch-dir",
+        )
+    if (args.out / "protocol.json").exists():
+        raise ConfigError(
+            f"--draws: {args.out} is a judge run itself; the draws go to draw-K folders of a "
+            "directory that holds none"
+        )
+    return first[1]
+
+
+def _run_into(args: argparse.Namespace, output_paths: Sequence[Path], out: Path) -> int:
     questions = load_question_index(args.questions)  # a large set is read by offset, not held
 
     def outputs() -> Iterator[TargetOutput]:  # read afresh on each pass, never held
-        for path in args.outputs:
+        for path in output_paths:
             yield from iter_outputs(path, allow_outside_paths=args.allow_outside_paths)
 
     config = JudgeRunConfig(
@@ -404,12 +457,12 @@ def _run(args: argparse.Namespace) -> int:
             constrained=args.constrained,
         ),
     )
-    refuse_unresumable(args.out, config)
+    refuse_unresumable(out, config)
     eval_set = build_eval_set(questions, outputs)
     if eval_set.coverage.complete or args.allow_incomplete:
         print(eval_set.coverage.describe())  # else the error below says it, once
     summary = _with_models(
-        args, args.judge, lambda judges: run_judges(eval_set, judges, args.out, config)
+        args, args.judge, lambda judges: run_judges(eval_set, judges, out, config)
     )
     # a failed call is counted invalid (no reply) but is no judgment: the line says which
     failed = f" ({summary.call_failed} of them failed calls)" if summary.call_failed else ""
@@ -417,14 +470,14 @@ def _run(args: argparse.Namespace) -> int:
     # the next step is the batch (printed below), not the analysis
     waits = f", {summary.deferred} waiting on batch answers" if summary.deferred else ""
     verb = "" if summary.deferred else "judged "
-    next_step = "" if summary.deferred else f"; next: assay judge analyze {args.out}"
+    next_step = "" if summary.deferred else f"; next: assay judge analyze {out}"
     print(
         f"{verb}{summary.work_items} sample x judge pairs ({summary.already_finished} already "
         f"finished, {summary.attempts_made} attempts now, {summary.model_calls} model calls"
         f"{waits}): {summary.valid} valid, {summary.invalid} invalid{failed}\n"
         f"fingerprint {summary.fingerprint}{next_step}"
     )
-    print_served_warnings(summary.served_warnings, args.out)
+    print_served_warnings(summary.served_warnings, out)
     waiting = finish_batch(args, f"{summary.deferred} pair(s) wait on batch answers")
     if waiting is not None:
         return waiting
@@ -525,24 +578,48 @@ def _describe_recheck(report: RecheckReport) -> str:
 
 
 def _analyze(args: argparse.Namespace) -> int:
+    from ..judge.draws import draw_runs
+
+    settings = _analysis_settings(args)
+    if draw_runs(args.run_dir):
+        return _analyze_draws(args, settings)
+    _analyze_one(args, args.run_dir, settings)
+    return 0
+
+
+def _analyze_one(args: argparse.Namespace, run_dir: Path, settings: AnalysisSettings) -> None:
     from ..judge.analyze import analyze_run
     from ..runs import read_run_log
 
-    settings = _analysis_settings(args)
-    read_run_log(args.run_dir)  # a broken run.json is named first, whatever the directory holds
-    _require_judge_run(args.run_dir)
-    with _run_lock(args.run_dir):  # a run still appending records is not analysed under it
-        _check_before_analysis(args)
-        apply_prices(args, [args.run_dir])
-        result = analyze_run(args.run_dir, settings)
+    read_run_log(run_dir)  # a broken run.json is named first, whatever the directory holds
+    _require_judge_run(run_dir)
+    with _run_lock(run_dir):  # a run still appending records is not analysed under it
+        _check_before_analysis(args, run_dir)
+        apply_prices(args, [run_dir])
+        result = analyze_run(run_dir, settings)
         _print_analysis(result)
         for option in args.by:
             from ..judge.slices import sliced_summaries, slices_markdown, write_slices
 
-            summaries = sliced_summaries(args.run_dir, option, settings)
-            print(f"wrote {write_slices(args.run_dir, option, summaries)}")
+            summaries = sliced_summaries(run_dir, option, settings)
+            print(f"wrote {write_slices(run_dir, option, summaries)}")
             print(slices_markdown(option, summaries))
-        write_run_report(args.run_dir, args)
+        write_run_report(run_dir, args)
+
+
+def _analyze_draws(args: argparse.Namespace, settings: AnalysisSettings) -> int:
+    """A directory of draw-K judge runs: each draw's own analysis, then the draws together
+    (checked to share one protocol before anything is written)."""
+    from ..judge.draws import load_draws, write_draws_analysis
+    from ..judge.draws_report import draws_lines
+
+    loaded = load_draws(args.run_dir)
+    for run in loaded.runs:
+        print(f"{run.name}:")
+        _analyze_one(args, run, settings)
+    summary, written = write_draws_analysis(args.run_dir, loaded, settings)
+    print("\n".join(draws_lines(summary)))
+    print(f"wrote {', '.join(written)}")
     return 0
 
 
@@ -559,20 +636,20 @@ def _analysis_settings(args: argparse.Namespace) -> AnalysisSettings:
     )
 
 
-def _check_before_analysis(args: argparse.Namespace) -> None:
+def _check_before_analysis(args: argparse.Namespace, run_dir: Path) -> None:
     """Every file and option the analysis reads, checked before it writes anything: run.json,
     coverage.json, the price table, and the --by keys (a key no sample has included)."""
     from ..judge.analyze import read_coverage
     from ..judge.slices import check_slices
     from ..runs import read_run_log
 
-    read_run_log(args.run_dir)
-    read_coverage(args.run_dir)
+    read_run_log(run_dir)
+    read_coverage(run_dir)
     if args.prices is not None:
         from ..runs.prices import load_prices
 
         load_prices(args.prices)
-    check_slices(args.run_dir, args.by)
+    check_slices(run_dir, args.by)
 
 
 def _print_analysis(result: AnalysisResult) -> None:

@@ -410,8 +410,8 @@ def iter_outputs(path: Path, *, allow_outside_paths: bool = False) -> Iterator[T
         raise InputError(
             "holds draw-K folders (the draws of `assay generate --draws`), not one set of outputs",
             path=path,
-            hint="give one draw-K folder, or read them all as draws: `assay instructions "
-            "robustness --draws --outputs DIR`",
+            hint="give one draw-K folder, or read them all as draws: `assay judge run "
+            "--draws` or `assay instructions robustness --draws`",
         )
     return _outputs_from_tree(path)
 

@@ -24,9 +24,9 @@ def render_report(summary: JudgeSummary) -> str:
         f"Judges: {', '.join(summary.judges)}. Targets: {', '.join(summary.targets)}.\n",
         f"{counts.work_items} sample x judge evaluations ({counts.records} archived attempts): "
         f"**{counts.valid} valid**, {counts.invalid} invalid "
-        f"(valid rate {_num(counts.valid_rate, 3)}; first attempts valid: "
+        f"(valid rate {number(counts.valid_rate, 3)}; first attempts valid: "
         f"{counts.first_attempt_valid}/{counts.first_attempts}, "
-        f"{_num(counts.first_attempt_valid_rate, 3)}).\n",
+        f"{number(counts.first_attempt_valid_rate, 3)}).\n",
         "Invalid evaluations are not FAIL: they never enter the score statistics below and are "
         "counted in the invalid-evaluation section. Intervals are "
         f"{level} {summary.bootstrap}, {summary.n_resamples} resamples.\n",
@@ -59,13 +59,13 @@ def _coverage_line(summary: JudgeSummary) -> str:
     )
 
 
-def _num(value: float | None, digits: int = 2) -> str:
+def number(value: float | None, digits: int = 2) -> str:
     if value is None or math.isnan(value):
         return "n/a"
     return f"{value:.{digits}f}"
 
 
-def _table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
+def markdown_table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
     cells: list[list[Cell]] = [
         [cell if isinstance(cell, str | int | float | bool) else str(cell) for cell in row]
         for row in rows
@@ -73,8 +73,8 @@ def _table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
     return Table(columns=list(header), rows=cells).markdown() + "\n"
 
 
-def _ci(value: float, low: float, high: float) -> str:
-    return f"{_num(value)} [{_num(low)}, {_num(high)}]"
+def with_ci(value: float, low: float, high: float) -> str:
+    return f"{number(value)} [{number(low)}, {number(high)}]"
 
 
 def _scores_section(method: str, summary: JudgeSummary) -> str:
@@ -90,8 +90,8 @@ def _scores_section(method: str, summary: JudgeSummary) -> str:
         [
             *cell,
             by_dim["overall_score"].n,
-            *(_ci(by_dim[d].mean, by_dim[d].ci_low, by_dim[d].ci_high) for d in dims),
-            _ci(
+            *(with_ci(by_dim[d].mean, by_dim[d].ci_low, by_dim[d].ci_high) for d in dims),
+            with_ci(
                 by_dim["overall_score"].mean,
                 by_dim["overall_score"].ci_low,
                 by_dim["overall_score"].ci_high,
@@ -99,7 +99,7 @@ def _scores_section(method: str, summary: JudgeSummary) -> str:
         ]
         for cell, by_dim in cells.items()
     ]
-    return "### Mean scores (valid evaluations)\n\n" + _table(header, table_rows)
+    return "### Mean scores (valid evaluations)\n\n" + markdown_table(header, table_rows)
 
 
 def _verdicts_section(method: str, summary: JudgeSummary) -> str:
@@ -109,7 +109,7 @@ def _verdicts_section(method: str, summary: JudgeSummary) -> str:
         if r.method == method
     ]
     header = ["judge", "target", "variant", "n", *VERDICTS]
-    return "### Verdict distribution\n\n" + _table(header, rows)
+    return "### Verdict distribution\n\n" + markdown_table(header, rows)
 
 
 def _variant_section(method: str, summary: JudgeSummary) -> str:
@@ -120,13 +120,13 @@ def _variant_section(method: str, summary: JudgeSummary) -> str:
             f"{r.variant} - {r.baseline}",
             r.dimension,
             r.n_pairs,
-            _ci(r.mean_difference, r.ci_low, r.ci_high),
+            with_ci(r.mean_difference, r.ci_low, r.ci_high),
         ]
         for r in summary.variant_effects
         if r.method == method
     ]
     header = ["judge", "target", "variant - baseline", "dimension", "pairs", "mean diff [CI]"]
-    return "### Prompt-variant effect (paired by question)\n\n" + _table(header, rows)
+    return "### Prompt-variant effect (paired by question)\n\n" + markdown_table(header, rows)
 
 
 def _invalid_section(summary: JudgeSummary) -> str:
@@ -136,14 +136,14 @@ def _invalid_section(summary: JudgeSummary) -> str:
             r.judge_model,
             r.target_model,
             r.prompt_variant,
-            f"{r.invalid}/{r.n} ({_num(r.rate)})",
-            f"{r.first_attempt_invalid}/{r.first_attempt_n} ({_num(r.first_attempt_rate)})",
+            f"{r.invalid}/{r.n} ({number(r.rate)})",
+            f"{r.first_attempt_invalid}/{r.first_attempt_n} ({number(r.first_attempt_rate)})",
             ", ".join(f"{flag} {count}" for flag, count in r.flags.items()) or "-",
         ]
         for r in summary.invalid_rates
     ]
     header = ["method", "judge", "target", "variant", "invalid", "first attempt invalid", "flags"]
-    return "## Invalid evaluations\n\n" + _table(header, rows)
+    return "## Invalid evaluations\n\n" + markdown_table(header, rows)
 
 
 def _self_preference_section(summary: JudgeSummary) -> str:
@@ -152,9 +152,9 @@ def _self_preference_section(summary: JudgeSummary) -> str:
             r.model,
             r.dimension,
             r.n_pairs,
-            _num(r.self_mean),
-            _num(r.cross_mean),
-            _ci(r.difference, r.ci_low, r.ci_high),
+            number(r.self_mean),
+            number(r.cross_mean),
+            with_ci(r.difference, r.ci_low, r.ci_high),
             ", ".join(r.cross_judges),
             r.judging,
         ]
@@ -176,7 +176,7 @@ def _self_preference_section(summary: JudgeSummary) -> str:
         "saw opaque aliases (blind) or the real target model and output id; a blind self-judge "
         "still writes `method: self_judge`, which the protocol requires it to be told.\n\n"
     )
-    return "## Self-preference\n\n" + intro + _table(header, rows)
+    return "## Self-preference\n\n" + intro + markdown_table(header, rows)
 
 
 def _agreement_section(summary: JudgeSummary) -> str:
@@ -187,7 +187,7 @@ def _agreement_section(summary: JudgeSummary) -> str:
             r.statistic,
             " / ".join(r.judges),
             r.n_units,
-            _num(r.value, 3) if r.value is not None else f"n/a ({r.note})",
+            number(r.value, 3) if r.value is not None else f"n/a ({r.note})",
         ]
         for r in summary.agreement
     ]
@@ -196,4 +196,4 @@ def _agreement_section(summary: JudgeSummary) -> str:
         "Agreement on samples validly judged by two or more judges. `cross_only` uses "
         "cross-judge evaluations only; `all_methods` includes self-judging.\n\n"
     )
-    return "## Agreement between judges\n\n" + intro + _table(header, rows)
+    return "## Agreement between judges\n\n" + intro + markdown_table(header, rows)

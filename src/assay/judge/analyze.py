@@ -102,7 +102,7 @@ def summarize(
     fingerprint: str = "",
 ) -> JudgeSummary:
     records = as_evaluations(evaluations)
-    _refuse_unknown_baseline(records, settings.baseline_variant)
+    refuse_unknown_baseline(records, settings.baseline_variant)
     finals = final_evaluations(records)
     valid = [r for r in finals if r.valid]
     stats = _Stats(settings)
@@ -128,7 +128,7 @@ def summarize(
 # ---------------------------------------------------------------- helpers
 
 
-def _refuse_unknown_baseline(records: Sequence[Evaluation], baseline: str | None) -> None:
+def refuse_unknown_baseline(records: Sequence[Evaluation], baseline: str | None) -> None:
     if baseline is None or not records:
         return
     labels = sorted({r.prompt_variant for r in records})

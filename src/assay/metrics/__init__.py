@@ -22,7 +22,11 @@ from assay.metrics._classification import (
     confusion_matrix,
     precision_recall_f1,
 )
-from assay.metrics._paired import mcnemar_exact_p, within_item_permutation_p
+from assay.metrics._paired import (
+    mcnemar_exact_p,
+    within_item_mean_permutation_p,
+    within_item_permutation_p,
+)
 from assay.metrics._ranking import (
     average_precision_score,
     precision_recall_curve,
@@ -62,5 +66,6 @@ __all__ = [
     "roc_auc_score",
     "roc_curve",
     "summarize_binary_detection",
+    "within_item_mean_permutation_p",
     "within_item_permutation_p",
 ]

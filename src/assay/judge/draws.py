@@ -1,0 +1,453 @@
+"""Judge runs of repeated draws, analysed together: a score or a variant's effect apart from
+the noise of sampling the target.
+
+``assay generate --draws N`` samples every prompt N times (``OUT/draw-k``) and ``assay judge
+run --draws`` judges each draw into a judge run of its own (``RUN/draw-k``). One draw's
+analysis mixes what a prompt variant does with what a resample does; here every question's
+draws are averaged first, so a score's interval covers both the questions and the draws, a
+variant's effect is tested by shuffling draws within each question, and a noise table says
+how far two draws of one cell already differ.
+
+Only each sample x judge pair's final valid evaluation counts, as in ``judge analyze``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+from pydantic import BaseModel, ConfigDict
+
+from .. import metrics
+from ..errors import RunError
+from .analysis_types import AnalysisSettings
+from .analyze import REPORT_FILE, SCORE_FIELDS, SUMMARY_FILE, refuse_unknown_baseline
+from .archive import read_protocol_state
+from .evaluations import Evaluation, final_evaluations, load_evaluations
+
+DRAW_FOLDER = re.compile(r"draw-[1-9][0-9]*")
+
+Setting = tuple[str, str, str]  # method, judge, target
+Cell = tuple[str, str, str, str]  # method, judge, target, variant
+
+
+def draw_runs(path: Path) -> list[Path]:
+    """The ``draw-K`` judge runs (each with its protocol.json) directly in ``path``, in the
+    order of K; none when ``path`` is itself a judge run or holds no such folder."""
+    if not path.is_dir() or (path / "protocol.json").exists():
+        return []
+    found = [
+        p
+        for p in path.iterdir()
+        if DRAW_FOLDER.fullmatch(p.name) and (p / "protocol.json").is_file()
+    ]
+    return sorted(found, key=lambda p: int(p.name.removeprefix("draw-")))
+
+
+class _Row(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class DrawScoreRow(_Row):
+    """A cell's score over its questions, each question's draws averaged first."""
+
+    method: str
+    judge_model: str
+    target_model: str
+    prompt_variant: str
+    dimension: str
+    questions: int  # with at least one valid evaluation in some draw
+    evaluations: int  # valid evaluations, every draw counted
+    mean: float  # mean over questions of the question's mean over its draws
+    ci_low: float
+    ci_high: float
+    # the mean each draw alone gives (what a run of that draw alone reports; None: no valid
+    # evaluation in that draw)
+    draw_means: tuple[float | None, ...]
+    # pooled standard deviation between the draws of one question (None: no question with two)
+    within_sd: float | None
+
+
+class DrawEffectRow(_Row):
+    """A variant against the baseline, paired by question, each question's draws averaged."""
+
+    method: str
+    judge_model: str
+    target_model: str
+    baseline: str
+    variant: str
+    dimension: str
+    n_pairs: int  # questions with a valid evaluation under both, in some draw
+    mean_difference: float  # variant - baseline
+    ci_low: float
+    ci_high: float
+    # draws shuffled between the two within each question (exact in its draw counts)
+    test: Literal["permutation"] = "permutation"
+    p_value: float
+    # the effect each draw alone gives, paired by question within the draw
+    draw_effects: tuple[float | None, ...]
+
+
+class DrawNoiseRow(_Row):
+    """Mean squared differences between draws (in squared score points), over the questions
+    with two valid draws or more of the variant (and of the baseline)."""
+
+    method: str
+    judge_model: str
+    target_model: str
+    variant: str
+    dimension: str
+    questions: int
+    within_variant: float  # two draws of the variant, of one question
+    within_baseline: float | None  # the same for the baseline (None on the baseline's row)
+    across: float | None  # a draw of the baseline and a draw of the variant
+    # across minus the mean of the two within: per question an unbiased estimate of the
+    # squared change the variant makes to the question's expected score
+    excess: float | None
+    ci_low: float | None
+    ci_high: float | None
+
+
+class DrawsSummary(BaseModel):
+    """summary.json of a directory of draw runs. ``kind`` is always "judge-draws"."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["judge-draws"] = "judge-draws"
+    schema_version: int = 1
+    run_dir: str
+    draws: tuple[str, ...]  # the draw runs, draw k at k-1
+    fingerprint: str  # the judge protocol's, the same in every draw
+    draw_valid: tuple[int, ...]  # valid final evaluations per draw
+    baseline: str | None
+    confidence: float
+    n_resamples: int
+    seed: int
+    bootstrap: str
+    scores: tuple[DrawScoreRow, ...]
+    variant_effects: tuple[DrawEffectRow, ...]
+    noise: tuple[DrawNoiseRow, ...]
+    notes: tuple[str, ...] = ()
+
+
+# ---------------------------------------------------------------- reading
+
+
+@dataclass(frozen=True)
+class _Draws:
+    """Every draw's valid final evaluations: per cell and question, one list of them per
+    draw (empty where the draw has none)."""
+
+    count: int
+    grid: dict[Cell, dict[str, list[list[Evaluation]]]]
+
+    @classmethod
+    def of(cls, draws: Sequence[Sequence[Evaluation]]) -> _Draws:
+        grid: dict[Cell, dict[str, list[list[Evaluation]]]] = defaultdict(dict)
+        for k, evaluations in enumerate(draws):
+            for r in final_evaluations(evaluations):
+                if not r.valid:
+                    continue
+                cell = (r.method, r.judge_model, r.target_model, r.prompt_variant)
+                per_draw = grid[cell].setdefault(r.question_id, [[] for _ in draws])
+                per_draw[k].append(r)
+        return cls(count=len(draws), grid=dict(sorted(grid.items())))
+
+    def scores(self, cell: Cell, field: str) -> dict[str, list[float]]:
+        """Per question, its valid scores of every draw (pooled)."""
+        return {
+            q: [float(r.score(field)) for draw in per_draw for r in draw]
+            for q, per_draw in self.grid.get(cell, {}).items()
+        }
+
+    def draw_scores(self, cell: Cell, field: str, k: int) -> dict[str, float]:
+        """Per question, its mean score in draw ``k`` alone (questions with none left out)."""
+        found = {}
+        for q, per_draw in self.grid.get(cell, {}).items():
+            if per_draw[k]:
+                found[q] = float(np.mean([r.score(field) for r in per_draw[k]]))
+        return found
+
+    def settings(self) -> dict[Setting, list[str]]:
+        variants: dict[Setting, list[str]] = defaultdict(list)
+        for method, judge, target, variant in self.grid:
+            variants[(method, judge, target)].append(variant)
+        return dict(variants)
+
+
+@dataclass(frozen=True)
+class LoadedDraws:
+    runs: list[Path]  # draw k's run at k-1
+    evaluations: list[list[Evaluation]]  # every readable attempt of each draw
+    fingerprint: str  # the judge protocol's, the same in every draw
+
+
+def load_draws(run_dir: Path) -> LoadedDraws:
+    """The draw runs of ``run_dir`` and their evaluations. Draws judged under different
+    protocol fingerprints (judges' settings, rubric, templates) are refused: their scores are
+    not comparable."""
+    runs = draw_runs(run_dir)
+    if not runs:
+        raise RunError(f"{run_dir} holds no draw-K judge runs (`assay judge run --draws`)")
+    fingerprints = {}
+    for run in runs:
+        state = read_protocol_state(run)
+        assert state is not None  # draw_runs found its protocol.json
+        fingerprints[run.name] = state.fingerprint
+    if len(set(fingerprints.values())) > 1:
+        named = ", ".join(f"{name} {fp}" for name, fp in fingerprints.items())
+        raise RunError(
+            f"{run_dir}: the draws were judged under different protocol fingerprints ({named})",
+            hint="judge every draw with the same judges and settings: `assay judge run --draws`",
+        )
+    evaluations = [load_evaluations(run)[0] for run in runs]
+    return LoadedDraws(runs, evaluations, next(iter(fingerprints.values())))
+
+
+def write_draws_analysis(
+    run_dir: Path, loaded: LoadedDraws, settings: AnalysisSettings
+) -> tuple[DrawsSummary, list[str]]:
+    """summary.json and results_analysis.md of the draws together, in ``run_dir`` (each
+    draw's own analysis is `judge analyze` of its folder)."""
+    from ..runs import write_atomic
+    from .draws_report import render_draws_report
+
+    summary = summarize_draws(
+        loaded.evaluations,
+        settings,
+        names=[run.name for run in loaded.runs],
+        run_dir=str(run_dir),
+        fingerprint=loaded.fingerprint,
+    )
+    written = [run_dir / SUMMARY_FILE, run_dir / REPORT_FILE]
+    write_atomic(written[0], summary.model_dump_json(indent=2))
+    write_atomic(written[1], render_draws_report(summary))
+    return summary, [str(path) for path in written]
+
+
+# ---------------------------------------------------------------- statistics
+
+
+class _Bootstrap:
+    def __init__(self, settings: AnalysisSettings) -> None:
+        self.settings = settings
+
+    def mean(self, values: Sequence[float], questions: Sequence[str]) -> metrics.Estimate:
+        return metrics.cluster_mean_ci(
+            np.asarray(values, dtype=np.float64),
+            np.asarray(questions),
+            n_resamples=self.settings.n_resamples,
+            confidence=self.settings.confidence,
+            seed=self.settings.seed,
+        )
+
+
+def summarize_draws(
+    draws: Sequence[Sequence[Evaluation]],
+    settings: AnalysisSettings,
+    *,
+    names: Sequence[str] = (),
+    run_dir: str = "",
+    fingerprint: str = "",
+) -> DrawsSummary:
+    """The tables of a run's draws (``draws[k]``: every archived attempt of draw k+1)."""
+    refuse_unknown_baseline([r for d in draws for r in d], settings.baseline_variant)
+    grid = _Draws.of(draws)
+    bootstrap = _Bootstrap(settings)
+    baseline = settings.baseline_variant
+    return DrawsSummary(
+        run_dir=run_dir,
+        draws=tuple(names) or tuple(f"draw-{k + 1}" for k in range(len(draws))),
+        fingerprint=fingerprint,
+        draw_valid=tuple(sum(r.valid for r in final_evaluations(d)) for d in draws),
+        baseline=baseline,
+        confidence=settings.confidence,
+        n_resamples=settings.n_resamples,
+        seed=settings.seed,
+        bootstrap="percentile bootstrap over questions (draws averaged within each)",
+        scores=tuple(_score_rows(grid, bootstrap)),
+        variant_effects=tuple(_effect_rows(grid, bootstrap)),
+        noise=tuple(_noise_rows(grid, bootstrap)),
+        notes=tuple(_notes(grid)),
+    )
+
+
+def _score_rows(grid: _Draws, bootstrap: _Bootstrap) -> Iterable[DrawScoreRow]:
+    for cell in grid.grid:
+        for field in SCORE_FIELDS:
+            per_question = grid.scores(cell, field)
+            questions = sorted(per_question)
+            estimate = bootstrap.mean([_mean(per_question[q]) for q in questions], questions)
+            yield DrawScoreRow(
+                method=cell[0],
+                judge_model=cell[1],
+                target_model=cell[2],
+                prompt_variant=cell[3],
+                dimension=field,
+                questions=len(questions),
+                evaluations=sum(len(v) for v in per_question.values()),
+                mean=estimate.value,
+                ci_low=estimate.low,
+                ci_high=estimate.high,
+                draw_means=tuple(_draw_mean(grid, cell, field, k) for k in range(grid.count)),
+                within_sd=_pooled_sd(per_question.values()),
+            )
+
+
+def _mean(values: Sequence[float]) -> float:
+    return float(np.mean(values))
+
+
+def _draw_mean(grid: _Draws, cell: Cell, field: str, k: int) -> float | None:
+    scores = [float(r.score(field)) for per_draw in grid.grid[cell].values() for r in per_draw[k]]
+    return _mean(scores) if scores else None
+
+
+def _pooled_sd(per_question: Iterable[Sequence[float]]) -> float | None:
+    variances = [float(np.var(v, ddof=1)) for v in per_question if len(v) > 1]
+    return math.sqrt(_mean(variances)) if variances else None
+
+
+def _baseline_of(variants: Sequence[str], chosen: str | None) -> str:
+    """The option's variant, else the setting's first label in sorted order (as `judge
+    analyze` chooses)."""
+    return chosen or sorted(variants)[0]
+
+
+def _effect_rows(grid: _Draws, bootstrap: _Bootstrap) -> Iterable[DrawEffectRow]:
+    for setting, variants in grid.settings().items():
+        baseline = _baseline_of(variants, bootstrap.settings.baseline_variant)
+        for variant in (v for v in variants if v != baseline):
+            for field in SCORE_FIELDS:
+                row = _effect_row(grid, setting, baseline, variant, field, bootstrap)
+                if row is not None:
+                    yield row
+
+
+def _effect_row(
+    grid: _Draws, setting: Setting, baseline: str, variant: str, field: str, bootstrap: _Bootstrap
+) -> DrawEffectRow | None:
+    before = grid.scores((*setting, baseline), field)
+    after = grid.scores((*setting, variant), field)
+    questions = sorted(set(before) & set(after))
+    if not questions:
+        return None
+    differences = [_mean(after[q]) - _mean(before[q]) for q in questions]
+    estimate = bootstrap.mean(differences, questions)
+    p = metrics.within_item_mean_permutation_p(
+        [before[q] for q in questions],
+        [after[q] for q in questions],
+        n_resamples=bootstrap.settings.n_resamples,
+        seed=bootstrap.settings.seed,
+    )
+    return DrawEffectRow(
+        method=setting[0],
+        judge_model=setting[1],
+        target_model=setting[2],
+        baseline=baseline,
+        variant=variant,
+        dimension=field,
+        n_pairs=len(questions),
+        mean_difference=estimate.value,
+        ci_low=estimate.low,
+        ci_high=estimate.high,
+        p_value=p,
+        draw_effects=tuple(
+            _draw_effect(grid, setting, baseline, variant, field, k) for k in range(grid.count)
+        ),
+    )
+
+
+def _draw_effect(
+    grid: _Draws, setting: Setting, baseline: str, variant: str, field: str, k: int
+) -> float | None:
+    before = grid.draw_scores((*setting, baseline), field, k)
+    after = grid.draw_scores((*setting, variant), field, k)
+    paired = [after[q] - before[q] for q in after if q in before]
+    return _mean(paired) if paired else None
+
+
+def _noise_rows(grid: _Draws, bootstrap: _Bootstrap) -> Iterable[DrawNoiseRow]:
+    if grid.count < 2:
+        return
+    for setting, variants in grid.settings().items():
+        baseline = _baseline_of(variants, bootstrap.settings.baseline_variant)
+        for variant in sorted(variants, key=lambda v: (v != baseline, v)):
+            for field in SCORE_FIELDS:
+                row = _noise_row(grid, setting, baseline, variant, field, bootstrap)
+                if row is not None:
+                    yield row
+
+
+def _noise_row(
+    grid: _Draws, setting: Setting, baseline: str, variant: str, field: str, bootstrap: _Bootstrap
+) -> DrawNoiseRow | None:
+    after = _repeated(grid.scores((*setting, variant), field))
+    before = _repeated(grid.scores((*setting, baseline), field))
+    questions = sorted(after if variant == baseline else set(after) & set(before))
+    if not questions:
+        return None
+    within = np.array([_within(after[q]) for q in questions])
+    row = DrawNoiseRow(
+        method=setting[0],
+        judge_model=setting[1],
+        target_model=setting[2],
+        variant=variant,
+        dimension=field,
+        questions=len(questions),
+        within_variant=float(within.mean()),
+        within_baseline=None,
+        across=None,
+        excess=None,
+        ci_low=None,
+        ci_high=None,
+    )
+    if variant == baseline:
+        return row
+    within_baseline = np.array([_within(before[q]) for q in questions])
+    across = np.array([_across(before[q], after[q]) for q in questions])
+    excess = bootstrap.mean(list(across - (within + within_baseline) / 2), questions)
+    return row.model_copy(
+        update={
+            "within_baseline": float(within_baseline.mean()),
+            "across": float(across.mean()),
+            "excess": excess.value,
+            "ci_low": excess.low,
+            "ci_high": excess.high,
+        }
+    )
+
+
+def _repeated(per_question: dict[str, list[float]]) -> dict[str, list[float]]:
+    return {q: v for q, v in per_question.items() if len(v) > 1}
+
+
+def _within(values: Sequence[float]) -> float:
+    """The mean squared difference of two distinct draws: twice their unbiased variance."""
+    return 2 * float(np.var(values, ddof=1))
+
+
+def _across(first: Sequence[float], second: Sequence[float]) -> float:
+    """The mean squared difference of a draw of one and a draw of the other."""
+    a: npt.NDArray[np.float64] = np.asarray(first, dtype=np.float64)
+    b: npt.NDArray[np.float64] = np.asarray(second, dtype=np.float64)
+    return float(np.mean((a[:, None] - b[None, :]) ** 2))
+
+
+def _notes(grid: _Draws) -> Iterable[str]:
+    if grid.count < 2:
+        yield (
+            "one draw: its scores hold no sampling noise to set apart; `assay generate "
+            "--draws N` at a temperature above 0 makes more"
+        )
+    settings = grid.settings()
+    variant_sets = {tuple(sorted(v)) for v in settings.values()}
+    if len(variant_sets) > 1:
+        yield "the judge x target settings were not all judged under the same prompt variants"

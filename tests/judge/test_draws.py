@@ -1,0 +1,308 @@
+"""Judge runs of repeated draws: `judge run --draws`, `judge analyze` of the draws together,
+and the numbers of the draws' tables on hand-made evaluations."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import TypeVar
+
+import numpy as np
+import pytest
+
+from assay.cli import main
+from assay.errors import ConfigError
+from assay.judge.analysis_types import AnalysisSettings
+from assay.judge.draws import summarize_draws
+from assay.judge.evaluations import Evaluation
+from assay.metrics import within_item_mean_permutation_p
+from tests.helpers.cli_output import one_error_line
+
+from .helpers import write_questions
+from .test_analyze import record
+
+FAST = AnalysisSettings(n_resamples=300, plots=False)
+Dims = tuple[int, int, int, int]
+
+
+def _draw(scores: dict[tuple[str, str], Dims | None]) -> list[Evaluation]:
+    """One draw's evaluations by judge j of target t: (question, variant) -> dims or None
+    (an invalid evaluation)."""
+    return [Evaluation.of(record("j", "t", q, v, dims)) for (q, v), dims in scores.items()]
+
+
+# overall scores: Q1 A 8,4,6 B 4,2,-; Q2 A 2,2,4 B 6,4,4; Q3 A 6,-,- B -,0,2
+DRAWS = [
+    _draw(
+        {
+            ("Q1", "A"): (2, 2, 2, 2),
+            ("Q1", "B"): (1, 1, 1, 1),
+            ("Q2", "A"): (1, 1, 0, 0),
+            ("Q2", "B"): (2, 2, 1, 1),
+            ("Q3", "A"): (2, 2, 1, 1),
+            ("Q3", "B"): None,
+        }
+    ),
+    _draw(
+        {
+            ("Q1", "A"): (1, 1, 1, 1),
+            ("Q1", "B"): (1, 1, 0, 0),
+            ("Q2", "A"): (1, 1, 0, 0),
+            ("Q2", "B"): (1, 1, 1, 1),
+            ("Q3", "A"): None,
+            ("Q3", "B"): (0, 0, 0, 0),
+        }
+    ),
+    _draw(
+        {
+            ("Q1", "A"): (2, 2, 1, 1),
+            ("Q1", "B"): None,
+            ("Q2", "A"): (1, 1, 1, 1),
+            ("Q2", "B"): (1, 1, 1, 1),
+            ("Q3", "A"): None,
+            ("Q3", "B"): (1, 1, 0, 0),
+        }
+    ),
+]
+OVERALL = {
+    "A": {"Q1": [8, 4, 6], "Q2": [2, 2, 4], "Q3": [6]},
+    "B": {"Q1": [4, 2], "Q2": [6, 4, 4], "Q3": [0, 2]},
+}
+
+
+R = TypeVar("R")
+
+
+def _rows(rows: tuple[R, ...], **match: object) -> list[R]:
+    return [r for r in rows if all(getattr(r, k) == v for k, v in match.items())]
+
+
+def test_a_score_averages_each_questions_draws_first() -> None:
+    summary = summarize_draws(DRAWS, FAST)
+    (a,) = _rows(summary.scores, prompt_variant="A", dimension="overall_score")
+    means = [np.mean(OVERALL["A"][q]) for q in ("Q1", "Q2", "Q3")]
+    assert a.mean == pytest.approx(np.mean(means))  # (6 + 8/3 + 6) / 3, not the 7 scores' mean
+    assert (a.questions, a.evaluations) == (3, 7)
+    assert a.draw_means == pytest.approx((16 / 3, 3, 5))  # each draw's own mean
+    pooled = np.mean([np.var(OVERALL["A"][q], ddof=1) for q in ("Q1", "Q2")])
+    assert a.within_sd == pytest.approx(math.sqrt(pooled))  # Q3's one draw adds nothing
+    assert a.ci_low <= a.mean <= a.ci_high
+    assert summary.draw_valid == (5, 5, 4)
+
+
+def test_a_variants_effect_is_paired_by_question_and_tested_within_questions() -> None:
+    summary = summarize_draws(DRAWS, FAST.model_copy(update={"baseline_variant": "A"}))
+    (effect,) = _rows(summary.variant_effects, dimension="overall_score")
+    assert (effect.baseline, effect.variant, effect.n_pairs) == ("A", "B", 3)
+    differences = [np.mean(OVERALL["B"][q]) - np.mean(OVERALL["A"][q]) for q in OVERALL["A"]]
+    assert effect.mean_difference == pytest.approx(np.mean(differences))
+    questions = ("Q1", "Q2", "Q3")
+    assert effect.p_value == within_item_mean_permutation_p(
+        [[float(x) for x in OVERALL["A"][q]] for q in questions],
+        [[float(x) for x in OVERALL["B"][q]] for q in questions],
+        n_resamples=300,
+        seed=0,
+    )
+    # draw 1: Q1 4-8, Q2 6-2 (Q3 has no valid B); draw 2: 2-4, 4-2; draw 3: Q2 4-4 only
+    assert effect.draw_effects == pytest.approx((0.0, 0.0, 0.0))
+
+
+def test_the_noise_table_separates_resampling_from_the_variant() -> None:
+    summary = summarize_draws(DRAWS, FAST.model_copy(update={"baseline_variant": "A"}))
+    baseline, variant = _rows(summary.noise, dimension="overall_score")
+    assert (baseline.variant, variant.variant) == ("A", "B")
+    # within: the mean squared difference of two draws, twice the unbiased variance
+    assert baseline.questions == 2 and baseline.across is None
+    assert baseline.within_variant == pytest.approx(np.mean([2 * 4.0, 2 * (4 / 3)]))
+    # the variant's row: questions with two draws of both (Q1, Q2)
+    within_b = [2 * np.var(OVERALL["B"][q], ddof=1) for q in ("Q1", "Q2")]
+    within_a = [2 * np.var(OVERALL["A"][q], ddof=1) for q in ("Q1", "Q2")]
+    across = [
+        np.mean([(x - y) ** 2 for x in OVERALL["A"][q] for y in OVERALL["B"][q]])
+        for q in ("Q1", "Q2")
+    ]
+    assert variant.within_variant == pytest.approx(np.mean(within_b))
+    assert variant.across == pytest.approx(np.mean(across))
+    excess = np.mean([c - (a + b) / 2 for c, a, b in zip(across, within_a, within_b, strict=True)])
+    assert variant.excess == pytest.approx(excess)
+    assert variant.ci_low is not None and variant.ci_high is not None
+
+
+def _scored(question: str, variant: str, dims: list[int]) -> Evaluation:
+    return Evaluation(
+        question_id=question,
+        prompt_variant=variant,
+        target_model="t",
+        output_id=f"{question}/{variant}",
+        judge_model="j",
+        method="cross_judge",
+        attempt=1,
+        valid=True,
+        flags=(),
+        scores=(dims[0], dims[1], dims[2], dims[3]),
+        overall_score=sum(dims),
+        verdict="PASS",
+        blind=True,
+        sample_meta=None,
+    )
+
+
+def test_the_excess_estimates_the_squared_shift_without_bias() -> None:
+    """Each question's four scores are Binomial(2, p) under A and Binomial(2, p + 0.15) under
+    B (an overall shift of 8 x 0.15 = 1.2 points on every question): the excess is about 1.2^2
+    however noisy the draws, while a draw of each differs far more than that."""
+    rng = np.random.default_rng(0)
+    draws: list[list[Evaluation]] = [[] for _ in range(4)]
+    for q in range(300):
+        p = rng.uniform(0.1, 0.75)
+        for k in range(4):
+            for variant, chance in (("A", p), ("B", p + 0.15)):
+                dims = [int(x) for x in rng.binomial(2, chance, 4)]
+                draws[k].append(_scored(f"Q{q}", variant, dims))
+    summary = summarize_draws(draws, FAST.model_copy(update={"baseline_variant": "A"}))
+    (row,) = _rows(summary.noise, variant="B", dimension="overall_score")
+    assert row.excess == pytest.approx(1.2**2, abs=0.3)
+    assert row.ci_low is not None and row.ci_low < 1.2**2 < (row.ci_high or 0)
+    assert row.across is not None and row.across > 1.2**2 + 2
+    (effect,) = _rows(summary.variant_effects, dimension="overall_score")
+    assert effect.mean_difference == pytest.approx(1.2, abs=0.15) and effect.p_value < 0.01
+
+
+def test_one_draw_says_so_and_gives_no_noise_table() -> None:
+    summary = summarize_draws(DRAWS[:1], FAST)
+    assert summary.noise == ()
+    assert any("one draw" in note for note in summary.notes)
+
+
+def test_an_unknown_baseline_is_refused() -> None:
+    with pytest.raises(ConfigError, match="--baseline 'C'"):
+        summarize_draws(DRAWS, FAST.model_copy(update={"baseline_variant": "C"}))
+
+
+# ---------------------------------------------------------------- end to end on stub models
+
+
+def _generate_draws(tmp_path: Path, questions: Path, draws: int = 3) -> Path:
+    out = tmp_path / "outputs"
+    argv = ["generate", "--questions", str(questions), "--model", "stub/a", "--model", "stub/b"]
+    argv += ["--temperature", "0.7", "--draws", str(draws), "--out", str(out)]
+    assert main(argv) == 0
+    return out
+
+
+def _judge(questions: Path, outputs: Path, out: Path, *extra: str) -> list[str]:
+    argv = ["judge", "run", "--questions", str(questions), "--outputs", str(outputs)]
+    argv += ["--judge", "stub/a", "--judge", "stub/b", "--out", str(out)]
+    return [*argv, "--date", "2026-11-26", *extra]
+
+
+def test_draws_judged_then_analysed_together_agree_with_each_draws_own_analysis(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    questions = write_questions(tmp_path / "q.jsonl")
+    outputs = _generate_draws(tmp_path, questions)
+    run = tmp_path / "run"
+    assert main(_judge(questions, outputs, run, "--draws")) == 0
+    printed = capsys.readouterr().out
+    assert "draw-3 (3 of 3) -> " in printed and f"next: assay judge analyze {run}" in printed
+    again = main(_judge(questions, outputs, run, "--draws"))
+    assert again == 0 and capsys.readouterr().out.count(", 0 model calls)") == 3
+    analyze = ["judge", "analyze", str(run), "--resamples", "200", "--no-plots", "--no-report"]
+    assert main(analyze) == 0
+    printed = capsys.readouterr().out
+    assert "3 draws (draw-1, draw-2, draw-3)" in printed
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["kind"] == "judge-draws" and summary["draws"] == ["draw-1", "draw-2", "draw-3"]
+    assert (run / "results_analysis.md").read_text().startswith("# Judge results over repeated")
+    for k in range(3):
+        own = json.loads((run / f"draw-{k + 1}" / "summary.json").read_text())
+        assert own["kind"] == "judge"
+        own_means = {_key(r): r["mean"] for r in own["scores"]}
+        draw_means = {_key(r): r["draw_means"][k] for r in summary["scores"]}
+        assert {key: m for key, m in draw_means.items() if m is not None} == pytest.approx(
+            own_means
+        )
+        own_effects = {_key(r): r["mean_difference"] for r in own["variant_effects"]}
+        draw_effects = {_key(r): r["draw_effects"][k] for r in summary["variant_effects"]}
+        assert {key: e for key, e in draw_effects.items() if e is not None} == pytest.approx(
+            own_effects
+        )
+
+
+def _key(row: dict[str, object]) -> tuple[object, ...]:
+    variant = row.get("prompt_variant", row.get("variant"))
+    return (row["method"], row["judge_model"], row["target_model"], variant, row["dimension"])
+
+
+def test_draws_judged_under_different_settings_are_refused_before_anything_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    questions = write_questions(tmp_path / "q.jsonl")
+    outputs = _generate_draws(tmp_path, questions, draws=2)
+    run = tmp_path / "run"
+    for k, seed in ((1, "0"), (2, "5")):
+        argv = _judge(questions, outputs / f"draw-{k}", run / f"draw-{k}", "--seed", seed)
+        assert main(argv) == 0
+    capsys.readouterr()
+    assert main(["judge", "analyze", str(run), "--no-plots", "--no-report"]) == 2
+    error = one_error_line(capsys)
+    assert error.startswith(f"error: {run}: the draws were judged under different protocol")
+    assert not (run / "summary.json").exists()
+    assert not (run / "draw-1" / "summary.json").exists()
+
+
+def test_outputs_without_draws_or_with_other_draws_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    questions = write_questions(tmp_path / "q.jsonl")
+    outputs = _generate_draws(tmp_path, questions, draws=2)
+    capsys.readouterr()
+    run = tmp_path / "run"
+    one = outputs / "draw-1"
+    assert main(_judge(questions, one, run, "--draws")) == 2
+    assert (
+        one_error_line(capsys) == f"error: --draws: {one} holds no draw-K folders with a manifest"
+    )
+    fewer = tmp_path / "fewer"
+    fewer.mkdir()
+    (fewer / "draw-1").symlink_to(one, target_is_directory=True)
+    argv = _judge(questions, outputs, run, "--draws")
+    assert main([*argv, "--outputs", str(fewer)]) == 2
+    assert one_error_line(capsys) == (
+        f"error: --draws: {fewer} holds draw-1 but {outputs} holds draw-1, draw-2"
+    )
+    assert (
+        main(
+            _judge(
+                questions,
+                outputs,
+                run,
+                "--draws",
+                "--executor",
+                "batch",
+                "--batch-dir",
+                str(tmp_path / "b"),
+            )
+        )
+        == 2
+    )
+    assert one_error_line(capsys).startswith("error: --draws with --executor batch")
+    assert not run.exists()
+    assert main(_judge(questions, outputs, run)) == 2  # no --draws: one set of outputs expected
+    assert "holds draw-K folders" in one_error_line(capsys)
+
+
+def test_a_judge_run_is_no_parent_of_draws(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    questions = write_questions(tmp_path / "q.jsonl")
+    outputs = _generate_draws(tmp_path, questions, draws=2)
+    run = tmp_path / "run"
+    assert main(_judge(questions, outputs / "draw-1", run)) == 0
+    capsys.readouterr()
+    assert main(_judge(questions, outputs, run, "--draws")) == 2
+    assert one_error_line(capsys) == (
+        f"error: --draws: {run} is a judge run itself; the draws go to draw-K folders of a "
+        "directory that holds none"
+    )
