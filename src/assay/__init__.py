@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from .integrations.grounding import acheck_grounding as acheck_grounding
     from .integrations.grounding import check_grounding as check_grounding
     from .report.export import BenchRun as BenchRun
+    from .report.export import JudgeDrawsRun as JudgeDrawsRun
     from .report.export import JudgeRun as JudgeRun
     from .report.export import RobustnessRun as RobustnessRun
     from .report.export import load_run as load_run
@@ -29,6 +30,7 @@ __version__ = "0.1.0"
 __all__ = [
     "BenchRun",
     "Grounding",
+    "JudgeDrawsRun",
     "JudgeRun",
     "RobustnessRun",
     "__version__",
@@ -38,6 +40,7 @@ __all__ = [
 ]
 _FROM_EXPORT = {
     "BenchRun",
+    "JudgeDrawsRun",
     "JudgeRun",
     "RobustnessRun",
     "load_run",

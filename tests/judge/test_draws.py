@@ -306,3 +306,58 @@ def test_a_judge_run_is_no_parent_of_draws(
         f"error: --draws: {run} is a judge run itself; the draws go to draw-K folders of a "
         "directory that holds none"
     )
+
+
+@pytest.fixture
+def judged_draws(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    """Two draws of stub targets, judged and analysed together (with the HTML report)."""
+    questions = write_questions(tmp_path / "q.jsonl")
+    outputs = _generate_draws(tmp_path, questions, draws=2)
+    run = tmp_path / "run"
+    assert main(_judge(questions, outputs, run, "--draws")) == 0
+    assert main(["judge", "analyze", str(run), "--resamples", "100"]) == 0
+    capsys.readouterr()
+    return run
+
+
+def test_export_and_load_run_give_every_draws_evaluations_with_their_draw(
+    judged_draws: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import assay
+
+    loaded = assay.load_run(judged_draws)
+    assert isinstance(loaded, assay.JudgeDrawsRun) and loaded.kind == "judge-draws"
+    assert loaded.summary["kind"] == "judge-draws"
+    rows = loaded.rows()
+    each = [assay.load_run(judged_draws / f"draw-{k}") for k in (1, 2)]
+    per_draw = len(each[0].rows())
+    assert per_draw == len(each[1].rows()) > 0 and len(rows) == 2 * per_draw
+    assert [row["draw"] for row in rows] == [1] * per_draw + [2] * per_draw
+    assert {k: v for k, v in rows[per_draw].items() if k != "draw"} == each[1].rows()[0]
+    out = tmp_path / "rows.jsonl"
+    assert main(["export", str(judged_draws), "--out", str(out)]) == 0
+    exported = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [row["draw"] for row in exported] == [row["draw"] for row in rows]
+
+
+def test_the_report_of_the_draws_shows_their_tables_and_names_each_draws_report(
+    judged_draws: Path,
+) -> None:
+    from assay.report.html import load_run
+
+    content = load_run(judged_draws).section
+    assert content.kind == "judge-draws"
+    assert content.description.startswith("2 draws of the target outputs, each judged under")
+    titles = [table.title for table in content.tables]
+    assert "Cross-judging (primary): Mean scores over draws" in titles
+    assert "Cross-judging (primary): Draw noise against the variant's effect" in titles
+    summary = json.loads((judged_draws / "summary.json").read_text())
+    shown = {m.path: m.value for m in content.headline}
+    for path, value in shown.items():
+        index = int(path.split("[")[1].split("]")[0])
+        assert summary["scores"][index]["mean"] == value
+        assert summary["scores"][index]["dimension"] == "overall_score"
+    assert len(shown) == 4  # each judge x target x variant cross-judged
+    assert any(f"`assay report {judged_draws / 'draw-2'}`" in n for n in content.notes)
+    assert [plot.name for plot in content.plots] == ["draw_scores"]
+    assert (judged_draws / "report.html").is_file()

@@ -69,11 +69,12 @@ def _export(args: argparse.Namespace) -> int:
     with warnings.catch_warnings():  # said once below, in the CLI's own words
         warnings.simplefilter("ignore", UnreadableEvaluations)
         run = load_run(args.run)
-    if run.kind == "judge":
+    judged = [run] if run.kind == "judge" else run.draws if run.kind == "judge-draws" else []
+    for judge_run in judged:  # each draw's archive is its own
         from ..report._html_judge import warn_unreadable
 
-        warn_unreadable(args.run, run.unreadable, "export")
-    if args.claims and run.kind == "judge":
+        warn_unreadable(judge_run.path, judge_run.unreadable, "export")
+    if args.claims and run.kind in ("judge", "judge-draws"):
         print("note: --claims applies to bench runs; one row per evaluation", file=sys.stderr)
     out, count = export_run(run, fmt, args.out, claims=args.claims, spreadsheet=args.spreadsheet)
     if out is not None:

@@ -620,6 +620,7 @@ def _analyze_draws(args: argparse.Namespace, settings: AnalysisSettings) -> int:
     summary, written = write_draws_analysis(args.run_dir, loaded, settings)
     print("\n".join(draws_lines(summary)))
     print(f"wrote {', '.join(written)}")
+    write_run_report(args.run_dir, args)
     return 0
 
 

@@ -28,10 +28,11 @@ from pydantic import BaseModel, ConfigDict
 from .. import metrics
 from ..errors import RunError
 from .analysis_types import AnalysisSettings
-from .analyze import REPORT_FILE, SCORE_FIELDS, SUMMARY_FILE, refuse_unknown_baseline
+from .analyze import PLOTS_DIR, REPORT_FILE, SCORE_FIELDS, SUMMARY_FILE, refuse_unknown_baseline
 from .archive import read_protocol_state
 from .evaluations import Evaluation, final_evaluations, load_evaluations
 
+DRAWS_KIND = "judge-draws"  # run.json's kind in the directory of the draws
 DRAW_FOLDER = re.compile(r"draw-[1-9][0-9]*")
 
 Setting = tuple[str, str, str]  # method, judge, target
@@ -135,6 +136,7 @@ class DrawsSummary(BaseModel):
     variant_effects: tuple[DrawEffectRow, ...]
     noise: tuple[DrawNoiseRow, ...]
     notes: tuple[str, ...] = ()
+    plots: tuple[str, ...] = ()
 
 
 # ---------------------------------------------------------------- reading
@@ -226,10 +228,38 @@ def write_draws_analysis(
         run_dir=str(run_dir),
         fingerprint=loaded.fingerprint,
     )
-    written = [run_dir / SUMMARY_FILE, run_dir / REPORT_FILE]
+    if settings.plots:
+        from .draws_plots import write_draw_plots
+
+        plots = write_draw_plots(summary, run_dir / PLOTS_DIR)
+        summary = summary.model_copy(update={"plots": tuple(map(str, plots))})
+    written = [run_dir / SUMMARY_FILE, run_dir / REPORT_FILE, *map(Path, summary.plots)]
     write_atomic(written[0], summary.model_dump_json(indent=2))
     write_atomic(written[1], render_draws_report(summary))
+    _write_run_file(run_dir, summary, loaded)
     return summary, [str(path) for path in written]
+
+
+def _write_run_file(run_dir: Path, summary: DrawsSummary, loaded: LoadedDraws) -> None:
+    """run.json of the parent (kind ``judge-draws``): what `assay report` and `assay export`
+    know it by. Each draw's own run.json says how it was judged."""
+    from ..runs import RunLog, utc_now, write_atomic
+
+    log = RunLog(
+        kind=DRAWS_KIND,
+        status="success",
+        ended_at=utc_now(),
+        fingerprint=loaded.fingerprint,
+        sample_count=sum(len(final_evaluations(e)) for e in loaded.evaluations),
+        finished_count=sum(summary.draw_valid),
+        config={
+            "draws": list(summary.draws),
+            "baseline": summary.baseline,
+            "n_resamples": summary.n_resamples,
+            "seed": summary.seed,
+        },
+    )
+    write_atomic(run_dir / "run.json", log.model_dump_json(indent=2))
 
 
 # ---------------------------------------------------------------- statistics

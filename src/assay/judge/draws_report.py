@@ -1,26 +1,69 @@
-"""results_analysis.md and the printed lines of a directory of draw runs
-(:class:`~assay.judge.draws.DrawsSummary`)."""
+"""The tables of a directory of draw runs (:class:`~assay.judge.draws.DrawsSummary`), rendered
+into its results_analysis.md, its HTML report and the printed lines."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .analysis_report import METHOD_TITLES, markdown_table, number, with_ci
+from ..tables import Table
+from .analysis_report import METHOD_TITLES, number, with_ci
 from .draws import DrawEffectRow, DrawNoiseRow, DrawScoreRow, DrawsSummary
 
 HEADLINE = "overall_score"
+SCORE_COLUMNS = [
+    *("judge", "target", "variant", "dimension", "questions", "evaluations", "mean [CI]"),
+    *("per draw", "within-question SD"),
+]
+EFFECT_COLUMNS = [
+    *("judge", "target", "variant - baseline", "dimension", "pairs", "mean diff [CI]"),
+    *("p (permutation)", "per draw"),
+]
+NOISE_COLUMNS = [
+    *("judge", "target", "variant", "dimension", "questions", "within variant"),
+    *("within baseline", "across", "excess [CI]"),
+]
+NOISE_NOTE = (
+    "Mean squared differences in squared score points. within: two draws of one question "
+    "under one variant; across: a draw of the baseline and one of the variant; excess = "
+    "across - the mean of the two within, an unbiased estimate of the squared change the "
+    "variant makes to a question's expected score (an interval covering 0: no effect beyond "
+    "resampling)."
+)
+
+
+def describe_draws(summary: DrawsSummary) -> str:
+    valid = ", ".join(
+        f"{name} {n}" for name, n in zip(summary.draws, summary.draw_valid, strict=True)
+    )
+    return (
+        f"{len(summary.draws)} draws of the target outputs, each judged under protocol "
+        f"fingerprint {summary.fingerprint} (valid evaluations: {valid})"
+    )
+
+
+def methods_of(summary: DrawsSummary) -> list[str]:
+    """The methods with rows, cross-judging (primary) first."""
+    return [m for m in METHOD_TITLES if any(r.method == m for r in summary.scores)]
+
+
+def draws_tables(summary: DrawsSummary, method: str) -> list[Table]:
+    title = METHOD_TITLES[method]
+    tables = [_scores_table([r for r in summary.scores if r.method == method], title)]
+    effects = [r for r in summary.variant_effects if r.method == method]
+    if effects:
+        tables.append(_effects_table(effects, title))
+    noise = [r for r in summary.noise if r.method == method]
+    if noise:
+        tables.append(_noise_table(noise, title))
+    return tables
 
 
 def render_draws_report(summary: DrawsSummary) -> str:
     level = f"{summary.confidence:.0%}"
-    valid = ", ".join(
-        f"{name} {n}" for name, n in zip(summary.draws, summary.draw_valid, strict=True)
-    )
     parts = [
         "# Judge results over repeated draws\n",
-        f"Run `{summary.run_dir}`: {len(summary.draws)} draws of the target outputs, each "
-        f"judged under protocol fingerprint `{summary.fingerprint}` (valid evaluations: "
-        f"{valid}). Each draw's own analysis is in its folder.\n",
+        f"Run `{summary.run_dir}`: {describe_draws(summary)}. Each draw's own analysis is in "
+        "its folder.\n",
         "A mean is over questions, each question's valid draws averaged first; intervals "
         f"are {level} {summary.bootstrap}, {summary.n_resamples} resamples, so they hold the "
         "noise of sampling the target as well as the choice of questions. A variant's p value "
@@ -28,37 +71,22 @@ def render_draws_report(summary: DrawsSummary) -> str:
         "*per draw* is what each draw's analysis alone reports.\n",
         *(f"Note: {note}\n" for note in summary.notes),
     ]
-    for method, title in METHOD_TITLES.items():
-        if any(row.method == method for row in summary.scores):
-            parts += [f"## {title}\n", *_method_sections(method, summary)]
+    for method in methods_of(summary):
+        parts.append(f"## {METHOD_TITLES[method]}\n")
+        for table in draws_tables(summary, method):
+            heading = table.title.split(": ", 1)[-1]
+            note = f"{table.note}\n\n" if table.note else ""
+            parts.append(f"### {heading}\n\n{note}{table.markdown()}\n")
+    if summary.plots:
+        parts.append("## Plots\n\n" + "\n".join(f"- `{p}`" for p in summary.plots) + "\n")
     return "\n".join(parts)
 
 
-def _method_sections(method: str, summary: DrawsSummary) -> list[str]:
-    scores = [r for r in summary.scores if r.method == method]
-    effects = [r for r in summary.variant_effects if r.method == method]
-    noise = [r for r in summary.noise if r.method == method]
-    sections = ["### Mean scores over draws\n\n" + _scores_table(scores)]
-    if effects:
-        sections.append("### Prompt-variant effect over draws\n\n" + _effects_table(effects))
-    if noise:
-        sections.append(
-            "### Draw noise (mean squared difference, squared score points)\n\n"
-            "*within*: two draws of one question under one variant; *across*: a draw of the "
-            "baseline and one of the variant; *excess* = across - mean of the two within, an "
-            "unbiased estimate of the squared change the variant makes to a question's "
-            "expected score (an interval covering 0: no effect beyond resampling).\n\n"
-            + _noise_table(noise)
-        )
-    return sections
-
-
-def _scores_table(rows: Sequence[DrawScoreRow]) -> str:
-    header = ["judge", "target", "variant", "dimension", "questions", "evaluations"]
-    header += ["mean [CI]", "per draw", "within-question SD"]
-    return markdown_table(
-        header,
-        (
+def _scores_table(rows: Sequence[DrawScoreRow], title: str) -> Table:
+    return Table(
+        title=f"{title}: Mean scores over draws",
+        columns=SCORE_COLUMNS,
+        rows=[
             [
                 r.judge_model,
                 r.target_model,
@@ -71,16 +99,15 @@ def _scores_table(rows: Sequence[DrawScoreRow]) -> str:
                 number(r.within_sd),
             ]
             for r in rows
-        ),
+        ],
     )
 
 
-def _effects_table(rows: Sequence[DrawEffectRow]) -> str:
-    header = ["judge", "target", "variant - baseline", "dimension", "pairs", "mean diff [CI]"]
-    header += ["p (permutation)", "per draw"]
-    return markdown_table(
-        header,
-        (
+def _effects_table(rows: Sequence[DrawEffectRow], title: str) -> Table:
+    return Table(
+        title=f"{title}: Prompt-variant effect over draws",
+        columns=EFFECT_COLUMNS,
+        rows=[
             [
                 r.judge_model,
                 r.target_model,
@@ -92,17 +119,16 @@ def _effects_table(rows: Sequence[DrawEffectRow]) -> str:
                 _per_draw(r.draw_effects),
             ]
             for r in rows
-        ),
+        ],
     )
 
 
-def _noise_table(rows: Sequence[DrawNoiseRow]) -> str:
-    header = ["judge", "target", "variant", "dimension", "questions", "within variant"]
-    header += ["within baseline", "across", "excess [CI]"]
-    body = []
-    for r in rows:
-        excess = "" if r.excess is None else with_ci(r.excess, r.ci_low or 0.0, r.ci_high or 0.0)
-        body.append(
+def _noise_table(rows: Sequence[DrawNoiseRow], title: str) -> Table:
+    return Table(
+        title=f"{title}: Draw noise against the variant's effect",
+        note=NOISE_NOTE,
+        columns=NOISE_COLUMNS,
+        rows=[
             [
                 r.judge_model,
                 r.target_model,
@@ -112,10 +138,13 @@ def _noise_table(rows: Sequence[DrawNoiseRow]) -> str:
                 number(r.within_variant),
                 "" if r.within_baseline is None else number(r.within_baseline),
                 "" if r.across is None else number(r.across),
-                excess,
+                ""
+                if r.excess is None or r.ci_low is None or r.ci_high is None
+                else with_ci(r.excess, r.ci_low, r.ci_high),
             ]
-        )
-    return markdown_table(header, body)
+            for r in rows
+        ],
+    )
 
 
 def _per_draw(values: Sequence[float | None]) -> str:

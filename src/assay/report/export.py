@@ -1,9 +1,10 @@
 """Results where users work: ``assay.load_run(DIR)`` and ``assay export RUN``.
 
 A run directory becomes typed objects (:class:`BenchRun`, :class:`JudgeRun`,
-:class:`RobustnessRun`) whose rows are flat dictionaries: one per example of a bench run (or one
-per claim check), one per evaluation of a judge run, one per output of an instruction-robustness
-run (or one per instruction verdict). A bench or judge row holds the ids, the labels and
+:class:`RobustnessRun`, :class:`JudgeDrawsRun`) whose rows are flat dictionaries: one per
+example of a bench run (or one per claim check), one per evaluation of a judge run (of each
+draw's judge run, with its ``draw``), one per output of an instruction-robustness run (or one
+per instruction verdict). A bench or judge row holds the ids, the labels and
 scores, flags, the gold label and where it came from, the cost, and the record's ``meta``
 flattened as ``meta.KEY`` columns. Rows go to CSV and JSONL with the standard library, and to
 pandas and Parquet with the ``export`` extra.
@@ -28,6 +29,7 @@ from ..instructions.robustness_run import KIND as ROBUSTNESS_KIND
 from ..instructions.robustness_run import VERDICTS_FILE, read_output_checks
 from ..json_safe import displayable
 from ..judge.archive import PROTOCOL_FILE, EvaluationRecord, iter_archive
+from ..judge.draws import draw_runs
 from ..judge.evaluations import final_evaluations
 from ..runs import RUN_FILE, check_not_being_written, read_run_json
 from ..verify.results import RESULTS_FILE, ResultRecord, iter_results
@@ -102,12 +104,36 @@ class RobustnessRun:
         return _data_frame(self.rows(claims=claims))
 
 
-AnyRun = BenchRun | JudgeRun | RobustnessRun
+@dataclass
+class JudgeDrawsRun:
+    """A directory of judge runs, one per draw of the target outputs (``assay judge run
+    --draws``): each draw's :class:`JudgeRun` and the summary of the draws together."""
+
+    path: Path
+    draws: list[JudgeRun]  # draw k at k-1
+    summary: dict[str, Any] = field(default_factory=dict)
+    kind: Literal["judge-draws"] = "judge-draws"
+
+    def rows(self, *, claims: bool = False) -> list[Row]:
+        """Every draw's :meth:`JudgeRun.rows`, each with ``draw`` (k of draw-k) first."""
+        return [{"draw": _draw_number(run.path), **row} for run in self.draws for row in run.rows()]
+
+    def to_pandas(self, *, claims: bool = False) -> Any:
+        """:meth:`rows` as a ``pandas.DataFrame`` (needs the ``export`` extra)."""
+        return _data_frame(self.rows())
+
+
+def _draw_number(path: Path) -> int:
+    return int(path.name.removeprefix("draw-"))
+
+
+AnyRun = BenchRun | JudgeRun | RobustnessRun | JudgeDrawsRun
 
 
 def load_run(path: Path | str) -> AnyRun:
-    """The run in ``path``: a bench run (results.jsonl), a judge run (protocol.json) or an
-    instruction-robustness run (its run.json says so; verdicts.jsonl).
+    """The run in ``path``: a bench run (results.jsonl), a judge run (protocol.json), an
+    instruction-robustness run (its run.json says so; verdicts.jsonl), or a directory of
+    judge runs of repeated draws (``draw-K`` folders, each a judge run).
 
     A run that has not finished its first example or evaluation yet (stopped right after it
     started) is the run with none: its run.json names its kind. A run another assay process
@@ -130,6 +156,9 @@ def load_run(path: Path | str) -> AnyRun:
         return JudgeRun(run_dir, records, summary, unreadable=unreadable)
     if (read_run_json(run_dir) or {}).get("kind") == ROBUSTNESS_KIND:
         return RobustnessRun(run_dir, read_output_checks(run_dir / VERDICTS_FILE), summary)
+    if draws := draw_runs(run_dir):
+        judged = [load_run(draw) for draw in draws]
+        return JudgeDrawsRun(run_dir, [run for run in judged if isinstance(run, JudgeRun)], summary)
     return _run_without_output(run_dir, summary)
 
 

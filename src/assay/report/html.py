@@ -157,9 +157,11 @@ def _identical(other: str, detail: str) -> str:
 
 def load_run(run_dir: Path, sampling: SampleSettings | None = None) -> RunContent:
     """The report content of one run directory, by the kind its run.json names."""
+    from ..judge.draws import DRAWS_KIND
     from ._html_bench import bench_content
     from ._html_generic import generic_content
     from ._html_judge import judge_content
+    from ._html_judge_draws import judge_draws_content
     from ._html_robustness import robustness_content
 
     if not run_dir.is_dir():
@@ -179,6 +181,8 @@ def load_run(run_dir: Path, sampling: SampleSettings | None = None) -> RunConten
         return judge_content(run_dir, run, sampling)
     if kind == "robustness":
         return robustness_content(run_dir, run)
+    if kind == DRAWS_KIND:
+        return judge_draws_content(run_dir, run)
     return generic_content(run_dir, run)
 
 
