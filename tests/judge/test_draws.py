@@ -361,3 +361,20 @@ def test_the_report_of_the_draws_shows_their_tables_and_names_each_draws_report(
     assert any(f"`assay report {judged_draws / 'draw-2'}`" in n for n in content.notes)
     assert [plot.name for plot in content.plots] == ["draw_scores"]
     assert (judged_draws / "report.html").is_file()
+
+
+def test_self_judged_draws_lead_the_lines_and_the_plot_when_nothing_is_cross_judged(
+    tmp_path: Path,
+) -> None:
+    from assay.judge.draws_plots import write_draw_plots
+    from assay.judge.draws_report import draws_lines
+
+    draws = [
+        [Evaluation.of(record("t", "t", q, v, dims)) for q in ("Q1", "Q2") for v in ("A", "B")]
+        for dims in ((2, 2, 1, 1), (1, 1, 1, 0))
+    ]
+    summary = summarize_draws(draws, FAST)
+    lines = draws_lines(summary)
+    assert "  t on t x A (self-judged): 4.50 [4.50, 4.50] over 2 questions" in "\n".join(lines)
+    assert any(line.startswith("  t on t (self-judged): B - A 0.00") for line in lines)
+    assert write_draw_plots(summary, tmp_path) == [tmp_path / "draw_scores.png"]

@@ -1,7 +1,7 @@
-"""The PNG plot of a directory of draw runs: ``draw_scores.png``, per cross-judged target x
-variant, the overall score over the draws (each question's draws averaged first) with its
-bootstrap interval, beside the mean each draw alone gives. The spread of the dots is how far
-one run of a single draw could have landed."""
+"""The PNG plot of a directory of draw runs: ``draw_scores.png``, per cross-judged (else
+self-judged) target x variant, the overall score over the draws (each question's draws
+averaged first) with its bootstrap interval, beside the mean each draw alone gives. The spread
+of the dots is how far one run of a single draw could have landed."""
 
 from __future__ import annotations
 
@@ -11,15 +11,15 @@ import numpy as np
 
 from ..figures import png_figure
 from .draws import DrawsSummary
+from .draws_report import HEADLINE, headline_method
 
 SCORES_FILE = "draw_scores.png"
 TITLES = {"draw_scores": "Overall score over the draws, and each draw's own mean"}
 
 
 def write_draw_plots(summary: DrawsSummary, folder: Path) -> list[Path]:
-    rows = [
-        r for r in summary.scores if r.method == "cross_judge" and r.dimension == "overall_score"
-    ]
+    method = headline_method(summary)
+    rows = [r for r in summary.scores if r.method == method and r.dimension == HEADLINE]
     if not rows:
         return []
     path = folder / SCORES_FILE

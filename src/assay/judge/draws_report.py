@@ -46,6 +46,12 @@ def methods_of(summary: DrawsSummary) -> list[str]:
     return [m for m in METHOD_TITLES if any(r.method == m for r in summary.scores)]
 
 
+def headline_method(summary: DrawsSummary) -> str:
+    """Cross-judging, the primary method; self-judging in a run with no cross-judging."""
+    methods = methods_of(summary)
+    return methods[0] if methods else "cross_judge"
+
+
 def draws_tables(summary: DrawsSummary, method: str) -> list[Table]:
     title = METHOD_TITLES[method]
     tables = [_scores_table([r for r in summary.scores if r.method == method], title)]
@@ -152,25 +158,28 @@ def _per_draw(values: Sequence[float | None]) -> str:
 
 
 def draws_lines(summary: DrawsSummary) -> list[str]:
-    """The printed summary: the cross-judged overall score and variant effects."""
+    """The printed summary: the overall score and the variant effects, cross-judged first
+    (self-judged rows, a diagnostic, are marked)."""
     lines = [
         f"{len(summary.draws)} draws ({', '.join(summary.draws)}), each question's draws "
         "averaged; overall_score:"
     ]
-    for r in summary.scores:
-        if r.method == "cross_judge" and r.dimension == HEADLINE:
-            lines.append(
-                f"  {r.judge_model} on {r.target_model} x {r.prompt_variant}: "
-                f"{with_ci(r.mean, r.ci_low, r.ci_high)} over {r.questions} questions "
-                f"(per draw {_per_draw(r.draw_means)}; within-question SD "
-                f"{number(r.within_sd)})"
-            )
-    for e in summary.variant_effects:
-        if e.method == "cross_judge" and e.dimension == HEADLINE:
-            lines.append(
-                f"  {e.judge_model} on {e.target_model}: {e.variant} - {e.baseline} "
-                f"{with_ci(e.mean_difference, e.ci_low, e.ci_high)}, p {number(e.p_value, 3)} "
-                f"(per draw {_per_draw(e.draw_effects)})"
-            )
+    for method in methods_of(summary):
+        mark = " (self-judged)" if method == "self_judge" else ""
+        for r in summary.scores:
+            if r.method == method and r.dimension == HEADLINE:
+                lines.append(
+                    f"  {r.judge_model} on {r.target_model} x {r.prompt_variant}{mark}: "
+                    f"{with_ci(r.mean, r.ci_low, r.ci_high)} over {r.questions} questions "
+                    f"(per draw {_per_draw(r.draw_means)}; within-question SD "
+                    f"{number(r.within_sd)})"
+                )
+        for e in summary.variant_effects:
+            if e.method == method and e.dimension == HEADLINE:
+                lines.append(
+                    f"  {e.judge_model} on {e.target_model}{mark}: {e.variant} - {e.baseline} "
+                    f"{with_ci(e.mean_difference, e.ci_low, e.ci_high)}, p "
+                    f"{number(e.p_value, 3)} (per draw {_per_draw(e.draw_effects)})"
+                )
     lines += [f"note: {note}" for note in summary.notes]
     return lines

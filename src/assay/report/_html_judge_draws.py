@@ -11,7 +11,13 @@ from pydantic import ValidationError
 
 from ..judge.draws import DrawsSummary, draw_runs
 from ..judge.draws_plots import TITLES as PLOT_TITLES
-from ..judge.draws_report import HEADLINE, describe_draws, draws_tables, methods_of
+from ..judge.draws_report import (
+    HEADLINE,
+    describe_draws,
+    draws_tables,
+    headline_method,
+    methods_of,
+)
 from ._html_common import RunContent, isolated
 from ._html_generic import base_section, summary_metrics
 from ._html_model import Metric
@@ -38,11 +44,14 @@ def judge_draws_content(run_dir: Path, run: dict[str, Any]) -> RunContent:
 
 
 def headline(summary: DrawsSummary) -> list[Metric]:
-    """The cross-judged overall score per judge x target x variant, over the draws."""
+    """The overall score per judge x target x variant over the draws: cross-judged, or
+    self-judged (marked) in a run with no cross-judging."""
+    method = headline_method(summary)
+    mark = " (self-judged)" if method == "self_judge" else ""
     return [
         Metric(
             label=f"overall, {isolated(r.target_model)} x {r.prompt_variant} "
-            f"(judge {isolated(r.judge_model)})",
+            f"(judge {isolated(r.judge_model)}){mark}",
             value=r.mean,
             ci_low=r.ci_low,
             ci_high=r.ci_high,
@@ -50,5 +59,5 @@ def headline(summary: DrawsSummary) -> list[Metric]:
             note=f"{r.questions} questions, {r.evaluations} valid evaluations over the draws",
         )
         for i, r in enumerate(summary.scores)
-        if r.method == "cross_judge" and r.dimension == HEADLINE
+        if r.method == method and r.dimension == HEADLINE
     ]
