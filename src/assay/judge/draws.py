@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
-import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict
 
 from .. import metrics
@@ -174,7 +173,7 @@ class _Draws:
         found = {}
         for q, per_draw in self.grid.get(cell, {}).items():
             if per_draw[k]:
-                found[q] = float(np.mean([r.score(field) for r in per_draw[k]]))
+                found[q] = _mean([r.score(field) for r in per_draw[k]])
         return found
 
     def settings(self) -> dict[Setting, list[str]]:
@@ -332,7 +331,14 @@ def _score_rows(grid: _Draws, bootstrap: _Bootstrap) -> Iterable[DrawScoreRow]:
 
 
 def _mean(values: Sequence[float]) -> float:
-    return float(np.mean(values))
+    # plain Python: numpy's per-call cost dominates on a question's handful of draws
+    return sum(values) / len(values)
+
+
+def _variance(values: Sequence[float]) -> float:
+    """The unbiased variance of two values or more."""
+    centre = _mean(values)
+    return sum((x - centre) ** 2 for x in values) / (len(values) - 1)
 
 
 def _draw_mean(grid: _Draws, cell: Cell, field: str, k: int) -> float | None:
@@ -341,7 +347,7 @@ def _draw_mean(grid: _Draws, cell: Cell, field: str, k: int) -> float | None:
 
 
 def _pooled_sd(per_question: Iterable[Sequence[float]]) -> float | None:
-    variances = [float(np.var(v, ddof=1)) for v in per_question if len(v) > 1]
+    variances = [_variance(v) for v in per_question if len(v) > 1]
     return math.sqrt(_mean(variances)) if variances else None
 
 
@@ -461,14 +467,12 @@ def _repeated(per_question: dict[str, list[float]]) -> dict[str, list[float]]:
 
 def _within(values: Sequence[float]) -> float:
     """The mean squared difference of two distinct draws: twice their unbiased variance."""
-    return 2 * float(np.var(values, ddof=1))
+    return 2 * _variance(values)
 
 
 def _across(first: Sequence[float], second: Sequence[float]) -> float:
     """The mean squared difference of a draw of one and a draw of the other."""
-    a: npt.NDArray[np.float64] = np.asarray(first, dtype=np.float64)
-    b: npt.NDArray[np.float64] = np.asarray(second, dtype=np.float64)
-    return float(np.mean((a[:, None] - b[None, :]) ** 2))
+    return sum((x - y) ** 2 for x in first for y in second) / (len(first) * len(second))
 
 
 def _notes(grid: _Draws) -> Iterable[str]:

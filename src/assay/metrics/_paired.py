@@ -108,7 +108,7 @@ def within_item_mean_permutation_p(
         raise ValueError("expected at least one draw per item and condition")
     rng = np.random.default_rng(seed)
     pairs = list(zip(first, second, strict=True))
-    observed = float(np.mean([np.mean(b) - np.mean(a) for a, b in pairs]))
+    observed = sum(sum(b) / len(b) - sum(a) / len(a) for a, b in pairs) / len(pairs)
     resampled = np.zeros(n_resamples)
     # items with the same draw counts are shuffled together, a few million numbers at a time
     for (n1, n2), pooled in _pooled_by_shape(pairs).items():
