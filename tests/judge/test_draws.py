@@ -378,3 +378,18 @@ def test_self_judged_draws_lead_the_lines_and_the_plot_when_nothing_is_cross_jud
     assert "  t on t x A (self-judged): 4.50 [4.50, 4.50] over 2 questions" in "\n".join(lines)
     assert any(line.startswith("  t on t (self-judged): B - A 0.00") for line in lines)
     assert write_draw_plots(summary, tmp_path) == [tmp_path / "draw_scores.png"]
+
+
+def test_a_draws_unreadable_records_are_named_in_the_joint_summary(
+    judged_draws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shard = sorted((judged_draws / "draw-2" / "valid_evaluations").rglob("*.jsonl"))[0]
+    lines = shard.read_text().splitlines(keepends=True)
+    shard.write_text("{broken\n" + "".join(lines[1:]))  # the first record, damaged in place
+    assert main(["judge", "analyze", str(judged_draws), "--resamples", "50", "--no-report"]) == 0
+    summary = json.loads((judged_draws / "summary.json").read_text())
+    assert (
+        "draw-2: 1 archived record(s) could not be read and are left out (its own analysis "
+        "lists them)"
+    ) in summary["notes"]
+    assert "note: draw-2: 1 archived record(s) could not be read" in capsys.readouterr().out

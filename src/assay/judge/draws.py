@@ -188,6 +188,7 @@ class LoadedDraws:
     runs: list[Path]  # draw k's run at k-1
     evaluations: list[list[Evaluation]]  # every readable attempt of each draw
     fingerprint: str  # the judge protocol's, the same in every draw
+    unreadable: list[int]  # records of each draw that could not be read, left out
 
 
 def load_draws(run_dir: Path) -> LoadedDraws:
@@ -208,8 +209,13 @@ def load_draws(run_dir: Path) -> LoadedDraws:
             f"{run_dir}: the draws were judged under different protocol fingerprints ({named})",
             hint="judge every draw with the same judges and settings: `assay judge run --draws`",
         )
-    evaluations = [load_evaluations(run)[0] for run in runs]
-    return LoadedDraws(runs, evaluations, next(iter(fingerprints.values())))
+    loaded = [load_evaluations(run) for run in runs]
+    return LoadedDraws(
+        runs=runs,
+        evaluations=[evaluations for evaluations, _ in loaded],
+        fingerprint=next(iter(fingerprints.values())),
+        unreadable=[len(unreadable) for _, unreadable in loaded],
+    )
 
 
 def write_draws_analysis(
@@ -227,6 +233,13 @@ def write_draws_analysis(
         run_dir=str(run_dir),
         fingerprint=loaded.fingerprint,
     )
+    lost = [
+        f"{run.name}: {count} archived record(s) could not be read and are left out (its own "
+        "analysis lists them)"
+        for run, count in zip(loaded.runs, loaded.unreadable, strict=True)
+        if count
+    ]
+    summary = summary.model_copy(update={"notes": (*summary.notes, *lost)})
     if settings.plots:
         from .draws_plots import write_draw_plots
 
