@@ -241,9 +241,9 @@ def test_draws_judged_under_different_settings_are_refused_before_anything_is_wr
     questions = write_questions(tmp_path / "q.jsonl")
     outputs = _generate_draws(tmp_path, questions, draws=2)
     run = tmp_path / "run"
-    for k, seed in ((1, "0"), (2, "5")):
-        argv = _judge(questions, outputs / f"draw-{k}", run / f"draw-{k}", "--seed", seed)
-        assert main(argv) == 0
+    for k, constrained in ((1, "exact"), (2, "schema")):
+        argv = _judge(questions, outputs / f"draw-{k}", run / f"draw-{k}")
+        assert main([*argv, "--constrained", constrained]) == 0
     capsys.readouterr()
     assert main(["judge", "analyze", str(run), "--no-plots", "--no-report"]) == 2
     error = one_error_line(capsys)
@@ -393,3 +393,51 @@ def test_a_draws_unreadable_records_are_named_in_the_joint_summary(
         "lists them)"
     ) in summary["notes"]
     assert "note: draw-2: 1 archived record(s) could not be read" in capsys.readouterr().out
+
+
+def test_judge_draws_judge_one_set_of_outputs_with_a_seed_each_and_say_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    questions = write_questions(tmp_path / "q.jsonl")
+    outputs = _generate_draws(tmp_path, questions, draws=2) / "draw-1"
+    run = tmp_path / "run"
+    argv = _judge(questions, outputs, run, "--judge-draws", "3", "--temperature", "0.7")
+    assert main([*argv, "--seed", "4"]) == 0
+    printed = capsys.readouterr().out
+    assert f"draw-3 (3 of 3): judge --seed 6 -> {run / 'draw-3'}" in printed
+    seeds = [
+        json.loads((run / f"draw-{k}" / "protocol.json").read_text())["decoding"]["seed"]
+        for k in (1, 2, 3)
+    ]
+    assert seeds == [4, 5, 6]
+    assert main(["judge", "analyze", str(run), "--resamples", "50", "--no-report"]) == 0
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["judge_seeds"] == [4, 5, 6]
+    assert len(set(summary["draw_fingerprints"])) == 3  # the seed is in each fingerprint
+    assert any("the judge sampled at temperature 0.7" in note for note in summary["notes"])
+    # the stub judge samples anew with each seed: some question's scores differ by draw
+    spreads = [r["within_sd"] for r in summary["scores"] if r["within_sd"] is not None]
+    assert spreads and max(spreads) > 0
+
+
+@pytest.mark.parametrize(
+    ("extra", "error"),
+    [
+        (["--judge-draws", "2"], "--judge-draws: at --temperature 0 the judge gives the same"),
+        (["--judge-draws", "0", "--temperature", "1"], "--judge-draws: must be 1 or more, got 0"),
+        (
+            ["--judge-draws", "2", "--temperature", "1", "--seed", str(2**31 - 1)],
+            f"--judge-draws: the seeds {2**31 - 1} to {2**31} pass {2**31 - 1}",
+        ),
+        (["--judge-draws", "2", "--temperature", "1", "--draws"], "--judge-draws with --draws"),
+    ],
+)
+def test_judge_draws_that_cannot_be_drawn_are_refused(
+    extra: list[str], error: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    questions = write_questions(tmp_path / "q.jsonl")
+    outputs = _generate_draws(tmp_path, questions, draws=2) / "draw-1"
+    capsys.readouterr()
+    assert main(_judge(questions, outputs, tmp_path / "run", *extra)) == 2
+    assert one_error_line(capsys).startswith(f"error: {error}")
+    assert not (tmp_path / "run").exists()

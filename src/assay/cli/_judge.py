@@ -259,6 +259,15 @@ def _register_run(commands: Any) -> None:
         "k is judged into OUT/draw-k, a judge run of its own, and `assay judge analyze OUT` "
         "reads the draws together",
     )
+    run.add_argument(
+        "--judge-draws",
+        type=int,
+        default=1,
+        metavar="N",
+        help="judge the same outputs N times at a --temperature above 0: draw k (judge seed "
+        "SEED+k-1) goes to OUT/draw-k, so that `assay judge analyze OUT` sets the judge's own "
+        "sampling noise apart (default 1: one run into OUT)",
+    )
     add_model_options(run)
     add_executor_options(run, ray=True)
     run.set_defaults(handler=_run)
@@ -386,16 +395,50 @@ def _generate_into(
 def _run(args: argparse.Namespace) -> int:
     check_executor_options(args)
     check_run_dir(args.out, "--out")
+    if args.judge_draws != 1:
+        return _run_judge_draws(args)
     if not args.draws:
-        return _run_into(args, args.outputs, args.out)
+        return _run_into(args, args.outputs, args.out, args.seed)
     draws = _output_draws(args)
     codes = []
     for number, name in enumerate(draws, start=1):
         out = args.out / name
         print(f"{name} ({number} of {len(draws)}) -> {out}")
-        codes.append(_run_into(args, [path / name for path in args.outputs], out))
+        codes.append(_run_into(args, [path / name for path in args.outputs], out, args.seed))
     print(f"next: assay judge analyze {args.out} (each draw, then the draws together)")
     return max(codes)
+
+
+def _run_judge_draws(args: argparse.Namespace) -> int:
+    """--judge-draws N: the same outputs judged N times, judge seed SEED+k-1 into OUT/draw-k."""
+    _check_judge_draws(args)
+    codes = []
+    for draw in range(1, args.judge_draws + 1):
+        seed, out = args.seed + draw - 1, args.out / f"draw-{draw}"
+        print(f"draw-{draw} ({draw} of {args.judge_draws}): judge --seed {seed} -> {out}")
+        codes.append(_run_into(args, args.outputs, out, seed))
+    print(f"next: assay judge analyze {args.out} (each draw, then the draws together)")
+    return max(codes)
+
+
+def _check_judge_draws(args: argparse.Namespace) -> None:
+    if args.judge_draws < 1:
+        raise ConfigError(f"--judge-draws: must be 1 or more, got {args.judge_draws}")
+    if args.draws:
+        raise ConfigError(
+            "--judge-draws with --draws: give one",
+            hint="--draws judges each draw of the outputs; --judge-draws N judges one set of "
+            "outputs N times",
+        )
+    if args.temperature == 0:
+        raise ConfigError(
+            "--judge-draws: at --temperature 0 the judge gives the same reply every time",
+            hint="give the judge a temperature above 0 (0.7, for example)",
+        )
+    last = args.seed + args.judge_draws - 1
+    if last > SEED_MAX:
+        raise ConfigError(f"--judge-draws: the seeds {args.seed} to {last} pass {SEED_MAX}")
+    _refuse_draws_into(args, "--judge-draws")
 
 
 def _output_draws(args: argparse.Namespace) -> list[str]:
@@ -417,20 +460,25 @@ def _output_draws(args: argparse.Namespace) -> list[str]:
                 f"{', '.join(first[1])}",
                 hint="every --outputs needs the same draws",
             )
-    if args.executor == "batch":
-        raise ConfigError(
-            "--draws with --executor batch: a batch directory holds one run's calls",
-            hint="judge each draw-K folder with its own --out and --batch-dir",
-        )
-    if (args.out / "protocol.json").exists():
-        raise ConfigError(
-            f"--draws: {args.out} is a judge run itself; the draws go to draw-K folders of a "
-            "directory that holds none"
-        )
+    _refuse_draws_into(args, "--draws")
     return first[1]
 
 
-def _run_into(args: argparse.Namespace, output_paths: Sequence[Path], out: Path) -> int:
+def _refuse_draws_into(args: argparse.Namespace, option: str) -> None:
+    """Draws go to draw-K judge runs of an --out that is no judge run, called live or on Ray."""
+    if args.executor == "batch":
+        raise ConfigError(
+            f"{option} with --executor batch: a batch directory holds one run's calls",
+            hint="judge each draw with its own --out, --seed and --batch-dir",
+        )
+    if (args.out / "protocol.json").exists():
+        raise ConfigError(
+            f"{option}: {args.out} is a judge run itself; the draws go to draw-K folders of a "
+            "directory that holds none"
+        )
+
+
+def _run_into(args: argparse.Namespace, output_paths: Sequence[Path], out: Path, seed: int) -> int:
     questions = load_question_index(args.questions)  # a large set is read by offset, not held
 
     def outputs() -> Iterator[TargetOutput]:  # read afresh on each pass, never held
@@ -453,7 +501,7 @@ def _run_into(args: argparse.Namespace, output_paths: Sequence[Path], out: Path)
             temperature=args.temperature,
             top_p=args.top_p,
             max_tokens=args.judge_max_tokens,
-            seed=args.seed,
+            seed=seed,
             constrained=args.constrained,
         ),
     )

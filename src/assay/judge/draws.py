@@ -28,8 +28,9 @@ from .. import metrics
 from ..errors import RunError
 from .analysis_types import AnalysisSettings
 from .analyze import PLOTS_DIR, REPORT_FILE, SCORE_FIELDS, SUMMARY_FILE, refuse_unknown_baseline
-from .archive import read_protocol_state
+from .archive import ProtocolState, read_protocol_state
 from .evaluations import Evaluation, final_evaluations, load_evaluations
+from .protocol import protocol_fingerprint
 
 DRAWS_KIND = "judge-draws"  # run.json's kind in the directory of the draws
 DRAW_FOLDER = re.compile(r"draw-[1-9][0-9]*")
@@ -124,7 +125,9 @@ class DrawsSummary(BaseModel):
     schema_version: int = 1
     run_dir: str
     draws: tuple[str, ...]  # the draw runs, draw k at k-1
-    fingerprint: str  # the judge protocol's, the same in every draw
+    fingerprint: str  # draw 1's judge protocol (the others differ at most in the seed)
+    draw_fingerprints: tuple[str, ...] = ()
+    judge_seeds: tuple[int, ...] = ()  # per draw: another in each with `--judge-draws`
     draw_valid: tuple[int, ...]  # valid final evaluations per draw
     baseline: str | None
     confidence: float
@@ -187,35 +190,47 @@ class _Draws:
 class LoadedDraws:
     runs: list[Path]  # draw k's run at k-1
     evaluations: list[list[Evaluation]]  # every readable attempt of each draw
-    fingerprint: str  # the judge protocol's, the same in every draw
+    fingerprints: list[str]  # each draw's judge protocol: the same but for the judge's seed
+    judge_seeds: list[int]
+    judge_temperature: float
     unreadable: list[int]  # records of each draw that could not be read, left out
 
 
 def load_draws(run_dir: Path) -> LoadedDraws:
     """The draw runs of ``run_dir`` and their evaluations. Draws judged under different
-    protocol fingerprints (judges' settings, rubric, templates) are refused: their scores are
-    not comparable."""
+    protocols (judges' settings, rubric, templates) but for the judge's seed are refused:
+    their scores are not comparable. Judge seeds that differ are draws of the judge too."""
     runs = draw_runs(run_dir)
     if not runs:
         raise RunError(f"{run_dir} holds no draw-K judge runs (`assay judge run --draws`)")
-    fingerprints = {}
+    states = {}
     for run in runs:
         state = read_protocol_state(run)
         assert state is not None  # draw_runs found its protocol.json
-        fingerprints[run.name] = state.fingerprint
-    if len(set(fingerprints.values())) > 1:
-        named = ", ".join(f"{name} {fp}" for name, fp in fingerprints.items())
+        states[run.name] = state
+    if len({_seedless_fingerprint(state) for state in states.values()}) > 1:
+        named = ", ".join(f"{name} {state.fingerprint}" for name, state in states.items())
         raise RunError(
-            f"{run_dir}: the draws were judged under different protocol fingerprints ({named})",
-            hint="judge every draw with the same judges and settings: `assay judge run --draws`",
+            f"{run_dir}: the draws were judged under different protocol fingerprints ({named}), "
+            "not only another judge seed",
+            hint="judge every draw with the same judges and settings: `assay judge run --draws` "
+            "or `--judge-draws`",
         )
     loaded = [load_evaluations(run) for run in runs]
     return LoadedDraws(
         runs=runs,
         evaluations=[evaluations for evaluations, _ in loaded],
-        fingerprint=next(iter(fingerprints.values())),
+        fingerprints=[state.fingerprint for state in states.values()],
+        judge_seeds=[state.decoding.seed for state in states.values()],
+        judge_temperature=next(iter(states.values())).decoding.temperature,
         unreadable=[len(unreadable) for _, unreadable in loaded],
     )
+
+
+def _seedless_fingerprint(state: ProtocolState) -> str:
+    """The protocol fingerprint with the judge's seed left out."""
+    decoding = state.decoding.model_copy(update={"seed": 0})
+    return protocol_fingerprint(state.protocol, decoding, state.prompt_templates)
 
 
 def write_draws_analysis(
@@ -231,7 +246,14 @@ def write_draws_analysis(
         settings,
         names=[run.name for run in loaded.runs],
         run_dir=str(run_dir),
-        fingerprint=loaded.fingerprint,
+        fingerprint=loaded.fingerprints[0],
+    )
+    summary = summary.model_copy(
+        update={
+            "draw_fingerprints": tuple(loaded.fingerprints),
+            "judge_seeds": tuple(loaded.judge_seeds),
+            "notes": (*summary.notes, *_judge_seed_notes(loaded)),
+        }
     )
     lost = [
         f"{run.name}: {count} archived record(s) could not be read and are left out (its own "
@@ -252,6 +274,21 @@ def write_draws_analysis(
     return summary, [str(path) for path in written]
 
 
+def _judge_seed_notes(loaded: LoadedDraws) -> list[str]:
+    if len(set(loaded.judge_seeds)) < 2:
+        return []
+    if loaded.judge_temperature == 0:
+        return [
+            "the draws were judged with other judge seeds at temperature 0, where a seed "
+            "changes nothing: the spread is the target's"
+        ]
+    return [
+        f"the judge sampled at temperature {loaded.judge_temperature:g} with another seed in "
+        "each draw: the spread between draws holds the judge's own noise as well as any of "
+        "the target's"
+    ]
+
+
 def _write_run_file(run_dir: Path, summary: DrawsSummary, loaded: LoadedDraws) -> None:
     """run.json of the parent (kind ``judge-draws``): what `assay report` and `assay export`
     know it by. Each draw's own run.json says how it was judged."""
@@ -261,7 +298,7 @@ def _write_run_file(run_dir: Path, summary: DrawsSummary, loaded: LoadedDraws) -
         kind=DRAWS_KIND,
         status="success",
         ended_at=utc_now(),
-        fingerprint=loaded.fingerprint,
+        fingerprint=loaded.fingerprints[0],
         sample_count=sum(len(final_evaluations(e)) for e in loaded.evaluations),
         finished_count=sum(summary.draw_valid),
         config={
