@@ -441,3 +441,19 @@ def test_judge_draws_that_cannot_be_drawn_are_refused(
     assert main(_judge(questions, outputs, tmp_path / "run", *extra)) == 2
     assert one_error_line(capsys).startswith(f"error: {error}")
     assert not (tmp_path / "run").exists()
+
+
+def test_the_report_of_draws_not_yet_analysed_says_what_to_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    questions = write_questions(tmp_path / "q.jsonl")
+    outputs = _generate_draws(tmp_path, questions, draws=2)
+    run = tmp_path / "run"
+    assert main(_judge(questions, outputs, run, "--draws")) == 0
+    capsys.readouterr()
+    assert main(["report", str(run)]) == 2
+    captured = capsys.readouterr().err.splitlines()
+    assert captured == [
+        f"error: {run}: judge runs of repeated draws, not analysed together yet",
+        f"  hint: `assay judge analyze {run}` analyses the draws and writes the report",
+    ]

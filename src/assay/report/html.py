@@ -157,7 +157,7 @@ def _identical(other: str, detail: str) -> str:
 
 def load_run(run_dir: Path, sampling: SampleSettings | None = None) -> RunContent:
     """The report content of one run directory, by the kind its run.json names."""
-    from ..judge.draws import DRAWS_KIND
+    from ..judge.draws import DRAWS_KIND, draw_runs
     from ._html_bench import bench_content
     from ._html_generic import generic_content
     from ._html_judge import judge_content
@@ -167,6 +167,12 @@ def load_run(run_dir: Path, sampling: SampleSettings | None = None) -> RunConten
     if not run_dir.is_dir():
         raise InputError("not a run directory", path=run_dir)
     run_file = run_dir / "run.json"
+    if not run_file.exists() and draw_runs(run_dir):
+        raise InputError(
+            "judge runs of repeated draws, not analysed together yet",
+            path=run_dir,
+            hint=f"`assay judge analyze {run_dir}` analyses the draws and writes the report",
+        )
     if not run_file.exists():
         raise InputError(
             "no run.json: not an assay run directory",
