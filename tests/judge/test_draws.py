@@ -457,3 +457,23 @@ def test_the_report_of_draws_not_yet_analysed_says_what_to_run(
         f"error: {run}: judge runs of repeated draws, not analysed together yet",
         f"  hint: `assay judge analyze {run}` analyses the draws and writes the report",
     ]
+
+
+def test_a_broken_file_of_the_last_draw_stops_the_analysis_before_any_draw_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    questions = write_questions(tmp_path / "q.jsonl")
+    outputs = _generate_draws(tmp_path, questions, draws=2)
+    run = tmp_path / "run"
+    assert main(_judge(questions, outputs, run, "--draws")) == 0
+    coverage = run / "draw-2" / "coverage.json"
+    kept = coverage.read_text()
+    coverage.write_text("{not json")
+    capsys.readouterr()
+    assert main(["judge", "analyze", str(run), "--no-report"]) == 2
+    assert "draw-2/coverage.json (the run's coverage report)" in one_error_line(capsys)
+    assert not (run / "draw-1" / "summary.json").exists()
+    coverage.write_text(kept)
+    assert main(["judge", "analyze", str(run), "--no-report", "--baseline", "nope"]) == 2
+    assert one_error_line(capsys).startswith("error: --baseline 'nope': no evaluated sample")
+    assert not (run / "draw-1" / "summary.json").exists()

@@ -658,10 +658,17 @@ def _analyze_one(args: argparse.Namespace, run_dir: Path, settings: AnalysisSett
 def _analyze_draws(args: argparse.Namespace, settings: AnalysisSettings) -> int:
     """A directory of draw-K judge runs: each draw's own analysis, then the draws together
     (checked to share one protocol before anything is written)."""
+    from ..judge.analyze import refuse_unknown_baseline
     from ..judge.draws import load_draws, write_draws_analysis
     from ..judge.draws_report import draws_lines
+    from ..runs import read_run_log
 
     loaded = load_draws(args.run_dir)
+    for run in loaded.runs:  # every draw checked before any is analysed
+        read_run_log(run)
+        _check_before_analysis(args, run)
+    every = [r for evaluations in loaded.evaluations for r in evaluations]
+    refuse_unknown_baseline(every, settings.baseline_variant)
     for run in loaded.runs:
         print(f"{run.name}:")
         _analyze_one(args, run, settings)
