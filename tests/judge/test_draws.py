@@ -477,3 +477,18 @@ def test_a_broken_file_of_the_last_draw_stops_the_analysis_before_any_draw_is_wr
     assert main(["judge", "analyze", str(run), "--no-report", "--baseline", "nope"]) == 2
     assert one_error_line(capsys).startswith("error: --baseline 'nope': no evaluated sample")
     assert not (run / "draw-1" / "summary.json").exists()
+
+
+def test_validate_of_a_directory_of_draws_rechecks_each_draw(
+    judged_draws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["judge", "validate", str(judged_draws)]) == 0
+    printed = capsys.readouterr().out
+    assert printed.count("consistent\n") == 2
+    assert f"{judged_draws / 'draw-1'}: " in printed and f"{judged_draws / 'draw-2'}: " in printed
+    assert main(["judge", "validate", str(judged_draws), "--json"]) == 0
+    reports = json.loads(capsys.readouterr().out)
+    assert [r["run_dir"] for r in reports] == [str(judged_draws / f"draw-{k}") for k in (1, 2)]
+    (judged_draws / "draw-2" / "invalid_evaluations" / "README.md").unlink()
+    assert main(["judge", "validate", str(judged_draws)]) == 1
+    assert "NOT consistent" in capsys.readouterr().out

@@ -554,14 +554,21 @@ def _protocol(path: Path | None) -> Protocol:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    _require_judge_run(args.run_dir)
-    with _run_lock(args.run_dir):  # a run still appending records is not checked under it
-        report = recheck_archive(args.run_dir)
+    from ..judge.draws import draw_runs
+
+    runs = draw_runs(args.run_dir)  # a directory of draws: each draw's archive in turn
+    if not runs:
+        _require_judge_run(args.run_dir)
+    reports = []
+    for run in runs or [args.run_dir]:
+        with _run_lock(run):  # a run still appending records is not checked under it
+            reports.append(recheck_archive(run))
     if args.json:
-        print(report.model_dump_json(indent=2))
+        dumped = [report.model_dump(mode="json") for report in reports]
+        print(json.dumps(dumped if runs else dumped[0], indent=2))
     else:
-        print(_describe_recheck(report))
-    return 0 if report.consistent else 1
+        print("\n".join(_describe_recheck(report) for report in reports))
+    return 0 if all(report.consistent for report in reports) else 1
 
 
 def _require_judge_run(run_dir: Path) -> None:
