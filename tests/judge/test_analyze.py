@@ -317,3 +317,17 @@ def test_the_final_attempt_is_the_first_valid_else_the_last() -> None:
     ]
     finals = final_evaluations(attempts)
     assert [f.tag for f in finals] == ["a2", "b2", "c1-again", "d1"]  # first-seen order
+
+
+def test_a_judge_that_gave_every_output_one_score_is_named() -> None:
+    same = [record("j1", "t", f"Q{i}", "A", (1, 1, 1, 1)) for i in range(10)]
+    summary = summarize(same, FAST)
+    assert summary.notes == (
+        "j1 gave all 10 of its valid evaluations the same scores (D1-D4 1/1/1/1): it told none "
+        "of the outputs apart, so its means, variant effects and agreement say nothing about "
+        "them",
+    )
+    assert summarize(same[:9], FAST).notes == ()  # too few to tell
+    varied = [*same, record("j1", "t", "Q10", "A", (2, 1, 1, 1))]
+    assert summarize(varied, FAST).notes == ()
+    assert summarize(records(), FAST).notes == ()

@@ -722,6 +722,8 @@ def _print_analysis(result: AnalysisResult) -> None:
         for line in skipped:
             print(f"  {line}", file=sys.stderr)
     print(json.dumps(result.headline(), indent=2))
+    for note in result.summary.notes:
+        print(f"note: {note}")
     money = result.summary.money
     if money is not None and shows_money(money):
         print(money_line(money, "sample x judge"))

@@ -32,6 +32,7 @@ def render_report(summary: JudgeSummary) -> str:
         f"{level} {summary.bootstrap}, {summary.n_resamples} resamples.\n",
         f"Verdict thresholds: `{summary.thresholds}`.\n",
         _coverage_line(summary),
+        *(f"Note: {note}\n" for note in summary.notes),
     ]
     for method, title in METHOD_TITLES.items():
         parts.append(f"## {title}\n")

@@ -143,6 +143,7 @@ class JudgeSummary(BaseModel):
     skipped_unreadable: tuple[str, ...] = ()
     # cost in money under the run's price table (``--prices``; per sample x judge), or why not
     money: Money | None = None
+    notes: tuple[str, ...] = ()  # what the tables cannot show (a judge that never varied)
 
 
 class AnalysisResult(BaseModel):

@@ -122,7 +122,27 @@ def summarize(
         invalid_rates=tuple(invalid_rows(records, finals)),
         self_preference=tuple(self_preference_rows(valid, stats)),
         agreement=tuple(agreement_rows(valid)),
+        notes=tuple(constant_judge_notes(valid)),
     )
+
+
+# a judge that gave this many valid evaluations one score each has shown it tells none apart
+CONSTANT_JUDGE_MIN = 10
+
+
+def constant_judge_notes(valid: Sequence[Evaluation]) -> Iterable[str]:
+    """Per judge with ``CONSTANT_JUDGE_MIN`` valid evaluations or more, all of one score on
+    every dimension: its means, effects and agreement say nothing about the outputs."""
+    for judge, group in _group(valid, lambda r: (r.judge_model,)).items():
+        scores = {r.scores for r in group}
+        if len(group) >= CONSTANT_JUDGE_MIN and len(scores) == 1:
+            (only,) = scores
+            shown = "/".join(map(str, only or ()))
+            yield (
+                f"{judge[0]} gave all {len(group)} of its valid evaluations the same scores "
+                f"(D1-D4 {shown}): it told none of the outputs apart, so its means, variant "
+                "effects and agreement say nothing about them"
+            )
 
 
 # ---------------------------------------------------------------- helpers

@@ -27,7 +27,14 @@ from pydantic import BaseModel, ConfigDict
 from .. import metrics
 from ..errors import RunError
 from .analysis_types import AnalysisSettings
-from .analyze import PLOTS_DIR, REPORT_FILE, SCORE_FIELDS, SUMMARY_FILE, refuse_unknown_baseline
+from .analyze import (
+    PLOTS_DIR,
+    REPORT_FILE,
+    SCORE_FIELDS,
+    SUMMARY_FILE,
+    constant_judge_notes,
+    refuse_unknown_baseline,
+)
 from .archive import ProtocolState, read_protocol_state
 from .evaluations import Evaluation, final_evaluations, load_evaluations
 from .protocol import protocol_fingerprint
@@ -178,6 +185,16 @@ class _Draws:
             if per_draw[k]:
                 found[q] = _mean([r.score(field) for r in per_draw[k]])
         return found
+
+    def valid(self) -> list[Evaluation]:
+        """Every draw's valid final evaluations."""
+        return [
+            r
+            for per_question in self.grid.values()
+            for per_draw in per_question.values()
+            for draw in per_draw
+            for r in draw
+        ]
 
     def settings(self) -> dict[Setting, list[str]]:
         variants: dict[Setting, list[str]] = defaultdict(list)
@@ -354,7 +371,7 @@ def summarize_draws(
         scores=tuple(_score_rows(grid, bootstrap)),
         variant_effects=tuple(_effect_rows(grid, bootstrap)),
         noise=tuple(_noise_rows(grid, bootstrap)),
-        notes=tuple(_notes(grid)),
+        notes=(*_notes(grid), *constant_judge_notes(grid.valid())),
     )
 
 

@@ -80,6 +80,7 @@ def judge_content(
     else:
         section.metrics = count_metrics(summary)
         section.tables.extend(summary_tables(summary))
+        section.notes.extend(summary.notes)
     section.tables.extend(slice_tables(run_dir, section.notes))
     money = section.summary.get("money") or {}
     if money.get("known") and money.get("per_item") is not None:
