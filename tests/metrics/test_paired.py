@@ -86,8 +86,8 @@ def _exact_mean_permutation_p(first: list[list[float]], second: list[list[float]
             effects.append(np.mean([pooled[i] for i in chosen]) - np.mean(rest))
         per_item.append(effects)
     combos = list(itertools.product(*per_item))
-    extreme = sum(abs(np.mean(c)) >= abs(observed) - 1e-12 for c in combos)
-    return extreme / len(combos)
+    extreme = sum(bool(abs(np.mean(c)) >= abs(observed) - 1e-12) for c in combos)
+    return float(extreme / len(combos))
 
 
 def test_scores_against_exact_enumeration_with_unequal_draws() -> None:
@@ -105,9 +105,13 @@ def test_scores_of_zero_and_one_give_the_binary_test() -> None:
     draws = [(list(rng.integers(0, 2, 3)), list(rng.integers(0, 2, 2))) for _ in range(20)]
     first = [[float(x) for x in a] for a, _ in draws]
     second = [[float(x) for x in b] for _, b in draws]
-    counts = [sum(a) for a in first], [len(a) for a in first]
     binary = within_item_permutation_p(
-        *counts, [sum(b) for b in second], [len(b) for b in second], n_resamples=40000, seed=1
+        [int(sum(a)) for a in first],
+        [len(a) for a in first],
+        [int(sum(b)) for b in second],
+        [len(b) for b in second],
+        n_resamples=40000,
+        seed=1,
     )
     scores = within_item_mean_permutation_p(first, second, n_resamples=40000, seed=1)
     assert scores == pytest.approx(binary, abs=0.01)

@@ -30,6 +30,7 @@ EXPECTED = {
     "roc_auc_score",
     "roc_curve",
     "summarize_binary_detection",
+    "within_item_mean_permutation_p",
     "within_item_permutation_p",
 }
 
