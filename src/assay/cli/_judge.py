@@ -349,16 +349,7 @@ def _generate(args: argparse.Namespace) -> int:
 def _check_draws(args: argparse.Namespace) -> None:
     """--draws N: a temperature to sample at, seeds in range, a live or Ray executor (batch
     files hold one draw's calls), and an --out that is not itself an output directory."""
-    if args.draws < 1:
-        raise ConfigError(f"--draws: must be 1 or more, got {args.draws}")
-    if args.temperature == 0:
-        raise ConfigError(
-            "--draws: at --temperature 0 every draw is the same greedy answer",
-            hint="give a temperature above 0 (0.7, for example)",
-        )
-    last = args.seed + args.draws - 1
-    if last > SEED_MAX:
-        raise ConfigError(f"--draws: the seeds {args.seed} to {last} pass {SEED_MAX}")
+    _check_seeded_draws(args, "--draws", args.draws, "every draw is the same greedy answer")
     if args.executor == "batch":
         raise ConfigError(
             "--draws with --executor batch: a batch directory holds one draw's calls",
@@ -369,6 +360,20 @@ def _check_draws(args: argparse.Namespace) -> None:
             f"--draws: {args.out} holds outputs of its own; the draws go to draw-K folders of "
             "a directory that holds none"
         )
+
+
+def _check_seeded_draws(args: argparse.Namespace, option: str, count: int, same: str) -> None:
+    """N draws seeded SEED..SEED+N-1 at a temperature above 0 (at 0, ``same`` happens)."""
+    if count < 1:
+        raise ConfigError(f"{option}: must be 1 or more, got {count}")
+    if args.temperature == 0:
+        raise ConfigError(
+            f"{option}: at --temperature 0 {same}",
+            hint="give a temperature above 0 (0.7, for example)",
+        )
+    last = args.seed + count - 1
+    if last > SEED_MAX:
+        raise ConfigError(f"{option}: the seeds {args.seed} to {last} pass {SEED_MAX}")
 
 
 def _generate_into(
@@ -422,22 +427,14 @@ def _run_judge_draws(args: argparse.Namespace) -> int:
 
 
 def _check_judge_draws(args: argparse.Namespace) -> None:
-    if args.judge_draws < 1:
-        raise ConfigError(f"--judge-draws: must be 1 or more, got {args.judge_draws}")
     if args.draws:
         raise ConfigError(
             "--judge-draws with --draws: give one",
             hint="--draws judges each draw of the outputs; --judge-draws N judges one set of "
             "outputs N times",
         )
-    if args.temperature == 0:
-        raise ConfigError(
-            "--judge-draws: at --temperature 0 the judge gives the same reply every time",
-            hint="give the judge a temperature above 0 (0.7, for example)",
-        )
-    last = args.seed + args.judge_draws - 1
-    if last > SEED_MAX:
-        raise ConfigError(f"--judge-draws: the seeds {args.seed} to {last} pass {SEED_MAX}")
+    same = "the judge gives the same reply every time"
+    _check_seeded_draws(args, "--judge-draws", args.judge_draws, same)
     _refuse_draws_into(args, "--judge-draws")
 
 
