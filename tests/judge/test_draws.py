@@ -492,3 +492,70 @@ def test_validate_of_a_directory_of_draws_rechecks_each_draw(
     (judged_draws / "draw-2" / "invalid_evaluations" / "README.md").unlink()
     assert main(["judge", "validate", str(judged_draws)]) == 1
     assert "NOT consistent" in capsys.readouterr().out
+
+
+def _with_repeats(repeats: int) -> list[dict[str, object]]:
+    """Two questions under A and B, each asked ``repeats`` times, named as `assay import`
+    names promptfoo's and lm-eval's repeats."""
+    from assay.data.importers._common import repeat_variant
+
+    prompts = {"Q1": {"A": "Explain a hash map.", "B": "What is a hash map?"}}
+    prompts["Q2"] = {"A": "Name two primes.", "B": "Two primes, please."}
+    return [
+        {
+            "question_id": q,
+            "variants": [
+                {"variant": repeat_variant(v, k), "prompt": prompt}
+                for v, prompt in by_variant.items()
+                for k in range(1, repeats + 1)
+            ],
+        }
+        for q, by_variant in prompts.items()
+    ]
+
+
+def test_repeats_of_one_run_are_read_as_draws_of_their_variant(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    questions = write_questions(tmp_path / "q.jsonl", _with_repeats(3))
+    argv = ["generate", "--questions", str(questions), "--model", "stub/a", "--model", "stub/b"]
+    assert main([*argv, "--temperature", "0.7", "--out", str(tmp_path / "outputs")]) == 0
+    run = tmp_path / "run"
+    assert main(_judge(questions, tmp_path / "outputs", run)) == 0
+    capsys.readouterr()
+    analyze = ["judge", "analyze", str(run), "--resamples", "50", "--no-plots"]
+    assert main([*analyze, "--repeats-as-draws"]) == 0
+    printed = capsys.readouterr().out
+    assert "3 draws (repeat-1, repeat-2, repeat-3)" in printed
+    joint = json.loads((run / "repeats" / "summary.json").read_text())
+    single = json.loads((run / "summary.json").read_text())
+    assert joint["kind"] == "judge-draws" and single["kind"] == "judge"
+    # repeat k of a variant is draw k: each draw's mean is the run's mean of that repeat
+    from assay.data.importers._common import repeat_variant
+
+    means = {
+        (r["judge_model"], r["prompt_variant"], r["dimension"]): r["mean"] for r in single["scores"]
+    }
+    for row in joint["scores"]:
+        assert row["prompt_variant"] in ("A", "B")
+        for k, drawn in enumerate(row["draw_means"], start=1):
+            key = (row["judge_model"], repeat_variant(row["prompt_variant"], k), row["dimension"])
+            assert drawn == pytest.approx(means[key])
+    assert (run / "repeats" / "report.html").is_file()
+    assert main(["export", str(run / "repeats")]) == 2
+    assert "export the judge run it was made from" in capsys.readouterr().err
+
+
+def test_repeats_as_draws_without_repeats_is_refused_before_anything_is_written(
+    judged_draws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    draw = judged_draws / "draw-1"
+    (draw / "summary.json").unlink()
+    assert main(["judge", "analyze", str(draw), "--repeats-as-draws"]) == 2
+    assert one_error_line(capsys) == (
+        f"error: --repeats-as-draws: no prompt variant of {draw} is a repeat ('<variant> "
+        "(repeat k)')"
+    )
+    assert not (draw / "summary.json").exists()
+    assert main(["judge", "analyze", str(judged_draws), "--repeats-as-draws"]) == 2
+    assert one_error_line(capsys).startswith("error: --repeats-as-draws: the run holds draw-K")

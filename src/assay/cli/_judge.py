@@ -50,6 +50,7 @@ from ._common import (
 
 if TYPE_CHECKING:  # loaded only by the commands that analyse
     from ..judge.analysis_types import AnalysisResult, AnalysisSettings
+    from ..judge.draws import LoadedDraws
 
 SEED_MAX = 2**31 - 1  # the largest seed a backend takes (model.Seed)
 
@@ -86,6 +87,13 @@ def register(subparsers: Any) -> None:
         default=[],
         help="also every metric per value of the samples' meta.KEY (questions' and manifest "
         "lines' own fields; repeatable; written to RUN/slices/meta.KEY.json)",
+    )
+    analyze.add_argument(
+        "--repeats-as-draws",
+        action="store_true",
+        help="also read the run's repeats (`<variant> (repeat k)`, as `assay import` names "
+        "promptfoo's --repeat and lm-eval's repeats) as draws of their variant: the joint "
+        "analysis goes to RUN_DIR/repeats",
     )
     add_prices_option(analyze)
     add_report_option(analyze)
@@ -634,9 +642,25 @@ def _analyze(args: argparse.Namespace) -> int:
 
     settings = _analysis_settings(args)
     if draw_runs(args.run_dir):
+        if args.repeats_as_draws:
+            raise ConfigError(
+                "--repeats-as-draws: the run holds draw-K runs; its draws are read as such",
+                hint="leave out --repeats-as-draws",
+            )
         return _analyze_draws(args, settings)
+    if not args.repeats_as_draws:
+        _analyze_one(args, args.run_dir, settings)
+        return 0
+    from ..judge.draws import repeats_as_draws
+
+    _require_judge_run(args.run_dir)
+    repeats = repeats_as_draws(args.run_dir)  # refused before anything is written
     _analyze_one(args, args.run_dir, settings)
+    _write_joint_analysis(args, args.run_dir / REPEATS_DIR, repeats, settings)
     return 0
+
+
+REPEATS_DIR = "repeats"  # where --repeats-as-draws writes the joint analysis of a run
 
 
 def _analyze_one(args: argparse.Namespace, run_dir: Path, settings: AnalysisSettings) -> None:
@@ -663,8 +687,7 @@ def _analyze_draws(args: argparse.Namespace, settings: AnalysisSettings) -> int:
     """A directory of draw-K judge runs: each draw's own analysis, then the draws together
     (checked to share one protocol before anything is written)."""
     from ..judge.analyze import refuse_unknown_baseline
-    from ..judge.draws import load_draws, write_draws_analysis
-    from ..judge.draws_report import draws_lines
+    from ..judge.draws import load_draws
     from ..runs import read_run_log
 
     loaded = load_draws(args.run_dir)
@@ -676,11 +699,21 @@ def _analyze_draws(args: argparse.Namespace, settings: AnalysisSettings) -> int:
     for run in loaded.runs:
         print(f"{run.name}:")
         _analyze_one(args, run, settings)
-    summary, written = write_draws_analysis(args.run_dir, loaded, settings)
+    _write_joint_analysis(args, args.run_dir, loaded, settings)
+    return 0
+
+
+def _write_joint_analysis(
+    args: argparse.Namespace, out: Path, loaded: LoadedDraws, settings: AnalysisSettings
+) -> None:
+    from ..judge.draws import write_draws_analysis
+    from ..judge.draws_report import draws_lines
+
+    out.mkdir(exist_ok=True)
+    summary, written = write_draws_analysis(out, loaded, settings)
     print("\n".join(draws_lines(summary)))
     print(f"wrote {', '.join(written)}")
-    write_run_report(args.run_dir, args)
-    return 0
+    write_run_report(out, args)
 
 
 def _analysis_settings(args: argparse.Namespace) -> AnalysisSettings:

@@ -13,11 +13,12 @@ Only each sample x judge pair's final valid evaluation counts, as in ``judge ana
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
@@ -25,7 +26,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from .. import metrics
-from ..errors import RunError
+from ..errors import ConfigError, RunError
 from .analysis_types import AnalysisSettings
 from .analyze import (
     PLOTS_DIR,
@@ -205,12 +206,14 @@ class _Draws:
 
 @dataclass(frozen=True)
 class LoadedDraws:
-    runs: list[Path]  # draw k's run at k-1
+    names: list[str]  # draw k's name at k-1 (draw-k, or repeat-k)
+    runs: list[Path]  # draw k's judge run at k-1 (none for the repeats of one run)
     evaluations: list[list[Evaluation]]  # every readable attempt of each draw
     fingerprints: list[str]  # each draw's judge protocol: the same but for the judge's seed
     judge_seeds: list[int]
     judge_temperature: float
     unreadable: list[int]  # records of each draw that could not be read, left out
+    notes: list[str] = dataclasses.field(default_factory=list)  # said in the joint summary's notes
 
 
 def load_draws(run_dir: Path) -> LoadedDraws:
@@ -235,12 +238,51 @@ def load_draws(run_dir: Path) -> LoadedDraws:
         )
     loaded = [load_evaluations(run) for run in runs]
     return LoadedDraws(
+        names=[run.name for run in runs],
         runs=runs,
         evaluations=[evaluations for evaluations, _ in loaded],
         fingerprints=[state.fingerprint for state in states.values()],
         judge_seeds=[state.decoding.seed for state in states.values()],
         judge_temperature=next(iter(states.values())).decoding.temperature,
         unreadable=[len(unreadable) for _, unreadable in loaded],
+    )
+
+
+def repeats_as_draws(run_dir: Path) -> LoadedDraws:
+    """One judge run whose prompt variants include repeats (``<variant> (repeat k)``, as
+    ``assay import`` names promptfoo's ``--repeat`` and lm-eval's ``repeats``), read as draws:
+    repeat k of a variant is its draw k (the variant itself is repeat 1)."""
+    from ..data.importers._common import split_repeat
+
+    state = read_protocol_state(run_dir)
+    if state is None:
+        raise RunError(f"{run_dir} is not a judge run directory (no protocol.json)")
+    evaluations, unreadable = load_evaluations(run_dir)
+    draws: dict[int, list[Evaluation]] = defaultdict(list)
+    for r in evaluations:
+        variant, repeat = split_repeat(r.prompt_variant)
+        draws[repeat].append(replace(r, prompt_variant=variant))
+    if len(draws) < 2:
+        raise ConfigError(
+            f"--repeats-as-draws: no prompt variant of {run_dir} is a repeat "
+            "('<variant> (repeat k)')",
+            hint="`assay import promptfoo` and `assay import lm-eval` name the repeats so",
+        )
+    count = max(draws)
+    return LoadedDraws(
+        names=[f"repeat-{k}" for k in range(1, count + 1)],
+        runs=[],
+        evaluations=[draws.get(k, []) for k in range(1, count + 1)],
+        fingerprints=[state.fingerprint] * count,
+        judge_seeds=[state.decoding.seed] * count,
+        judge_temperature=state.decoding.temperature,
+        unreadable=[0] * count,  # which repeat a damaged record held is unknown: said once
+        notes=[
+            f"{run_dir}: {len(unreadable)} archived record(s) could not be read and are left "
+            "out (the run's own analysis lists them)"
+        ]
+        if unreadable
+        else [],
     )
 
 
@@ -261,7 +303,7 @@ def write_draws_analysis(
     summary = summarize_draws(
         loaded.evaluations,
         settings,
-        names=[run.name for run in loaded.runs],
+        names=loaded.names,
         run_dir=str(run_dir),
         fingerprint=loaded.fingerprints[0],
     )
@@ -273,12 +315,12 @@ def write_draws_analysis(
         }
     )
     lost = [
-        f"{run.name}: {count} archived record(s) could not be read and are left out (its own "
+        f"{name}: {count} archived record(s) could not be read and are left out (its own "
         "analysis lists them)"
-        for run, count in zip(loaded.runs, loaded.unreadable, strict=True)
+        for name, count in zip(loaded.names, loaded.unreadable, strict=True)
         if count
     ]
-    summary = summary.model_copy(update={"notes": (*summary.notes, *lost)})
+    summary = summary.model_copy(update={"notes": (*summary.notes, *lost, *loaded.notes)})
     if settings.plots:
         from .draws_plots import write_draw_plots
 

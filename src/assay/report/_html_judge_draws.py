@@ -34,9 +34,13 @@ def judge_draws_content(run_dir: Path, run: dict[str, Any]) -> RunContent:
         return RunContent(section=section)
     section.description = describe_draws(summary)
     section.notes += list(summary.notes)
+    runs = draw_runs(run_dir)
     section.notes.append(
         "each draw's evaluations, with their prompts and replies: "
-        + ", ".join(f"`assay report {run}`" for run in draw_runs(run_dir))
+        + ", ".join(f"`assay report {run}`" for run in runs)
+        if runs
+        else "the draws are repeats of the judge run in the folder above: its report opens "
+        "each evaluation (`<variant> (repeat k)`)"
     )
     section.headline = headline(summary)
     section.tables = [t for method in methods_of(summary) for t in draws_tables(summary, method)]

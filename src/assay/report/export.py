@@ -170,6 +170,13 @@ def _run_without_output(run_dir: Path, summary: dict[str, Any]) -> BenchRun | Ju
         return BenchRun(run_dir, [], summary)
     if kind == "judge":
         return JudgeRun(run_dir, [], summary)
+    if kind == "judge-draws":
+        raise ConfigError(
+            f"{run_dir}: the joint analysis of a judge run's repeats "
+            "(`judge analyze --repeats-as-draws`), which holds no evaluations of its own",
+            hint=f"export the judge run it was made from, {run_dir.parent}: its rows name each "
+            "repeat",
+        )
     if isinstance(kind, str):
         raise ConfigError(
             f"{run_dir}: holds a {kind!r} run ({RUN_FILE}); load_run and export read bench, "
