@@ -96,3 +96,30 @@ def test_promptfoo_repeats_are_draws_of_their_prompt(
     # the echo provider answers alike every time: no draw disagrees with another
     assert [r["within_variant"] for r in summary["noise"]] == [0.0, 0.0]
     assert summary["noise"][1]["excess"] == 0.5  # one of two prompts lost in every draw
+
+
+def test_promptfoo_repeats_judged_are_draws_of_their_prompt_for_the_judge_too(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same repeats through the judge protocol (a stub judge): `judge analyze
+    --repeats-as-draws` reads repeat k of each prompt as its draw k."""
+    results = run_promptfoo(
+        promptfoo_command(), SUITE, tmp_path / "promptfoo", args=["--repeat", "2"]
+    )
+    imported = tmp_path / "imported"
+    assert main(["import", "promptfoo", str(results), "--out", str(imported)]) == 0
+    run = tmp_path / "judged"
+    argv = ["judge", "run", "--questions", str(imported / "questions.jsonl"), "--outputs"]
+    assert main([*argv, str(imported), "--judge", "stub/judge", "--out", str(run)]) == 0
+    analyze = ["judge", "analyze", str(run), "--baseline", "plain", "--repeats-as-draws"]
+    assert main([*analyze, "--no-report", "--no-plots", "--resamples", "50"]) == 0
+    summary = json.loads((run / "repeats" / "summary.json").read_text())
+    assert summary["draws"] == ["repeat 1", "repeat 2"]
+    # 2 test cases x 2 prompts per repeat, less the stub judge's seeded invalid replies
+    single = json.loads((run / "summary.json").read_text())
+    assert sum(summary["draw_valid"]) == single["counts"]["valid"] > 0
+    assert all(n <= 4 for n in summary["draw_valid"])
+    variants = {r["prompt_variant"] for r in summary["scores"]}
+    assert variants == {"plain", "reminder"}
+    (effect,) = [r for r in summary["variant_effects"] if r["dimension"] == "overall_score"]
+    assert (effect["baseline"], effect["variant"], effect["n_pairs"]) == ("plain", "reminder", 2)

@@ -526,7 +526,7 @@ def test_repeats_of_one_run_are_read_as_draws_of_their_variant(
     analyze = ["judge", "analyze", str(run), "--resamples", "50", "--no-plots"]
     assert main([*analyze, "--repeats-as-draws"]) == 0
     printed = capsys.readouterr().out
-    assert "3 draws (repeat-1, repeat-2, repeat-3)" in printed
+    assert "3 draws (repeat 1, repeat 2, repeat 3)" in printed
     joint = json.loads((run / "repeats" / "summary.json").read_text())
     single = json.loads((run / "summary.json").read_text())
     assert joint["kind"] == "judge-draws" and single["kind"] == "judge"

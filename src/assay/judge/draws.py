@@ -270,7 +270,7 @@ def repeats_as_draws(run_dir: Path) -> LoadedDraws:
         )
     count = max(draws)
     return LoadedDraws(
-        names=[f"repeat-{k}" for k in range(1, count + 1)],
+        names=[f"repeat {k}" for k in range(1, count + 1)],
         runs=[],
         evaluations=[draws.get(k, []) for k in range(1, count + 1)],
         fingerprints=[state.fingerprint] * count,
