@@ -1,12 +1,14 @@
 """Judge runs of repeated draws, analysed together: a score or a variant's effect apart from
-the noise of sampling the target.
+the noise of sampling the target (or the judge).
 
 ``assay generate --draws N`` samples every prompt N times (``OUT/draw-k``) and ``assay judge
-run --draws`` judges each draw into a judge run of its own (``RUN/draw-k``). One draw's
-analysis mixes what a prompt variant does with what a resample does; here every question's
-draws are averaged first, so a score's interval covers both the questions and the draws, a
-variant's effect is tested by shuffling draws within each question, and a noise table says
-how far two draws of one cell already differ.
+run --draws`` judges each draw into a judge run of its own (``RUN/draw-k``); ``--judge-draws
+N`` judges one set of outputs N times with a judge seed each; ``judge analyze
+--repeats-as-draws`` reads the repeats of one run (promptfoo's, lm-eval's) as draws. One
+draw's analysis mixes what a prompt variant does with what a resample does; here every
+question's draws are averaged first, so a score's interval covers both the questions and the
+draws, a variant's effect is tested by shuffling draws within each question, and a noise table
+says how far two draws of one cell already differ.
 
 Only each sample x judge pair's final valid evaluation counts, as in ``judge analyze``.
 """
