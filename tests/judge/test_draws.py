@@ -559,3 +559,29 @@ def test_repeats_as_draws_without_repeats_is_refused_before_anything_is_written(
     assert not (draw / "summary.json").exists()
     assert main(["judge", "analyze", str(judged_draws), "--repeats-as-draws"]) == 2
     assert one_error_line(capsys).startswith("error: --repeats-as-draws: the run holds draw-K")
+
+
+def test_draws_generated_with_other_settings_than_the_seed_are_refused_and_one_draw_noted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    questions = write_questions(tmp_path / "q.jsonl")
+    gen = ["generate", "--questions", str(questions), "--model", "stub/a"]
+    draws = tmp_path / "draws"
+    assert main([*gen, "--temperature", "0.7", "--out", str(draws / "draw-1")]) == 0
+    hot = ["--temperature", "0.9", "--seed", "1", "--out", str(draws / "draw-2")]
+    assert main([*gen, *hot]) == 0
+    capsys.readouterr()
+    run = tmp_path / "run"
+    judged = ["judge", "run", "--questions", str(questions), "--judge", "stub/j"]
+    assert main([*judged, "--outputs", str(draws), "--draws", "--out", str(run)]) == 2
+    assert one_error_line(capsys) == (
+        f"error: --draws: the draws were generated with other settings: --temperature 0.7 in "
+        f"{draws / 'draw-1'}, 0.9 in {draws / 'draw-2'}"
+    )
+    assert not run.exists()
+    assert main([*judged, "--outputs", str(draws / "draw-1"), "--out", str(run)]) == 0
+    assert capsys.readouterr().err.startswith(
+        f"note: {draws / 'draw-1'} was sampled at --temperature 0.7 with one draw per cell: a "
+        "variant's effect is mixed with sampling noise; `assay generate --draws N` and `judge "
+        "run --draws` separate them\n"
+    )

@@ -47,6 +47,7 @@ from ._common import (
     shows_money,
     write_run_report,
 )
+from ._draws import check_draw_settings, note_sampled_single_draws
 
 if TYPE_CHECKING:  # loaded only by the commands that analyse
     from ..judge.analysis_types import AnalysisResult, AnalysisSettings
@@ -411,8 +412,11 @@ def _run(args: argparse.Namespace) -> int:
     if args.judge_draws != 1:
         return _run_judge_draws(args)
     if not args.draws:
+        note_sampled_single_draws(args.outputs, "judge run --draws")
         return _run_into(args, args.outputs, args.out, args.seed)
     draws = _output_draws(args)
+    for path in args.outputs:  # one target's draws differ only in their seed
+        check_draw_settings([path / name for name in draws])
     codes = []
     for number, name in enumerate(draws, start=1):
         out = args.out / name
@@ -425,6 +429,7 @@ def _run(args: argparse.Namespace) -> int:
 def _run_judge_draws(args: argparse.Namespace) -> int:
     """--judge-draws N: the same outputs judged N times, judge seed SEED+k-1 into OUT/draw-k."""
     _check_judge_draws(args)
+    note_sampled_single_draws(args.outputs, "judge run --draws")
     codes = []
     for draw in range(1, args.judge_draws + 1):
         seed, out = args.seed + draw - 1, args.out / f"draw-{draw}"

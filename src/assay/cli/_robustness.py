@@ -30,14 +30,13 @@ from ..instructions.robustness import (
 from ..instructions.robustness_run import write_robustness_run
 from ..instructions.robustness_tables import same_text_note, summary_markdown
 from ..instructions.varied_set import INSTRUCTIONS_FIELD
-from ..judge.generate import PROTOCOL_SETTINGS
-from ..runs import read_run_log
 from ._common import (
     add_report_option,
     check_bootstrap_options,
     check_run_dir,
     write_run_report,
 )
+from ._draws import check_draw_settings, note_sampled_single_draws
 
 
 def register_robustness(commands: Any) -> None:
@@ -152,10 +151,10 @@ def _checked_outputs(args: argparse.Namespace, questions: QuestionSet) -> list[O
     if args.repeats_as_draws:
         sources = list(enumerate(outputs_by_repeat(outputs), start=1))
     elif args.draws:
-        _check_draw_settings(args.outputs)
+        check_draw_settings(args.outputs)
         sources = [(draw, iter_outputs(path)) for draw, path in enumerate(args.outputs, start=1)]
     else:
-        _note_sampled_single_draws(args.outputs)
+        note_sampled_single_draws(args.outputs, "robustness --draws")
         sources = [(None, outputs)]
     return [
         check
@@ -204,61 +203,3 @@ def _check_robustness_options(args: argparse.Namespace) -> None:
 def _draw_folders(paths: list[Path]) -> list[Path]:
     """Each path, or, for a directory of ``draw-K`` folders (``generate --draws``), those."""
     return [draw for path in paths for draw in draw_folders(path) or [path]]
-
-
-def _generate_settings(paths: list[Path]) -> dict[Path, dict[str, Any]]:
-    """The decoding settings of each path that a generate run wrote (others are left out)."""
-    logs: dict[Path, dict[str, Any]] = {}
-    for path in paths:
-        log = read_run_log(path if path.is_dir() else path.parent)
-        if log is not None and log.kind == "generate":
-            logs[path] = {name: log.config.get(name) for name in PROTOCOL_SETTINGS}
-    return logs
-
-
-def _note_sampled_single_draws(paths: list[Path]) -> None:
-    """One draw per cell of sampled outputs mixes a wording's effect with sampling noise."""
-    settings = _generate_settings(paths).items()
-    sampled = next(((path, s["temperature"]) for path, s in settings if s["temperature"]), None)
-    if sampled is not None:
-        print(
-            f"note: {sampled[0]} was sampled at --temperature {sampled[1]} with one draw per "
-            "cell: a variant's effect is mixed with sampling noise; `assay generate --draws N` "
-            "and `robustness --draws` separate them",
-            file=sys.stderr,
-        )
-
-
-def _check_draw_settings(paths: list[Path]) -> None:
-    """Draws must differ only in their seed: refuse draws generated with other decoding
-    settings, and say when the draws cannot differ (one seed, or temperature 0). Outputs with
-    no generate run log (a manifest of your own, an import) are not checked."""
-    logs = _generate_settings(paths)
-    if not logs:
-        return
-    first_path, first = next(iter(logs.items()))
-    changed = [
-        f"{PROTOCOL_SETTINGS[name]} {first[name]!r} in {first_path}, {value!r} in {path}"
-        for path, settings in logs.items()
-        for name, value in settings.items()
-        if name != "seed" and value != first[name]
-    ]
-    if changed:
-        raise ConfigError(
-            "--draws: the draws were generated with other settings: " + "; ".join(changed),
-            hint="draws of one set differ only in --seed; compare other settings as other "
-            "targets, or in separate robustness runs",
-        )
-    seeds = [settings["seed"] for settings in logs.values()]
-    if first["temperature"] == 0:
-        print(
-            "note: the draws were generated at temperature 0: they differ only by the "
-            "backend's own nondeterminism",
-            file=sys.stderr,
-        )
-    elif len(set(seeds)) < len(seeds):
-        print(
-            "note: two draws were generated with one --seed: a seeded backend gives the same "
-            "outputs, which are then not independent draws",
-            file=sys.stderr,
-        )
