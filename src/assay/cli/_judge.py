@@ -52,6 +52,7 @@ from ._draws import check_draw_settings, note_sampled_single_draws
 if TYPE_CHECKING:  # loaded only by the commands that analyse
     from ..judge.analysis_types import AnalysisResult, AnalysisSettings
     from ..judge.draws import LoadedDraws
+    from ..judge.evaluations import Evaluation
 
 SEED_MAX = 2**31 - 1  # the largest seed a backend takes (model.Seed)
 
@@ -646,66 +647,86 @@ def _analyze(args: argparse.Namespace) -> int:
     from ..judge.draws import draw_runs
 
     settings = _analysis_settings(args)
-    if draw_runs(args.run_dir):
-        if args.repeats_as_draws:
-            raise ConfigError(
-                "--repeats-as-draws: the run holds draw-K runs; its draws are read as such",
-                hint="leave out --repeats-as-draws",
-            )
-        return _analyze_draws(args, settings)
-    if not args.repeats_as_draws:
-        _analyze_one(args, args.run_dir, settings)
-        return 0
-    from ..judge.draws import repeats_as_draws
-
-    _require_judge_run(args.run_dir)
-    repeats = repeats_as_draws(args.run_dir)  # refused before anything is written
-    _analyze_one(args, args.run_dir, settings)
-    _write_joint_analysis(args, args.run_dir / REPEATS_DIR, repeats, settings)
+    runs = draw_runs(args.run_dir)
+    if runs and args.repeats_as_draws:
+        raise ConfigError(
+            "--repeats-as-draws: the run holds draw-K runs; its draws are read as such",
+            hint="leave out --repeats-as-draws",
+        )
+    with contextlib.ExitStack() as locks:  # a run still appending records is not analysed
+        for run in runs or [args.run_dir]:  # every run checked before any is analysed
+            _checked_and_locked(args, run, locks)
+        if runs:
+            _analyze_draws(args, settings)
+        elif args.repeats_as_draws:
+            _analyze_repeats(args, settings)
+        else:
+            _analyze_locked(args, args.run_dir, settings)
     return 0
 
 
 REPEATS_DIR = "repeats"  # where --repeats-as-draws writes the joint analysis of a run
 
 
-def _analyze_one(args: argparse.Namespace, run_dir: Path, settings: AnalysisSettings) -> None:
-    from ..judge.analyze import analyze_run
+def _checked_and_locked(
+    args: argparse.Namespace, run_dir: Path, locks: contextlib.ExitStack
+) -> None:
     from ..runs import read_run_log
 
     read_run_log(run_dir)  # a broken run.json is named first, whatever the directory holds
     _require_judge_run(run_dir)
-    with _run_lock(run_dir):  # a run still appending records is not analysed under it
-        _check_before_analysis(args, run_dir)
-        apply_prices(args, [run_dir])
-        result = analyze_run(run_dir, settings)
-        _print_analysis(result)
-        for option in args.by:
-            from ..judge.slices import sliced_summaries, slices_markdown, write_slices
-
-            summaries = sliced_summaries(run_dir, option, settings)
-            print(f"wrote {write_slices(run_dir, option, summaries)}")
-            print(slices_markdown(option, summaries))
-        write_run_report(run_dir, args)
+    locks.enter_context(_run_lock(run_dir))
+    _check_before_analysis(args, run_dir)
 
 
-def _analyze_draws(args: argparse.Namespace, settings: AnalysisSettings) -> int:
+def _analyze_locked(
+    args: argparse.Namespace,
+    run_dir: Path,
+    settings: AnalysisSettings,
+    loaded: tuple[list[Evaluation], list[str]] | None = None,
+) -> None:
+    """One judge run's analysis, its lock held (``loaded``: its evaluations, already read)."""
+    from ..judge.analyze import analyze_run
+
+    apply_prices(args, [run_dir])
+    result = analyze_run(run_dir, settings, loaded)
+    _print_analysis(result)
+    for option in args.by:
+        from ..judge.slices import sliced_summaries, slices_markdown, write_slices
+
+        summaries = sliced_summaries(run_dir, option, settings)
+        print(f"wrote {write_slices(run_dir, option, summaries)}")
+        print(slices_markdown(option, summaries))
+    write_run_report(run_dir, args)
+
+
+def _analyze_draws(args: argparse.Namespace, settings: AnalysisSettings) -> None:
     """A directory of draw-K judge runs: each draw's own analysis, then the draws together
-    (checked to share one protocol before anything is written)."""
+    (checked to share one protocol and hold the --baseline before anything is written)."""
     from ..judge.analyze import refuse_unknown_baseline
     from ..judge.draws import load_draws
-    from ..runs import read_run_log
 
     loaded = load_draws(args.run_dir)
-    for run in loaded.runs:  # every draw checked before any is analysed
-        read_run_log(run)
-        _check_before_analysis(args, run)
     every = [r for evaluations in loaded.evaluations for r in evaluations]
     refuse_unknown_baseline(every, settings.baseline_variant)
-    for run in loaded.runs:
+    for run, evaluations, unreadable in zip(
+        loaded.runs, loaded.evaluations, loaded.unreadable, strict=True
+    ):
         print(f"{run.name}:")
-        _analyze_one(args, run, settings)
+        _analyze_locked(args, run, settings, (evaluations, unreadable))
     _write_joint_analysis(args, args.run_dir, loaded, settings)
-    return 0
+
+
+def _analyze_repeats(args: argparse.Namespace, settings: AnalysisSettings) -> None:
+    """The run's own analysis, then its repeats read as draws (a run without repeats is
+    refused before anything is written)."""
+    from ..judge.draws import repeats_as_draws
+    from ..judge.evaluations import load_evaluations
+
+    loaded = load_evaluations(args.run_dir)
+    repeats = repeats_as_draws(args.run_dir, loaded)
+    _analyze_locked(args, args.run_dir, settings, loaded)
+    _write_joint_analysis(args, args.run_dir / REPEATS_DIR, repeats, settings)
 
 
 def _write_joint_analysis(

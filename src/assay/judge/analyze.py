@@ -51,8 +51,13 @@ SCORE_FIELDS: tuple[str, ...] = (*DIMENSION_KEYS, "overall_score")
 # ---------------------------------------------------------------- entry point
 
 
-def analyze_run(run_dir: Path, settings: AnalysisSettings | None = None) -> AnalysisResult:
-    """Read the archives of ``run_dir`` and write summary.json, the report and plots."""
+def analyze_run(
+    run_dir: Path,
+    settings: AnalysisSettings | None = None,
+    loaded: tuple[list[Evaluation], list[str]] | None = None,
+) -> AnalysisResult:
+    """Read the archives of ``run_dir`` (or take ``loaded``, what :func:`load_evaluations`
+    already read of them) and write summary.json, the report and plots."""
     from .analysis_report import render_report
     from .plots import write_plots
 
@@ -60,7 +65,7 @@ def analyze_run(run_dir: Path, settings: AnalysisSettings | None = None) -> Anal
     state = read_protocol_state(run_dir)
     if state is None:
         raise RunError(f"{run_dir} is not a judge run directory (no protocol.json)")
-    records, unreadable = load_evaluations(run_dir)
+    records, unreadable = loaded or load_evaluations(run_dir)
     summary = summarize(records, settings, run_dir=str(run_dir), fingerprint=state.fingerprint)
     summary = summary.model_copy(
         update={

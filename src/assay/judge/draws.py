@@ -19,7 +19,7 @@ import dataclasses
 import math
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
@@ -214,7 +214,7 @@ class LoadedDraws:
     fingerprints: list[str]  # each draw's judge protocol: the same but for the judge's seed
     judge_seeds: list[int]
     judge_temperature: float
-    unreadable: list[int]  # records of each draw that could not be read, left out
+    unreadable: list[list[str]]  # where each draw's unreadable records are, left out
     notes: list[str] = dataclasses.field(default_factory=list)  # said in the joint summary's notes
 
 
@@ -246,20 +246,23 @@ def load_draws(run_dir: Path) -> LoadedDraws:
         fingerprints=[state.fingerprint for state in states.values()],
         judge_seeds=[state.decoding.seed for state in states.values()],
         judge_temperature=next(iter(states.values())).decoding.temperature,
-        unreadable=[len(unreadable) for _, unreadable in loaded],
+        unreadable=[unreadable for _, unreadable in loaded],
     )
 
 
-def repeats_as_draws(run_dir: Path) -> LoadedDraws:
+def repeats_as_draws(
+    run_dir: Path, loaded: tuple[list[Evaluation], list[str]] | None = None
+) -> LoadedDraws:
     """One judge run whose prompt variants include repeats (``<variant> (repeat k)``, as
     ``assay import`` names promptfoo's ``--repeat`` and lm-eval's ``repeats``), read as draws:
-    repeat k of a variant is its draw k (the variant itself is repeat 1)."""
+    repeat k of a variant is its draw k (the variant itself is repeat 1). ``loaded``: what
+    :func:`load_evaluations` already read of the run."""
     from ..data.importers._common import split_repeat
 
     state = read_protocol_state(run_dir)
     if state is None:
         raise RunError(f"{run_dir} is not a judge run directory (no protocol.json)")
-    evaluations, unreadable = load_evaluations(run_dir)
+    evaluations, unreadable = loaded or load_evaluations(run_dir)
     draws: dict[int, list[Evaluation]] = defaultdict(list)
     for r in evaluations:
         variant, repeat = split_repeat(r.prompt_variant)
@@ -278,7 +281,7 @@ def repeats_as_draws(run_dir: Path) -> LoadedDraws:
         fingerprints=[state.fingerprint] * count,
         judge_seeds=[state.decoding.seed] * count,
         judge_temperature=state.decoding.temperature,
-        unreadable=[0] * count,  # which repeat a damaged record held is unknown: said once
+        unreadable=[[] for _ in range(count)],  # which repeat a damaged record held is unknown
         notes=[
             f"{run_dir}: {len(unreadable)} archived record(s) could not be read and are left "
             "out (the run's own analysis lists them)"
@@ -309,20 +312,19 @@ def write_draws_analysis(
         run_dir=str(run_dir),
         fingerprint=loaded.fingerprints[0],
     )
+    lost = [
+        f"{name}: {len(where)} archived record(s) could not be read and are left out (its own "
+        "analysis lists them)"
+        for name, where in zip(loaded.names, loaded.unreadable, strict=True)
+        if where
+    ]
     summary = summary.model_copy(
         update={
             "draw_fingerprints": tuple(loaded.fingerprints),
             "judge_seeds": tuple(loaded.judge_seeds),
-            "notes": (*summary.notes, *_judge_seed_notes(loaded)),
+            "notes": (*summary.notes, *_judge_seed_notes(loaded), *lost, *loaded.notes),
         }
     )
-    lost = [
-        f"{name}: {count} archived record(s) could not be read and are left out (its own "
-        "analysis lists them)"
-        for name, count in zip(loaded.names, loaded.unreadable, strict=True)
-        if count
-    ]
-    summary = summary.model_copy(update={"notes": (*summary.notes, *lost, *loaded.notes)})
     if settings.plots:
         from .draws_plots import write_draw_plots
 
@@ -468,14 +470,25 @@ def _baseline_of(variants: Sequence[str], chosen: str | None) -> str:
     return chosen or sorted(variants)[0]
 
 
-def _effect_rows(grid: _Draws, bootstrap: _Bootstrap) -> Iterable[DrawEffectRow]:
+def _comparisons(
+    grid: _Draws, chosen: str | None, *, with_baseline: bool
+) -> Iterator[tuple[Setting, str, str, str]]:
+    """Every setting's (baseline, variant, dimension), the baseline's own rows first when
+    ``with_baseline``, then the other variants in sorted order."""
     for setting, variants in grid.settings().items():
-        baseline = _baseline_of(variants, bootstrap.settings.baseline_variant)
-        for variant in (v for v in variants if v != baseline):
-            for field in SCORE_FIELDS:
-                row = _effect_row(grid, setting, baseline, variant, field, bootstrap)
-                if row is not None:
-                    yield row
+        baseline = _baseline_of(variants, chosen)
+        for variant in sorted(variants, key=lambda v: (v != baseline, v)):
+            if variant != baseline or with_baseline:
+                for field in SCORE_FIELDS:
+                    yield setting, baseline, variant, field
+
+
+def _effect_rows(grid: _Draws, bootstrap: _Bootstrap) -> Iterable[DrawEffectRow]:
+    chosen = bootstrap.settings.baseline_variant
+    for setting, baseline, variant, field in _comparisons(grid, chosen, with_baseline=False):
+        row = _effect_row(grid, setting, baseline, variant, field, bootstrap)
+        if row is not None:
+            yield row
 
 
 def _effect_row(
@@ -524,13 +537,11 @@ def _draw_effect(
 def _noise_rows(grid: _Draws, bootstrap: _Bootstrap) -> Iterable[DrawNoiseRow]:
     if grid.count < 2:
         return
-    for setting, variants in grid.settings().items():
-        baseline = _baseline_of(variants, bootstrap.settings.baseline_variant)
-        for variant in sorted(variants, key=lambda v: (v != baseline, v)):
-            for field in SCORE_FIELDS:
-                row = _noise_row(grid, setting, baseline, variant, field, bootstrap)
-                if row is not None:
-                    yield row
+    chosen = bootstrap.settings.baseline_variant
+    for setting, baseline, variant, field in _comparisons(grid, chosen, with_baseline=True):
+        row = _noise_row(grid, setting, baseline, variant, field, bootstrap)
+        if row is not None:
+            yield row
 
 
 def _noise_row(
