@@ -205,7 +205,10 @@ def test_draws_judged_then_analysed_together_agree_with_each_draws_own_analysis(
     run = tmp_path / "run"
     assert main(_judge(questions, outputs, run, "--draws")) == 0
     printed = capsys.readouterr().out
-    assert "draw-3 (3 of 3) -> " in printed and f"next: assay judge analyze {run}" in printed
+    assert (
+        "draw-3 (3 of 3): judge --seed 0 -> " in printed
+        and f"next: assay judge analyze {run}" in printed
+    )
     again = main(_judge(questions, outputs, run, "--draws"))
     assert again == 0 and capsys.readouterr().out.count(", 0 model calls)") == 3
     analyze = ["judge", "analyze", str(run), "--resamples", "200", "--no-plots", "--no-report"]
@@ -585,3 +588,39 @@ def test_draws_generated_with_other_settings_than_the_seed_are_refused_and_one_d
         "variant's effect is mixed with sampling noise; `assay generate --draws N` and `judge "
         "run --draws` separate them\n"
     )
+
+
+def test_judge_seed_per_draw_samples_the_targets_and_the_judge_in_each_draw(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    questions = write_questions(tmp_path / "q.jsonl")
+    outputs = _generate_draws(tmp_path, questions, draws=2)
+    run = tmp_path / "run"
+    argv = _judge(questions, outputs, run, "--draws", "--judge-seed-per-draw")
+    assert main([*argv, "--temperature", "0.7", "--seed", "3"]) == 0
+    assert f"draw-2 (2 of 2): judge --seed 4 -> {run / 'draw-2'}" in capsys.readouterr().out
+    assert main(["judge", "analyze", str(run), "--resamples", "50", "--no-report"]) == 0
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["judge_seeds"] == [3, 4]
+
+
+@pytest.mark.parametrize(
+    ("extra", "error"),
+    [
+        (["--draws", "--judge-seed-per-draw"], "--judge-seed-per-draw: at --temperature 0"),
+        (["--judge-seed-per-draw", "--temperature", "1"], "--judge-seed-per-draw without --draws"),
+        (
+            ["--judge-seed-per-draw", "--judge-draws", "2", "--temperature", "1"],
+            "--judge-seed-per-draw with --judge-draws",
+        ),
+    ],
+)
+def test_judge_seed_per_draw_is_refused_where_it_cannot_apply(
+    extra: list[str], error: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    questions = write_questions(tmp_path / "q.jsonl")
+    outputs = _generate_draws(tmp_path, questions, draws=2)
+    capsys.readouterr()
+    assert main(_judge(questions, outputs, tmp_path / "run", *extra)) == 2
+    assert one_error_line(capsys).startswith(f"error: {error}")
+    assert not (tmp_path / "run").exists()

@@ -112,11 +112,18 @@ def _register_agreement(commands: Any) -> None:
         "Krippendorff's alpha and the confusion matrix against the labels' consensus, with "
         "95% bootstrap intervals over questions; with several annotators, their agreement "
         "among themselves on the same samples. Labels: JSONL or CSV with question_id, "
-        "prompt_variant, target_model, dimension, score[, annotator][, output_id].",
+        "prompt_variant, target_model, dimension, score[, annotator][, output_id]. RUN_DIR "
+        "may hold draw-K judge runs (`judge run --draws` or `--judge-draws`): each draw's "
+        "agreement, then the draws pooled and, for draws of the judge, the judge's median.",
     )
     agreement.add_argument("run_dir", type=Path)
     agreement.add_argument(
-        "--labels", type=Path, action="append", required=True, help="labels file (repeatable)"
+        "--labels",
+        type=Path,
+        action="append",
+        required=True,
+        help="labels file (repeatable); for a directory of draws, a file serves every draw and "
+        "a folder gives draw k labels-draw-k.jsonl",
     )
     agreement.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples")
     agreement.add_argument("--seed", type=int, default=0, help="bootstrap seed")
@@ -128,11 +135,22 @@ def _register_agreement(commands: Any) -> None:
 
 def _agreement(args: argparse.Namespace) -> int:
     from ..judge.agreement import label_agreement, load_labels, report_markdown, write_report
+    from ..judge.draws import draw_runs
     from ..judge.evaluations import load_evaluations
     from ._common import check_out_file
 
-    _require_judge_run(args.run_dir)
     check_bootstrap_options(args)
+    runs = draw_runs(args.run_dir)
+    if runs:
+        return _draws_agreement(args, runs)
+    _require_judge_run(args.run_dir)
+    folders = [path for path in args.labels if path.is_dir()]
+    if folders:
+        raise ConfigError(
+            f"--labels {folders[0]}: a labels folder (labels-draw-K.jsonl) is for a directory "
+            f"of draws, and {args.run_dir} is one judge run",
+            hint="give a labels file",
+        )
     out = args.out or args.run_dir / "agreement.json"
     check_out_file(out, inputs=args.labels)
     labels = [label for path in args.labels for label in load_labels(path)]
@@ -150,6 +168,41 @@ def _agreement(args: argparse.Namespace) -> int:
         write_report(report, out)
     print(report_markdown(report), end="")
     print(f"wrote {out}")
+    return 0
+
+
+def _draws_agreement(args: argparse.Namespace, runs: list[Path]) -> int:
+    """A directory of draw-K judge runs: each draw's agreement (RUN/draw-k/agreement.json),
+    then the draws together (RUN/agreement.json), every draw locked and its labels read first."""
+    from ..judge.agreement import write_report
+    from ..judge.draws import load_draws
+    from ..judge.draws_agreement import (
+        AGREEMENT_FILE,
+        draws_agreement,
+        draws_agreement_markdown,
+        labels_per_draw,
+        refuse_shared_labels_of_other_outputs,
+        write_draws_agreement,
+    )
+    from ._common import check_out_file
+
+    out = args.out or args.run_dir / AGREEMENT_FILE
+    check_out_file(out, inputs=args.labels)
+    labels = labels_per_draw(args.labels, [run.name for run in runs])
+    with contextlib.ExitStack() as locks:
+        for run in runs:
+            locks.enter_context(_run_lock(run))
+        loaded = load_draws(args.run_dir, outputs=True)
+        same_outputs = refuse_shared_labels_of_other_outputs(args.labels, loaded)
+        report, per_draw = draws_agreement(
+            args.run_dir, loaded, labels, same_outputs=same_outputs,
+            n_resamples=args.resamples, seed=args.seed,
+        )  # fmt: skip
+        for run, own in zip(runs, per_draw, strict=True):
+            write_report(own, run / AGREEMENT_FILE)
+        write_draws_agreement(report, out)
+    print(draws_agreement_markdown(report), end="")
+    print(f"wrote {out} and {AGREEMENT_FILE} in each draw")
     return 0
 
 
@@ -277,6 +330,12 @@ def _register_run(commands: Any) -> None:
         help="judge the same outputs N times at a --temperature above 0: draw k (judge seed "
         "SEED+k-1) goes to OUT/draw-k, so that `assay judge analyze OUT` sets the judge's own "
         "sampling noise apart (default 1: one run into OUT)",
+    )
+    run.add_argument(
+        "--judge-seed-per-draw",
+        action="store_true",
+        help="with --draws at a --temperature above 0: judge draw k with seed SEED+k-1, so "
+        "each draw samples the targets and the judge anew (default: one judge seed)",
     )
     add_model_options(run)
     add_executor_options(run, ray=True)
@@ -413,16 +472,26 @@ def _run(args: argparse.Namespace) -> int:
     if args.judge_draws != 1:
         return _run_judge_draws(args)
     if not args.draws:
+        if args.judge_seed_per_draw:
+            raise ConfigError(
+                "--judge-seed-per-draw without --draws",
+                hint="give --draws (outputs in draw-K folders), or --judge-draws N to judge one "
+                "set of outputs N times",
+            )
         note_sampled_single_draws(args.outputs, "judge run --draws")
         return _run_into(args, args.outputs, args.out, args.seed)
     draws = _output_draws(args)
     for path in args.outputs:  # one target's draws differ only in their seed
         check_draw_settings([path / name for name in draws])
+    if args.judge_seed_per_draw:
+        same = "every draw's judge gives the reply one seed would"
+        _check_seeded_draws(args, "--judge-seed-per-draw", len(draws), same)
     codes = []
     for number, name in enumerate(draws, start=1):
         out = args.out / name
-        print(f"{name} ({number} of {len(draws)}) -> {out}")
-        codes.append(_run_into(args, [path / name for path in args.outputs], out, args.seed))
+        seed = args.seed + number - 1 if args.judge_seed_per_draw else args.seed
+        print(f"{name} ({number} of {len(draws)}): judge --seed {seed} -> {out}")
+        codes.append(_run_into(args, [path / name for path in args.outputs], out, seed))
     print(f"next: assay judge analyze {args.out} (each draw, then the draws together)")
     return max(codes)
 
@@ -447,6 +516,8 @@ def _check_judge_draws(args: argparse.Namespace) -> None:
             hint="--draws judges each draw of the outputs; --judge-draws N judges one set of "
             "outputs N times",
         )
+    if args.judge_seed_per_draw:
+        raise ConfigError("--judge-seed-per-draw with --judge-draws: each draw has its seed")
     same = "the judge gives the same reply every time"
     _check_seeded_draws(args, "--judge-draws", args.judge_draws, same)
     _refuse_draws_into(args, "--judge-draws")

@@ -429,6 +429,16 @@ def draw_folders(path: Path) -> list[Path]:
     return sorted(found, key=lambda p: int(p.name.removeprefix("draw-")))
 
 
+DRAW_LABELS = re.compile(r"labels-draw-([1-9][0-9]*)\.jsonl")
+DRAW_LABELS_GLOB = "labels-draw-*.jsonl"
+
+
+def draw_labels_file(draw: int) -> str:
+    """Draw k's judge labels, as `instructions robustness --draws` writes them and `judge
+    agreement` of a directory of draws reads them from a labels folder."""
+    return f"labels-draw-{draw}.jsonl"
+
+
 _OUTSIDE_HINT = (
     "keep output files beside the manifest, or pass --allow-outside-paths if this manifest is yours"
 )

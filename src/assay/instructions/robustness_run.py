@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ..data.questions import DRAW_LABELS_GLOB, draw_labels_file
 from ..errors import InputError, describe_problem, field_path
 from ..runs import (
     RunDirLock,
@@ -36,7 +37,6 @@ KIND: RunKind = "robustness"
 SUMMARY_FILE = "summary.json"
 VERDICTS_FILE = "verdicts.jsonl"
 LABELS_FILE = "labels.jsonl"
-DRAW_LABELS_GLOB = "labels-draw-*.jsonl"
 TABLES_FILE = "robustness.md"
 PLOTS_FOLDER = "plots"
 
@@ -93,10 +93,6 @@ def _label_files(checks: Sequence[OutputCheck], draws: int) -> dict[str, str]:
         draw_labels_file(draw): _label_lines([c for c in checks if c.draw == draw])
         for draw in range(1, draws + 1)
     }
-
-
-def draw_labels_file(draw: int) -> str:
-    return f"labels-draw-{draw}.jsonl"
 
 
 def _label_lines(checks: Sequence[OutputCheck]) -> str:

@@ -24,7 +24,7 @@ import itertools
 import json
 import math
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -48,6 +48,9 @@ from .protocol import DIMENSION_KEYS
 VERDICT_CODES = {"FAIL": 0, "PARTIAL": 1, "PASS": 2}
 DIMENSION_ALIASES = {f"D{i + 1}": key for i, key in enumerate(DIMENSION_KEYS)}
 SampleKey = tuple[str, str, str]
+# a sample, or (pooled over draws) a sample and its draw: the question first, as the
+# bootstrap resamples questions
+Unit = tuple[str, ...]
 
 
 class Label(BaseModel):
@@ -90,11 +93,11 @@ class Label(BaseModel):
 
     @field_validator("score")
     @classmethod
-    def _on_the_scale(cls, value: int, info: ValidationInfo) -> int:
+    def _on_thescale_of(cls, value: int, info: ValidationInfo) -> int:
         dimension = info.data.get("dimension")
         if dimension is None:
             return value  # the dimension's own error is reported
-        scale = _scale(dimension)
+        scale = scale_of(dimension)
         if value not in scale:
             raise ValueError(
                 f"{value} is not on the scale of {dimension} ({scale[0]} to {scale[-1]})"
@@ -239,14 +242,19 @@ def label_agreement(
 ) -> AgreementReport:
     finals = final_evaluations(as_evaluations(records))
     evaluated = {_record_key(r) for r in finals}
-    by_dimension: dict[str, dict[SampleKey, dict[str, int]]] = defaultdict(dict)
+    by_dimension: dict[str, dict[Unit, dict[str, int]]] = defaultdict(dict)
     for label in labels:
         by_dimension[label.dimension].setdefault(label.key, {})[label.annotator] = label.score
     results = []
     for role in sorted({JudgeRole(r.judge_model, r.method) for r in finals}):
         mine = {_record_key(r): r for r in finals if JudgeRole(r.judge_model, r.method) == role}
         for dimension, units in by_dimension.items():
-            results.append(_dimension(role, dimension, units, mine, n_resamples, seed))
+            labelled = [key for key in units if key in mine]
+            scored: dict[Unit, int] = {
+                key: judge_score(mine[key], dimension) for key in labelled if mine[key].valid
+            }
+            compared = Compared(units, scored, len(labelled) - len(scored))
+            results.append(dimension_agreement(role, dimension, compared, n_resamples, seed))
     unmatched = sum(1 for label in labels if label.key not in evaluated)
     return AgreementReport(
         labels_files=tuple(files),
@@ -263,25 +271,28 @@ class JudgeRole(NamedTuple):
     method: str
 
 
-def _dimension(
-    role: JudgeRole,
-    dimension: str,
-    units: dict[SampleKey, dict[str, int]],
-    finals: dict[SampleKey, Evaluation],
-    n_resamples: int,
-    seed: int,
+class Compared(NamedTuple):
+    """A judge's scores of one dimension beside the labels of the same units."""
+
+    labels: Mapping[Unit, dict[str, int]]  # unit -> annotator -> label
+    scored: Mapping[Unit, int]  # labelled units the judge scored validly
+    invalid_left_out: int  # labelled units whose final evaluation is invalid
+
+
+def dimension_agreement(
+    role: JudgeRole, dimension: str, compared: Compared, n_resamples: int, seed: int
 ) -> DimensionAgreement:
-    labelled = [key for key in units if key in finals]
-    valid = [key for key in labelled if finals[key].valid]
+    units = compared.labels
+    valid = list(compared.scored)
     annotators = tuple(sorted({a for key in valid for a in units[key]}))
-    judge_scores = np.array([_judge_score(finals[key], dimension) for key in valid], dtype=float)
+    judge_scores = np.array([compared.scored[key] for key in valid], dtype=float)
     table = np.array(
         [[units[key].get(a, math.nan) for key in valid] for a in annotators], dtype=float
     ).reshape(len(annotators), len(valid))
-    consensus = np.array([_lower_median(units[key].values()) for key in valid], dtype=float)
+    consensus = np.array([lower_median(units[key].values()) for key in valid], dtype=float)
     clusters = [key[0] for key in valid]
-    scale = _scale(dimension)
-    ci = _bootstrapper(clusters, n_resamples, seed)
+    scale = scale_of(dimension)
+    ci = bootstrapper(clusters, n_resamples, seed)
     rows = np.arange(len(valid))
 
     def kappa(weights: Any) -> Callable[[Any], float]:
@@ -295,7 +306,7 @@ def _dimension(
         method=role.method,
         dimension=dimension,
         n=len(valid),
-        invalid_left_out=len(labelled) - len(valid),
+        invalid_left_out=compared.invalid_left_out,
         annotators=annotators,
         accuracy=ci(lambda r: float(np.mean(consensus[r] == judge_scores[r])), rows),
         kappa_quadratic=ci(kappa("quadratic"), rows),
@@ -355,7 +366,7 @@ def score_agreement(
     )
 
 
-def _bootstrapper(
+def bootstrapper(
     clusters: Sequence[str], n_resamples: int, seed: int
 ) -> Callable[[Callable[[Any], float], Any], Interval]:
     def interval(statistic: Callable[[Any], float], rows: Any) -> Interval:
@@ -409,18 +420,18 @@ def _pair_kappa(first: Any, second: Any, scale: Sequence[int]) -> float:
         return math.nan
 
 
-def _lower_median(values: Iterable[int]) -> int:
+def lower_median(values: Iterable[int]) -> int:
     ordered = sorted(values)
     return ordered[(len(ordered) - 1) // 2]
 
 
-def _scale(dimension: str) -> list[int]:
+def scale_of(dimension: str) -> list[int]:
     if dimension == "overall_score":
         return list(range(2 * len(DIMENSION_KEYS) + 1))
     return [0, 1, 2]  # a rubric dimension, or a verdict as FAIL < PARTIAL < PASS
 
 
-def _judge_score(record: Evaluation, dimension: str) -> int:
+def judge_score(record: Evaluation, dimension: str) -> int:
     if dimension == "verdict":
         verdict = record.verdict
         assert verdict is not None  # valid evaluations have one
@@ -442,15 +453,15 @@ def report_markdown(report: AgreementReport) -> str:
     columns += ["annotators' mean kappa", "judge's mean kappa with annotators"]
     rows: list[list[Cell]] = [
         [d.judge_model, d.method, d.dimension, f"{d.n} ({d.invalid_left_out})", len(d.annotators),
-         _fmt(d.accuracy), _fmt(d.kappa_quadratic), _fmt(d.alpha_ordinal),
-         _fmt(d.annotators_alpha), _fmt(d.annotators_mean_kappa),
-         _fmt(d.judge_mean_kappa_with_annotators)]
+         *map(format_interval, (d.accuracy, d.kappa_quadratic, d.alpha_ordinal,
+                                d.annotators_alpha, d.annotators_mean_kappa,
+                                d.judge_mean_kappa_with_annotators))]
         for d in report.dimensions
     ]  # fmt: skip
     return f"{head}\n\n{Table(columns=columns, rows=rows).markdown()}\n"
 
 
-def _fmt(interval: Interval | None) -> str:
+def format_interval(interval: Interval | None) -> str:
     if interval is None:
         return "-"
     if interval.value is None:

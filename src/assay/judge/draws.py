@@ -216,12 +216,15 @@ class LoadedDraws:
     judge_temperature: float
     unreadable: list[list[str]]  # where each draw's unreadable records are, left out
     notes: list[str] = dataclasses.field(default_factory=list)  # said in the joint summary's notes
+    # per draw, each sample's fingerprint of the output judged (read when asked for)
+    outputs: list[dict[tuple[str, str, str], str]] = dataclasses.field(default_factory=list)
 
 
-def load_draws(run_dir: Path) -> LoadedDraws:
-    """The draw runs of ``run_dir`` and their evaluations. Draws judged under different
-    protocols (judges' settings, rubric, templates) but for the judge's seed are refused:
-    their scores are not comparable. Judge seeds that differ are draws of the judge too."""
+def load_draws(run_dir: Path, *, outputs: bool = False) -> LoadedDraws:
+    """The draw runs of ``run_dir`` and their evaluations (``outputs``: and the fingerprints
+    of the outputs judged). Draws judged under different protocols (judges' settings, rubric,
+    templates) but for the judge's seed are refused: their scores are not comparable. Judge
+    seeds that differ are draws of the judge too."""
     runs = draw_runs(run_dir)
     if not runs:
         raise RunError(f"{run_dir} holds no draw-K judge runs (`assay judge run --draws`)")
@@ -238,7 +241,8 @@ def load_draws(run_dir: Path) -> LoadedDraws:
             hint="judge every draw with the same judges and settings: `assay judge run --draws` "
             "or `--judge-draws`",
         )
-    loaded = [load_evaluations(run) for run in runs]
+    judged: list[dict[tuple[str, str, str], str]] = [{} for _ in runs]
+    loaded = [load_evaluations(run, judged[k] if outputs else None) for k, run in enumerate(runs)]
     return LoadedDraws(
         names=[run.name for run in runs],
         runs=runs,
@@ -247,6 +251,7 @@ def load_draws(run_dir: Path) -> LoadedDraws:
         judge_seeds=[state.decoding.seed for state in states.values()],
         judge_temperature=next(iter(states.values())).decoding.temperature,
         unreadable=[unreadable for _, unreadable in loaded],
+        outputs=judged if outputs else [],
     )
 
 

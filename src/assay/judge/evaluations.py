@@ -86,14 +86,22 @@ def as_evaluations(records: Iterable[EvaluationRecord | Evaluation]) -> list[Eva
     return [r if isinstance(r, Evaluation) else Evaluation.of(r) for r in records]
 
 
-def load_evaluations(run_dir: Path) -> tuple[list[Evaluation], list[str]]:
-    """Every readable evaluation of a run (either layout), and where each unreadable one is."""
+def load_evaluations(
+    run_dir: Path, outputs: dict[tuple[str, str, str], str] | None = None
+) -> tuple[list[Evaluation], list[str]]:
+    """Every readable evaluation of a run (either layout), and where each unreadable one is.
+    ``outputs``, when given, gets each sample's fingerprint of the output text judged (from
+    the first record that has one): what tells draws of the targets from draws of the judge."""
     evaluations, unreadable = [], []
     for item in iter_archive(run_dir, summary_only=True):
-        if item.record is None:
+        record = item.record
+        if record is None:
             unreadable.append(f"{item.where}: {item.error}"[:300])
-        else:
-            evaluations.append(Evaluation.of(item.record))
+            continue
+        evaluations.append(Evaluation.of(record))
+        if outputs is not None and record.judged is not None:
+            sample = (record.question_id, record.prompt_variant, record.target_model)
+            outputs.setdefault(sample, record.judged.output)
     return evaluations, unreadable
 
 
