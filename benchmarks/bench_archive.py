@@ -79,8 +79,10 @@ def _reply(meta: dict[str, str], output: str, rng: random.Random) -> str:
     return json.dumps(body)
 
 
-def write_archive(run_dir: Path, count: int, layout: str) -> dict[str, Any]:
-    """Write ``count`` evaluations; returns seconds, and output characters written."""
+def write_archive(run_dir: Path, count: int, layout: str, *, domains: int = 0) -> dict[str, Any]:
+    """Write ``count`` evaluations; returns seconds, and output characters written.
+    ``domains``: give each question's samples ``meta.domain`` (one of that many), as a
+    question set's own fields are archived, for ``judge analyze --by meta.domain``."""
     from assay.judge.archive import Archive, CallInfo, EvaluationRecord
     from assay.judge.evalset import Sample
     from assay.judge.prompts import JudgeRequest, judge_messages
@@ -135,6 +137,7 @@ def write_archive(run_dir: Path, count: int, layout: str) -> dict[str, Any]:
             decoding_mode="exact",
             reply_budget=1024,
             request_date=request.timestamp,  # as `assay judge run` keeps it, for validate
+            sample_meta={"domain": f"d{question % domains}"} if domains else None,
         )
         archive.add(record)
     archive.close()
@@ -209,10 +212,11 @@ def main() -> None:
     )
     parser.add_argument("--work", type=Path, default=None, help="scratch directory")
     parser.add_argument("--write", nargs=3, metavar=("DIR", "N", "LAYOUT"), help=argparse.SUPPRESS)
+    parser.add_argument("--domains", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.write:
         run_dir, count, layout = Path(args.write[0]), int(args.write[1]), args.write[2]
-        print(json.dumps(write_archive(run_dir, count, layout)))
+        print(json.dumps(write_archive(run_dir, count, layout, domains=args.domains)))
         return
     work = args.work or Path(tempfile.mkdtemp(prefix="bench-archive-"))
     rows = []

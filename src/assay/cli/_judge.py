@@ -732,7 +732,7 @@ def _analyze(args: argparse.Namespace) -> int:
         elif args.repeats_as_draws:
             _analyze_repeats(args, settings)
         else:
-            _analyze_locked(args, args.run_dir, settings)
+            _analyze_one(args, settings)
     return 0
 
 
@@ -750,13 +750,24 @@ def _checked_and_locked(
     _check_before_analysis(args, run_dir)
 
 
+def _analyze_one(args: argparse.Namespace, settings: AnalysisSettings) -> None:
+    """One judge run, its archive read once for the analysis and every --by slice."""
+    from ..judge.evaluations import load_evaluations
+    from ..judge.slices import check_slices
+
+    loaded = load_evaluations(args.run_dir)
+    check_slices(loaded[0], args.by)
+    _analyze_locked(args, args.run_dir, settings, loaded)
+
+
 def _analyze_locked(
     args: argparse.Namespace,
     run_dir: Path,
     settings: AnalysisSettings,
-    loaded: tuple[list[Evaluation], list[str]] | None = None,
+    loaded: tuple[list[Evaluation], list[str]],
 ) -> None:
-    """One judge run's analysis, its lock held (``loaded``: its evaluations, already read)."""
+    """One judge run's analysis, its lock held (``loaded``: its evaluations, already read and
+    their --by keys checked)."""
     from ..judge.analyze import analyze_run
 
     apply_prices(args, [run_dir])
@@ -765,7 +776,7 @@ def _analyze_locked(
     for option in args.by:
         from ..judge.slices import sliced_summaries, slices_markdown, write_slices
 
-        summaries = sliced_summaries(run_dir, option, settings)
+        summaries = sliced_summaries(loaded[0], run_dir, option, settings)
         print(f"wrote {write_slices(run_dir, option, summaries)}")
         print(slices_markdown(option, summaries))
     write_run_report(run_dir, args)
@@ -776,10 +787,13 @@ def _analyze_draws(args: argparse.Namespace, settings: AnalysisSettings) -> None
     (checked to share one protocol and hold the --baseline before anything is written)."""
     from ..judge.analyze import refuse_unknown_baseline
     from ..judge.draws import load_draws
+    from ..judge.slices import check_slices
 
     loaded = load_draws(args.run_dir)
     every = [r for evaluations in loaded.evaluations for r in evaluations]
     refuse_unknown_baseline(every, settings.baseline_variant)
+    for evaluations in loaded.evaluations:
+        check_slices(evaluations, args.by)
     for run, evaluations, unreadable in zip(
         loaded.runs, loaded.evaluations, loaded.unreadable, strict=True
     ):
@@ -793,8 +807,10 @@ def _analyze_repeats(args: argparse.Namespace, settings: AnalysisSettings) -> No
     refused before anything is written)."""
     from ..judge.draws import repeats_as_draws
     from ..judge.evaluations import load_evaluations
+    from ..judge.slices import check_slices
 
     loaded = load_evaluations(args.run_dir)
+    check_slices(loaded[0], args.by)
     repeats = repeats_as_draws(args.run_dir, loaded)
     _analyze_locked(args, args.run_dir, settings, loaded)
     _write_joint_analysis(args, args.run_dir / REPEATS_DIR, repeats, settings)
@@ -827,10 +843,10 @@ def _analysis_settings(args: argparse.Namespace) -> AnalysisSettings:
 
 
 def _check_before_analysis(args: argparse.Namespace, run_dir: Path) -> None:
-    """Every file and option the analysis reads, checked before it writes anything: run.json,
-    coverage.json, the price table, and the --by keys (a key no sample has included)."""
+    """The files and options the analysis reads, checked before it reads the archive or writes
+    anything: run.json, coverage.json, the price table (the --by keys are checked on the
+    evaluations read)."""
     from ..judge.analyze import read_coverage
-    from ..judge.slices import check_slices
     from ..runs import read_run_log
 
     read_run_log(run_dir)
@@ -839,7 +855,6 @@ def _check_before_analysis(args: argparse.Namespace, run_dir: Path) -> None:
         from ..runs.prices import load_prices
 
         load_prices(args.prices)
-    check_slices(run_dir, args.by)
 
 
 def _print_analysis(result: AnalysisResult) -> None:

@@ -17,26 +17,22 @@ from ..runs import safe_filename, write_atomic
 from ..tables import Cell, Table
 from .analysis_types import AnalysisSettings, JudgeSummary
 from .analyze import summarize
-from .evaluations import Evaluation, load_evaluations
+from .evaluations import Evaluation
 
 SLICES_DIR = "slices"
 
 
 def sliced_summaries(
-    run_dir: Path, option: str, settings: AnalysisSettings
+    records: Sequence[Evaluation], run_dir: Path, option: str, settings: AnalysisSettings
 ) -> dict[str, JudgeSummary]:
-    path = parse_by(option)
-    records, _ = load_evaluations(run_dir)
-    groups = slices(records, lambda r: r.sample_meta, path)
+    """The run's summary per value at ``option``'s key, from the evaluations already read."""
+    groups = slices(records, lambda r: r.sample_meta, parse_by(option))
     return {value: _summary(items, settings, run_dir) for value, items in groups.items()}
 
 
-def check_slices(run_dir: Path, options: Sequence[str]) -> None:
+def check_slices(records: Sequence[Evaluation], options: Sequence[str]) -> None:
     """Refuse a ``--by`` option that is malformed or names a key no evaluated sample has,
     before the analysis writes anything."""
-    if not options:
-        return
-    records, _ = load_evaluations(run_dir)
     for option in options:
         slices(records, lambda r: r.sample_meta, parse_by(option))
 

@@ -1,0 +1,116 @@
+"""`assay judge analyze --by meta.KEY` on a large judge run: the analysis and its slices from
+one read of the archive, beside an earlier version of the code that read it once more for
+the check of the keys and once more per `--by` option.
+
+The run is written as `bench_archive.py` writes one (real judge prompts, real validator,
+`Archive.add`; no model call), each question's samples with `meta.domain`. Each analysis is a
+child process (`python -m assay judge analyze RUN --no-plots --no-report --resamples 200`)
+with `PYTHONPATH` set to the source it times; peak MB is its maximum RSS. The versions
+alternate, so that a noisy machine slows both alike.
+
+    python benchmarks/bench_analyze_slices.py --before 2fd09ab            # 100,000 evaluations
+    python benchmarks/bench_analyze_slices.py --before 2fd09ab --n 20000 --repeat 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _git_source import REPO, source_at
+
+
+def analyze_seconds(run_dir: Path, source: Path, by: list[str]) -> tuple[float, float]:
+    """Wall seconds and peak RSS (MB) of one `judge analyze` of ``run_dir`` with ``source``."""
+    command = [sys.executable, "-c", _PROBE, sys.executable, "-m", "assay", "judge", "analyze"]
+    command += [str(run_dir), "--no-plots", "--no-report", "--resamples", "200"]
+    command += [part for option in by for part in ("--by", option)]
+    env = {**os.environ, "PYTHONPATH": str(source)}
+    done = subprocess.run(command, capture_output=True, text=True, check=True, env=env)
+    seconds, peak = done.stdout.split()
+    return float(seconds), float(peak)
+
+
+# runs the analysis as its own child, so that the peak RSS is the analysis's alone
+_PROBE = (
+    "import resource, subprocess, sys, time\n"
+    "t = time.perf_counter()\n"
+    "p = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
+    "assert p.returncode == 0, p.stderr[-2000:]\n"
+    "dt = time.perf_counter() - t\n"
+    "print(dt, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)\n"
+)
+
+
+def write_run(run_dir: Path, count: int) -> float:
+    started = time.perf_counter()
+    writer = [sys.executable, str(Path(__file__).with_name("bench_archive.py")), "--write"]
+    writer += [str(run_dir), str(count), "shards", "--domains", "4"]
+    subprocess.run(writer, check=True, capture_output=True, env=_with_source(REPO / "src"))
+    return time.perf_counter() - started
+
+
+def _with_source(source: Path) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(source)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--before", required=True, help="the revision to time beside this tree")
+    parser.add_argument("--n", type=int, default=100_000, help="evaluations (100,000)")
+    parser.add_argument("--repeat", type=int, default=2, help="alternating runs of each (2)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="bench-slices-") as scratch:
+        work = Path(scratch)
+        (work / "before").mkdir()
+        before = source_at(args.before, work / "before")
+        run_dir = work / "run"
+        print(f"wrote {args.n:,} evaluations in {write_run(run_dir, args.n):.1f} s", flush=True)
+        cases = [
+            (f"before ({args.before}), --by meta.domain", before, ["meta.domain"]),
+            ("this tree, --by meta.domain", REPO / "src", ["meta.domain"]),
+            (f"before ({args.before}), no --by", before, []),
+            ("this tree, no --by", REPO / "src", []),
+        ]
+        times: dict[str, list[float]] = {name: [] for name, _, _ in cases}
+        peaks: dict[str, float] = {name: 0.0 for name, _, _ in cases}
+        for _ in range(args.repeat):
+            for name, source, by in cases:
+                seconds, peak = analyze_seconds(run_dir, source, by)
+                times[name].append(seconds)
+                peaks[name] = max(peaks[name], peak)
+                print(f"{name}: {seconds:.1f} s, {peak:.0f} MB", file=sys.stderr, flush=True)
+        shutil.rmtree(run_dir, ignore_errors=True)
+    _print_table(args.n, times, peaks)
+
+
+def _print_table(count: int, times: dict[str, list[float]], peaks: dict[str, float]) -> None:
+    runs = max(len(t) for t in times.values())
+    print(
+        f"\n| judge analyze, {count:,} evaluations | "
+        + " | ".join(f"run {k + 1}" for k in range(runs))
+        + " | best | peak MB |"
+    )
+    print("|---|" + "---|" * (runs + 2))
+    for name, seconds in times.items():
+        cells = " | ".join(f"{s:.1f} s" for s in seconds)
+        print(f"| {name} | {cells} | {min(seconds):.1f} s | {peaks[name]:.0f} |")
+    load = " ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"\nload average {load}; peak RSS of this process {_own_peak():.0f} MB")
+
+
+def _own_peak() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+if __name__ == "__main__":
+    main()
