@@ -84,7 +84,7 @@ def test_draws_of_the_targets_get_no_judge_median_and_say_why() -> None:
     assert any("judged different outputs" in note for note in report.notes)
 
 
-def _write_labels(path: Path, score: int = 2, targets: tuple[str, ...] = ("stub/a",)) -> Path:
+def write_labels(path: Path, score: int = 2, targets: tuple[str, ...] = ("stub/a",)) -> Path:
     rows = [
         {"question_id": q, "prompt_variant": v, "target_model": t, "dimension": D1, "score": score}
         for q in ("Q1", "Q2")
@@ -104,7 +104,7 @@ def test_judge_draws_against_one_labels_file_each_draw_pooled_and_the_median(
     run = tmp_path / "run"
     argv = _judge(questions, outputs, run, "--judge-draws", "3", "--temperature", "0.9")
     assert main(argv) == 0
-    labels = _write_labels(tmp_path / "labels.jsonl", targets=("stub/a", "stub/b"))
+    labels = write_labels(tmp_path / "labels.jsonl", targets=("stub/a", "stub/b"))
     capsys.readouterr()
     agreement = ["judge", "agreement", str(run), "--labels", str(labels), "--resamples", "100"]
     assert main(agreement) == 0
@@ -140,7 +140,7 @@ def test_draws_of_the_targets_take_a_labels_folder_and_refuse_one_file(
     run = tmp_path / "run"
     assert main(_judge(questions, outputs, run, "--draws")) == 0
     capsys.readouterr()
-    file = _write_labels(tmp_path / "labels.jsonl")
+    file = write_labels(tmp_path / "labels.jsonl")
     agreement = ["judge", "agreement", str(run), "--resamples", "50"]
     assert main([*agreement, "--labels", str(file)]) == 2
     err = capsys.readouterr().err
@@ -151,11 +151,11 @@ def test_draws_of_the_targets_take_a_labels_folder_and_refuse_one_file(
     )
 
     folder = tmp_path / "labels"
-    _write_labels(folder / "labels-draw-1.jsonl", score=2)
+    write_labels(folder / "labels-draw-1.jsonl", score=2)
     assert main([*agreement, "--labels", str(folder)]) == 2
     assert "no labels-draw-2.jsonl" in one_error_line(capsys)
-    _write_labels(folder / "labels-draw-2.jsonl", score=1)
-    _write_labels(folder / "labels-draw-3.jsonl", score=1)  # a draw generated, not judged
+    write_labels(folder / "labels-draw-2.jsonl", score=1)
+    write_labels(folder / "labels-draw-3.jsonl", score=1)  # a draw generated, not judged
     assert main([*agreement, "--labels", str(folder)]) == 0
     report = json.loads((run / "agreement.json").read_text())
     unused = f"labels of draws the run does not hold, not used: {folder / 'labels-draw-3.jsonl'}"

@@ -10,7 +10,9 @@ from typing import Any
 
 import pytest
 
+from assay.cli import main
 from tests.judge.test_draws import judged_draws  # noqa: F401
+from tests.judge.test_draws_agreement import write_labels
 from tests.report.test_browser import browser, open_report, wait_for  # noqa: F401
 
 pytestmark = pytest.mark.browser
@@ -19,7 +21,14 @@ pytestmark = pytest.mark.browser
 def test_the_draws_report_shows_the_scores_over_draws_and_the_noise_table(
     browser: Any,  # noqa: F811
     judged_draws: Path,  # noqa: F811
+    tmp_path: Path,
 ) -> None:
+    labels = tmp_path / "labels"  # the draws judged other outputs: a labels file per draw
+    for k in (1, 2):
+        write_labels(labels / f"labels-draw-{k}.jsonl")
+    agreement = ["judge", "agreement", str(judged_draws), "--labels", str(labels)]
+    assert main([*agreement, "--resamples", "50"]) == 0
+    assert main(["report", str(judged_draws)]) == 0
     open_report(browser, judged_draws / "report.html")
     head = wait_for(browser, ".run-head")
     assert "2 draws of the target outputs, each judged under protocol fingerprint" in head.text
@@ -37,5 +46,6 @@ def test_the_draws_report_shows_the_scores_over_draws_and_the_noise_table(
     page = browser.find_element("tag name", "body").text
     assert "Mean scores over draws" in page and "Draw noise against the variant's effect" in page
     assert "within-question SD" in page and "p (permutation)" in page
+    assert "Agreement with labels over the draws" in page and "median's gain" in page
     images = browser.find_elements("css selector", "img")
     assert any("draw" in (img.get_attribute("alt") or "").lower() for img in images)

@@ -14,6 +14,7 @@ import pytest
 
 from assay.cli import main
 from assay.errors import InputError
+from assay.judge.agreement import Interval, format_interval
 from assay.report._html_common import at_path, format_number, locate, marks_for
 from assay.report._html_judge import quote_marks
 from assay.report._html_page import content_security_policy, embed_json
@@ -438,3 +439,46 @@ def test_a_report_says_when_the_analysis_predates_evaluations_added_since(
     assert main(["judge", "analyze", str(run), "--resamples", "50", "--no-plots"]) == 0
     assert main(["report", str(run)]) == 0
     assert "out of date" not in (run / "report.html").read_text(encoding="utf-8")
+
+
+def _labels_file(path: Path) -> Path:
+    rows = [
+        {"question_id": q, "prompt_variant": v, "target_model": t, "dimension": "D1", "score": 2}
+        for q in ("Q1", "Q2")
+        for v in "AB"
+        for t in ("stub/a", "stub/b")
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def test_the_report_shows_the_agreement_with_labels_the_run_holds(
+    judge_run: Path, tmp_path: Path
+) -> None:
+    import shutil
+
+    run = shutil.copytree(judge_run, tmp_path / "run")
+    payload, _ = build_report([run], ReportOptions())
+    assert not [t for t in payload.runs[0].tables if t.title == "Agreement with labels"]
+    labels = _labels_file(tmp_path / "labels.jsonl")
+    assert main(["judge", "agreement", str(run), "--labels", str(labels), "--resamples", "50"]) == 0
+    agreement = json.loads((run / "agreement.json").read_text())
+    payload, _ = build_report([run], ReportOptions())
+    (table,) = [t for t in payload.runs[0].tables if t.title == "Agreement with labels"]
+    assert len(table.rows) == len(agreement["dimensions"]) > 0
+    first = agreement["dimensions"][0]
+    row = next(
+        r
+        for r in table.rows
+        if r[:3] == [first["judge_model"], first["method"], "FORMAT_COMPLIANCE"]
+    )
+    assert row[5] == format_interval(Interval.model_validate(first["accuracy"]))
+    assert f"labels: 8 from {labels}" in table.note
+
+    (run / "agreement.json").write_text('{"labels_files": []}')
+    payload, _ = build_report([run], ReportOptions())
+    assert not [t for t in payload.runs[0].tables if t.title == "Agreement with labels"]
+    notes = payload.runs[0].notes
+    assert any(
+        n.startswith(f"agreement with labels left out: {run / 'agreement.json'}") for n in notes
+    )

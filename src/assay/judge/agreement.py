@@ -444,10 +444,18 @@ def _record_key(record: Evaluation) -> SampleKey:
 
 
 def report_markdown(report: AgreementReport) -> str:
-    head = (
+    return f"{labels_head(report)}\n\n{agreement_table(report).markdown()}\n"
+
+
+def labels_head(report: AgreementReport) -> str:
+    return (
         f"labels: {report.labels} from {', '.join(report.labels_files) or '-'}; "
         f"{report.unmatched_labels} name a sample no judge evaluated"
     )
+
+
+def agreement_table(report: AgreementReport) -> Table:
+    """Per judge, method and dimension: the agreement with the labels, with intervals."""
     columns = ["judge", "method", "dimension", "n (invalid left out)", "annotators", "accuracy"]
     columns += ["kappa (quadratic)", "alpha (ordinal)", "annotators' alpha"]
     columns += ["annotators' mean kappa", "judge's mean kappa with annotators"]
@@ -458,7 +466,7 @@ def report_markdown(report: AgreementReport) -> str:
                                 d.judge_mean_kappa_with_annotators))]
         for d in report.dimensions
     ]  # fmt: skip
-    return f"{head}\n\n{Table(columns=columns, rows=rows).markdown()}\n"
+    return Table(title="Agreement with labels", columns=columns, rows=rows)
 
 
 def format_interval(interval: Interval | None) -> str:

@@ -33,6 +33,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..data.questions import DRAW_LABELS, draw_labels_file
 from ..errors import ConfigError, InputError
+from ..tables import Cell, Table
 from .agreement import (
     AgreementReport,
     Compared,
@@ -346,13 +347,22 @@ def _notes(loaded: LoadedDraws, labels: DrawLabels, same_outputs: bool, shared: 
 
 
 def draws_agreement_markdown(report: DrawsAgreementReport) -> str:
-    from ..tables import Cell, Table
+    lines = [draws_labels_head(report), "", draws_agreement_table(report).markdown()]
+    lines += [f"note: {note}" for note in report.notes]
+    return "\n".join(lines) + "\n"
 
-    head = (
+
+def draws_labels_head(report: DrawsAgreementReport) -> str:
+    return (
         f"{len(report.draws)} draws; labels per draw: "
         f"{', '.join(str(n) for n in report.labels)}; naming a sample the draw lacks: "
         f"{', '.join(str(n) for n in report.unmatched_labels)}"
     )
+
+
+def draws_agreement_table(report: DrawsAgreementReport) -> Table:
+    """Per judge, method and dimension: each draw's accuracy, the draws pooled and, for
+    draws of the judge, its median over the draws against one draw."""
     columns = ["judge", "method", "dimension", "draws' accuracy", "SD", "pooled n"]
     columns += ["pooled accuracy", "pooled kappa (quadratic)", "judge median accuracy"]
     columns += ["one draw", "median's gain"]
@@ -367,9 +377,7 @@ def draws_agreement_markdown(report: DrawsAgreementReport) -> str:
              "-" if median is None else format_interval(median.one_draw_accuracy),
              "-" if median is None else format_interval(median.gain)]
         )  # fmt: skip
-    lines = [head, "", Table(columns=columns, rows=rows).markdown()]
-    lines += [f"note: {note}" for note in report.notes]
-    return "\n".join(lines) + "\n"
+    return Table(title="Agreement with labels over the draws", columns=columns, rows=rows)
 
 
 def _values(values: Sequence[float | None]) -> str:

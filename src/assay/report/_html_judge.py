@@ -31,6 +31,7 @@ from ._html_common import (
     utf16_index,
 )
 from ._html_generic import base_section, summary_metrics
+from ._html_label_agreement import label_agreement_tables
 from ._html_model import (
     Cell,
     Column,
@@ -82,6 +83,7 @@ def judge_content(
         section.tables.extend(summary_tables(summary))
         section.notes.extend(summary.notes)
     section.tables.extend(slice_tables(run_dir, section.notes))
+    section.tables.extend(label_agreement_tables(run_dir, section.notes, draws=False))
     money = section.summary.get("money") or {}
     if money.get("known") and money.get("per_item") is not None:
         section.metrics.append(

@@ -20,6 +20,7 @@ from ..judge.draws_report import (
 )
 from ._html_common import RunContent, isolated
 from ._html_generic import base_section, summary_metrics
+from ._html_label_agreement import label_agreement_tables
 from ._html_model import Metric
 
 
@@ -44,6 +45,7 @@ def judge_draws_content(run_dir: Path, run: dict[str, Any]) -> RunContent:
     )
     section.headline = headline(summary)
     section.tables = [t for method in methods_of(summary) for t in draws_tables(summary, method)]
+    section.tables += label_agreement_tables(run_dir, section.notes, draws=True)
     return RunContent(section=section)
 
 
