@@ -197,6 +197,15 @@ def _judge(questions: Path, outputs: Path, out: Path, *extra: str) -> list[str]:
     return [*argv, "--date", "2026-11-26", *extra]
 
 
+def judge_target_draws(tmp_path: Path, *extra: str) -> Path:
+    """Two draws of stub targets, each judged (`judge run --draws`) into tmp_path/run."""
+    questions = write_questions(tmp_path / "q.jsonl")
+    outputs = _generate_draws(tmp_path, questions, draws=2)
+    run = tmp_path / "run"
+    assert main(_judge(questions, outputs, run, "--draws", *extra)) == 0
+    return run
+
+
 def test_draws_judged_then_analysed_together_agree_with_each_draws_own_analysis(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -314,10 +323,7 @@ def test_a_judge_run_is_no_parent_of_draws(
 @pytest.fixture
 def judged_draws(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
     """Two draws of stub targets, judged and analysed together (with the HTML report)."""
-    questions = write_questions(tmp_path / "q.jsonl")
-    outputs = _generate_draws(tmp_path, questions, draws=2)
-    run = tmp_path / "run"
-    assert main(_judge(questions, outputs, run, "--draws")) == 0
+    run = judge_target_draws(tmp_path)
     assert main(["judge", "analyze", str(run), "--resamples", "100"]) == 0
     capsys.readouterr()
     return run
@@ -449,10 +455,7 @@ def test_judge_draws_that_cannot_be_drawn_are_refused(
 def test_the_report_of_draws_not_yet_analysed_says_what_to_run(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    questions = write_questions(tmp_path / "q.jsonl")
-    outputs = _generate_draws(tmp_path, questions, draws=2)
-    run = tmp_path / "run"
-    assert main(_judge(questions, outputs, run, "--draws")) == 0
+    run = judge_target_draws(tmp_path)
     capsys.readouterr()
     assert main(["report", str(run)]) == 2
     captured = capsys.readouterr().err.splitlines()
@@ -465,10 +468,7 @@ def test_the_report_of_draws_not_yet_analysed_says_what_to_run(
 def test_a_broken_file_of_the_last_draw_stops_the_analysis_before_any_draw_is_written(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    questions = write_questions(tmp_path / "q.jsonl")
-    outputs = _generate_draws(tmp_path, questions, draws=2)
-    run = tmp_path / "run"
-    assert main(_judge(questions, outputs, run, "--draws")) == 0
+    run = judge_target_draws(tmp_path)
     coverage = run / "draw-2" / "coverage.json"
     kept = coverage.read_text()
     coverage.write_text("{not json")
@@ -593,11 +593,9 @@ def test_draws_generated_with_other_settings_than_the_seed_are_refused_and_one_d
 def test_judge_seed_per_draw_samples_the_targets_and_the_judge_in_each_draw(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    questions = write_questions(tmp_path / "q.jsonl")
-    outputs = _generate_draws(tmp_path, questions, draws=2)
-    run = tmp_path / "run"
-    argv = _judge(questions, outputs, run, "--draws", "--judge-seed-per-draw")
-    assert main([*argv, "--temperature", "0.7", "--seed", "3"]) == 0
+    run = judge_target_draws(
+        tmp_path, "--judge-seed-per-draw", "--temperature", "0.7", "--seed", "3"
+    )
     assert f"draw-2 (2 of 2): judge --seed 4 -> {run / 'draw-2'}" in capsys.readouterr().out
     assert main(["judge", "analyze", str(run), "--resamples", "50", "--no-report"]) == 0
     summary = json.loads((run / "summary.json").read_text())

@@ -16,7 +16,7 @@ from assay.judge.draws_agreement import DrawLabels, draws_agreement
 from tests.helpers.cli_output import one_error_line
 
 from .helpers import write_questions
-from .test_draws import DRAWS, _generate_draws, _judge
+from .test_draws import DRAWS, _generate_draws, _judge, judge_target_draws
 
 D1 = "FORMAT_COMPLIANCE"  # the first dimension
 # the labels of DRAWS' first dimension; the draws' own scores (- invalid):
@@ -135,10 +135,7 @@ def test_judge_draws_against_one_labels_file_each_draw_pooled_and_the_median(
 def test_draws_of_the_targets_take_a_labels_folder_and_refuse_one_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    questions = write_questions(tmp_path / "q.jsonl")
-    outputs = _generate_draws(tmp_path, questions, draws=2)
-    run = tmp_path / "run"
-    assert main(_judge(questions, outputs, run, "--draws")) == 0
+    run = judge_target_draws(tmp_path)
     capsys.readouterr()
     file = write_labels(tmp_path / "labels.jsonl")
     agreement = ["judge", "agreement", str(run), "--resamples", "50"]
