@@ -290,16 +290,10 @@ def dimension_agreement(
         [[units[key].get(a, math.nan) for key in valid] for a in annotators], dtype=float
     ).reshape(len(annotators), len(valid))
     consensus = np.array([lower_median(units[key].values()) for key in valid], dtype=float)
-    clusters = [key[0] for key in valid]
     scale = scale_of(dimension)
-    ci = bootstrapper(clusters, n_resamples, seed)
-    rows = np.arange(len(valid))
-
-    def kappa(weights: Any) -> Callable[[Any], float]:
-        return lambda r: metrics.cohen_kappa_score(
-            consensus[r], judge_scores[r], weights=weights, labels=scale
-        )
-
+    tables = AgreementTables.of([key[0] for key in valid], scale)
+    ci = table_interval(len(valid), n_resamples, seed)
+    confusion = tables.confusion(consensus, judge_scores)
     several = len(annotators) >= 2
     return DimensionAgreement(
         judge_model=role.judge_model,
@@ -308,23 +302,90 @@ def dimension_agreement(
         n=len(valid),
         invalid_left_out=compared.invalid_left_out,
         annotators=annotators,
-        accuracy=ci(lambda r: float(np.mean(consensus[r] == judge_scores[r])), rows),
-        kappa_quadratic=ci(kappa("quadratic"), rows),
-        kappa_linear=ci(kappa("linear"), rows),
-        alpha_ordinal=ci(lambda r: _alpha(np.vstack([table[:, r], judge_scores[r]])), rows),
+        accuracy=ci(confusion, _accuracy),
+        kappa_quadratic=ci(confusion, _kappa("quadratic")),
+        kappa_linear=ci(confusion, _kappa("linear")),
+        alpha_ordinal=ci(tables.coincidence(np.vstack([table, judge_scores])), tables.alpha),
         confusion=score_agreement(
             dimension, consensus.astype(int), judge_scores.astype(int), scale
         ),
-        annotators_alpha=ci(lambda r: _alpha(table[:, r]), rows) if several else None,
-        annotators_mean_kappa=ci(lambda r: _mean_pairwise(table[:, r], scale), rows)
-        if several
-        else None,
+        annotators_alpha=ci(tables.coincidence(table), tables.alpha) if several else None,
+        annotators_mean_kappa=ci(tables.pairs(table), _mean_annotator_kappa) if several else None,
         judge_mean_kappa_with_annotators=ci(
-            lambda r: _mean_with(judge_scores[r], table[:, r], scale), rows
+            tables.with_each(judge_scores, table), _mean_judge_kappa
         )
         if several
         else None,
     )
+
+
+class AgreementTables(NamedTuple):
+    """Per question (the cluster the bootstrap resamples), the tables agreement statistics
+    are functions of: confusion matrices of two raters, coincidence matrices of several."""
+
+    clusters: Any  # each unit's cluster code
+    n_clusters: int
+    scale: list[int]  # the scores, 0..k-1
+
+    @classmethod
+    def of(cls, questions: Sequence[str], scale: list[int]) -> AgreementTables:
+        names, codes = np.unique(np.asarray(questions, dtype=object), return_inverse=True)
+        return cls(np.asarray(codes, dtype=np.intp).reshape(-1), len(names), scale)
+
+    def confusion(self, truth: Any, predicted: Any) -> Any:
+        """Per cluster, the confusion matrix of two raters over units both rated."""
+        both = ~(np.isnan(truth) | np.isnan(predicted))
+        return metrics.confusion_tables(
+            truth[both].astype(int), predicted[both].astype(int), self.clusters[both],
+            self.n_clusters, len(self.scale),
+        )  # fmt: skip
+
+    def coincidence(self, ratings: Any) -> Any:
+        return metrics.coincidence_tables(ratings, self.scale, self.clusters, self.n_clusters)
+
+    def alpha(self, coincidence: Any) -> float:
+        return metrics.alpha_from_coincidences(coincidence, self.scale, level="ordinal")
+
+    def pairs(self, table: Any) -> Any:
+        """Per cluster, a confusion matrix for each pair of annotators (clusters x pairs)."""
+        pairs = itertools.combinations(range(len(table)), 2)
+        return np.stack([self.confusion(table[i], table[j]) for i, j in pairs], axis=1)
+
+    def with_each(self, judge: Any, table: Any) -> Any:
+        """Per cluster, the judge's confusion matrix with each annotator."""
+        return np.stack([self.confusion(judge, row) for row in table], axis=1)
+
+
+def _accuracy(confusion: Any) -> float:
+    total = float(confusion.sum())
+    if total == 0.0:
+        raise ValueError("nothing to compare")
+    return float(np.trace(confusion)) / total
+
+
+def _kappa(weights: Any) -> Callable[[Any], float]:
+    return lambda confusion: metrics.kappa_from_confusion(confusion, weights=weights)
+
+
+def _mean_annotator_kappa(pairs: Any) -> float:
+    return _mean_kappa(pairs, "no pair of annotators labelled common samples with some variation")
+
+
+def _mean_judge_kappa(pairs: Any) -> float:
+    return _mean_kappa(pairs, "the judge and no annotator share samples with some variation")
+
+
+def _mean_kappa(pairs: Any, none_defined: str) -> float:
+    """The mean quadratic kappa of the pairs whose kappa is defined."""
+    values = []
+    for confusion in pairs:
+        try:
+            values.append(metrics.kappa_from_confusion(confusion, weights="quadratic"))
+        except ValueError:
+            continue
+    if not values:
+        raise ValueError(none_defined)
+    return float(np.mean(values))
 
 
 def score_agreement(
@@ -366,15 +427,18 @@ def score_agreement(
     )
 
 
-def bootstrapper(
-    clusters: Sequence[str], n_resamples: int, seed: int
-) -> Callable[[Callable[[Any], float], Any], Interval]:
-    def interval(statistic: Callable[[Any], float], rows: Any) -> Interval:
-        if len(rows) == 0:
+def table_interval(
+    n_rows: int, n_resamples: int, seed: int
+) -> Callable[[Any, Callable[[Any], float]], Interval]:
+    """A statistic of per-cluster tables (of ``n_rows`` units) with its bootstrap interval
+    over clusters (an undefined value, or no resample defined, gives no value and says why)."""
+
+    def interval(tables: Any, statistic: Callable[[Any], float]) -> Interval:
+        if n_rows == 0:
             return Interval(value=None, note="undefined: nothing to compare")
         try:
-            estimate = metrics.bootstrap_ci(
-                statistic, rows, clusters=clusters, n_resamples=n_resamples, seed=seed
+            estimate = metrics.cluster_table_ci(
+                tables, statistic, n_resamples=n_resamples, seed=seed, n_rows=n_rows
             )
         except ValueError as error:
             return Interval(value=None, note=f"undefined: {error}")
@@ -383,41 +447,6 @@ def bootstrapper(
         return Interval(value=estimate.value, low=low, high=high)
 
     return interval
-
-
-def _alpha(table: Any) -> float:
-    return metrics.krippendorff_alpha(table, level="ordinal")
-
-
-def _mean_pairwise(table: Any, scale: Sequence[int]) -> float:
-    values = [
-        _pair_kappa(table[i], table[j], scale)
-        for i, j in itertools.combinations(range(len(table)), 2)
-    ]
-    finite = [v for v in values if not math.isnan(v)]
-    if not finite:
-        raise ValueError("no pair of annotators labelled common samples with some variation")
-    return float(np.mean(finite))
-
-
-def _mean_with(judge: Any, table: Any, scale: Sequence[int]) -> float:
-    values = [_pair_kappa(judge, row, scale) for row in table]
-    finite = [v for v in values if not math.isnan(v)]
-    if not finite:
-        raise ValueError("the judge and no annotator share samples with some variation")
-    return float(np.mean(finite))
-
-
-def _pair_kappa(first: Any, second: Any, scale: Sequence[int]) -> float:
-    both = ~(np.isnan(first) | np.isnan(second))
-    if not both.any():
-        return math.nan
-    try:
-        return metrics.cohen_kappa_score(
-            first[both], second[both], weights="quadratic", labels=scale
-        )
-    except ValueError:
-        return math.nan
 
 
 def lower_median(values: Iterable[int]) -> int:

@@ -36,19 +36,20 @@ from ..errors import ConfigError, InputError
 from ..tables import Cell, Table
 from .agreement import (
     AgreementReport,
+    AgreementTables,
     Compared,
     DimensionAgreement,
     Interval,
     JudgeRole,
     Label,
     Unit,
-    bootstrapper,
     dimension_agreement,
     format_interval,
     judge_score,
     label_agreement,
     load_labels,
     lower_median,
+    table_interval,
 )
 from .draws import LoadedDraws
 from .evaluations import Evaluation, final_evaluations
@@ -315,15 +316,24 @@ def _judge_median(
     agreement = dimension_agreement(role, dimension, Compared(labels, medians, invalid), *bootstrap)
     truths = np.array([lower_median(labels[s].values()) for s in medians], dtype=float)
     matched = np.array(list(medians.values()), dtype=float) == truths
-    single = np.array(one_draw, dtype=float)
-    ci = bootstrapper([s[0] for s in medians], *bootstrap)
-    rows = np.arange(len(medians))
+    # per question: one draw's share of matches summed, the median's matches, the samples
+    tables = AgreementTables.of([s[0] for s in medians], [])
+    sums = np.zeros((tables.n_clusters, 3))
+    for column, values in enumerate((one_draw, matched, np.ones(len(medians)))):
+        np.add.at(sums[:, column], tables.clusters, values)
+    ci = table_interval(len(medians), *bootstrap)
     return JudgeMedian(
         agreement=agreement,
         draws_per_sample=float(np.mean(draws_behind)) if draws_behind else 0.0,
-        one_draw_accuracy=ci(lambda r: float(np.mean(single[r])), rows),
-        gain=ci(lambda r: float(np.mean(matched[r]) - np.mean(single[r])), rows),
+        one_draw_accuracy=ci(sums, lambda t: _share(t[0], t[2])),
+        gain=ci(sums, lambda t: _share(t[1] - t[0], t[2])),
     )
+
+
+def _share(part: float, whole: float) -> float:
+    if whole == 0:
+        raise ValueError("nothing to compare")
+    return float(part / whole)
 
 
 def _notes(loaded: LoadedDraws, labels: DrawLabels, same_outputs: bool, shared: bool) -> list[str]:

@@ -6,7 +6,12 @@ length mismatch, NaN, probabilities outside [0, 1], one class where two are need
 ``ValueError`` that says what is wrong. The positive class is ``1``/``True``.
 """
 
-from assay.metrics._agreement import cohen_kappa_score, krippendorff_alpha
+from assay.metrics._agreement import (
+    alpha_from_coincidences,
+    cohen_kappa_score,
+    kappa_from_confusion,
+    krippendorff_alpha,
+)
 from assay.metrics._bootstrap import Estimate, bootstrap_ci, cluster_mean_ci
 from assay.metrics._calibration import (
     ReliabilityCurve,
@@ -39,6 +44,7 @@ from assay.metrics._selective import (
     risk_coverage_curve,
 )
 from assay.metrics._summary import METRIC_NAMES, summarize_binary_detection
+from assay.metrics._tables import cluster_table_ci, coincidence_tables, confusion_tables
 
 __all__ = [
     "METRIC_NAMES",
@@ -47,15 +53,20 @@ __all__ = [
     "Estimate",
     "ReliabilityCurve",
     "accuracy_score",
+    "alpha_from_coincidences",
     "area_under_risk_coverage",
     "average_precision_score",
     "balanced_accuracy_score",
     "bootstrap_ci",
     "brier_score_loss",
     "cluster_mean_ci",
+    "cluster_table_ci",
     "cohen_kappa_score",
+    "coincidence_tables",
     "confusion_matrix",
+    "confusion_tables",
     "expected_calibration_error",
+    "kappa_from_confusion",
     "krippendorff_alpha",
     "maximum_calibration_error",
     "mcnemar_exact_p",

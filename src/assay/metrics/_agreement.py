@@ -27,7 +27,17 @@ def cohen_kappa_score(
     second = as_1d(b, "b")
     check_same_length(a=first, b=second)
     observed = confusion_matrix(first, second, labels=labels).astype(np.float64)
-    expected = np.outer(observed.sum(axis=1), observed.sum(axis=0)) / observed.sum()
+    return kappa_from_confusion(observed, weights=weights)
+
+
+def kappa_from_confusion(observed: Any, *, weights: KappaWeights = None) -> float:
+    """Cohen's kappa of a confusion matrix (rows one rater's labels, columns the other's, in
+    the order of the scale): what :func:`cohen_kappa_score` computes from the labels."""
+    observed = np.asarray(observed, dtype=np.float64)
+    total = observed.sum()
+    if total == 0.0:
+        raise ValueError("Cohen's kappa is undefined: no item was rated by both raters")
+    expected = np.outer(observed.sum(axis=1), observed.sum(axis=0)) / total
     penalty = _kappa_weights(observed.shape[0], weights)
     chance_disagreement = float(np.sum(penalty * expected))
     if chance_disagreement == 0.0:
@@ -60,9 +70,20 @@ def krippendorff_alpha(ratings: Any, *, level: AlphaLevel = "nominal") -> float:
     """
     table = _rating_table(ratings)
     values, counts = _unit_value_counts(table)
-    coincidence = _coincidences(counts)
+    return alpha_from_coincidences(_coincidences(counts), values, level=level)
+
+
+def alpha_from_coincidences(
+    coincidence: Any, values: Any, *, level: AlphaLevel = "nominal"
+) -> float:
+    """Krippendorff's alpha of a coincidence matrix over ``values`` (ascending): what
+    :func:`krippendorff_alpha` computes from the ratings. A value no unit holds (a zero row
+    and column) changes nothing, so a table over a fixed scale serves any subset of units."""
+    coincidence = np.asarray(coincidence, dtype=np.float64)
+    if not coincidence.any():
+        raise ValueError("Krippendorff's alpha needs at least one unit rated by two or more raters")
     marginals = coincidence.sum(axis=1)
-    distance = _alpha_distance(values, marginals, level)
+    distance = _alpha_distance(np.asarray(values, dtype=np.float64), marginals, level)
     expected = float(np.sum(np.outer(marginals, marginals) * distance))
     if expected == 0.0:
         raise ValueError("Krippendorff's alpha is undefined: every pairable rating has one value")
