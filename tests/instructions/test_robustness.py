@@ -375,6 +375,9 @@ def test_the_verdicts_as_judge_labels_audit_a_judge_run_on_the_same_outputs(
     assert main(["judge", "agreement", str(run), "--labels", str(labels)]) == 0
     report = json.loads((run / "agreement.json").read_text())
     assert report["labels"] == len(lines) and report["unmatched_labels"] == 0
+    # the robustness folder itself stands for its labels.jsonl
+    assert main(["judge", "agreement", str(run), "--labels", str(robustness)]) == 0
+    assert json.loads((run / "agreement.json").read_text()) == report
 
 
 def test_two_targets_are_contrasted_per_variant_paired_by_prompt(
@@ -905,6 +908,17 @@ def test_each_draws_labels_audit_a_judge_run_on_that_draw(
     assert main(["judge", "agreement", str(run), "--labels", str(labels)]) == 0
     report = json.loads((run / "agreement.json").read_text())
     assert report["labels"] == 15 and report["unmatched_labels"] == 0
+    # every draw judged, then compared with its own labels from the robustness folder
+    every = tmp_path / "every"
+    judge = ["judge", "run", "--questions", str(varied), "--outputs", str(outputs), "--draws"]
+    assert main([*judge, "--judge", "stub/judge", "--out", str(every)]) == 0
+    assert main(["judge", "agreement", str(every), "--labels", str(robustness)]) == 0
+    joint = json.loads((every / "agreement.json").read_text())
+    assert joint["labels"] == [15, 15] and joint["unmatched_labels"] == [0, 0]
+    assert (
+        json.loads((every / "draw-2" / "agreement.json").read_text())["dimensions"]
+        == (report["dimensions"])
+    )
 
 
 def test_one_sampled_draw_per_cell_gets_a_note_naming_draws(

@@ -164,6 +164,6 @@ def test_draws_of_the_targets_take_a_labels_folder_and_refuse_one_file(
         [str(folder / "labels-draw-2.jsonl")],
     ]
     assert main(["judge", "agreement", str(run / "draw-1"), "--labels", str(folder)]) == 2
-    assert "a labels folder (labels-draw-K.jsonl) is for a directory of draws" in (
+    assert "the folder holds no labels.jsonl; a folder of labels-draw-K.jsonl is for a " in (
         one_error_line(capsys)
     )

@@ -144,16 +144,10 @@ def _agreement(args: argparse.Namespace) -> int:
     if runs:
         return _draws_agreement(args, runs)
     _require_judge_run(args.run_dir)
-    folders = [path for path in args.labels if path.is_dir()]
-    if folders:
-        raise ConfigError(
-            f"--labels {folders[0]}: a labels folder (labels-draw-K.jsonl) is for a directory "
-            f"of draws, and {args.run_dir} is one judge run",
-            hint="give a labels file",
-        )
+    files = [_labels_file_of(path, args.run_dir) for path in args.labels]
     out = args.out or args.run_dir / "agreement.json"
-    check_out_file(out, inputs=args.labels)
-    labels = [label for path in args.labels for label in load_labels(path)]
+    check_out_file(out, inputs=files)
+    labels = [label for path in files for label in load_labels(path)]
     # a run still appending records is not compared under it: its agreement.json would say
     # "labels name samples no judge evaluated" of samples merely not judged yet
     with _run_lock(args.run_dir):
@@ -163,12 +157,26 @@ def _agreement(args: argparse.Namespace) -> int:
             labels,
             n_resamples=args.resamples,
             seed=args.seed,
-            files=[str(p) for p in args.labels],
+            files=[str(p) for p in files],
         )
         write_report(report, out)
     print(report_markdown(report), end="")
     print(f"wrote {out}")
     return 0
+
+
+def _labels_file_of(path: Path, run_dir: Path) -> Path:
+    """A labels file as given, or the labels.jsonl of a folder (an `instructions robustness`
+    run); a folder of labels-draw-K.jsonl only is for a directory of draws."""
+    from ..data.questions import LABELS_FILE
+
+    if not path.is_dir() or (path / LABELS_FILE).is_file():
+        return path / LABELS_FILE if path.is_dir() else path
+    raise ConfigError(
+        f"--labels {path}: the folder holds no {LABELS_FILE}; a folder of labels-draw-K.jsonl "
+        f"is for a directory of draws, and {run_dir} is one judge run",
+        hint="give a labels file, or the folder `assay instructions robustness` wrote",
+    )
 
 
 def _draws_agreement(args: argparse.Namespace, runs: list[Path]) -> int:

@@ -429,6 +429,7 @@ def draw_folders(path: Path) -> list[Path]:
     return sorted(found, key=lambda p: int(p.name.removeprefix("draw-")))
 
 
+LABELS_FILE = "labels.jsonl"  # judge labels, as `instructions robustness` writes them
 DRAW_LABELS = re.compile(r"labels-draw-([1-9][0-9]*)\.jsonl")
 DRAW_LABELS_GLOB = "labels-draw-*.jsonl"
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..data.questions import DRAW_LABELS_GLOB, draw_labels_file
+from ..data.questions import DRAW_LABELS_GLOB, LABELS_FILE, draw_labels_file
 from ..errors import InputError, describe_problem, field_path
 from ..runs import (
     RunDirLock,
@@ -36,7 +36,6 @@ from .robustness_tables import summary_markdown
 KIND: RunKind = "robustness"
 SUMMARY_FILE = "summary.json"
 VERDICTS_FILE = "verdicts.jsonl"
-LABELS_FILE = "labels.jsonl"
 TABLES_FILE = "robustness.md"
 PLOTS_FOLDER = "plots"
 
