@@ -13,6 +13,7 @@ from assay.cli import main
 from assay.data.meta import MISSING, keep_where, meta_value, parse_by, parse_where
 from assay.errors import ConfigError
 from assay.judge.archive import iter_archive
+from assay.report.html import ReportOptions, build_report
 from tests.judge.helpers import write_questions
 from tests.verify.bench_fixtures import verify_only_records, write_jsonl
 
@@ -148,6 +149,61 @@ def test_judge_archives_sample_meta_and_analyze_slices_add_up(
     assert main([*analyze, "--by", "meta.nokey"]) == 2
     assert "meta.nokey" in capsys.readouterr().err
     assert {p: p.stat().st_mtime_ns for p in run.rglob("*") if p.is_file()} == written
+
+
+def test_judge_agreement_by_slices_is_each_slices_own_agreement(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    questions = json.loads(json.dumps(_questions()))
+    questions[0]["meta"] = {"domain": "cs"}
+    qfile = write_questions(tmp_path / "q.jsonl", questions)
+    outputs, run = tmp_path / "outputs", tmp_path / "run"
+    assert (
+        main(["generate", "--questions", str(qfile), "--model", "stub/a", "--out", str(outputs)])
+        == 0
+    )
+    command = ["judge", "run", "--questions", str(qfile), "--outputs", str(outputs)]
+    assert main([*command, "--judge", "stub/j", "--out", str(run)]) == 0
+    samples = [(q, v) for q in ("Q1", "Q2") for v in ("A", "B")]
+    labels = [
+        {"question_id": q, "prompt_variant": v, "target_model": "stub/a", "dimension": dim,
+         "score": score}
+        for (q, v), score in zip(samples, (2, 1, 2, 0), strict=True)
+        for dim in ("D1", "verdict")
+    ]  # fmt: skip
+    every = write_jsonl(tmp_path / "labels.jsonl", labels)
+    agreement = ["judge", "agreement", str(run), "--labels", str(every), "--resamples", "50"]
+    assert main([*agreement, "--by", "meta.domain"]) == 0
+    printed = capsys.readouterr().out
+    assert "by meta.domain:" in printed and "| meta.domain | judge | method |" in printed
+    report = json.loads((run / "agreement.json").read_text())
+    (sliced,) = report["slices"]
+    assert sliced["by"] == "meta.domain" and set(sliced["values"]) == {"cs", MISSING}
+    whole = {d["dimension"]: d["n"] for d in report["dimensions"]}
+    for dimension, n in whole.items():
+        parts = [
+            d["n"] for part in sliced["values"].values() for d in part["dimensions"]
+            if d["dimension"] == dimension
+        ]  # fmt: skip
+        assert sum(parts) == n
+    # the cs slice is the agreement of Q1's labels alone
+    alone = write_jsonl(tmp_path / "q1.jsonl", [r for r in labels if r["question_id"] == "Q1"])
+    out = tmp_path / "q1-agreement.json"
+    own = ["judge", "agreement", str(run), "--labels", str(alone), "--resamples", "50"]
+    assert main([*own, "--out", str(out)]) == 0
+    cs = sliced["values"]["cs"]
+    assert cs["dimensions"] == json.loads(out.read_text())["dimensions"]
+    assert cs["unmatched_labels"] == 0 and cs["labels"] == 4
+    payload, _ = build_report([run], ReportOptions())
+    (table,) = [
+        t for t in payload.runs[0].tables if t.title == "Agreement with labels by meta.domain"
+    ]
+    assert {row[0] for row in table.rows} == {"cs", MISSING}
+    capsys.readouterr()
+    written = (run / "agreement.json").read_text()
+    assert main([*agreement, "--by", "meta.nokey"]) == 2
+    assert "meta.nokey" in capsys.readouterr().err
+    assert (run / "agreement.json").read_text() == written
 
 
 def _questions() -> list[dict[str, object]]:

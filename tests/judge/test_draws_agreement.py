@@ -167,3 +167,16 @@ def test_draws_of_the_targets_take_a_labels_folder_and_refuse_one_file(
     assert "the folder holds no labels.jsonl; a folder of labels-draw-K.jsonl is for a " in (
         one_error_line(capsys)
     )
+
+
+def test_by_slices_one_draw_not_a_directory_of_draws(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = judge_target_draws(tmp_path)
+    capsys.readouterr()
+    labels = write_labels(tmp_path / "labels.jsonl")
+    argv = ["judge", "agreement", str(run), "--labels", str(labels), "--by", "meta.x"]
+    assert main(argv) == 2
+    assert one_error_line(capsys).startswith(
+        f"error: --by with a directory of draws ({run}): slice one draw's agreement"
+    )

@@ -128,19 +128,39 @@ def _register_agreement(commands: Any) -> None:
     agreement.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples")
     agreement.add_argument("--seed", type=int, default=0, help="bootstrap seed")
     agreement.add_argument(
+        "--by",
+        action="append",
+        default=[],
+        metavar="meta.KEY",
+        help="also the agreement per value of a key of the samples' meta (repeatable; one "
+        "judge run, not a directory of draws)",
+    )
+    agreement.add_argument(
         "--out", type=Path, help="JSON file to write (default RUN_DIR/agreement.json)"
     )
     agreement.set_defaults(handler=_agreement)
 
 
 def _agreement(args: argparse.Namespace) -> int:
-    from ..judge.agreement import label_agreement, load_labels, report_markdown, write_report
+    from ..judge.agreement import (
+        label_agreement,
+        load_labels,
+        report_markdown,
+        sliced_agreement,
+        write_report,
+    )
     from ..judge.draws import draw_runs
     from ..judge.evaluations import load_evaluations
+    from ..judge.slices import check_slices
     from ._common import check_out_file
 
     check_bootstrap_options(args)
     runs = draw_runs(args.run_dir)
+    if runs and args.by:
+        raise ConfigError(
+            f"--by with a directory of draws ({args.run_dir}): slice one draw's agreement",
+            hint=f"assay judge agreement {args.run_dir / runs[0].name} --labels ... --by ...",
+        )
     if runs:
         return _draws_agreement(args, runs)
     _require_judge_run(args.run_dir)
@@ -152,6 +172,7 @@ def _agreement(args: argparse.Namespace) -> int:
     # "labels name samples no judge evaluated" of samples merely not judged yet
     with _run_lock(args.run_dir):
         records, _ = load_evaluations(args.run_dir)
+        check_slices(records, args.by)
         report = label_agreement(
             records,
             labels,
@@ -159,6 +180,11 @@ def _agreement(args: argparse.Namespace) -> int:
             seed=args.seed,
             files=[str(p) for p in files],
         )
+        sliced = [
+            sliced_agreement(records, labels, option, n_resamples=args.resamples, seed=args.seed)
+            for option in args.by
+        ]
+        report = report.model_copy(update={"slices": tuple(sliced)})
         write_report(report, out)
     print(report_markdown(report), end="")
     print(f"wrote {out}")

@@ -162,6 +162,19 @@ class AgreementReport(BaseModel):
     labels: int
     unmatched_labels: int  # labels naming a sample no judge evaluated
     dimensions: tuple[DimensionAgreement, ...]
+    # `--by meta.KEY`: the same agreement per value of KEY (each slice's labels are those of
+    # its samples, so a slice names no unmatched label)
+    slices: tuple[AgreementSlices, ...] = ()
+
+
+class AgreementSlices(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    by: str  # the option as given, meta.KEY
+    values: dict[str, AgreementReport]  # per value of KEY ("(none)": samples without it)
+
+
+AgreementReport.model_rebuild()
 
 
 # ---------------------------------------------------------------- reading labels
@@ -262,6 +275,27 @@ def label_agreement(
         unmatched_labels=unmatched,
         dimensions=tuple(results),
     )
+
+
+def sliced_agreement(
+    records: Sequence[Evaluation],
+    labels: Sequence[Label],
+    option: str,
+    *,
+    n_resamples: int = 1000,
+    seed: int = 0,
+) -> AgreementSlices:
+    """``label_agreement`` per value of ``option``'s key in the samples' ``meta``, each with
+    the labels of its own samples."""
+    from ..data.meta import parse_by, slices
+
+    groups = slices(records, lambda r: r.sample_meta, parse_by(option))
+    values = {}
+    for value, group in groups.items():
+        keys = {_record_key(r) for r in group}
+        mine = [label for label in labels if label.key in keys]
+        values[value] = label_agreement(group, mine, n_resamples=n_resamples, seed=seed)
+    return AgreementSlices(by=option, values=values)
 
 
 class JudgeRole(NamedTuple):
@@ -473,7 +507,30 @@ def _record_key(record: Evaluation) -> SampleKey:
 
 
 def report_markdown(report: AgreementReport) -> str:
-    return f"{labels_head(report)}\n\n{agreement_table(report).markdown()}\n"
+    blocks = [labels_head(report), agreement_table(report).markdown()]
+    blocks += [
+        f"by {t.title.removeprefix(SLICED)}:\n\n{t.markdown()}" for t in slice_tables(report)
+    ]
+    return "\n\n".join(blocks) + "\n"
+
+
+SLICED = "Agreement with labels by "
+
+
+def slice_tables(report: AgreementReport) -> list[Table]:
+    """Per ``--by`` option: each value's accuracy and quadratic kappa per judge and dimension."""
+    tables = []
+    for sliced in report.slices:
+        rows: list[list[Cell]] = [
+            [value, d.judge_model, d.method, d.dimension, f"{d.n} ({d.invalid_left_out})",
+             format_interval(d.accuracy), format_interval(d.kappa_quadratic)]
+            for value, part in sliced.values.items()
+            for d in part.dimensions
+        ]  # fmt: skip
+        columns = [sliced.by, "judge", "method", "dimension", "n (invalid left out)"]
+        columns += ["accuracy", "kappa (quadratic)"]
+        tables.append(Table(title=SLICED + sliced.by, columns=columns, rows=rows))
+    return tables
 
 
 def labels_head(report: AgreementReport) -> str:

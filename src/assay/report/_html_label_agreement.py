@@ -8,7 +8,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from ..errors import InputError
-from ..judge.agreement import AgreementReport, agreement_table, labels_head
+from ..judge.agreement import AgreementReport, agreement_table, labels_head, slice_tables
 from ..judge.draws_agreement import (
     AGREEMENT_FILE,
     DrawsAgreementReport,
@@ -34,12 +34,14 @@ def label_agreement_tables(run_dir: Path, notes: list[str], *, draws: bool) -> l
             over_draws = DrawsAgreementReport.model_validate(data)
             table, head = draws_agreement_table(over_draws), draws_labels_head(over_draws)
             head += "".join(f"; {note}" for note in over_draws.notes)
+            sliced: list[Table] = []
         else:
             one = AgreementReport.model_validate(data)
             table, head = agreement_table(one), labels_head(one)
+            sliced = slice_tables(one)
     except (InputError, ValidationError) as error:
         problem = str(error).splitlines()[0]
         notes.append(f"agreement with labels left out: {path}: {problem}; {RERUN}")
         return []
     table.note = f"{head}. From {AGREEMENT_FILE}, as `assay judge agreement` last wrote it"
-    return [table]
+    return [table, *sliced]
