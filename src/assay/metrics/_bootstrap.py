@@ -132,9 +132,27 @@ def bootstrap_ci(
             replicates[r] = float(statistic(*(c[rows] for c in columns)))
         except ValueError:
             continue
+    method = "cluster percentile bootstrap" if index else "percentile bootstrap"
+    return replicate_estimate(
+        value, replicates, n, confidence, method, index.n_clusters if index else None
+    )
+
+
+def replicate_estimate(
+    value: float,
+    replicates: npt.NDArray[np.float64],
+    n: int,
+    confidence: float,
+    method: str,
+    n_clusters: int | None,
+) -> Estimate:
+    """The percentile interval of the finite ``replicates`` (NaN: a resample where the
+    statistic was undefined, skipped); none finite is a ``ValueError``."""
     used = int(np.isfinite(replicates).sum())
     if used == 0:
-        raise ValueError(f"the statistic was undefined on all {n_resamples} bootstrap resamples")
+        raise ValueError(
+            f"the statistic was undefined on all {len(replicates)} bootstrap resamples"
+        )
     low, high = percentile_interval(replicates, confidence)
     return Estimate(
         value=value,
@@ -143,9 +161,9 @@ def bootstrap_ci(
         n=n,
         n_resamples=used,
         confidence=confidence,
-        method="cluster percentile bootstrap" if index else "percentile bootstrap",
-        n_resamples_requested=n_resamples,
-        n_clusters=index.n_clusters if index else None,
+        method=method,
+        n_resamples_requested=len(replicates),
+        n_clusters=n_clusters,
     )
 
 

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from assay.metrics._bootstrap import Estimate, check_confidence, percentile_interval
+from assay.metrics._bootstrap import Estimate, check_confidence, replicate_estimate
 from assay.metrics._validation import FloatArray
 
 IntArray = npt.NDArray[np.intp]
@@ -87,21 +87,9 @@ def cluster_table_ci(
         sums = cluster_weights(rng, size, n_clusters).astype(np.float64) @ flat
         for offset, summed in enumerate(sums):
             replicates[start + offset] = _or_nan(statistic, summed.reshape(shape))
-    used = int(np.isfinite(replicates).sum())
-    if used == 0:
-        raise ValueError(f"the statistic was undefined on all {n_resamples} bootstrap resamples")
-    low, high = percentile_interval(replicates, confidence)
-    return Estimate(
-        value=value,
-        low=low,
-        high=high,
-        n=int(n_clusters if n_rows is None else n_rows),
-        n_resamples=used,
-        confidence=confidence,
-        method="cluster percentile bootstrap (per-cluster tables)",
-        n_resamples_requested=n_resamples,
-        n_clusters=int(n_clusters),
-    )
+    n = n_clusters if n_rows is None else n_rows
+    method = "cluster percentile bootstrap (per-cluster tables)"
+    return replicate_estimate(value, replicates, n, confidence, method, n_clusters)
 
 
 def _or_nan(statistic: Callable[[FloatArray], float], table: FloatArray) -> float:
