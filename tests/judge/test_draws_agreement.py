@@ -3,6 +3,7 @@ and the judge's median over draws of the judge; labels per draw from a folder.""
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -10,9 +11,10 @@ import numpy as np
 import pytest
 
 from assay.cli import main
-from assay.judge.agreement import Label
+from assay.judge.agreement import Label, lower_median
 from assay.judge.draws import LoadedDraws
-from assay.judge.draws_agreement import DrawLabels, draws_agreement
+from assay.judge.draws_agreement import DrawLabels, _median_match, draws_agreement
+from assay.report.html import ReportOptions, build_report
 from tests.helpers.cli_output import one_error_line
 
 from .helpers import write_questions
@@ -73,6 +75,23 @@ def test_each_draw_the_draws_pooled_and_the_judges_median_against_the_labels() -
     assert median.draws_per_sample == pytest.approx(14 / 6)
     low, value, high = median.gain.low, median.gain.value, median.gain.high
     assert low is not None and value is not None and high is not None and low <= value <= high
+    # the median of k draws, over every choice of k of a sample's valid draws: k = 1 is one
+    # draw; k = 2 on the five samples with two, Q1A's pairs (2,1) (2,2) (1,2) matching once
+    k1, k2, k3 = median.by_draws
+    assert (k1.draws, k1.samples, k2.draws, k2.samples) == (1, 6, 2, 5)
+    assert k1.accuracy.value == pytest.approx(one_draw)
+    assert k2.accuracy.value == pytest.approx((1 / 3 + 4) / 5)
+    assert (k3.samples, k3.accuracy.value) == (3, 1.0)  # Q1A 1,2,2; Q2A 1,1,1; Q2B 1,1,2
+
+
+def test_the_median_of_many_draws_is_estimated_from_a_seeded_sample_of_subsets() -> None:
+    draws = [0, 1, 1, 2, 1, 0, 2, 1, 1, 2, 0, 1, 1, 2]  # 3,432 ways of choosing 7
+    exact = np.mean([lower_median(c) == 1 for c in itertools.combinations(draws, 7)])
+    rng = np.random.default_rng(0)
+    assert _median_match(draws, 1, 7, rng) == pytest.approx(exact, abs=0.06)
+    assert _median_match(draws[:6], 1, 3, rng) == pytest.approx(
+        np.mean([lower_median(c) == 1 for c in itertools.combinations(draws[:6], 3)])
+    )
 
 
 def test_draws_of_the_targets_get_no_judge_median_and_say_why() -> None:
@@ -130,6 +149,16 @@ def test_judge_draws_against_one_labels_file_each_draw_pooled_and_the_median(
         gain = median["agreement"]["accuracy"]["value"] - median["one_draw_accuracy"]["value"]
         assert median["gain"]["value"] == pytest.approx(gain)
         assert row["pooled"]["n"] == sum(row["draw_n"])
+        assert [p["draws"] for p in median["by_draws"]] == [1, 2, 3]
+        first = median["by_draws"][0]["accuracy"]["value"]
+        assert first == pytest.approx(median["one_draw_accuracy"]["value"])
+    # the report shows both tables once the draws are analysed
+    assert main(["judge", "analyze", str(run), "--resamples", "50", "--no-plots"]) == 0
+    payload, _ = build_report([run], ReportOptions())
+    titles = [t.title for t in payload.runs[0].tables]
+    assert "Agreement with labels over the draws" in titles
+    (curve,) = [t for t in payload.runs[0].tables if t.title.startswith("Accuracy of the judge's")]
+    assert len(curve.rows) == 3 * len(report["dimensions"])
 
 
 def test_draws_of_the_targets_take_a_labels_folder_and_refuse_one_file(

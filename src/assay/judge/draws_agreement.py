@@ -22,11 +22,12 @@ a label describes one output.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
@@ -57,6 +58,17 @@ from .evaluations import Evaluation, final_evaluations
 AGREEMENT_FILE = "agreement.json"
 
 
+class MedianOfDraws(BaseModel):
+    """The accuracy of the judge's median over k of its draws, on average over the ways of
+    choosing them, on the samples with k valid draws or more."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    draws: int  # k
+    samples: int
+    accuracy: Interval
+
+
 class JudgeMedian(BaseModel):
     """The judge's median over its draws of each sample, against the labels."""
 
@@ -66,6 +78,7 @@ class JudgeMedian(BaseModel):
     draws_per_sample: float  # valid draws behind each median, on average
     one_draw_accuracy: Interval  # a single draw's accuracy on the same samples, on average
     gain: Interval  # the median's accuracy minus one draw's, paired by sample
+    by_draws: tuple[MedianOfDraws, ...] = ()  # k = 1, 2, ...: how many draws are worth asking
 
 
 class DrawsDimensionAgreement(BaseModel):
@@ -302,6 +315,7 @@ def _judge_median(
     medians: dict[Unit, int] = {}
     one_draw: list[float] = []
     draws_behind: list[int] = []
+    valid_scores: list[list[int]] = []
     invalid = 0
     for sample, annotated in labels.items():
         judged = [finals[sample] for finals in mine if sample in finals]
@@ -313,6 +327,7 @@ def _judge_median(
         medians[sample] = lower_median(scores)
         one_draw.append(float(np.mean([score == truth for score in scores])))
         draws_behind.append(len(scores))
+        valid_scores.append(scores)
     agreement = dimension_agreement(role, dimension, Compared(labels, medians, invalid), *bootstrap)
     truths = np.array([lower_median(labels[s].values()) for s in medians], dtype=float)
     matched = np.array(list(medians.values()), dtype=float) == truths
@@ -327,7 +342,46 @@ def _judge_median(
         draws_per_sample=float(np.mean(draws_behind)) if draws_behind else 0.0,
         one_draw_accuracy=ci(sums, lambda t: _share(t[0], t[2])),
         gain=ci(sums, lambda t: _share(t[1] - t[0], t[2])),
+        by_draws=_median_of_k_draws(valid_scores, truths, tables, bootstrap),
     )
+
+
+SUBSETS_MAX = 500  # past this many ways of choosing k draws, a seeded sample of them
+
+
+def _median_of_k_draws(
+    scores: Sequence[Sequence[int]],
+    truths: Any,
+    tables: AgreementTables,
+    bootstrap: tuple[int, int],
+) -> tuple[MedianOfDraws, ...]:
+    """For k = 1 .. the most valid draws of a sample: each sample's share of k-subsets of its
+    valid draws whose lower median matches the label, summed per question, with an interval
+    over questions. k = 1 is one draw's accuracy."""
+    rng = np.random.default_rng(bootstrap[1])
+    most = max((len(s) for s in scores), default=0)
+    sums = np.zeros((tables.n_clusters, most, 2))
+    for cluster, draws, truth in zip(tables.clusters, scores, truths, strict=True):
+        for k in range(1, len(draws) + 1):
+            sums[cluster, k - 1] += (_median_match(draws, int(truth), k, rng), 1.0)
+    points = []
+    for k in range(1, most + 1):
+        samples = int(sums[:, k - 1, 1].sum())
+        ci = table_interval(samples, *bootstrap)
+        accuracy = ci(sums[:, k - 1], lambda t: _share(t[0], t[1]))
+        points.append(MedianOfDraws(draws=k, samples=samples, accuracy=accuracy))
+    return tuple(points)
+
+
+def _median_match(draws: Sequence[int], truth: int, k: int, rng: np.random.Generator) -> float:
+    """The share of k-subsets of ``draws`` whose lower median is ``truth``."""
+    if math.comb(len(draws), k) <= SUBSETS_MAX:
+        subsets: Iterable[Sequence[int]] = itertools.combinations(draws, k)
+    else:
+        picks = (rng.choice(len(draws), size=k, replace=False) for _ in range(SUBSETS_MAX))
+        subsets = ([draws[i] for i in pick] for pick in picks)
+    matches = [lower_median(int(x) for x in subset) == truth for subset in subsets]
+    return float(np.mean(matches))
 
 
 def _share(part: float, whole: float) -> float:
@@ -358,8 +412,30 @@ def _notes(loaded: LoadedDraws, labels: DrawLabels, same_outputs: bool, shared: 
 
 def draws_agreement_markdown(report: DrawsAgreementReport) -> str:
     lines = [draws_labels_head(report), "", draws_agreement_table(report).markdown()]
+    curve = median_curve_table(report)
+    if curve.rows:
+        lines += ["", f"{curve.title}:", "", curve.markdown()]
     lines += [f"note: {note}" for note in report.notes]
     return "\n".join(lines) + "\n"
+
+
+def median_curve_table(report: DrawsAgreementReport) -> Table:
+    """For draws of the judge: the accuracy of its median over k draws, k = 1, 2, ..."""
+    rows: list[list[Cell]] = [
+        [d.judge_model, d.method, d.dimension, point.draws, point.samples,
+         format_interval(point.accuracy)]
+        for d in report.dimensions
+        if d.judge_median is not None
+        for point in d.judge_median.by_draws
+    ]  # fmt: skip
+    columns = ["judge", "method", "dimension", "draws (k)", "samples", "accuracy of the median"]
+    return Table(
+        title="Accuracy of the judge's median over k draws",
+        columns=columns,
+        rows=rows,
+        note="each sample's k-subsets of its valid draws averaged (a seeded sample of 500 "
+        "where there are more ways to choose); k = 1 is one draw",
+    )
 
 
 def draws_labels_head(report: DrawsAgreementReport) -> str:

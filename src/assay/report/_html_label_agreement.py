@@ -14,6 +14,7 @@ from ..judge.draws_agreement import (
     DrawsAgreementReport,
     draws_agreement_table,
     draws_labels_head,
+    median_curve_table,
 )
 from ..tables import Table
 from ._html_common import read_json_file
@@ -34,7 +35,8 @@ def label_agreement_tables(run_dir: Path, notes: list[str], *, draws: bool) -> l
             over_draws = DrawsAgreementReport.model_validate(data)
             table, head = draws_agreement_table(over_draws), draws_labels_head(over_draws)
             head += "".join(f"; {note}" for note in over_draws.notes)
-            sliced: list[Table] = []
+            curve = median_curve_table(over_draws)
+            sliced: list[Table] = [curve] if curve.rows else []
         else:
             one = AgreementReport.model_validate(data)
             table, head = agreement_table(one), labels_head(one)
