@@ -52,6 +52,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "_export",
         "a run's results as CSV, Parquet or JSONL rows (for pandas, spreadsheets, papers)",
     ),
+    "track": ("_track", "log runs into MLflow tracking: params, metrics with intervals, artifacts"),
 }
 
 
