@@ -86,7 +86,11 @@ BUCKET_FIELDS = ("examples", "scored", "flagged", "passed", "unscored", "mean_p_
 
 
 def bench_content(
-    run_dir: Path, run: dict[str, Any], sampling: SampleSettings | None = None
+    run_dir: Path,
+    run: dict[str, Any],
+    sampling: SampleSettings | None = None,
+    *,
+    examples: bool = True,
 ) -> RunContent:
     section = base_section(run_dir, run, PLOT_TITLES)
     # the money figures as today's rules give them; the summary.json card stays as recorded
@@ -108,6 +112,8 @@ def bench_content(
     section.tables.extend(bucket_table(section.summary))
     section.tables.extend(missing_words_table(section.summary))
     section.tables.extend(slice_tables(run_dir, section.notes))
+    if not examples:  # the numbers alone (assay track): the results are not read
+        return RunContent(section=section)
     path = run_dir / RESULTS_FILE
     if not path.exists():
         section.notes.append(f"{RESULTS_FILE} is missing: no example has finished.")

@@ -72,7 +72,11 @@ _COUNTS = (
 
 
 def judge_content(
-    run_dir: Path, run: dict[str, Any], sampling: SampleSettings | None = None
+    run_dir: Path,
+    run: dict[str, Any],
+    sampling: SampleSettings | None = None,
+    *,
+    examples: bool = True,
 ) -> RunContent:
     section = base_section(run_dir, run, PLOT_TITLES)
     summary = _typed_summary(section.summary, section.notes)
@@ -93,6 +97,8 @@ def judge_content(
         section.notes.append(note)
     section.headline = [m for m in section.metrics if m.label in FIRST_SCREEN]
     section.description = describe_judge(run)
+    if not examples:  # the numbers alone (assay track): the archive is not read
+        return RunContent(section=section)
     sample, unreadable_now = _records(run_dir, section.notes, sampling or SampleSettings())
     if summary is not None and (note := _stale_note(summary, sample, unreadable_now)):
         section.notes.insert(0, note)

@@ -35,7 +35,7 @@ COLUMNS = [
 DRAW_COLUMN = Column(key="draw", label="draw", type="category")
 
 
-def robustness_content(run_dir: Path, run: dict[str, Any]) -> RunContent:
+def robustness_content(run_dir: Path, run: dict[str, Any], *, examples: bool = True) -> RunContent:
     section = base_section(run_dir, run, PLOT_TITLES)
     section.documents = []  # robustness.md holds the tables drawn below
     try:
@@ -55,6 +55,8 @@ def robustness_content(run_dir: Path, run: dict[str, Any]) -> RunContent:
         *([noise_table(summary)] if summary.noise else []),
         *([contrast_table(summary)] if summary.contrasts else []),
     ]
+    if not examples:  # the numbers alone (assay track): the verdicts are not read
+        return RunContent(section=section)
     checks = _checks(run_dir, section.notes)
     return RunContent(section=section, sources=[_source(checks, summary)])
 

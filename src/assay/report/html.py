@@ -155,8 +155,11 @@ def _identical(other: str, detail: str) -> str:
     return f"identical by construction: the same p_error as {other} {detail}"
 
 
-def load_run(run_dir: Path, sampling: SampleSettings | None = None) -> RunContent:
-    """The report content of one run directory, by the kind its run.json names."""
+def load_run(
+    run_dir: Path, sampling: SampleSettings | None = None, *, examples: bool = True
+) -> RunContent:
+    """The report content of one run directory, by the kind its run.json names (without
+    ``examples``: its numbers, tables and notes, no example read)."""
     from ..judge.draws import DRAWS_KIND, draw_runs
     from ._html_bench import bench_content
     from ._html_generic import generic_content
@@ -182,11 +185,11 @@ def load_run(run_dir: Path, sampling: SampleSettings | None = None) -> RunConten
     run = read_json_file(run_file)
     kind = str(run.get("kind", ""))
     if kind == "bench":
-        return bench_content(run_dir, run, sampling)
+        return bench_content(run_dir, run, sampling, examples=examples)
     if kind == "judge":
-        return judge_content(run_dir, run, sampling)
+        return judge_content(run_dir, run, sampling, examples=examples)
     if kind == "robustness":
-        return robustness_content(run_dir, run)
+        return robustness_content(run_dir, run, examples=examples)
     if kind == DRAWS_KIND:
         return judge_draws_content(run_dir, run)
     return generic_content(run_dir, run)

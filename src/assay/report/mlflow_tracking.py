@@ -58,7 +58,7 @@ def track_runs(
     ``MLFLOW_TRACKING_URI``); every run is read and checked before anything is logged."""
     from .html import load_run
 
-    contents = [(path, load_run(path).section) for path in run_dirs]
+    contents = [(path, load_run(path, examples=False).section) for path in run_dirs]
     for path, _ in contents:
         if not (path / SUMMARY).is_file():
             raise InputError(
