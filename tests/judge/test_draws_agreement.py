@@ -13,7 +13,12 @@ import pytest
 from assay.cli import main
 from assay.judge.agreement import Label, lower_median
 from assay.judge.draws import LoadedDraws
-from assay.judge.draws_agreement import DrawLabels, _median_match, draws_agreement
+from assay.judge.draws_agreement import (
+    DrawLabels,
+    _median_match,
+    draws_agreement,
+    refuse_shared_labels_of_other_outputs,
+)
 from assay.report.html import ReportOptions, build_report
 from tests.helpers.cli_output import one_error_line
 
@@ -209,3 +214,32 @@ def test_by_slices_one_draw_not_a_directory_of_draws(
     assert one_error_line(capsys).startswith(
         f"error: --by with a directory of draws ({run}): slice one draw's agreement"
     )
+
+
+def test_whether_the_draws_judged_the_same_outputs_is_told_from_each_records_fingerprint(
+    tmp_path: Path,
+) -> None:
+    def loaded(fingerprints: list[str | None]) -> LoadedDraws:
+        outputs = [
+            {}
+            if f is None
+            else {(r.question_id, r.prompt_variant, r.target_model): f for r in draw}
+            for f, draw in zip(fingerprints, DRAWS, strict=True)
+        ]
+        return LoadedDraws(
+            names=["draw-1", "draw-2", "draw-3"], runs=[], evaluations=DRAWS,
+            fingerprints=["f"] * 3, judge_seeds=[1, 2, 3], judge_temperature=0.7,
+            unreadable=[[], [], []], outputs=outputs,
+        )  # fmt: skip
+
+    folder = tmp_path / "labels"
+    folder.mkdir()
+    assert refuse_shared_labels_of_other_outputs([folder], loaded(["a", "a", "a"])) is True
+    assert refuse_shared_labels_of_other_outputs([folder], loaded(["a", "b", "a"])) is False
+    # records archived before the fingerprint was kept: unknown, and no judge median
+    unknown = loaded(["a", None, "a"])
+    assert refuse_shared_labels_of_other_outputs([tmp_path / "l.jsonl"], unknown) is None
+    labels = DrawLabels([[(Path("labels.jsonl"), _labels())]] * 3, [])
+    report, _ = draws_agreement(Path("run"), unknown, labels, same_outputs=None, n_resamples=50)
+    assert all(d.judge_median is None for d in report.dimensions)
+    assert any("whether the draws judged the same outputs is unknown" in n for n in report.notes)

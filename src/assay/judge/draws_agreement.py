@@ -105,7 +105,9 @@ class DrawsAgreementReport(BaseModel):
     labels_files: tuple[tuple[str, ...], ...]  # per draw
     labels: tuple[int, ...]  # per draw
     unmatched_labels: tuple[int, ...]  # per draw: labels naming a sample the draw lacks
-    same_outputs: bool  # every sample judged in two draws was the same output text
+    # every sample judged in two draws was the same output text (None: records without the
+    # fingerprint of the output judged, archived before assay kept one, cannot tell)
+    same_outputs: bool | None
     n_resamples: int
     seed: int
     dimensions: tuple[DrawsDimensionAgreement, ...]
@@ -154,9 +156,18 @@ def _other_draws(folder: Path, numbers: Sequence[int]) -> list[str]:
     ]
 
 
-def refuse_shared_labels_of_other_outputs(paths: Sequence[Path], loaded: LoadedDraws) -> bool:
+def refuse_shared_labels_of_other_outputs(
+    paths: Sequence[Path], loaded: LoadedDraws
+) -> bool | None:
     """Whether every sample judged in two draws was the same output text; when it was not, a
-    labels file (not a folder) among ``paths`` is refused: it describes one draw's outputs."""
+    labels file (not a folder) among ``paths`` is refused: it describes one draw's outputs.
+    None: some records carry no fingerprint of the output judged (archived before assay kept
+    one), so it cannot be told."""
+    for evaluations, outputs in zip(loaded.evaluations, loaded.outputs, strict=True):
+        if any(
+            (r.question_id, r.prompt_variant, r.target_model) not in outputs for r in evaluations
+        ):
+            return None
     first_seen: dict[tuple[str, str, str], tuple[str, str]] = {}
     for name, outputs in zip(loaded.names, loaded.outputs, strict=True):
         for sample, fingerprint in outputs.items():
@@ -183,7 +194,7 @@ def draws_agreement(
     loaded: LoadedDraws,
     labels: DrawLabels,
     *,
-    same_outputs: bool,
+    same_outputs: bool | None,
     n_resamples: int = 1000,
     seed: int = 0,
 ) -> tuple[DrawsAgreementReport, list[AgreementReport]]:
@@ -197,7 +208,7 @@ def draws_agreement(
         for draw, found, files in zip(finals, draw_labels, labels.files, strict=True)
     ]
     units = [_units(found) for found in draw_labels]
-    shared = same_outputs and all(u == units[0] for u in units)
+    shared = same_outputs is True and all(u == units[0] for u in units)
     roles = sorted({JudgeRole(r.judge_model, r.method) for draw in finals for r in draw})
     dimensions = sorted({dimension for draw in units for dimension in draw})
     rows = [
@@ -390,14 +401,21 @@ def _share(part: float, whole: float) -> float:
     return float(part / whole)
 
 
-def _notes(loaded: LoadedDraws, labels: DrawLabels, same_outputs: bool, shared: bool) -> list[str]:
+def _notes(
+    loaded: LoadedDraws, labels: DrawLabels, same_outputs: bool | None, shared: bool
+) -> list[str]:
     notes = list(loaded.notes)
     if labels.unused:
         notes.append(f"labels of draws the run does not hold, not used: {', '.join(labels.unused)}")
     for name, unreadable in zip(loaded.names, loaded.unreadable, strict=True):
         if unreadable:
             notes.append(f"{name}: {len(unreadable)} archived record(s) could not be read")
-    if not same_outputs:
+    if same_outputs is None:
+        notes.append(
+            "some records carry no fingerprint of the output judged (archived before assay "
+            "kept one): whether the draws judged the same outputs is unknown, so no judge median"
+        )
+    elif not same_outputs:
         notes.append(
             "the draws judged different outputs (draws of the targets): no judge median, "
             "which needs one output judged several times"
