@@ -23,6 +23,8 @@ mlflow = pytest.importorskip("mlflow")
 @pytest.fixture
 def tracking(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     monkeypatch.setenv("MLFLOW_DISABLE_TELEMETRY", "true")
+    # a database store keeps artifacts under ./mlruns by MLflow's default: the test's folder
+    monkeypatch.chdir(tmp_path)
     previous = mlflow.get_tracking_uri()
     yield f"sqlite:///{tmp_path / 'mlflow.db'}"
     mlflow.set_tracking_uri(previous)
@@ -56,6 +58,7 @@ def test_a_judge_run_is_logged_once_with_the_reports_numbers(
     assert {"run.json", "summary.json", "report.html", "results_analysis.md"} <= files
     plots = {a.path for a in client.list_artifacts(run.info.run_id, "plots")}
     assert plots and all(p.startswith("plots/") and p.endswith(".png") for p in plots)
+    assert (Path.cwd() / "mlruns").is_dir()  # MLflow's default artifact root, not the repo's
 
     assert main(argv) == 0  # the same summary: named, not logged again
     assert f"already logged as MLflow run {run.info.run_id}" in capsys.readouterr().out
