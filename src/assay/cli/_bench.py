@@ -10,7 +10,7 @@ import argparse
 import contextlib
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
 from ..model import DEFAULT_MODEL
@@ -25,6 +25,9 @@ from ._common import (
     shows_money,
     write_run_report,
 )
+
+if TYPE_CHECKING:
+    from ..verify.results import ResultRecord
 
 PATTERNS = ("best_of_n", "entailment", "self_consistency")
 DEFAULT_THRESHOLD = 0.5
@@ -389,7 +392,7 @@ def _summarize(args: argparse.Namespace) -> int:
     if args.n_resamples is not None and args.n_resamples < 0:
         raise ConfigError(f"--n-resamples: must be 0 or more, got {args.n_resamples}")
     with RunDirLock(args.run):  # a run still writing its results is not summarised under it
-        _check_before_writing(args, [args.run])
+        results = _check_before_writing(args, [args.run], keep=True)[args.run]
         if partial_tail(args.run / RESULTS_FILE):
             print(
                 f"note: {args.run / RESULTS_FILE}: its last line is unfinished (a run stopped "
@@ -399,19 +402,24 @@ def _summarize(args: argparse.Namespace) -> int:
             )
         adopt_calibration(args.calibration, args.run, replace=True)
         apply_prices(args, [args.run])
-        summary = write_summary(args.run, n_resamples=args.n_resamples, plots=not args.no_plots)
+        summary = write_summary(
+            args.run, n_resamples=args.n_resamples, plots=not args.no_plots, results=results
+        )
         print(f"wrote {args.run / 'summary.json'}")
         print(headline(summary))
-        _print_slices([args.run], args.by, args.n_resamples)
+        _print_slices([args.run], args.by, args.n_resamples, {args.run: results})
         write_run_report(args.run, args)
     return 0
 
 
-def _check_before_writing(args: argparse.Namespace, runs: list[Path]) -> None:
+def _check_before_writing(
+    args: argparse.Namespace, runs: list[Path], *, keep: bool = False
+) -> dict[Path, list[ResultRecord]]:
     """Every option and file a command reads, checked before it writes into any run: the
     calibration file and price table, each run's run.json and results.jsonl (read once), and
     the ``--by`` options, a key no record of a run has included (one located error for the
-    first problem)."""
+    first problem). ``keep``: return each run's results, for the summary and slices to use
+    instead of reading the file again (one run at a time is held otherwise)."""
     from ..data.meta import parse_by, slices
     from ..runs import read_run_log
     from ..verify.calibration import read_calibration
@@ -424,21 +432,41 @@ def _check_before_writing(args: argparse.Namespace, runs: list[Path]) -> None:
         from ..runs.prices import load_prices
 
         load_prices(args.prices)
+    kept = {}
     for run in runs:
         read_run_log(run)
         results = list(iter_results(run / RESULTS_FILE))  # every line checked, once
         for path in paths:
             slices(results, lambda r: r.meta, path)
+        if keep:
+            kept[run] = results
+    return kept
 
 
-def _print_slices(runs: list[Path], options: list[str], n_resamples: int | None) -> str:
-    """Each run's slices, written into the run and printed; returns the markdown."""
+def _print_slices(
+    runs: list[Path],
+    options: list[str],
+    n_resamples: int | None,
+    read: dict[Path, list[ResultRecord]] | None = None,
+) -> str:
+    """Each run's slices, written into the run and printed; returns the markdown. A run's
+    results are read once for all its options (``read``: those already read)."""
+    from ..verify.results import RESULTS_FILE, iter_results
     from ..verify.slices import sliced_summaries, slices_markdown, write_slices
 
+    if not options:
+        return ""
+    by_run = {}
+    for run in runs:
+        results = (read or {}).get(run) or list(iter_results(run / RESULTS_FILE))
+        by_run[run] = {
+            option: sliced_summaries(run, option, n_resamples=n_resamples, results=results)
+            for option in options
+        }
     blocks = []
     for option in options:
         for run in runs:
-            summaries = sliced_summaries(run, option, n_resamples=n_resamples)
+            summaries = by_run[run][option]
             write_slices(run, option, summaries)
             label = str(run) if len(runs) > 1 else ""
             blocks.append(slices_markdown(option, summaries, run=label))

@@ -8,12 +8,13 @@ exactly as for the run; the slices' counts add up to the run's.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 from ..data.meta import parse_by, slices
 from ..runs import write_atomic
 from ..tables import Cell, Table
-from .results import RESULTS_FILE, iter_results
+from .results import RESULTS_FILE, ResultRecord, iter_results
 from .summary import BenchSummary, build_summary
 
 SLICES_DIR = "slices"
@@ -21,10 +22,17 @@ COLUMNS = ("balanced_accuracy", "auroc", "recall", "precision", "ece_uniform")
 
 
 def sliced_summaries(
-    run_dir: Path, option: str, *, n_resamples: int | None = None
+    run_dir: Path,
+    option: str,
+    *,
+    n_resamples: int | None = None,
+    results: Sequence[ResultRecord] | None = None,
 ) -> dict[str, BenchSummary]:
+    """The run's summary per value at ``option``'s key (``results``: the run's results, already
+    read; default: read from its results.jsonl)."""
     path = parse_by(option)
-    groups = slices(iter_results(run_dir / RESULTS_FILE), lambda r: r.meta, path)
+    records = iter_results(run_dir / RESULTS_FILE) if results is None else results
+    groups = slices(records, lambda r: r.meta, path)
     return {
         value: build_summary(run_dir, results=items, n_resamples=n_resamples, plots=False)
         for value, items in groups.items()
