@@ -384,7 +384,7 @@ def _metrics_line(detection: dict[str, Any]) -> str:
 def _summarize(args: argparse.Namespace) -> int:
     from ..runs import RunDirLock, partial_tail
     from ..verify.results import RESULTS_FILE
-    from ..verify.summary import write_summary
+    from ..verify.summary import SummaryTally, write_summary
     from ._calibrate import adopt_calibration
 
     if not (args.run / RESULTS_FILE).is_file():
@@ -402,8 +402,11 @@ def _summarize(args: argparse.Namespace) -> int:
             )
         adopt_calibration(args.calibration, args.run, replace=True)
         apply_prices(args, [args.run])
+        tally = SummaryTally()  # the whole run's (`results=` would summarise it as a slice)
+        for result in results:
+            tally.add(result)
         summary = write_summary(
-            args.run, n_resamples=args.n_resamples, plots=not args.no_plots, results=results
+            args.run, n_resamples=args.n_resamples, plots=not args.no_plots, tally=tally
         )
         print(f"wrote {args.run / 'summary.json'}")
         print(headline(summary))
