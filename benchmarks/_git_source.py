@@ -3,14 +3,18 @@ version beside this tree."""
 
 from __future__ import annotations
 
+import os
 import subprocess
+import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 
 
 def source_at(revision: str, into: Path) -> Path:
-    """``src`` at ``revision`` (``git archive``), unpacked under ``into``; returns its path."""
+    """``src`` at ``revision`` (``git archive``), unpacked under ``into`` (made if missing);
+    returns its path."""
+    into.mkdir(parents=True, exist_ok=True)
     archive = subprocess.run(
         ["git", "-C", str(REPO), "archive", "--format=tar", revision, "src"],
         check=True,
@@ -18,3 +22,16 @@ def source_at(revision: str, into: Path) -> Path:
     ).stdout
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
     return into / "src"
+
+
+def env_on(source: Path) -> dict[str, str]:
+    """This process's environment with ``PYTHONPATH`` on ``source``: a child runs that code."""
+    return {**os.environ, "PYTHONPATH": str(source)}
+
+
+def write_judge_run(run_dir: Path, count: int, *, domains: int = 0) -> None:
+    """A judge run of ``count`` evaluations as ``bench_archive.py`` writes one, in a child on
+    this tree's code (``domains``: each question's samples with ``meta.domain``)."""
+    writer = [sys.executable, str(Path(__file__).with_name("bench_archive.py")), "--write"]
+    writer += [str(run_dir), str(count), "shards", "--domains", str(domains)]
+    subprocess.run(writer, check=True, capture_output=True, env=env_on(REPO / "src"))

@@ -28,7 +28,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _git_source import REPO, source_at
+from _git_source import REPO, env_on, source_at, write_judge_run
 
 VARIANTS, TARGETS = 5, 20  # as bench_archive.py lays out its samples
 DIMENSIONS = ("D1", "D2", "overall_score")
@@ -55,12 +55,8 @@ def agreement(run_dir: Path, labels: Path, out: Path, source: Path) -> float:
     command = [sys.executable, "-m", "assay", "judge", "agreement", str(run_dir)]
     command += ["--labels", str(labels), "--out", str(out)]
     started = time.perf_counter()
-    subprocess.run(command, check=True, capture_output=True, env=_on(source))
+    subprocess.run(command, check=True, capture_output=True, env=env_on(source))
     return time.perf_counter() - started
-
-
-def _on(source: Path) -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(source)}
 
 
 def point_values(path: Path) -> list[Any]:
@@ -96,12 +92,9 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-agreement-") as scratch:
         work = Path(scratch)
-        (work / "before").mkdir()
         sources = {"before": source_at(args.before, work / "before"), "this tree": REPO / "src"}
         run_dir = work / "run"
-        writer = [sys.executable, str(Path(__file__).with_name("bench_archive.py")), "--write"]
-        subprocess.run([*writer, str(run_dir), str(args.n), "shards"], check=True,
-                       capture_output=True, env=_on(REPO / "src"))  # fmt: skip
+        write_judge_run(run_dir, args.n)
         rows = []
         for annotators in (1, 3):
             labels = work / f"labels-{annotators}.jsonl"

@@ -30,7 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from _git_source import REPO, source_at
+from _git_source import REPO, env_on, source_at, write_judge_run
 
 COMMANDS = {
     "judge": ["judge", "analyze", "--no-plots", "--no-report", "--resamples", "200"],
@@ -45,8 +45,7 @@ def analyze_seconds(
     command = [sys.executable, "-c", _PROBE, sys.executable, "-m", "assay", *COMMANDS[kind]]
     command += [str(run_dir)]
     command += [part for option in by for part in ("--by", option)]
-    env = {**os.environ, "PYTHONPATH": str(source)}
-    done = subprocess.run(command, capture_output=True, text=True, check=True, env=env)
+    done = subprocess.run(command, capture_output=True, text=True, check=True, env=env_on(source))
     seconds, peak = done.stdout.split()
     return float(seconds), float(peak)
 
@@ -67,9 +66,7 @@ def write_run(run_dir: Path, count: int, kind: str = "judge") -> float:
     if kind == "bench":
         _write_bench_run(run_dir, count)
         return time.perf_counter() - started
-    writer = [sys.executable, str(Path(__file__).with_name("bench_archive.py")), "--write"]
-    writer += [str(run_dir), str(count), "shards", "--domains", "4"]
-    subprocess.run(writer, check=True, capture_output=True, env=_with_source(REPO / "src"))
+    write_judge_run(run_dir, count, domains=4)
     return time.perf_counter() - started
 
 
@@ -88,10 +85,6 @@ def _write_bench_run(run_dir: Path, count: int) -> None:
     results.write_text("".join(with_meta), encoding="utf-8")
 
 
-def _with_source(source: Path) -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(source)}
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--before", required=True, help="the revision to time beside this tree")
@@ -101,7 +94,6 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-slices-") as scratch:
         work = Path(scratch)
-        (work / "before").mkdir()
         before = source_at(args.before, work / "before")
         run_dir = work / "run"
         seconds = write_run(run_dir, args.n, args.kind)

@@ -143,6 +143,7 @@ def _register_agreement(commands: Any) -> None:
 
 def _agreement(args: argparse.Namespace) -> int:
     from ..judge.agreement import (
+        AGREEMENT_FILE,
         label_agreement,
         load_labels,
         report_markdown,
@@ -165,7 +166,7 @@ def _agreement(args: argparse.Namespace) -> int:
         return _draws_agreement(args, runs)
     _require_judge_run(args.run_dir)
     files = [_labels_file_of(path, args.run_dir) for path in args.labels]
-    out = args.out or args.run_dir / "agreement.json"
+    out = args.out or args.run_dir / AGREEMENT_FILE
     check_out_file(out, inputs=files)
     labels = [label for path in files for label in load_labels(path)]
     # a run still appending records is not compared under it: its agreement.json would say
@@ -196,8 +197,10 @@ def _labels_file_of(path: Path, run_dir: Path) -> Path:
     run); a folder of labels-draw-K.jsonl only is for a directory of draws."""
     from ..data.questions import LABELS_FILE
 
-    if not path.is_dir() or (path / LABELS_FILE).is_file():
-        return path / LABELS_FILE if path.is_dir() else path
+    if not path.is_dir():
+        return path
+    if (path / LABELS_FILE).is_file():
+        return path / LABELS_FILE
     raise ConfigError(
         f"--labels {path}: the folder holds no {LABELS_FILE}; a folder of labels-draw-K.jsonl "
         f"is for a directory of draws, and {run_dir} is one judge run",
@@ -208,10 +211,9 @@ def _labels_file_of(path: Path, run_dir: Path) -> Path:
 def _draws_agreement(args: argparse.Namespace, runs: list[Path]) -> int:
     """A directory of draw-K judge runs: each draw's agreement (RUN/draw-k/agreement.json),
     then the draws together (RUN/agreement.json), every draw locked and its labels read first."""
-    from ..judge.agreement import write_report
+    from ..judge.agreement import AGREEMENT_FILE, write_report
     from ..judge.draws import load_draws
     from ..judge.draws_agreement import (
-        AGREEMENT_FILE,
         draws_agreement,
         draws_agreement_markdown,
         labels_per_draw,
@@ -760,7 +762,11 @@ def _analyze(args: argparse.Namespace) -> int:
         )
     with contextlib.ExitStack() as locks:  # a run still appending records is not analysed
         for run in runs or [args.run_dir]:  # every run checked before any is analysed
-            _checked_and_locked(args, run, locks)
+            _checked_and_locked(run, locks)
+        if args.prices is not None:  # read once for every draw
+            from ..runs.prices import load_prices
+
+            load_prices(args.prices)
         if runs:
             _analyze_draws(args, settings)
         elif args.repeats_as_draws:
@@ -773,15 +779,18 @@ def _analyze(args: argparse.Namespace) -> int:
 REPEATS_DIR = "repeats"  # where --repeats-as-draws writes the joint analysis of a run
 
 
-def _checked_and_locked(
-    args: argparse.Namespace, run_dir: Path, locks: contextlib.ExitStack
-) -> None:
+def _checked_and_locked(run_dir: Path, locks: contextlib.ExitStack) -> None:
+    """The run's files the analysis reads, checked before it reads the archive or writes
+    anything: run.json (named first, whatever the directory holds) and coverage.json; the
+    run locked (a run still appending records is not analysed). The --by keys are checked on
+    the evaluations read."""
+    from ..judge.analyze import read_coverage
     from ..runs import read_run_log
 
-    read_run_log(run_dir)  # a broken run.json is named first, whatever the directory holds
+    read_run_log(run_dir)
     _require_judge_run(run_dir)
     locks.enter_context(_run_lock(run_dir))
-    _check_before_analysis(args, run_dir)
+    read_coverage(run_dir)
 
 
 def _analyze_one(args: argparse.Namespace, settings: AnalysisSettings) -> None:
@@ -874,21 +883,6 @@ def _analysis_settings(args: argparse.Namespace) -> AnalysisSettings:
         plots=not args.no_plots,
         baseline_variant=args.baseline,
     )
-
-
-def _check_before_analysis(args: argparse.Namespace, run_dir: Path) -> None:
-    """The files and options the analysis reads, checked before it reads the archive or writes
-    anything: run.json, coverage.json, the price table (the --by keys are checked on the
-    evaluations read)."""
-    from ..judge.analyze import read_coverage
-    from ..runs import read_run_log
-
-    read_run_log(run_dir)
-    read_coverage(run_dir)
-    if args.prices is not None:
-        from ..runs.prices import load_prices
-
-        load_prices(args.prices)
 
 
 def _print_analysis(result: AnalysisResult) -> None:

@@ -23,7 +23,6 @@ import csv
 import itertools
 import json
 import math
-from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -42,12 +41,12 @@ from .. import metrics
 from ..errors import InputError, describe_problem, field_path, shown
 from ..tables import Cell, Table
 from .archive import EvaluationRecord
-from .evaluations import Evaluation, as_evaluations, final_evaluations
+from .evaluations import Evaluation, SampleKey, as_evaluations, final_evaluations
 from .protocol import DIMENSION_KEYS
 
+AGREEMENT_FILE = "agreement.json"  # in the run directory, unless --out names another
 VERDICT_CODES = {"FAIL": 0, "PARTIAL": 1, "PASS": 2}
 DIMENSION_ALIASES = {f"D{i + 1}": key for i, key in enumerate(DIMENSION_KEYS)}
-SampleKey = tuple[str, str, str]
 # a sample, or (pooled over draws) a sample and its draw: the question first, as the
 # bootstrap resamples questions
 Unit = tuple[str, ...]
@@ -93,7 +92,7 @@ class Label(BaseModel):
 
     @field_validator("score")
     @classmethod
-    def _on_thescale_of(cls, value: int, info: ValidationInfo) -> int:
+    def _on_the_scale(cls, value: int, info: ValidationInfo) -> int:
         dimension = info.data.get("dimension")
         if dimension is None:
             return value  # the dimension's own error is reported
@@ -254,13 +253,11 @@ def label_agreement(
     files: Sequence[str] = (),
 ) -> AgreementReport:
     finals = final_evaluations(as_evaluations(records))
-    evaluated = {_record_key(r) for r in finals}
-    by_dimension: dict[str, dict[Unit, dict[str, int]]] = defaultdict(dict)
-    for label in labels:
-        by_dimension[label.dimension].setdefault(label.key, {})[label.annotator] = label.score
+    evaluated = {r.sample for r in finals}
+    by_dimension = labels_by_dimension(labels)
     results = []
     for role in sorted({JudgeRole(r.judge_model, r.method) for r in finals}):
-        mine = {_record_key(r): r for r in finals if JudgeRole(r.judge_model, r.method) == role}
+        mine = {r.sample: r for r in finals if JudgeRole(r.judge_model, r.method) == role}
         for dimension, units in by_dimension.items():
             labelled = [key for key in units if key in mine]
             scored: dict[Unit, int] = {
@@ -275,6 +272,18 @@ def label_agreement(
         unmatched_labels=unmatched,
         dimensions=tuple(results),
     )
+
+
+LabelUnits = dict[str, dict[Unit, dict[str, int]]]  # dimension -> sample -> annotator -> label
+
+
+def labels_by_dimension(labels: Iterable[Label]) -> LabelUnits:
+    units: LabelUnits = {}
+    for label in labels:
+        units.setdefault(label.dimension, {}).setdefault(label.key, {})[label.annotator] = (
+            label.score
+        )
+    return units
 
 
 def sliced_agreement(
@@ -292,7 +301,7 @@ def sliced_agreement(
     groups = slices(records, lambda r: r.sample_meta, parse_by(option))
     values = {}
     for value, group in groups.items():
-        keys = {_record_key(r) for r in group}
+        keys = {r.sample for r in group}
         mine = [label for label in labels if label.key in keys]
         values[value] = label_agreement(group, mine, n_resamples=n_resamples, seed=seed)
     return AgreementSlices(by=option, values=values)
@@ -500,10 +509,6 @@ def judge_score(record: Evaluation, dimension: str) -> int:
         assert verdict is not None  # valid evaluations have one
         return VERDICT_CODES[verdict]
     return record.score(dimension)
-
-
-def _record_key(record: Evaluation) -> SampleKey:
-    return (record.question_id, record.prompt_variant, record.target_model)
 
 
 def report_markdown(report: AgreementReport) -> str:

@@ -39,7 +39,7 @@ from .analyze import (
     refuse_unknown_baseline,
 )
 from .archive import ProtocolState, read_protocol_state
-from .evaluations import Evaluation, final_evaluations, load_evaluations
+from .evaluations import Evaluation, SampleKey, final_evaluations, load_evaluations
 from .protocol import protocol_fingerprint
 
 DRAWS_KIND = "judge-draws"  # run.json's kind in the directory of the draws
@@ -217,7 +217,7 @@ class LoadedDraws:
     unreadable: list[list[str]]  # where each draw's unreadable records are, left out
     notes: list[str] = dataclasses.field(default_factory=list)  # said in the joint summary's notes
     # per draw, each sample's fingerprint of the output judged (read when asked for)
-    outputs: list[dict[tuple[str, str, str], str]] = dataclasses.field(default_factory=list)
+    outputs: list[dict[SampleKey, str]] = dataclasses.field(default_factory=list)
 
 
 def load_draws(run_dir: Path, *, outputs: bool = False) -> LoadedDraws:
@@ -241,7 +241,7 @@ def load_draws(run_dir: Path, *, outputs: bool = False) -> LoadedDraws:
             hint="judge every draw with the same judges and settings: `assay judge run --draws` "
             "or `--judge-draws`",
         )
-    judged: list[dict[tuple[str, str, str], str]] = [{} for _ in runs]
+    judged: list[dict[SampleKey, str]] = [{} for _ in runs]
     loaded = [load_evaluations(run, judged[k] if outputs else None) for k, run in enumerate(runs)]
     return LoadedDraws(
         names=[run.name for run in runs],

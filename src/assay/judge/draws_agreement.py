@@ -27,7 +27,7 @@ import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from typing import Literal, NamedTuple
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
@@ -43,19 +43,19 @@ from .agreement import (
     Interval,
     JudgeRole,
     Label,
+    LabelUnits,
     Unit,
     dimension_agreement,
     format_interval,
     judge_score,
     label_agreement,
+    labels_by_dimension,
     load_labels,
     lower_median,
     table_interval,
 )
 from .draws import LoadedDraws
-from .evaluations import Evaluation, final_evaluations
-
-AGREEMENT_FILE = "agreement.json"
+from .evaluations import Evaluation, SampleKey, final_evaluations
 
 
 class MedianOfDraws(BaseModel):
@@ -164,11 +164,9 @@ def refuse_shared_labels_of_other_outputs(
     None: some records carry no fingerprint of the output judged (archived before assay kept
     one), so it cannot be told."""
     for evaluations, outputs in zip(loaded.evaluations, loaded.outputs, strict=True):
-        if any(
-            (r.question_id, r.prompt_variant, r.target_model) not in outputs for r in evaluations
-        ):
+        if any(r.sample not in outputs for r in evaluations):
             return None
-    first_seen: dict[tuple[str, str, str], tuple[str, str]] = {}
+    first_seen: dict[SampleKey, tuple[str, str]] = {}
     for name, outputs in zip(loaded.names, loaded.outputs, strict=True):
         for sample, fingerprint in outputs.items():
             earlier = first_seen.setdefault(sample, (name, fingerprint))
@@ -207,7 +205,7 @@ def draws_agreement(
         )
         for draw, found, files in zip(finals, draw_labels, labels.files, strict=True)
     ]
-    units = [_units(found) for found in draw_labels]
+    units = [labels_by_dimension(found) for found in draw_labels]
     shared = same_outputs is True and all(u == units[0] for u in units)
     roles = sorted({JudgeRole(r.judge_model, r.method) for draw in finals for r in draw})
     dimensions = sorted({dimension for draw in units for dimension in draw})
@@ -229,18 +227,6 @@ def draws_agreement(
         notes=tuple(_notes(loaded, labels, same_outputs, shared)),
     )
     return report, per_draw
-
-
-LabelUnits = dict[str, dict[Unit, dict[str, int]]]  # dimension -> sample -> annotator
-
-
-def _units(labels: Sequence[Label]) -> LabelUnits:
-    units: LabelUnits = {}
-    for label in labels:
-        units.setdefault(label.dimension, {}).setdefault(label.key, {})[label.annotator] = (
-            label.score
-        )
-    return units
 
 
 def _dimension_row(
@@ -277,11 +263,7 @@ def _dimension_row(
 
 
 def _role_finals(draw: Sequence[Evaluation], role: JudgeRole) -> dict[Unit, Evaluation]:
-    return {
-        (r.question_id, r.prompt_variant, r.target_model): r
-        for r in draw
-        if JudgeRole(r.judge_model, r.method) == role
-    }
+    return {r.sample: r for r in draw if JudgeRole(r.judge_model, r.method) == role}
 
 
 def _own_row(report: AgreementReport, role: JudgeRole, dimension: str) -> DimensionAgreement | None:
@@ -324,6 +306,7 @@ def _judge_median(
     """The lower median of the judge's valid draws of each sample as its score, and one
     draw's accuracy on the same samples (each sample's share of draws matching the labels)."""
     medians: dict[Unit, int] = {}
+    truths: list[int] = []
     one_draw: list[float] = []
     draws_behind: list[int] = []
     valid_scores: list[list[int]] = []
@@ -335,13 +318,13 @@ def _judge_median(
             invalid += bool(judged)
             continue
         truth = lower_median(annotated.values())
+        truths.append(truth)
         medians[sample] = lower_median(scores)
         one_draw.append(float(np.mean([score == truth for score in scores])))
         draws_behind.append(len(scores))
         valid_scores.append(scores)
     agreement = dimension_agreement(role, dimension, Compared(labels, medians, invalid), *bootstrap)
-    truths = np.array([lower_median(labels[s].values()) for s in medians], dtype=float)
-    matched = np.array(list(medians.values()), dtype=float) == truths
+    matched = np.array(list(medians.values())) == np.array(truths)
     # per question: one draw's share of matches summed, the median's matches, the samples
     tables = AgreementTables.of([s[0] for s in medians], [])
     sums = np.zeros((tables.n_clusters, 3))
@@ -362,7 +345,7 @@ SUBSETS_MAX = 500  # past this many ways of choosing k draws, a seeded sample of
 
 def _median_of_k_draws(
     scores: Sequence[Sequence[int]],
-    truths: Any,
+    truths: Sequence[int],
     tables: AgreementTables,
     bootstrap: tuple[int, int],
 ) -> tuple[MedianOfDraws, ...]:
@@ -374,7 +357,7 @@ def _median_of_k_draws(
     sums = np.zeros((tables.n_clusters, most, 2))
     for cluster, draws, truth in zip(tables.clusters, scores, truths, strict=True):
         for k in range(1, len(draws) + 1):
-            sums[cluster, k - 1] += (_median_match(draws, int(truth), k, rng), 1.0)
+            sums[cluster, k - 1] += (_median_match(draws, truth, k, rng), 1.0)
     points = []
     for k in range(1, most + 1):
         samples = int(sums[:, k - 1, 1].sum())

@@ -20,6 +20,9 @@ from .protocol import DIMENSION_KEYS
 _SCORE_TUPLES: dict[tuple[int, ...], tuple[int, ...]] = {}
 
 
+SampleKey = tuple[str, str, str]  # question, prompt variant, target model
+
+
 @dataclass(frozen=True, slots=True)
 class Evaluation:
     """One archived attempt, as the statistics see it (``scores`` in rubric order)."""
@@ -64,6 +67,10 @@ class Evaluation:
         )
 
     @property
+    def sample(self) -> SampleKey:
+        return (self.question_id, self.prompt_variant, self.target_model)
+
+    @property
     def work_key(self) -> tuple[str, str, str, str, str]:
         return (
             self.question_id,
@@ -87,7 +94,7 @@ def as_evaluations(records: Iterable[EvaluationRecord | Evaluation]) -> list[Eva
 
 
 def load_evaluations(
-    run_dir: Path, outputs: dict[tuple[str, str, str], str] | None = None
+    run_dir: Path, outputs: dict[SampleKey, str] | None = None
 ) -> tuple[list[Evaluation], list[str]]:
     """Every readable evaluation of a run (either layout), and where each unreadable one is.
     ``outputs``, when given, gets each sample's fingerprint of the output text judged (from
@@ -98,10 +105,10 @@ def load_evaluations(
         if record is None:
             unreadable.append(f"{item.where}: {item.error}"[:300])
             continue
-        evaluations.append(Evaluation.of(record))
+        evaluation = Evaluation.of(record)
+        evaluations.append(evaluation)
         if outputs is not None and record.judged is not None:
-            sample = (record.question_id, record.prompt_variant, record.target_model)
-            outputs.setdefault(sample, record.judged.output)
+            outputs.setdefault(evaluation.sample, record.judged.output)
     return evaluations, unreadable
 
 

@@ -8,9 +8,14 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from ..errors import InputError
-from ..judge.agreement import AgreementReport, agreement_table, labels_head, slice_tables
-from ..judge.draws_agreement import (
+from ..judge.agreement import (
     AGREEMENT_FILE,
+    AgreementReport,
+    agreement_table,
+    labels_head,
+    slice_tables,
+)
+from ..judge.draws_agreement import (
     DrawsAgreementReport,
     draws_agreement_table,
     draws_labels_head,

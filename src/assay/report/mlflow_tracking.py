@@ -58,8 +58,7 @@ def track_runs(
     ``MLFLOW_TRACKING_URI``); every run is read and checked before anything is logged."""
     from .html import load_run
 
-    contents = [(path, load_run(path, examples=False).section) for path in run_dirs]
-    for path, _ in contents:
+    for path in run_dirs:  # before any run is read
         if not (path / SUMMARY).is_file():
             raise InputError(
                 f"no {SUMMARY}: the run has not been summarised",
@@ -67,6 +66,7 @@ def track_runs(
                 hint="`assay judge analyze`, `assay bench summarize` or `assay instructions "
                 "robustness` writes it",
             )
+    contents = [(path, load_run(path, examples=False).section) for path in run_dirs]
     mlflow = _mlflow()
     if tracking_uri is not None:
         mlflow.set_tracking_uri(tracking_uri)
