@@ -53,6 +53,29 @@ def test_results_keep_meta_and_bench_slices_add_up_to_the_whole(
     assert set(weeks) == {"0", "1", "2", MISSING}
 
 
+def test_a_slice_counted_in_one_pass_is_the_summary_of_its_own_results(tmp_path: Path) -> None:
+    from assay.verify.results import iter_results
+    from assay.verify.slices import RunTallies
+    from assay.verify.summary import build_summary
+
+    data = write_jsonl(tmp_path / "data.jsonl", _records_with_meta(30))
+    run = tmp_path / "run"
+    base = ["bench", "run", "--data", str(data), "--pattern", "entailment", "--out_dir", str(run)]
+    assert main([*base, "--verifier", "lexical", "--no-cache", "--no-progress", "--no-report"]) == 0
+    tallies = RunTallies.read(run, ["meta.system", "meta.batch.week"])
+    weeks = tallies.slice_summaries(run, "meta.batch.week", n_resamples=50)
+    assert list(weeks) == [MISSING, "0", "1", "2"] and all(s.money is None for s in weeks.values())
+    results = list(iter_results(run / "results.jsonl"))
+    for value, summary in weeks.items():
+        own = [r for r in results if meta_value(r.meta, ("batch", "week")) == value]
+        expected = build_summary(run, results=own, n_resamples=50, plots=False)
+        assert summary.model_dump(mode="json") == expected.model_dump(mode="json")
+    whole = build_summary(run, n_resamples=50, plots=False)
+    assert build_summary(run, tally=tallies.whole, n_resamples=50, plots=False) == whole
+    with pytest.raises(ConfigError, match=r"--by meta.sytem: no record has this key.*meta\.system"):
+        RunTallies.read(run, ["meta.sytem"])
+
+
 def test_the_report_shows_the_slices(tmp_path: Path) -> None:
     from assay.report.html import write_report
 

@@ -27,7 +27,7 @@ from ._common import (
 )
 
 if TYPE_CHECKING:
-    from ..verify.results import ResultRecord
+    from ..verify.slices import RunTallies
 
 PATTERNS = ("best_of_n", "entailment", "self_consistency")
 DEFAULT_THRESHOLD = 0.5
@@ -384,7 +384,7 @@ def _metrics_line(detection: dict[str, Any]) -> str:
 def _summarize(args: argparse.Namespace) -> int:
     from ..runs import RunDirLock, partial_tail
     from ..verify.results import RESULTS_FILE
-    from ..verify.summary import SummaryTally, write_summary
+    from ..verify.summary import write_summary
     from ._calibrate import adopt_calibration
 
     if not (args.run / RESULTS_FILE).is_file():
@@ -392,7 +392,7 @@ def _summarize(args: argparse.Namespace) -> int:
     if args.n_resamples is not None and args.n_resamples < 0:
         raise ConfigError(f"--n-resamples: must be 0 or more, got {args.n_resamples}")
     with RunDirLock(args.run):  # a run still writing its results is not summarised under it
-        results = _check_before_writing(args, [args.run], keep=True)[args.run]
+        tallies = _check_before_writing(args, [args.run])
         if partial_tail(args.run / RESULTS_FILE):
             print(
                 f"note: {args.run / RESULTS_FILE}: its last line is unfinished (a run stopped "
@@ -402,74 +402,52 @@ def _summarize(args: argparse.Namespace) -> int:
             )
         adopt_calibration(args.calibration, args.run, replace=True)
         apply_prices(args, [args.run])
-        tally = SummaryTally()  # the whole run's (`results=` would summarise it as a slice)
-        for result in results:
-            tally.add(result)
         summary = write_summary(
-            args.run, n_resamples=args.n_resamples, plots=not args.no_plots, tally=tally
+            args.run,
+            n_resamples=args.n_resamples,
+            plots=not args.no_plots,
+            tally=tallies[args.run].whole,
         )
         print(f"wrote {args.run / 'summary.json'}")
         print(headline(summary))
-        _print_slices([args.run], args.by, args.n_resamples, {args.run: results})
+        _print_slices([args.run], args.by, args.n_resamples, tallies)
         write_run_report(args.run, args)
     return 0
 
 
-def _check_before_writing(
-    args: argparse.Namespace, runs: list[Path], *, keep: bool = False
-) -> dict[Path, list[ResultRecord]]:
+def _check_before_writing(args: argparse.Namespace, runs: list[Path]) -> dict[Path, RunTallies]:
     """Every option and file a command reads, checked before it writes into any run: the
-    calibration file and price table, each run's run.json and results.jsonl (read once), and
-    the ``--by`` options, a key no record of a run has included (one located error for the
-    first problem). ``keep``: return each run's results, for the summary and slices to use
-    instead of reading the file again (one run at a time is held otherwise)."""
-    from ..data.meta import parse_by, slices
+    calibration file and price table, each run's run.json and results.jsonl, and the ``--by``
+    options, a key no record of a run has included (one located error for the first problem).
+    Each run's results are read once, into the counts its summary and slices are made of."""
     from ..runs import read_run_log
     from ..verify.calibration import read_calibration
-    from ..verify.results import RESULTS_FILE, iter_results
+    from ..verify.slices import RunTallies
 
-    paths = [parse_by(option) for option in getattr(args, "by", [])]
     if getattr(args, "calibration", None) is not None:
         read_calibration(args.calibration)
     if getattr(args, "prices", None) is not None:
         from ..runs.prices import load_prices
 
         load_prices(args.prices)
-    kept = {}
+    tallies = {}
     for run in runs:
         read_run_log(run)
-        results = list(iter_results(run / RESULTS_FILE))  # every line checked, once
-        for path in paths:
-            slices(results, lambda r: r.meta, path)
-        if keep:
-            kept[run] = results
-    return kept
+        tallies[run] = RunTallies.read(run, getattr(args, "by", []))
+    return tallies
 
 
 def _print_slices(
-    runs: list[Path],
-    options: list[str],
-    n_resamples: int | None,
-    read: dict[Path, list[ResultRecord]] | None = None,
+    runs: list[Path], options: list[str], n_resamples: int | None, tallies: dict[Path, RunTallies]
 ) -> str:
-    """Each run's slices, written into the run and printed; returns the markdown. A run's
-    results are read once for all its options (``read``: those already read)."""
-    from ..verify.results import RESULTS_FILE, iter_results
-    from ..verify.slices import sliced_summaries, slices_markdown, write_slices
+    """Each run's slices, from the counts of its one read, written into the run and printed;
+    returns the markdown."""
+    from ..verify.slices import slices_markdown, write_slices
 
-    if not options:
-        return ""
-    by_run = {}
-    for run in runs:
-        results = (read or {}).get(run) or list(iter_results(run / RESULTS_FILE))
-        by_run[run] = {
-            option: sliced_summaries(run, option, n_resamples=n_resamples, results=results)
-            for option in options
-        }
     blocks = []
     for option in options:
         for run in runs:
-            summaries = by_run[run][option]
+            summaries = tallies[run].slice_summaries(run, option, n_resamples=n_resamples)
             write_slices(run, option, summaries)
             label = str(run) if len(runs) > 1 else ""
             blocks.append(slices_markdown(option, summaries, run=label))
@@ -501,7 +479,7 @@ def _compare(args: argparse.Namespace) -> int:
     with contextlib.ExitStack() as locks:  # --prices and --by write into the runs
         for run in dict.fromkeys(args.runs):
             locks.enter_context(RunDirLock(run))
-        _check_before_writing(args, args.runs)
+        tallies = _check_before_writing(args, args.runs)
         if apply_prices(args, args.runs):
             from ..verify.summary import refresh_money
 
@@ -509,7 +487,7 @@ def _compare(args: argparse.Namespace) -> int:
                 refresh_money(run)
         text = compare_markdown(args.runs)
         sys.stdout.write(text)
-        text += _print_slices(args.runs, args.by, None)
+        text += _print_slices(args.runs, args.by, None, tallies)
     if args.out is not None:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(text, encoding="utf-8")

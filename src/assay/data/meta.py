@@ -58,21 +58,39 @@ def slices(
 ) -> dict[str, list[T]]:
     """The items grouped by their value at ``path``, slices in sorted order; a key no item
     has is a ConfigError listing the keys the items' meta objects do have."""
+    key = SliceKey(path)
     groups: dict[str, list[T]] = {}
-    keys: set[str] = set()
     for item in items:
-        meta = meta_of(item)
-        value = meta_value(meta, path)
-        if value == MISSING:
-            keys.update(_key_paths(meta))
-        groups.setdefault(value, []).append(item)
-    if list(groups) == [MISSING]:
-        option = "meta." + ".".join(path)
-        raise ConfigError(
-            f"--by {option}: no record has this key in its meta; the keys records have: "
-            + _listed(f"meta.{k}" for k in sorted(keys))
-        )
+        groups.setdefault(key.value_of(meta_of(item)), []).append(item)
+    key.check()
     return dict(sorted(groups.items()))
+
+
+class SliceKey:
+    """The slice of each record at one key path, one record at a time (for a pass that keeps
+    counts, not records); :meth:`check` afterwards refuses a key no record had."""
+
+    def __init__(self, path: tuple[str, ...]) -> None:
+        self.path = path
+        self._values: set[str] = set()
+        self._keys: set[str] = set()  # of the records without it, for the error
+
+    def value_of(self, meta: Mapping[str, Any] | None) -> str:
+        value = meta_value(meta, self.path)
+        if value == MISSING:
+            self._keys.update(_key_paths(meta))
+        self._values.add(value)
+        return value
+
+    def check(self) -> None:
+        """A ConfigError listing the keys the records' meta objects do have, when none had
+        this one."""
+        if self._values == {MISSING}:
+            option = "meta." + ".".join(self.path)
+            raise ConfigError(
+                f"--by {option}: no record has this key in its meta; the keys records have: "
+                + _listed(f"meta.{k}" for k in sorted(self._keys))
+            )
 
 
 def _key_paths(meta: Mapping[str, Any] | None, prefix: str = "") -> Iterable[str]:

@@ -11,32 +11,55 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..data.meta import parse_by, slices
+from ..data.meta import SliceKey, parse_by
 from ..runs import write_atomic
 from ..tables import Cell, Table
 from .results import RESULTS_FILE, ResultRecord, iter_results
-from .summary import BenchSummary, build_summary
+from .summary import BenchSummary, SummaryTally, build_summary
 
 SLICES_DIR = "slices"
 COLUMNS = ("balanced_accuracy", "auroc", "recall", "precision", "ece_uniform")
 
 
-def sliced_summaries(
-    run_dir: Path,
-    option: str,
-    *,
-    n_resamples: int | None = None,
-    results: Sequence[ResultRecord] | None = None,
-) -> dict[str, BenchSummary]:
-    """The run's summary per value at ``option``'s key (``results``: the run's results, already
-    read; default: read from its results.jsonl)."""
-    path = parse_by(option)
-    records = iter_results(run_dir / RESULTS_FILE) if results is None else results
-    groups = slices(records, lambda r: r.meta, path)
-    return {
-        value: build_summary(run_dir, results=items, n_resamples=n_resamples, plots=False)
-        for value, items in groups.items()
-    }
+class RunTallies:
+    """A run's results counted in one pass over results.jsonl: the whole run's tally and, for
+    each ``--by`` option, a tally per slice. Counts are kept, not results, so memory grows
+    with a few numbers per result rather than with the records."""
+
+    def __init__(self, options: Sequence[str]) -> None:
+        self.whole = SummaryTally()
+        self._keys = {option: SliceKey(parse_by(option)) for option in options}
+        self._slices: dict[str, dict[str, SummaryTally]] = {option: {} for option in options}
+
+    @classmethod
+    def read(cls, run_dir: Path, options: Sequence[str]) -> RunTallies:
+        """Every line of ``run_dir``'s results checked and counted; a ``--by`` key no result
+        has is a ConfigError."""
+        tallies = cls(options)
+        for result in iter_results(run_dir / RESULTS_FILE):
+            tallies.add(result)
+        for key in tallies._keys.values():
+            key.check()
+        return tallies
+
+    def add(self, result: ResultRecord) -> None:
+        self.whole.add(result)
+        for option, key in self._keys.items():
+            value = key.value_of(result.meta)
+            if (tally := self._slices[option].get(value)) is None:
+                tally = self._slices[option][value] = SummaryTally()
+            tally.add(result)
+
+    def slice_summaries(
+        self, run_dir: Path, option: str, *, n_resamples: int | None = None
+    ) -> dict[str, BenchSummary]:
+        """Each slice's whole summary, intervals included, in sorted order of the values."""
+        return {
+            value: build_summary(
+                run_dir, tally=tally, n_resamples=n_resamples, plots=False, is_slice=True
+            )
+            for value, tally in sorted(self._slices[option].items())
+        }
 
 
 def write_slices(run_dir: Path, option: str, summaries: dict[str, BenchSummary]) -> Path:

@@ -277,10 +277,12 @@ def build_summary(
     plots: bool = True,
     results: Iterable[ResultRecord] | None = None,
     tally: SummaryTally | None = None,
+    is_slice: bool = False,
 ) -> BenchSummary:
     """Recompute the summary of ``run_dir`` from its results.jsonl (and plots, unless told not);
     ``results`` summarises those instead (a slice of the run); ``tally`` is one already fed
-    with the run's current results, in file order (not yet finished)."""
+    with the run's current results, in file order (not yet finished), or with a slice's
+    (``is_slice``: a slice has no money of its own)."""
     if tally is None:
         tally = SummaryTally()
         for result in iter_results(run_dir / RESULTS_FILE) if results is None else results:
@@ -307,7 +309,7 @@ def build_summary(
         config=config,
         run={k: v for k, v in run.items() if k != "config"},
         calibration=applied,
-        money=None if results is not None else _money(run_dir, config, tally),
+        money=None if is_slice or results is not None else _money(run_dir, config, tally),
         missing_words=tally.missing_words.stats(),
     )
     if threshold is None:
