@@ -35,3 +35,23 @@ def write_judge_run(run_dir: Path, count: int, *, domains: int = 0) -> None:
     writer = [sys.executable, str(Path(__file__).with_name("bench_archive.py")), "--write"]
     writer += [str(run_dir), str(count), "shards", "--domains", str(domains)]
     subprocess.run(writer, check=True, capture_output=True, env=env_on(REPO / "src"))
+
+
+def timed_assay(arguments: list[str], source: Path) -> tuple[float, float]:
+    """Wall seconds and peak RSS (MB) of ``python -m assay ARGUMENTS`` run on ``source``'s
+    code, in a child of its own so that the peak is the command's alone."""
+    command = [sys.executable, "-c", _PROBE, sys.executable, "-m", "assay", *arguments]
+    done = subprocess.run(command, capture_output=True, text=True, check=True, env=env_on(source))
+    seconds, peak = done.stdout.split()
+    return float(seconds), float(peak)
+
+
+# runs the command as its own child and prints its wall time and maximum RSS
+_PROBE = (
+    "import resource, subprocess, sys, time\n"
+    "t = time.perf_counter()\n"
+    "p = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
+    "assert p.returncode == 0, p.stderr[-2000:]\n"
+    "dt = time.perf_counter() - t\n"
+    "print(dt, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)\n"
+)

@@ -21,7 +21,6 @@ import json
 import os
 import resource
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -30,7 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from _git_source import REPO, env_on, source_at, write_judge_run
+from _git_source import REPO, source_at, timed_assay, write_judge_run
 
 COMMANDS = {
     "judge": ["judge", "analyze", "--no-plots", "--no-report", "--resamples", "200"],
@@ -42,23 +41,8 @@ def analyze_seconds(
     run_dir: Path, source: Path, by: list[str], kind: str = "judge"
 ) -> tuple[float, float]:
     """Wall seconds and peak RSS (MB) of one analysis of ``run_dir`` with ``source``."""
-    command = [sys.executable, "-c", _PROBE, sys.executable, "-m", "assay", *COMMANDS[kind]]
-    command += [str(run_dir)]
-    command += [part for option in by for part in ("--by", option)]
-    done = subprocess.run(command, capture_output=True, text=True, check=True, env=env_on(source))
-    seconds, peak = done.stdout.split()
-    return float(seconds), float(peak)
-
-
-# runs the analysis as its own child, so that the peak RSS is the analysis's alone
-_PROBE = (
-    "import resource, subprocess, sys, time\n"
-    "t = time.perf_counter()\n"
-    "p = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
-    "assert p.returncode == 0, p.stderr[-2000:]\n"
-    "dt = time.perf_counter() - t\n"
-    "print(dt, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)\n"
-)
+    options = [part for option in by for part in ("--by", option)]
+    return timed_assay([*COMMANDS[kind], str(run_dir), *options], source)
 
 
 def write_run(run_dir: Path, count: int, kind: str = "judge") -> float:

@@ -6,6 +6,7 @@ import assay.metrics as metrics
 
 EXPECTED = {
     "METRIC_NAMES",
+    "PAIRED_METRIC_NAMES",
     "BinaryCounts",
     "CoverageCurve",
     "Estimate",
@@ -28,6 +29,7 @@ EXPECTED = {
     "krippendorff_alpha",
     "maximum_calibration_error",
     "mcnemar_exact_p",
+    "paired_detection_differences",
     "precision_recall_curve",
     "precision_recall_f1",
     "reliability_curve",

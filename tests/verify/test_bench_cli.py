@@ -207,6 +207,45 @@ def test_compare_pairs_runs_on_shared_records(
     assert shared == 12 and both + only_a + only_b <= 12
 
 
+def test_compare_gives_paired_metric_differences_each_summary_agrees_with(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = write_jsonl(tmp_path / "data.jsonl", verify_only_records(40))
+    runs = [tmp_path / "lexical", tmp_path / "learned"]
+    assert _run(data, runs[0], "entailment") == 0
+    assert _run(data, runs[1], "entailment", "--verifier", "learned") == 0
+    capsys.readouterr()
+    assert main(["bench", "compare", *map(str, runs)]) == 0
+    section = capsys.readouterr().out.split("## Paired metric differences")[1]
+    row = next(line for line in section.splitlines() if line.startswith("| lexical | learned |"))
+    cells = [cell.strip() for cell in row.split("|")[1:-1]]
+    summaries = [json.loads((run / "summary.json").read_text()) for run in runs]
+    auroc = [s["detection"]["metrics"]["auroc"]["value"] for s in summaries]
+    assert cells[2].startswith("40 (")
+    difference, interval = cells[3].split(" [")
+    assert float(difference) == pytest.approx(auroc[1] - auroc[0], abs=6e-4)
+    low, high = (float(x) for x in interval.rstrip("]").split(", "))
+    assert low <= float(difference) <= high
+    assert "resamples of the shared questions" in section
+
+
+def test_paired_differences_leave_out_answers_the_runs_do_not_share(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    records = verify_only_records(12)
+    data = write_jsonl(tmp_path / "data.jsonl", records)
+    records[0]["answer"] = records[0]["answer"] + " It also rained."  # another answer, same id
+    other = write_jsonl(tmp_path / "other.jsonl", records)
+    runs = [tmp_path / "first", tmp_path / "second"]
+    assert _run(data, runs[0], "entailment") == 0
+    assert _run(other, runs[1], "entailment", "--verifier", "learned") == 0
+    capsys.readouterr()
+    assert main(["bench", "compare", *map(str, runs)]) == 0
+    section = capsys.readouterr().out.split("## Paired metric differences")[1]
+    assert "| first | second | 11 (" in section
+    assert "answer or label differs between the runs" in section and "first / second: 1" in section
+
+
 def test_model_free_checks_record_their_time_per_claim(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

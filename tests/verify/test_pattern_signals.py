@@ -252,6 +252,31 @@ def test_the_html_report_of_identical_runs_says_so(tmp_path: Path) -> None:
     assert notes["n3"][0].startswith("identical by construction: the same p_error as n1")
 
 
+def test_the_html_report_of_several_runs_shows_each_others_paired_differences(
+    tmp_path: Path,
+) -> None:
+    from assay.report.html import ReportOptions, build_report
+
+    data = write_jsonl(tmp_path / "data.jsonl", verify_only_records(12))
+    runs = [tmp_path / "lexical", tmp_path / "learned"]
+    run_benchmark(_config(data, runs[0]))
+    run_benchmark(_config(data, runs[1], verifier="learned"))
+    payload, _ = build_report(runs, ReportOptions())
+    tables = {run.name: [t for t in run.tables if t.title == "Paired metric differences"]
+              for run in payload.runs}  # fmt: skip
+    (lexical,), (learned,) = tables["lexical"], tables["learned"]
+    assert lexical.rows[0][:3] == ["learned", "12 (4 questions)", "0"]
+    assert learned.rows[0][0] == "lexical"
+    auroc = [json.loads((r / "summary.json").read_text())["detection"]["metrics"]["auroc"]
+             for r in runs]  # fmt: skip
+    gain = auroc[1]["value"] - auroc[0]["value"]
+    assert float(str(lexical.rows[0][3]).split(" ")[0]) == pytest.approx(gain, abs=6e-4)
+    assert float(str(learned.rows[0][3]).split(" ")[0]) == pytest.approx(-gain, abs=6e-4)
+    assert "other - this" in lexical.columns[3]
+    single, _ = build_report(runs[:1], ReportOptions())
+    assert not [t for t in single.runs[0].tables if t.title == "Paired metric differences"]
+
+
 def test_compare_does_not_flag_runs_that_differ(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

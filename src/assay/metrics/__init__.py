@@ -32,6 +32,7 @@ from assay.metrics._paired import (
     within_item_mean_permutation_p,
     within_item_permutation_p,
 )
+from assay.metrics._paired_detection import PAIRED_METRIC_NAMES, paired_detection_differences
 from assay.metrics._ranking import (
     average_precision_score,
     precision_recall_curve,
@@ -48,6 +49,7 @@ from assay.metrics._tables import cluster_table_ci, coincidence_tables, confusio
 
 __all__ = [
     "METRIC_NAMES",
+    "PAIRED_METRIC_NAMES",
     "BinaryCounts",
     "CoverageCurve",
     "Estimate",
@@ -70,6 +72,7 @@ __all__ = [
     "krippendorff_alpha",
     "maximum_calibration_error",
     "mcnemar_exact_p",
+    "paired_detection_differences",
     "precision_recall_curve",
     "precision_recall_f1",
     "reliability_curve",

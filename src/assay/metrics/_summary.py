@@ -91,11 +91,11 @@ def summarize_binary_detection(
     score cells used for AUROC/AUPRC and the endpoint shift. Deterministic for a ``seed``.
     ``n_resamples=0`` skips the intervals.
     """
-    data = _prepare(y_true, p_error, threshold, clusters, n_bins)
+    data = detection_data(y_true, p_error, threshold, clusters, n_bins)
     if n_resamples < 0:
         raise ValueError(f"n_resamples must be 0 (no intervals) or more, got {n_resamples}")
     check_confidence(confidence, max(n_resamples, 1))
-    exact = _exact_values(data, n_bins)
+    exact = exact_metric_values(data, n_bins)
     metrics = {
         name: _undefined(reason) for name, reason in exact.items() if isinstance(reason, str)
     }
@@ -137,7 +137,7 @@ def _bootstrap_settings(
     }
 
 
-def _prepare(
+def detection_data(
     y_true: Any, p_error: Any, threshold: float, clusters: Any, n_bins: int
 ) -> DetectionData:
     truth, prob = labels_and_probabilities(y_true, p_error)
@@ -164,7 +164,7 @@ def _prepare(
     )
 
 
-def _exact_values(data: DetectionData, n_bins: int) -> dict[str, float | str]:
+def exact_metric_values(data: DetectionData, n_bins: int) -> dict[str, float | str]:
     """Full-data value of each metric, or the reason it is undefined."""
     truth, prob, n = data.truth, data.prob, len(data.truth)
     n_pos = int(truth.sum())

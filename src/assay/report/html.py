@@ -96,10 +96,11 @@ def build_report(
     if not run_dirs:
         raise InputError("no run directory given")
     from ._html_compare import across_runs_source
+    from ._html_paired import pair_bench_runs
 
     contents = [load_run(p, options.sampling) for p in run_dirs]
     _distinct_names(contents)
-    _note_identical_runs(run_dirs, contents)
+    pair_bench_runs(run_dirs, contents)
     across = across_runs_source(contents) if len(contents) > 1 else None
     sources = [s for c in contents for s in c.sources] + ([across] if across else [])
     plain = sum(_estimate(s, "json", None, True) + len(embed_json(s.rows)) for s in sources)
@@ -130,29 +131,6 @@ def build_report(
     )
     main = DataBlock("assay-data", embed_json(payload.model_dump(mode="json")))
     return payload, [main, *chunk_blocks]
-
-
-def _note_identical_runs(run_dirs: Sequence[Path], contents: list[RunContent]) -> None:
-    """Bench runs whose verdicts agree by construction say so in their sections, with the
-    settings that make them agree (as ``bench compare`` does)."""
-    bench = [(d, c) for d, c in zip(run_dirs, contents, strict=True) if c.section.kind == "bench"]
-    if len(bench) < 2:
-        return
-    from ..verify.compare import identical_pairs, load_summary
-
-    names = [c.section.name for _, c in bench]
-    summaries = [load_summary(d) for d, _ in bench]
-    by_name = {c.section.name: c for _, c in bench}
-    for first, second, shared, same, differ in identical_pairs(
-        names, [d for d, _ in bench], summaries
-    ):
-        detail = f"on all {shared} shared records (same: {same}; differ: {differ})"
-        by_name[first].section.notes.append(_identical(second, detail))
-        by_name[second].section.notes.append(_identical(first, detail))
-
-
-def _identical(other: str, detail: str) -> str:
-    return f"identical by construction: the same p_error as {other} {detail}"
 
 
 def load_run(

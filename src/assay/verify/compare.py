@@ -16,7 +16,8 @@ from pydantic import ValidationError
 from ..errors import InputError
 from ..metrics import mcnemar_exact_p
 from ..tables import Table
-from .results import RESULTS_FILE, iter_results
+from .paired_runs import PAIRED_RESAMPLES, PairedRun, ScoredRow, metric_differences, scored_rows
+from .results import RESULTS_FILE
 from .summary import SUMMARY_FILE, BenchSummary, build_summary, with_current_money
 
 DETECTION_COLUMNS = (
@@ -87,9 +88,15 @@ def compare_markdown(run_dirs: Sequence[Path]) -> str:
         _revision_table(summaries),
         _bucket_table(summaries),
     ]
-    if len(run_dirs) > 1:
-        sections.append(identical_section(names, run_dirs, [s for _, s in summaries]))
-        sections.append(paired_table(names, run_dirs))
+    if len(run_dirs) > MAX_PAIRED_RUNS:
+        skipped = f"Skipped: more than {MAX_PAIRED_RUNS} runs."
+        sections += [f"## {title}\n\n{skipped}" for title in PAIRED_TITLES]
+    elif len(run_dirs) > 1:
+        rows = [scored_rows(d) for d in run_dirs]  # each run read once for every paired section
+        sections.append(identical_section(names, run_dirs, [s for _, s in summaries], rows))
+        sections.append(paired_table(names, rows))
+        runs = [PairedRun(d, r, s) for d, r, (_, s) in zip(run_dirs, rows, summaries, strict=True)]
+        sections.append(differences_section(names, runs))
     return "\n\n".join(sections) + "\n"
 
 
@@ -294,22 +301,24 @@ def _bucket_cell(summary: BenchSummary, bucket: str, value: Callable[[Any], floa
 MAX_PAIRED_RUNS = 8
 
 
-def _verdicts(run_dir: Path) -> dict[str, bool]:
-    """id -> whether the gate's verdict was right (flagged exactly the erroneous answers)."""
-    right: dict[str, bool] = {}
-    for result in iter_results(run_dir / RESULTS_FILE):
-        if result.complete and result.gold_error is not None and result.verifier_pass is not None:
-            right[result.id] = result.verifier_pass != result.gold_error
-    return right
+PAIRED_TITLES = ("Identical by construction", "Paired verdicts", "Paired metric differences")
+DIFFERENCE_COLUMNS = (
+    ("auroc", "AUROC"),
+    ("auprc", "AUPRC"),
+    ("balanced_accuracy", "balanced accuracy"),
+    ("ece_uniform", "ECE (15 equal-width)"),
+    ("brier", "Brier"),
+)
 
 
-def paired_table(names: Sequence[str], run_dirs: Sequence[Path]) -> str:
+def paired_table(names: Sequence[str], rows: Sequence[dict[str, ScoredRow]]) -> str:
     """Pairs of runs on the records they share: where their gate verdicts differ."""
-    if len(run_dirs) > MAX_PAIRED_RUNS:
-        return f"## Paired verdicts\n\nSkipped: more than {MAX_PAIRED_RUNS} runs."
-    verdicts = [_verdicts(d) for d in run_dirs]
-    rows = []
-    for i, j in itertools.combinations(range(len(run_dirs)), 2):
+    verdicts = [
+        {key: row.verdict_right for key, row in run.items() if row.verdict_right is not None}
+        for run in rows
+    ]
+    table = []
+    for i, j in itertools.combinations(range(len(rows)), 2):
         common = verdicts[i].keys() & verdicts[j].keys()
         if not common:
             continue
@@ -317,8 +326,8 @@ def paired_table(names: Sequence[str], run_dirs: Sequence[Path]) -> str:
         second = sum(verdicts[j][k] and not verdicts[i][k] for k in common)
         both = sum(verdicts[i][k] and verdicts[j][k] for k in common)
         p = mcnemar_exact_p(first, second)
-        rows.append([names[i], names[j], str(len(common)), str(both), str(first), str(second)])
-        rows[-1].append(f"{p:.3g}")
+        table.append([names[i], names[j], str(len(common)), str(both), str(first), str(second)])
+        table[-1].append(f"{p:.3g}")
     header = ["run A", "run B", "shared", "both right", "only A right", "only B right"]
     header.append("McNemar p")
     note = (
@@ -326,8 +335,58 @@ def paired_table(names: Sequence[str], run_dirs: Sequence[Path]) -> str:
         "is right when the gate flags exactly the erroneous answers. In generate mode the "
         "runs' answers to one record differ, so the pairing is by question, not by answer."
     )
-    body = _table(header, rows) if rows else "No two runs share a labelled, scored record."
+    body = _table(header, table) if table else "No two runs share a labelled, scored record."
     return "## Paired verdicts\n\n" + body + "\n\n" + note
+
+
+def differences_section(names: Sequence[str], runs: Sequence[PairedRun]) -> str:
+    """B - A of the threshold-free metrics and balanced accuracy, with paired intervals."""
+    table, unpaired = [], []
+    for i, j in itertools.combinations(range(len(runs)), 2):
+        differences = metric_differences(runs[i], runs[j])
+        if differences is None:
+            continue
+        metrics = differences["metrics"]
+        clusters = differences["n_clusters"]
+        table.append(
+            [names[i], names[j], f"{differences['n']} ({clusters} questions)"]
+            + [difference_cell(metrics[key]) for key, _ in DIFFERENCE_COLUMNS]
+        )
+        if differences["unpaired"]:
+            unpaired.append(f"{names[i]} / {names[j]}: {differences['unpaired']}")
+    header = [
+        "run A",
+        "run B",
+        "shared answers",
+        *(f"{title} B - A" for _, title in DIFFERENCE_COLUMNS),
+    ]
+    note = (
+        f"B - A over the labelled answers both runs scored, the same answer with the same "
+        f"label; each run's scores as its summary has them (its calibration, its threshold). "
+        f"Intervals: {PAIRED_RESAMPLES} resamples of the shared questions, each applied to "
+        "both runs (seed 0), so they hold only the variation of the difference: an interval "
+        "that excludes 0 is a difference these answers show, even where the runs' own "
+        "intervals above overlap. Higher is better for AUROC, AUPRC and balanced accuracy; "
+        "lower for ECE and Brier."
+    )
+    if unpaired:
+        note += (
+            " Left out, shared ids whose answer or label differs between the runs (generate "
+            "mode answers each record anew): " + "; ".join(unpaired) + "."
+        )
+    title = "## Paired metric differences\n\n"
+    if not table:
+        return title + "No two runs scored the same labelled answer."
+    return title + _table(header, table) + "\n\n" + note
+
+
+def difference_cell(block: dict[str, Any]) -> str:
+    if block.get("difference") is None:
+        return f"n/a ({block.get('reason')})"
+    text = f"{block['difference']:+.3f}"
+    if block.get("low") is not None and block.get("high") is not None:
+        text += f" [{block['low']:+.3f}, {block['high']:+.3f}]"
+    return text
 
 
 # settings that decide a verify-only verdict, named when two runs agree by construction
@@ -354,21 +413,25 @@ MODEL_FREE_VERIFIERS = frozenset({"lexical", "learned"})
 _NOT_SETTINGS = frozenset({"out_dir", "n_resamples", "concurrency", "model_options"})
 
 
-def _scores(run_dir: Path) -> dict[str, tuple[float, str, int]]:
-    """id -> (p_error, score method, claims checked) of every complete, scored result."""
+def _scores(rows: dict[str, ScoredRow]) -> dict[str, tuple[float, str, int]]:
+    """id -> (p_error, score method, claims checked) of every scored record."""
     return {
-        r.id: (r.verifier_score, r.score_method, len(r.claim_checks))
-        for r in iter_results(run_dir / RESULTS_FILE)
-        if r.complete and r.verifier_score is not None
+        key: (row.p_error, row.score_method, row.claims)
+        for key, row in rows.items()
+        if row.p_error is not None
     }
 
 
 def identical_pairs(
-    names: Sequence[str], run_dirs: Sequence[Path], summaries: Sequence[BenchSummary]
+    names: Sequence[str],
+    run_dirs: Sequence[Path],
+    summaries: Sequence[BenchSummary],
+    read: Sequence[dict[str, ScoredRow]] | None = None,
 ) -> list[list[str]]:
     """Pairs of runs whose p_error (hence every gate verdict) is the same on every record both
-    scored: [run A, run B, shared records, what they share, what differs]."""
-    scores = [_scores(d) for d in run_dirs]
+    scored: [run A, run B, shared records, what they share, what differs] (``read``: the
+    runs' rows, already read)."""
+    scores = [_scores(run) for run in read or [scored_rows(d) for d in run_dirs]]
     rows = []
     for i, j in itertools.combinations(range(len(run_dirs)), 2):
         common = scores[i].keys() & scores[j].keys()
@@ -405,12 +468,13 @@ def _settings(first: dict[str, Any], second: dict[str, Any]) -> tuple[list[str],
 
 
 def identical_section(
-    names: Sequence[str], run_dirs: Sequence[Path], summaries: Sequence[BenchSummary]
+    names: Sequence[str],
+    run_dirs: Sequence[Path],
+    summaries: Sequence[BenchSummary],
+    read: Sequence[dict[str, ScoredRow]],
 ) -> str:
     """The pairs of runs that agree by construction, and why."""
-    if len(run_dirs) > MAX_PAIRED_RUNS:
-        return f"## Identical by construction\n\nSkipped: more than {MAX_PAIRED_RUNS} runs."
-    rows = identical_pairs(names, run_dirs, summaries)
+    rows = identical_pairs(names, run_dirs, summaries, read)
     note = (
         "Two runs listed here give the same p_error, hence the same verdict, on every record "
         "both scored: the settings they share decide the score, and the settings that differ "
