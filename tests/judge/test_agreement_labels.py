@@ -282,3 +282,81 @@ def test_self_judgments_are_a_row_apart_from_cross_judgments(tmp_path: Path) -> 
     counted = {row["method"]: row["n"] + row["invalid_left_out"] for row in report["dimensions"]}
     assert counted == {"cross_judge": 4, "self_judge": 4}  # stub/b's outputs, stub/a's own
     assert {row["judge_model"] for row in report["dimensions"]} == {"stub/a"}
+
+
+def test_two_judges_on_the_same_samples_get_a_paired_difference(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    questions = write_questions(tmp_path / "q.jsonl")
+    manifest = write_manifest(tmp_path / "manifest.jsonl", ["stub/a", "stub/b", "stub/c"])
+    run = tmp_path / "run"
+    command = ["judge", "run", "--questions", str(questions), "--outputs", str(manifest)]
+    command += ["--judge", "stub/j", "--judge", "stub/k", "--mode", "cross"]
+    assert main([*command, "--date", "2026-11-23", "--out", str(run)]) == 0
+    from assay.judge.archive import iter_archive
+
+    records = [item.record for item in iter_archive(run) if item.record is not None]
+    scores: dict[str, dict[tuple[str, str, str], int]] = {"stub/j": {}, "stub/k": {}}
+    for r in final_evaluations(records):
+        if r.valid:
+            scores[r.judge_model][r.question_id, r.prompt_variant, r.target_model] = _stored_score(
+                r
+            )
+    shared = sorted(scores["stub/j"].keys() & scores["stub/k"].keys())
+    assert len(shared) >= 6
+    rng = random.Random(5)
+    truth = {k: rng.choice([0, 1, 2]) for k in shared}
+    labels = tmp_path / "labels.jsonl"
+    lines = [
+        {"question_id": k[0], "prompt_variant": k[1], "target_model": k[2],
+         "dimension": DIMENSION, "score": truth[k]}
+        for k in shared
+    ]  # fmt: skip
+    labels.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    capsys.readouterr()
+    command = ["judge", "agreement", str(run), "--labels", str(labels), "--resamples", "300"]
+    assert main(command) == 0
+    assert "Judges compared on the same samples" in capsys.readouterr().out
+    report = json.loads((run / "agreement.json").read_text())
+    (pair,) = report["judge_differences"]
+    assert (pair["judge_a"], pair["judge_b"], pair["n"]) == ("stub/j", "stub/k", len(shared))
+    consensus = [truth[k] for k in shared]
+    j, k = ([scores[name][key] for key in shared] for name in ("stub/j", "stub/k"))
+    accuracy = np.mean(np.equal(consensus, k)) - np.mean(np.equal(consensus, j))
+    assert pair["accuracy"]["value"] == pytest.approx(accuracy)
+    kappas = [
+        cohen_kappa_score(consensus, s, weights="quadratic", labels=[0, 1, 2]) for s in (j, k)
+    ]
+    assert pair["kappa_quadratic"]["value"] == pytest.approx(kappas[1] - kappas[0])
+    assert pair["accuracy"]["low"] <= pair["accuracy"]["value"] <= pair["accuracy"]["high"]
+    from assay.report.html import ReportOptions, build_report
+
+    payload, _ = build_report([run], ReportOptions())
+    titles = [t.title for t in payload.runs[0].tables]
+    (table,) = [
+        t for t in payload.runs[0].tables if t.title == "Judges compared on the same samples"
+    ]
+    assert table.rows[0][1:4] == [DIMENSION, "stub/j", "stub/k"]
+    assert titles.index(table.title) == titles.index("Agreement with labels") + 1
+
+
+def test_a_judge_against_an_identical_one_differs_by_exactly_nothing() -> None:
+    from assay.judge.agreement import JudgeRole
+    from assay.judge.agreement_pairs import judge_differences
+
+    rng = random.Random(2)
+    units: dict[tuple[str, ...], dict[str, int]] = {
+        (f"q{i // 2}", "A", f"t{i % 2}"): {"ann": rng.choice([0, 1, 2])} for i in range(30)
+    }
+    judged: dict[tuple[str, ...], int] = {key: rng.choice([0, 1, 2]) for key in units}
+    first, second = JudgeRole("x", "cross_judge"), JudgeRole("y", "cross_judge")
+    mine = JudgeRole("x", "self_judge")
+    scores = {
+        (first, DIMENSION): judged,
+        (second, DIMENSION): dict(judged),
+        (mine, DIMENSION): judged,
+    }
+    (pair,) = judge_differences(scores, {DIMENSION: units}, n_resamples=200, seed=0)
+    assert (pair.judge_a, pair.judge_b, pair.n, pair.questions) == ("x", "y", 30, 15)
+    for interval in (pair.accuracy, pair.kappa_quadratic):
+        assert (interval.value, interval.low, interval.high) == (0.0, 0.0, 0.0)

@@ -154,6 +154,21 @@ class DimensionAgreement(BaseModel):
     judge_mean_kappa_with_annotators: Interval | None = None
 
 
+class JudgeDifference(BaseModel):
+    """Judge B's agreement with the labels minus judge A's, on the samples both judged."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    method: str
+    dimension: str
+    judge_a: str
+    judge_b: str
+    n: int  # labelled samples both judged validly
+    questions: int
+    accuracy: Interval  # B - A
+    kappa_quadratic: Interval  # B - A
+
+
 class AgreementReport(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -161,6 +176,8 @@ class AgreementReport(BaseModel):
     labels: int
     unmatched_labels: int  # labels naming a sample no judge evaluated
     dimensions: tuple[DimensionAgreement, ...]
+    # each pair of judges of one method, on the labelled samples both judged validly
+    judge_differences: tuple[JudgeDifference, ...] = ()
     # `--by meta.KEY`: the same agreement per value of KEY (each slice's labels are those of
     # its samples, so a slice names no unmatched label)
     slices: tuple[AgreementSlices, ...] = ()
@@ -252,15 +269,18 @@ def label_agreement(
     seed: int = 0,
     files: Sequence[str] = (),
 ) -> AgreementReport:
+    from .agreement_pairs import judge_differences
+
     finals = final_evaluations(as_evaluations(records))
     evaluated = {r.sample for r in finals}
     by_dimension = labels_by_dimension(labels)
     results = []
+    scores: dict[tuple[JudgeRole, str], dict[Unit, int]] = {}
     for role in sorted({JudgeRole(r.judge_model, r.method) for r in finals}):
         mine = {r.sample: r for r in finals if JudgeRole(r.judge_model, r.method) == role}
         for dimension, units in by_dimension.items():
             labelled = [key for key in units if key in mine]
-            scored: dict[Unit, int] = {
+            scored = scores[role, dimension] = {
                 key: judge_score(mine[key], dimension) for key in labelled if mine[key].valid
             }
             compared = Compared(units, scored, len(labelled) - len(scored))
@@ -271,6 +291,9 @@ def label_agreement(
         labels=len(labels),
         unmatched_labels=unmatched,
         dimensions=tuple(results),
+        judge_differences=judge_differences(
+            scores, by_dimension, n_resamples=n_resamples, seed=seed
+        ),
     )
 
 
@@ -345,9 +368,9 @@ def dimension_agreement(
         n=len(valid),
         invalid_left_out=compared.invalid_left_out,
         annotators=annotators,
-        accuracy=ci(confusion, _accuracy),
-        kappa_quadratic=ci(confusion, _kappa("quadratic")),
-        kappa_linear=ci(confusion, _kappa("linear")),
+        accuracy=ci(confusion, confusion_accuracy),
+        kappa_quadratic=ci(confusion, confusion_kappa("quadratic")),
+        kappa_linear=ci(confusion, confusion_kappa("linear")),
         alpha_ordinal=ci(tables.coincidence(np.vstack([table, judge_scores])), tables.alpha),
         confusion=score_agreement(
             dimension, consensus.astype(int), judge_scores.astype(int), scale
@@ -399,14 +422,14 @@ class AgreementTables(NamedTuple):
         return np.stack([self.confusion(judge, row) for row in table], axis=1)
 
 
-def _accuracy(confusion: Any) -> float:
+def confusion_accuracy(confusion: Any) -> float:
     total = float(confusion.sum())
     if total == 0.0:
         raise ValueError("nothing to compare")
     return float(np.trace(confusion)) / total
 
 
-def _kappa(weights: Any) -> Callable[[Any], float]:
+def confusion_kappa(weights: Any) -> Callable[[Any], float]:
     return lambda confusion: metrics.kappa_from_confusion(confusion, weights=weights)
 
 
@@ -513,6 +536,9 @@ def judge_score(record: Evaluation, dimension: str) -> int:
 
 def report_markdown(report: AgreementReport) -> str:
     blocks = [labels_head(report), agreement_table(report).markdown()]
+    if report.judge_differences:
+        pairs = judge_differences_table(report)
+        blocks += [f"{pairs.title}:\n\n{pairs.markdown()}\n\n{pairs.note}"]
     blocks += [
         f"by {t.title.removeprefix(SLICED)}:\n\n{t.markdown()}" for t in slice_tables(report)
     ]
@@ -558,6 +584,32 @@ def agreement_table(report: AgreementReport) -> Table:
         for d in report.dimensions
     ]  # fmt: skip
     return Table(title="Agreement with labels", columns=columns, rows=rows)
+
+
+def judge_differences_table(report: AgreementReport) -> Table:
+    """Per pair of judges and dimension: B's agreement minus A's, on the same samples."""
+    columns = ["method", "dimension", "judge A", "judge B", "n (questions)"]
+    columns += ["accuracy B - A", "kappa (quadratic) B - A"]
+    rows: list[list[Cell]] = [
+        [d.method, d.dimension, d.judge_a, d.judge_b, f"{d.n} ({d.questions})",
+         format_difference(d.accuracy), format_difference(d.kappa_quadratic)]
+        for d in report.judge_differences
+    ]  # fmt: skip
+    note = (
+        "Over the labelled samples both judges judged validly, against the labels' consensus; "
+        "intervals from one bootstrap of questions applied to both judges, so an interval "
+        "that excludes 0 is a difference these samples show even where the judges' own "
+        "intervals overlap."
+    )
+    return Table(title="Judges compared on the same samples", columns=columns, rows=rows, note=note)
+
+
+def format_difference(interval: Interval) -> str:
+    if interval.value is None:
+        return "n/a"
+    if interval.low is None or interval.high is None:
+        return f"{interval.value:+.3f}"
+    return f"{interval.value:+.3f} [{interval.low:+.3f}, {interval.high:+.3f}]"
 
 
 def format_interval(interval: Interval | None) -> str:

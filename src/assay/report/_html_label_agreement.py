@@ -12,6 +12,7 @@ from ..judge.agreement import (
     AGREEMENT_FILE,
     AgreementReport,
     agreement_table,
+    judge_differences_table,
     labels_head,
     slice_tables,
 )
@@ -46,6 +47,8 @@ def label_agreement_tables(run_dir: Path, notes: list[str], *, draws: bool) -> l
             one = AgreementReport.model_validate(data)
             table, head = agreement_table(one), labels_head(one)
             sliced = slice_tables(one)
+            if one.judge_differences:
+                sliced.insert(0, judge_differences_table(one))
     except (InputError, ValidationError) as error:
         problem = str(error).splitlines()[0]
         notes.append(f"agreement with labels left out: {path}: {problem}; {RERUN}")
