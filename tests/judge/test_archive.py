@@ -455,3 +455,34 @@ def test_a_damaged_text_line_is_named_by_the_records_that_need_it(tmp_path: Path
     assert not report.consistent
     problems = " ".join(report.unreadable)
     assert f"(lines of {blobs} that cannot be read: 1)" in problems
+
+
+def test_a_summary_read_refuses_a_record_whose_text_is_lost_as_a_full_read_does(
+    tmp_path: Path,
+) -> None:
+    """Statistics read records without their texts; a record whose text is gone from
+    archive_blobs.jsonl is still unreadable there, so analyze counts what validate counts."""
+    state = protocol_state(Protocol(), DecodingSettings(), layout="shards")
+    archive = Archive.open(tmp_path / "run", state)
+    for index in range(3):
+        archive.add(
+            make_record(archive.state.fingerprint, dumps(valid_body()), question_id=f"Q{index}")
+        )
+    archive.close()
+    blobs = archive.run_dir / BLOBS_FILE
+    whole = [item for item in iter_archive(archive.run_dir) if item.record is None]
+    fast = [
+        item for item in iter_archive(archive.run_dir, summary_only=True) if item.record is None
+    ]
+    assert whole == fast == []
+    lines = blobs.read_text().splitlines(keepends=True)
+    lost = json.loads(lines[-1])["h"]
+    blobs.write_text("".join(lines[:-1]))  # its last text lost
+    whole = [(i.line, i.error) for i in iter_archive(archive.run_dir) if i.record is None]
+    fast = [
+        (i.line, i.error)
+        for i in iter_archive(archive.run_dir, summary_only=True)
+        if i.record is None
+    ]
+    assert whole == fast and whole
+    assert all(f"has no text {lost}" in str(error) for _, error in fast)

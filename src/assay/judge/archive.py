@@ -17,6 +17,7 @@ refuses records made under another fingerprint.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 from collections.abc import Callable, Iterator, Sequence
@@ -480,9 +481,9 @@ def iter_archive(run_dir: Path, *, summary_only: bool = False) -> Iterator[Archi
         for path in sorted(archive.rglob("*.json")):
             yield _read_record(path, is_valid)
         for shard in shard_files(archive):
-            if not summary_only:
-                blobs = blobs or BlobStore(run_dir)
-            source = blobs or decode_summary
+            # a summary read keeps no text, but still refuses a record whose text is lost
+            blobs = blobs or BlobStore(run_dir, keep_texts=not summary_only)
+            source = functools.partial(decode_summary, blobs=blobs) if summary_only else blobs
             for number, line in shard_lines(shard):
                 yield _read_shard_line(shard, number, line, is_valid, source)
 

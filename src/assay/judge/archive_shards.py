@@ -25,7 +25,7 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -55,6 +55,13 @@ def text_hash(text: str) -> str:
 
 def _blob_id(key: str) -> int:
     return int(key[:16], 16)
+
+
+def _blob_id_or_none(key: str) -> int | None:
+    try:
+        return _blob_id(key)
+    except ValueError:  # not a hash: no text has it
+        return None
 
 
 def _json_line(value: Any) -> str:
@@ -123,6 +130,14 @@ class BlobStore:
         if text is None:
             raise ValueError(f"{BLOBS_FILE} has no text {key}{self._damage_note()}")
         return text
+
+    def check_references(self, keys: Iterable[str]) -> None:
+        """A ValueError naming the first of ``keys`` the file does not hold (as :meth:`get`
+        would raise reading it), without keeping any text."""
+        for key in keys:
+            blob_id = _blob_id_or_none(key)
+            if key not in self._recent and (blob_id is None or blob_id not in self.known):
+                raise ValueError(f"{BLOBS_FILE} has no text {key}{self._damage_note()}")
 
     def _damage_note(self) -> str:
         if not self.damaged:
@@ -198,16 +213,33 @@ def _reply_evidence(classification: dict[str, Any]) -> Any:
     return [{k: item.get(k) for k in keys} if isinstance(item, dict) else None for item in items]
 
 
-def decode_summary(line: str) -> dict[str, Any]:
+def decode_summary(line: str, blobs: BlobStore | None = None) -> dict[str, Any]:
     """The record dict of a shard line without its texts: no prompt, output, reply, checks,
-    parsed reply or evidence (what statistics over millions of evaluations need, fast)."""
+    parsed reply or evidence (what statistics over millions of evaluations need, fast).
+    ``blobs`` (a store that need not keep texts): a line referencing a text the blob file does
+    not hold raises ValueError, as reading it whole would, so that a summary read counts the
+    same readable records as a full one."""
     data = json.loads(line)
     if not isinstance(data, dict):
         raise ValueError("a shard line is not a JSON object")
+    if blobs is not None:
+        blobs.check_references(_blob_references(data))
     data.pop("_stored", None)
     data.update(messages=[], evaluated_output="", raw_reply=None)
     data["classification"].update(checks=[], parsed=None, evidence=[])
     return data
+
+
+def _blob_references(data: dict[str, Any]) -> Iterator[str]:
+    """The blob keys a stored record's texts are made of."""
+    stored = data.get("_stored")
+    if isinstance(stored, dict) and isinstance(stored.get("checks"), str):
+        yield stored["checks"]
+    for message in data.get("messages") or ():
+        parts = message.get("parts") if isinstance(message, dict) else None
+        for part in parts or ():
+            if isinstance(part, str) and part.startswith(BLOB_MARK):
+                yield part[1:]
 
 
 def decode_record(line: str, blobs: BlobStore) -> dict[str, Any]:
