@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from fractions import Fraction
 from pathlib import Path
 
@@ -244,6 +245,70 @@ def test_paired_differences_leave_out_answers_the_runs_do_not_share(
     section = capsys.readouterr().out.split("## Paired metric differences")[1]
     assert "| first | second | 11 (" in section
     assert "answer or label differs between the runs" in section and "first / second: 1" in section
+
+
+def _rescored_copy(run: Path, target: Path, rescore: Callable[[float], float]) -> Path:
+    """The run's answers and labels under other scores (another verifier's), summarised."""
+    target.mkdir()
+    (target / "run.json").write_bytes((run / "run.json").read_bytes())
+    lines = []
+    for line in (run / "results.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        record["verifier_score"] = rescore(record["verifier_score"])
+        record["verifier_pass"] = record["verifier_score"] < record["threshold"]
+        lines.append(json.dumps(record) + "\n")
+    (target / "results.jsonl").write_text("".join(lines))
+    assert main(["bench", "summarize", str(target), "--no-plots", "--no-report"]) == 0
+    return target
+
+
+def test_compare_fails_a_run_worse_than_the_baseline_and_writes_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = write_jsonl(tmp_path / "data.jsonl", verify_only_records(40))
+    base = tmp_path / "base"
+    assert _run(data, base, "entailment", "--verifier", "learned") == 0
+    same = _rescored_copy(base, tmp_path / "same", lambda p: p)
+    flipped = _rescored_copy(base, tmp_path / "flipped", lambda p: 1.0 - p)
+    capsys.readouterr()
+    gate = ["--fail-if-worse", "auroc", "--fail-if-worse", "brier"]
+    report = tmp_path / "compare.json"
+    assert main(["bench", "compare", str(base), str(same), *gate, "--json", str(report)]) == 0
+    assert "no run is worse than the baseline on auroc, brier" in capsys.readouterr().err
+    payload = json.loads(report.read_text())
+    (pair,) = payload["paired_differences"]
+    assert pair["differences"]["metrics"]["auroc"]["difference"] == 0.0
+    assert payload["gate"] == {"baseline": "base", "metrics": ["auroc", "brier"], "failed": []}
+    assert payload["runs"][0]["detection"]["metrics"]["auroc"]["value"] > 0.5
+
+    command = ["bench", "compare", str(base), str(same), str(flipped), *gate]
+    assert main([*command, "--json", str(report)]) == 1
+    err = capsys.readouterr().err
+    assert "worse: flipped auroc: lower by -" in err and "against base" in err
+    assert "worse: same" not in err
+    failed = json.loads(report.read_text())["gate"]["failed"]
+    assert [line.split(":")[0] for line in failed] == ["flipped auroc", "flipped brier"]
+
+
+def test_a_gate_that_cannot_be_checked_fails(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    records = verify_only_records(6)
+    data = write_jsonl(tmp_path / "data.jsonl", records)
+    for record in records:
+        record["id"] = "other-" + record["id"]
+    other = write_jsonl(tmp_path / "other.jsonl", records)
+    runs = [tmp_path / "a", tmp_path / "b"]
+    assert _run(data, runs[0], "entailment") == 0
+    assert _run(other, runs[1], "entailment") == 0
+    capsys.readouterr()
+    assert main(["bench", "compare", *map(str, runs), "--fail-if-worse", "auroc"]) == 1
+    assert "worse: b: no labelled answer shared with a: not checked" in capsys.readouterr().err
+    assert main(["bench", "compare", str(runs[0]), "--fail-if-worse", "auroc"]) == 2
+    assert "give a baseline run and 1 to 7 runs" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as usage:  # argparse's own usage error
+        main(["bench", "compare", *map(str, runs), "--fail-if-worse", "flag_rate"])
+    assert usage.value.code == 2 and "invalid choice: 'flag_rate'" in capsys.readouterr().err
 
 
 def test_model_free_checks_record_their_time_per_claim(

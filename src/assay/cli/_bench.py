@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ConfigError
 from ..model import DEFAULT_MODEL
 from ..verify.defaults import DEFAULT_VERIFIER
+from ..verify.regression_gate import GATE_METRICS
 from ._common import (
     add_prices_option,
     add_report_option,
@@ -27,6 +28,7 @@ from ._common import (
 )
 
 if TYPE_CHECKING:
+    from ..verify.compare import Comparison
     from ..verify.slices import RunTallies
 
 PATTERNS = ("best_of_n", "entailment", "self_consistency")
@@ -52,6 +54,22 @@ def register(subparsers: Any) -> None:
     compare = commands.add_parser("compare", help="runs side by side, as markdown")
     compare.add_argument("runs", type=Path, nargs="+", help="run directories")
     compare.add_argument("--out", type=Path, help="also write the markdown to this file")
+    compare.add_argument(
+        "--json",
+        type=Path,
+        metavar="FILE",
+        help="also write the runs' detection metrics and paired differences as JSON",
+    )
+    compare.add_argument(
+        "--fail-if-worse",
+        metavar="METRIC",
+        action="append",
+        default=[],
+        choices=GATE_METRICS,
+        help="exit 1 when a later run is worse than the first on this metric: its paired "
+        "interval on the shared labelled answers lies wholly on the worse side of 0 "
+        f"(repeatable; one of {', '.join(GATE_METRICS)})",
+    )
     _add_by_option(compare)
     add_prices_option(compare)
     compare.set_defaults(handler=_compare)
@@ -472,10 +490,17 @@ def _add_calibrate_parser(commands: Any) -> None:
 
 def _compare(args: argparse.Namespace) -> int:
     from ..runs import RunDirLock
-    from ..verify.compare import compare_markdown
+    from ..verify.compare import MAX_PAIRED_RUNS, compare_runs
+    from ..verify.regression_gate import regressions
     from ._common import check_out_file
 
     check_out_file(args.out)
+    check_out_file(args.json)
+    if args.fail_if_worse and not 2 <= len(args.runs) <= MAX_PAIRED_RUNS:
+        raise ConfigError(
+            f"--fail-if-worse: give a baseline run and 1 to {MAX_PAIRED_RUNS - 1} runs to check "
+            f"against it, got {len(args.runs)} run(s)"
+        )
     with contextlib.ExitStack() as locks:  # --prices and --by write into the runs
         for run in dict.fromkeys(args.runs):
             locks.enter_context(RunDirLock(run))
@@ -485,10 +510,50 @@ def _compare(args: argparse.Namespace) -> int:
 
             for run in args.runs:
                 refresh_money(run)
-        text = compare_markdown(args.runs)
+        comparison = compare_runs(args.runs)
+        text = comparison.markdown
         sys.stdout.write(text)
         text += _print_slices(args.runs, args.by, None, tallies)
     if args.out is not None:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(text, encoding="utf-8")
+    found = regressions(comparison, args.fail_if_worse) if args.fail_if_worse else []
+    if args.json is not None:
+        _write_comparison_json(args.json, comparison, args.fail_if_worse, found)
+    return _gate_verdict(args.fail_if_worse, found)
+
+
+def _write_comparison_json(
+    path: Path, comparison: Comparison, gated: list[str], found: list[str]
+) -> None:
+    import json
+
+    from ..runs import write_atomic
+
+    runs = [
+        {"name": name, "path": str(run_dir), "detection": summary.detection}
+        for name, run_dir, summary in zip(
+            comparison.names, comparison.run_dirs, comparison.summaries, strict=True
+        )
+    ]
+    pairs = [
+        {"run_a": pair.run_a, "run_b": pair.run_b, "differences": pair.differences}
+        for pair in comparison.pairs
+    ]
+    payload: dict[str, Any] = {"kind": "bench-compare", "runs": runs, "paired_differences": pairs}
+    if gated:
+        payload["gate"] = {"baseline": comparison.names[0], "metrics": gated, "failed": found}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, json.dumps(payload, indent=2, allow_nan=False))
+
+
+def _gate_verdict(gated: list[str], found: list[str]) -> int:
+    """Exit 1, naming each failure, when a gated run is worse than the baseline."""
+    if not gated:
+        return 0
+    for line in found:
+        print(f"worse: {line}", file=sys.stderr)
+    if found:
+        return 1
+    print(f"no run is worse than the baseline on {', '.join(gated)}", file=sys.stderr)
     return 0

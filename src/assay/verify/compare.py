@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -71,8 +72,34 @@ def _read_summary(path: Path) -> BenchSummary:
         ) from None
 
 
+@dataclass(frozen=True)
+class PairDifferences:
+    """Run B's detection metrics minus run A's on the answers both scored (``differences``:
+    :func:`~.paired_runs.metric_differences`, None when they share no labelled answer)."""
+
+    run_a: str
+    run_b: str
+    differences: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """What ``bench compare`` prints, and the data its paired sections were made of."""
+
+    names: list[str]
+    run_dirs: list[Path]
+    summaries: list[BenchSummary]
+    pairs: list[PairDifferences]  # every pair in order (A before B), up to MAX_PAIRED_RUNS runs
+    markdown: str
+
+
 def compare_markdown(run_dirs: Sequence[Path]) -> str:
     """The comparison report of ``run_dirs`` (in the order given)."""
+    return compare_runs(run_dirs).markdown
+
+
+def compare_runs(run_dirs: Sequence[Path]) -> Comparison:
+    """The comparison of ``run_dirs`` (in the order given): its markdown and paired data."""
     names = [_name(d, run_dirs) for d in run_dirs]
     summaries = [(name, load_summary(d)) for name, d in zip(names, run_dirs, strict=True)]
     sections = [
@@ -88,6 +115,7 @@ def compare_markdown(run_dirs: Sequence[Path]) -> str:
         _revision_table(summaries),
         _bucket_table(summaries),
     ]
+    pairs: list[PairDifferences] = []
     if len(run_dirs) > MAX_PAIRED_RUNS:
         skipped = f"Skipped: more than {MAX_PAIRED_RUNS} runs."
         sections += [f"## {title}\n\n{skipped}" for title in PAIRED_TITLES]
@@ -96,8 +124,13 @@ def compare_markdown(run_dirs: Sequence[Path]) -> str:
         sections.append(identical_section(names, run_dirs, [s for _, s in summaries], rows))
         sections.append(paired_table(names, rows))
         runs = [PairedRun(d, r, s) for d, r, (_, s) in zip(run_dirs, rows, summaries, strict=True)]
-        sections.append(differences_section(names, runs))
-    return "\n\n".join(sections) + "\n"
+        pairs = [
+            PairDifferences(names[i], names[j], metric_differences(runs[i], runs[j]))
+            for i, j in itertools.combinations(range(len(runs)), 2)
+        ]
+        sections.append(differences_section(pairs))
+    markdown = "\n\n".join(sections) + "\n"
+    return Comparison(names, list(run_dirs), [s for _, s in summaries], pairs, markdown)
 
 
 def _name(run_dir: Path, all_dirs: Sequence[Path]) -> str:
@@ -339,21 +372,21 @@ def paired_table(names: Sequence[str], rows: Sequence[dict[str, ScoredRow]]) -> 
     return "## Paired verdicts\n\n" + body + "\n\n" + note
 
 
-def differences_section(names: Sequence[str], runs: Sequence[PairedRun]) -> str:
+def differences_section(pairs: Sequence[PairDifferences]) -> str:
     """B - A of the threshold-free metrics and balanced accuracy, with paired intervals."""
     table, unpaired = [], []
-    for i, j in itertools.combinations(range(len(runs)), 2):
-        differences = metric_differences(runs[i], runs[j])
+    for pair in pairs:
+        differences = pair.differences
         if differences is None:
             continue
         metrics = differences["metrics"]
         clusters = differences["n_clusters"]
         table.append(
-            [names[i], names[j], f"{differences['n']} ({clusters} questions)"]
+            [pair.run_a, pair.run_b, f"{differences['n']} ({clusters} questions)"]
             + [difference_cell(metrics[key]) for key, _ in DIFFERENCE_COLUMNS]
         )
         if differences["unpaired"]:
-            unpaired.append(f"{names[i]} / {names[j]}: {differences['unpaired']}")
+            unpaired.append(f"{pair.run_a} / {pair.run_b}: {differences['unpaired']}")
     header = [
         "run A",
         "run B",
