@@ -384,12 +384,14 @@ def test_the_summary_read_gives_the_statistics_the_full_read_gives(tmp_path: Pat
     archive.add(make_record(fp, "no json", question_id="Q3"))
     archive.close()
     full = [Evaluation.of(i.record) for i in iter_archive(archive.run_dir) if i.record]
+    # a summary read leaves the output out and keeps its length beside the record
     summary = [
-        Evaluation.of(i.record)
+        Evaluation.of(i.record, i.output_chars)
         for i in iter_archive(archive.run_dir, summary_only=True)
         if i.record
     ]
     assert summary == full and len(full) == 3 and full[0].scores is not None
+    assert full[0].output_chars == len(OUTPUT_TEXT) > 0
 
 
 def test_items_chosen_from_a_summary_read_are_read_again_whole(tmp_path: Path) -> None:

@@ -169,6 +169,20 @@ class JudgeDifference(BaseModel):
     kappa_quadratic: Interval  # B - A
 
 
+class LabelledLengthPreference(BaseModel):
+    """Over pairs of outputs to one question the labels score alike (and whose lengths and
+    judge scores differ): the share the judge scored the longer output higher."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    judge_model: str
+    method: str
+    dimension: str
+    questions: int
+    pairs: int
+    longer_higher: Interval  # 0.5: no preference at equal quality
+
+
 class AgreementReport(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -178,6 +192,8 @@ class AgreementReport(BaseModel):
     dimensions: tuple[DimensionAgreement, ...]
     # each pair of judges of one method, on the labelled samples both judged validly
     judge_differences: tuple[JudgeDifference, ...] = ()
+    # per judge, method and dimension with a counted pair (empty before it existed)
+    length_preference: tuple[LabelledLengthPreference, ...] = ()
     # `--by meta.KEY`: the same agreement per value of KEY (each slice's labels are those of
     # its samples, so a slice names no unmatched label)
     slices: tuple[AgreementSlices, ...] = ()
@@ -275,9 +291,11 @@ def label_agreement(
     evaluated = {r.sample for r in finals}
     by_dimension = labels_by_dimension(labels)
     results = []
+    lengths: list[LabelledLengthPreference] = []
     scores: dict[tuple[JudgeRole, str], dict[Unit, int]] = {}
     for role in sorted({JudgeRole(r.judge_model, r.method) for r in finals}):
         mine = {r.sample: r for r in finals if JudgeRole(r.judge_model, r.method) == role}
+        chars: dict[Unit, int | None] = {key: r.output_chars for key, r in mine.items()}
         for dimension, units in by_dimension.items():
             labelled = [key for key in units if key in mine]
             scored = scores[role, dimension] = {
@@ -285,6 +303,7 @@ def label_agreement(
             }
             compared = Compared(units, scored, len(labelled) - len(scored))
             results.append(dimension_agreement(role, dimension, compared, n_resamples, seed))
+            lengths += _length_preference(role, dimension, compared, chars, (n_resamples, seed))
     unmatched = sum(1 for label in labels if label.key not in evaluated)
     return AgreementReport(
         labels_files=tuple(files),
@@ -294,7 +313,34 @@ def label_agreement(
         judge_differences=judge_differences(
             scores, by_dimension, n_resamples=n_resamples, seed=seed
         ),
+        length_preference=tuple(lengths),
     )
+
+
+def _length_preference(
+    role: JudgeRole,
+    dimension: str,
+    compared: Compared,
+    chars: Mapping[Unit, int | None],
+    bootstrap: tuple[int, int],
+) -> list[LabelledLengthPreference]:
+    """The judge's preference for longer outputs among the samples the labels score alike
+    (none when no such pair differs in length and judge score)."""
+    from .length_bias import at_equal_labels, longer_share
+
+    consensus = {key: lower_median(compared.labels[key].values()) for key in compared.scored}
+    counts = at_equal_labels(compared.scored, consensus, chars, len(scale_of(dimension)))
+    n_resamples, seed = bootstrap
+    questions, pairs, share, low, high = longer_share(counts, n_resamples=n_resamples, seed=seed)
+    if share is None:
+        return []
+    return [
+        LabelledLengthPreference(
+            judge_model=role.judge_model, method=role.method, dimension=dimension,
+            questions=questions, pairs=pairs,
+            longer_higher=Interval(value=share, low=low, high=high),
+        )
+    ]  # fmt: skip
 
 
 LabelUnits = dict[str, dict[Unit, dict[str, int]]]  # dimension -> sample -> annotator -> label
@@ -536,9 +582,9 @@ def judge_score(record: Evaluation, dimension: str) -> int:
 
 def report_markdown(report: AgreementReport) -> str:
     blocks = [labels_head(report), agreement_table(report).markdown()]
-    if report.judge_differences:
-        pairs = judge_differences_table(report)
-        blocks += [f"{pairs.title}:\n\n{pairs.markdown()}\n\n{pairs.note}"]
+    extra = [judge_differences_table(report)] if report.judge_differences else []
+    extra += [length_preference_table(report)] if report.length_preference else []
+    blocks += [f"{t.title}:\n\n{t.markdown()}\n\n{t.note}" for t in extra]
     blocks += [
         f"by {t.title.removeprefix(SLICED)}:\n\n{t.markdown()}" for t in slice_tables(report)
     ]
@@ -584,6 +630,23 @@ def agreement_table(report: AgreementReport) -> Table:
         for d in report.dimensions
     ]  # fmt: skip
     return Table(title="Agreement with labels", columns=columns, rows=rows)
+
+
+def length_preference_table(report: AgreementReport) -> Table:
+    """Per judge, method and dimension: the longer output's share at equal labels."""
+    columns = ["judge", "method", "dimension", "questions", "pairs", "longer scored higher"]
+    rows: list[list[Cell]] = [
+        [d.judge_model, d.method, d.dimension, d.questions, d.pairs,
+         format_interval(d.longer_higher)]
+        for d in report.length_preference
+    ]  # fmt: skip
+    note = (
+        "Over pairs of outputs to one question that the labels score alike, whose lengths "
+        "(characters) and judge scores differ: the share the judge scored the longer one "
+        "higher. With quality held equal by the labels, a share well above 0.5 is a "
+        "preference for length itself (verbosity bias)."
+    )
+    return Table(title="Length preference at equal labels", columns=columns, rows=rows, note=note)
 
 
 def judge_differences_table(report: AgreementReport) -> Table:

@@ -41,6 +41,7 @@ def render_report(summary: JudgeSummary) -> str:
         parts.append(_variant_section(method, summary))
     parts.append(_invalid_section(summary))
     parts.append(_self_preference_section(summary))
+    parts.append(_length_section(summary))
     parts.append(_agreement_section(summary))
     if summary.plots:
         parts.append("## Plots\n\n" + "\n".join(f"- `{p}`" for p in summary.plots) + "\n")
@@ -74,7 +75,7 @@ def markdown_table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> s
     return Table(columns=list(header), rows=cells).markdown() + "\n"
 
 
-def with_ci(value: float, low: float, high: float) -> str:
+def with_ci(value: float, low: float | None, high: float | None) -> str:
     return f"{number(value)} [{number(low)}, {number(high)}]"
 
 
@@ -178,6 +179,27 @@ def _self_preference_section(summary: JudgeSummary) -> str:
         "still writes `method: self_judge`, which the protocol requires it to be told.\n\n"
     )
     return "## Self-preference\n\n" + intro + markdown_table(header, rows)
+
+
+LENGTH_INTRO = (
+    "Per judge, over pairs of its valid evaluations of two outputs to the same question whose "
+    "lengths (characters) and overall scores differ: the share the longer output won. 0.5 is "
+    "no preference; well above it, the judge favours longer outputs (verbosity bias), or "
+    "longer outputs were better here: `judge agreement` gives the share over pairs the labels "
+    "score alike."
+)
+
+
+def _length_section(summary: JudgeSummary) -> str:
+    rows = [
+        [r.method, r.judge_model, r.questions, r.pairs,
+         with_ci(r.longer_higher, r.ci_low, r.ci_high)]
+        for r in summary.length_preference
+    ]  # fmt: skip
+    header = ["method", "judge", "questions", "pairs", "longer scored higher [CI]"]
+    none = "No pair of outputs to one question differs in both length and score."
+    body = markdown_table(header, rows) if rows else none
+    return "## Length preference\n\n" + LENGTH_INTRO + "\n\n" + body
 
 
 def _agreement_section(summary: JudgeSummary) -> str:

@@ -93,6 +93,18 @@ class SelfPreferenceRow(_Row):
     judging: str = "not blind"
 
 
+class LengthPreferenceRow(_Row):
+    """Within questions, how often the longer of two outputs got the higher overall score."""
+
+    method: str
+    judge_model: str
+    questions: int  # questions with a counted pair
+    pairs: int  # pairs of outputs to one question whose lengths and overall scores differ
+    longer_higher: float  # share of those pairs the longer output won (0.5: no preference)
+    ci_low: float | None
+    ci_high: float | None
+
+
 class AgreementRow(_Row):
     scope: Literal["cross_only", "all_methods"]
     dimension: str
@@ -138,6 +150,8 @@ class JudgeSummary(BaseModel):
     invalid_rates: tuple[InvalidRow, ...]
     self_preference: tuple[SelfPreferenceRow, ...]
     agreement: tuple[AgreementRow, ...]
+    # per judge and method; empty for runs analysed before it existed
+    length_preference: tuple[LengthPreferenceRow, ...] = ()
     plots: tuple[str, ...] = ()
     # record files that could not be read, left out of every statistic (never silently)
     skipped_unreadable: tuple[str, ...] = ()

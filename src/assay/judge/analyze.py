@@ -39,6 +39,7 @@ from .analysis_types import (
 from .archive import EvaluationRecord, read_protocol_state
 from .evalset import CoverageReport
 from .evaluations import Evaluation, as_evaluations, final_evaluations, load_evaluations
+from .length_bias import length_preference_rows
 from .protocol import DIMENSION_KEYS, JUDGE_CALL_FAILED, MAX_OVERALL, SCORE_VALUES, VERDICTS
 from .run import COVERAGE_FILE
 
@@ -127,6 +128,7 @@ def summarize(
         invalid_rates=tuple(invalid_rows(records, finals)),
         self_preference=tuple(self_preference_rows(valid, stats)),
         agreement=tuple(agreement_rows(valid)),
+        length_preference=tuple(length_preference_rows(valid, settings)),
         notes=tuple(constant_judge_notes(valid)),
     )
 

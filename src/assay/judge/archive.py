@@ -34,6 +34,7 @@ from ..model import ChatMessage, describe_failure
 from ..runs import fingerprint, inside, read_state_file, safe_filename, utc_now, write_atomic
 from ..runs.id_set import IdentitySet
 from .archive_shards import (
+    OUTPUT_CHARS,
     BlobStore,
     ShardStore,
     decode_record,
@@ -461,6 +462,8 @@ class ArchivedFile(BaseModel):
     record: EvaluationRecord | None
     error: str | None = None
     line: int | None = None
+    # the evaluated output's length in characters (a summary read keeps no text, only this)
+    output_chars: int | None = None
 
     @property
     def where(self) -> str:
@@ -498,13 +501,18 @@ def _read_shard_line(
     try:
         if isinstance(source, BlobStore):
             record = _record_from_line(line, source)
+            chars = len(record.evaluated_output)
         else:
-            record = EvaluationRecord.model_validate(source(line))
+            data = source(line)
+            chars = data.pop(OUTPUT_CHARS, None)
+            record = EvaluationRecord.model_validate(data)
     except (ValidationError, ValueError, KeyError, TypeError, RecursionError) as error:
         return ArchivedFile(
             path=path, line=number, in_valid_archive=in_valid, record=None, error=str(error)
         )
-    return ArchivedFile(path=path, line=number, in_valid_archive=in_valid, record=record)
+    return ArchivedFile(
+        path=path, line=number, in_valid_archive=in_valid, record=record, output_chars=chars
+    )
 
 
 def _read_record(path: Path, in_valid: bool) -> ArchivedFile:
@@ -512,7 +520,8 @@ def _read_record(path: Path, in_valid: bool) -> ArchivedFile:
         record = load_model(EvaluationRecord, path.read_text(encoding="utf-8"))
     except (ValidationError, OSError, ValueError, RecursionError) as error:
         return ArchivedFile(path=path, in_valid_archive=in_valid, record=None, error=str(error))
-    return ArchivedFile(path=path, in_valid_archive=in_valid, record=record)
+    chars = len(record.evaluated_output)
+    return ArchivedFile(path=path, in_valid_archive=in_valid, record=record, output_chars=chars)
 
 
 def read_archived(run_dir: Path, items: Sequence[ArchivedFile]) -> Iterator[ArchivedFile]:

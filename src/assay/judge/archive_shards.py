@@ -40,6 +40,7 @@ SHARD_MAX_BYTES = 256 * 2**20
 MIN_BLOB_CHARS = 48  # shorter pieces are kept inline: a reference would not save anything
 OUTPUT_REF = "@"  # the record's evaluated output
 BLOB_MARK = "#"
+OUTPUT_CHARS = "_output_chars"  # a summary read's length of the output it leaves out
 TEXT_MARK = "="
 _PARAGRAPH_END = re.compile(r"(?<=\n\n)")
 _LINE_END = re.compile(r"(?<=\n)")
@@ -219,7 +220,8 @@ def _reply_evidence(classification: dict[str, Any]) -> Any:
 
 def decode_summary(line: str, blobs: BlobStore | None = None) -> dict[str, Any]:
     """The record dict of a shard line without its texts: no prompt, output, reply, checks,
-    parsed reply or evidence (what statistics over millions of evaluations need, fast).
+    parsed reply or evidence (what statistics over millions of evaluations need, fast), with
+    the evaluated output's length under :data:`OUTPUT_CHARS` (the reader takes it out).
     ``blobs`` (a store that need not keep texts): a line referencing a text the blob file does
     not hold raises ValueError, as reading it whole would, so that a summary read counts the
     same readable records as a full one."""
@@ -229,6 +231,8 @@ def decode_summary(line: str, blobs: BlobStore | None = None) -> dict[str, Any]:
     if blobs is not None:
         blobs.check_references(_blob_references(data))
     data.pop("_stored", None)
+    output = data.get("evaluated_output")
+    data[OUTPUT_CHARS] = len(output) if isinstance(output, str) else None
     data.update(messages=[], evaluated_output="", raw_reply=None)
     data["classification"].update(checks=[], parsed=None, evidence=[])
     return data

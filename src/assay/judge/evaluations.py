@@ -41,9 +41,12 @@ class Evaluation:
     verdict: str | None
     blind: bool
     sample_meta: dict[str, Any] | None
+    output_chars: int | None = None  # the evaluated output's length in characters
 
     @classmethod
-    def of(cls, record: EvaluationRecord) -> Evaluation:
+    def of(cls, record: EvaluationRecord, output_chars: int | None = None) -> Evaluation:
+        """``output_chars``: the output's length where ``record`` was read without its texts
+        (default: the length of the record's own output)."""
         c = record.classification
         scores = None if c.scores is None else tuple(c.scores[key] for key in DIMENSION_KEYS)
         if scores is not None:  # 81 combinations of four 0-2 scores: one tuple each
@@ -64,6 +67,7 @@ class Evaluation:
             verdict=None if c.verdict is None else shared(c.verdict),
             blind=bool(record.aliases),
             sample_meta=record.sample_meta,
+            output_chars=len(record.evaluated_output) if output_chars is None else output_chars,
         )
 
     @property
@@ -105,7 +109,7 @@ def load_evaluations(
         if record is None:
             unreadable.append(f"{item.where}: {item.error}"[:300])
             continue
-        evaluation = Evaluation.of(record)
+        evaluation = Evaluation.of(record, item.output_chars)
         evaluations.append(evaluation)
         if outputs is not None and record.judged is not None:
             outputs.setdefault(evaluation.sample, record.judged.output)

@@ -301,6 +301,7 @@ def summary_tables(summary: JudgeSummary) -> list[Table]:
         verdict_table(summary),
         invalid_table(summary),
         self_preference_table(summary),
+        length_preference_table(summary),
         agreement_table(summary),
         variant_table(summary),
     ]
@@ -424,6 +425,17 @@ def self_preference_table(summary: JudgeSummary) -> Table:
         rows=rows,
         note="" if rows else "needs a model that judged its own outputs and was judged by another",
     )
+
+
+def length_preference_table(summary: JudgeSummary) -> Table:
+    from ..judge.analysis_report import LENGTH_INTRO
+
+    rows: list[list[Cell]] = [
+        [r.method, r.judge_model, r.questions, r.pairs, _ci(r.longer_higher, r.ci_low, r.ci_high)]
+        for r in summary.length_preference
+    ]
+    columns = ["method", "judge", "questions", "pairs", "longer scored higher [CI]"]
+    return Table(title="Length preference", columns=columns, rows=rows, note=LENGTH_INTRO)
 
 
 def agreement_table(summary: JudgeSummary) -> Table:

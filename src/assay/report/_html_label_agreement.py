@@ -14,6 +14,7 @@ from ..judge.agreement import (
     agreement_table,
     judge_differences_table,
     labels_head,
+    length_preference_table,
     slice_tables,
 )
 from ..judge.draws_agreement import (
@@ -47,6 +48,8 @@ def label_agreement_tables(run_dir: Path, notes: list[str], *, draws: bool) -> l
             one = AgreementReport.model_validate(data)
             table, head = agreement_table(one), labels_head(one)
             sliced = slice_tables(one)
+            if one.length_preference:
+                sliced.insert(0, length_preference_table(one))
             if one.judge_differences:
                 sliced.insert(0, judge_differences_table(one))
     except (InputError, ValidationError) as error:
