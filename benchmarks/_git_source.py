@@ -55,3 +55,16 @@ _PROBE = (
     "dt = time.perf_counter() - t\n"
     "print(dt, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)\n"
 )
+
+
+def print_timing_table(title: str, times: dict[str, list[float]], peaks: dict[str, float]) -> None:
+    """Each version's wall times of alternating runs, its best and its peak RSS, as markdown,
+    then the machine's load average (noise the ratios share)."""
+    runs = max(len(t) for t in times.values())
+    header = " | ".join(f"run {k + 1}" for k in range(runs))
+    print(f"\n| {title} | {header} | best | peak MB |")
+    print("|---|" + "---|" * (runs + 2))
+    for name, taken in times.items():
+        cells = " | ".join(f"{s:.1f} s" for s in taken)
+        print(f"| {name} | {cells} | {min(taken):.1f} s | {peaks[name]:.0f} |")
+    print(f"\nload average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import resource
 import shutil
 import sys
@@ -29,7 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from _git_source import REPO, source_at, timed_assay, write_judge_run
+from _git_source import REPO, print_timing_table, source_at, timed_assay, write_judge_run
 
 COMMANDS = {
     "judge": ["judge", "analyze", "--no-plots", "--no-report", "--resamples", "200"],
@@ -97,24 +96,8 @@ def main() -> None:
                 peaks[name] = max(peaks[name], peak)
                 print(f"{name}: {seconds:.1f} s, {peak:.0f} MB", file=sys.stderr, flush=True)
         shutil.rmtree(run_dir, ignore_errors=True)
-    _print_table(" ".join(COMMANDS[args.kind][:2]), args.n, times, peaks)
-
-
-def _print_table(
-    command: str, count: int, times: dict[str, list[float]], peaks: dict[str, float]
-) -> None:
-    runs = max(len(t) for t in times.values())
-    print(
-        f"\n| {command}, {count:,} | "
-        + " | ".join(f"run {k + 1}" for k in range(runs))
-        + " | best | peak MB |"
-    )
-    print("|---|" + "---|" * (runs + 2))
-    for name, seconds in times.items():
-        cells = " | ".join(f"{s:.1f} s" for s in seconds)
-        print(f"| {name} | {cells} | {min(seconds):.1f} s | {peaks[name]:.0f} |")
-    load = " ".join(f"{x:.1f}" for x in os.getloadavg())
-    print(f"\nload average {load}; peak RSS of this process {_own_peak():.0f} MB")
+    print_timing_table(f"{' '.join(COMMANDS[args.kind][:2])}, {args.n:,}", times, peaks)
+    print(f"peak RSS of this process {_own_peak():.0f} MB")
 
 
 def _own_peak() -> float:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import sys
 import tempfile
@@ -25,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(REPO_SRC := Path(__file__).resolve().parents[1] / "src"))
 
-from _git_source import source_at, timed_assay
+from _git_source import print_timing_table, source_at, timed_assay
 from _synthetic_runs import make_bench_run
 
 
@@ -73,17 +72,7 @@ def main() -> None:
                 times[name].append(seconds)
                 peaks[name] = max(peaks[name], peak)
                 print(f"{name}: {seconds:.1f} s, {peak:.0f} MB", file=sys.stderr, flush=True)
-    runs = max(len(t) for t in times.values())
-    print(
-        f"\n| bench compare, 2 x {args.n:,} | "
-        + " | ".join(f"run {k + 1}" for k in range(runs))
-        + " | best | peak MB |"
-    )
-    print("|---|" + "---|" * (runs + 2))
-    for name, taken in times.items():
-        cells = " | ".join(f"{s:.1f} s" for s in taken)
-        print(f"| {name} | {cells} | {min(taken):.1f} s | {peaks[name]:.0f} |")
-    print(f"\nload average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    print_timing_table(f"bench compare, 2 x {args.n:,}", times, peaks)
 
 
 if __name__ == "__main__":
