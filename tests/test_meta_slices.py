@@ -76,6 +76,25 @@ def test_a_slice_counted_in_one_pass_is_the_summary_of_its_own_results(tmp_path:
         RunTallies.read(run, ["meta.sytem"])
 
 
+def test_an_option_given_twice_is_one_slice_table_under_a_calibration(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = write_jsonl(tmp_path / "data.jsonl", _records_with_meta(30))
+    run = tmp_path / "run"
+    base = ["bench", "run", "--data", str(data), "--pattern", "entailment", "--out_dir", str(run)]
+    assert main([*base, "--verifier", "lexical", "--no-cache", "--no-progress", "--no-report"]) == 0
+    calibration = tmp_path / "calibration.json"
+    assert main(["bench", "calibrate", str(run), "--out", str(calibration)]) == 0
+    summarize = ["bench", "summarize", str(run), "--no-plots", "--no-report"]
+    summarize += ["--calibration", str(calibration), "--n-resamples", "50"]
+    assert main([*summarize, "--by", "meta.system"]) == 0
+    once = (run / "slices" / "meta.system.json").read_text()
+    capsys.readouterr()
+    assert main([*summarize, "--by", "meta.system", "--by", "meta.system"]) == 0
+    assert capsys.readouterr().out.count("| meta.system | n |") == 1
+    assert (run / "slices" / "meta.system.json").read_text() == once  # calibrated once
+
+
 def test_the_report_shows_the_slices(tmp_path: Path) -> None:
     from assay.report.html import write_report
 

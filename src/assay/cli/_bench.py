@@ -463,8 +463,8 @@ def _print_slices(
     from ..verify.slices import slices_markdown, write_slices
 
     blocks = []
-    for option in options:
-        for run in runs:
+    for option in dict.fromkeys(options):  # a summary is made once from a slice's tally
+        for run in dict.fromkeys(runs):
             summaries = tallies[run].slice_summaries(run, option, n_resamples=n_resamples)
             write_slices(run, option, summaries)
             label = str(run) if len(runs) > 1 else ""

@@ -53,7 +53,8 @@ class RunTallies:
     def slice_summaries(
         self, run_dir: Path, option: str, *, n_resamples: int | None = None
     ) -> dict[str, BenchSummary]:
-        """Each slice's whole summary, intervals included, in sorted order of the values."""
+        """Each slice's whole summary, intervals included, in sorted order of the values
+        (once per option: making a summary finishes its tally)."""
         return {
             value: build_summary(
                 run_dir, tally=tally, n_resamples=n_resamples, plots=False, is_slice=True
