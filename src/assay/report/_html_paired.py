@@ -5,9 +5,10 @@ run's detection metrics differ from its own on the answers both scored, with pai
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..tables import Cell, Table
 from ._html_common import RunContent
@@ -36,8 +37,9 @@ def pair_bench_runs(run_dirs: Sequence[Path], contents: list[RunContent]) -> Non
         detail = f"on all {shared} shared records (same: {same}; differ: {differ})"
         by_name[first].section.notes.append(_identical(second, detail))
         by_name[second].section.notes.append(_identical(first, detail))
+    differences = _all_differences(runs)
     for index, (_, content) in enumerate(bench):
-        table = _differences_table(names, runs, index)
+        table = _differences_table(names, differences, index)
         if table.rows:
             content.section.tables.append(table)
 
@@ -46,22 +48,47 @@ def _identical(other: str, detail: str) -> str:
     return f"identical by construction: the same p_error as {other} {detail}"
 
 
-def _differences_table(names: Sequence[str], runs: Sequence[PairedRun], index: int) -> Table:
+def _all_differences(runs: Sequence[PairedRun]) -> dict[tuple[int, int], dict[str, Any] | None]:
+    """(this, other) -> the other run's metrics minus this one's: one bootstrap per pair of
+    runs, the reverse direction read from it with the sign turned."""
+    from ..verify.paired_runs import metric_differences
+
+    found: dict[tuple[int, int], dict[str, Any] | None] = {}
+    for this, other in itertools.combinations(range(len(runs)), 2):
+        forward = metric_differences(runs[this], runs[other])
+        found[this, other] = forward
+        found[other, this] = None if forward is None else _reversed(forward)
+    return found
+
+
+def _reversed(differences: dict[str, Any]) -> dict[str, Any]:
+    """A - B from B - A: each side swapped, the difference and its interval negated."""
+    metrics = {}
+    for name, block in differences["metrics"].items():
+        flipped = {**block, "a": block["b"], "b": block["a"]}
+        if block["difference"] is not None:
+            flipped["difference"] = -block["difference"]
+        if block["low"] is not None and block["high"] is not None:
+            flipped["low"], flipped["high"] = -block["high"], -block["low"]
+        metrics[name] = flipped
+    return {**differences, "metrics": metrics}
+
+
+def _differences_table(
+    names: Sequence[str], differences: dict[tuple[int, int], dict[str, Any] | None], index: int
+) -> Table:
     """Every other run's metrics minus this run's, on the answers both scored."""
     from ..verify.compare import DIFFERENCE_COLUMNS, difference_cell
-    from ..verify.paired_runs import PAIRED_RESAMPLES, metric_differences
+    from ..verify.paired_runs import PAIRED_RESAMPLES
 
     rows: list[list[Cell]] = []
-    for other, run in enumerate(runs):
-        if other == index:
+    for other, name in enumerate(names):
+        pair = differences.get((index, other))
+        if pair is None:
             continue
-        differences = metric_differences(runs[index], run)
-        if differences is None:
-            continue
-        metrics = differences["metrics"]
-        shared = f"{differences['n']} ({differences['n_clusters']} questions)"
-        unpaired = differences["unpaired"]
-        row: list[Cell] = [names[other], shared, str(unpaired)]
+        metrics = pair["metrics"]
+        shared = f"{pair['n']} ({pair['n_clusters']} questions)"
+        row: list[Cell] = [name, shared, str(pair["unpaired"])]
         rows.append(row + [difference_cell(metrics[key]) for key, _ in DIFFERENCE_COLUMNS])
     columns = ["other run", "shared answers", "left out"]
     columns += [f"{title}: other - this" for _, title in DIFFERENCE_COLUMNS]
