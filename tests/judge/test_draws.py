@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import random
 from pathlib import Path
 from typing import TypeVar
 
@@ -622,3 +623,72 @@ def test_judge_seed_per_draw_is_refused_where_it_cannot_apply(
     assert main(_judge(questions, outputs, tmp_path / "run", *extra)) == 2
     assert one_error_line(capsys).startswith(f"error: {error}")
     assert not (tmp_path / "run").exists()
+
+
+def test_agreement_reads_repeats_as_draws_each_with_its_repeats_labels(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from assay.judge.agreement import label_agreement
+    from assay.judge.archive import iter_archive
+
+    questions = write_questions(tmp_path / "q.jsonl", _with_repeats(2))
+    argv = ["generate", "--questions", str(questions), "--model", "stub/a", "--model", "stub/b"]
+    assert main([*argv, "--temperature", "0.7", "--out", str(tmp_path / "outputs")]) == 0
+    for second in (tmp_path / "outputs").glob("*/*__?_repeat_2_*"):  # another sample's text
+        second.write_text(second.read_text(encoding="utf-8") + " Once more.", encoding="utf-8")
+    run = tmp_path / "run"
+    assert main(_judge(questions, tmp_path / "outputs", run)) == 0
+    records = [item.record for item in iter_archive(run) if item.record is not None]
+    rng = random.Random(7)
+    rows = [
+        {"question_id": r.question_id, "prompt_variant": r.prompt_variant,
+         "target_model": r.target_model, "dimension": "D1", "score": rng.choice([0, 1, 2])}
+        for r in records
+        if r.valid
+    ]  # fmt: skip
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    capsys.readouterr()
+    command = ["judge", "agreement", str(run), "--labels", str(labels), "--resamples", "50"]
+    assert main([*command, "--repeats-as-draws"]) == 0
+    printed = capsys.readouterr().out
+    assert "the repeats as draws:" in printed and str(run / "repeats" / "agreement.json") in printed
+    joint = json.loads((run / "repeats" / "agreement.json").read_text())
+    assert joint["kind"] == "judge-draws-agreement" and joint["draws"] == ["repeat 1", "repeat 2"]
+    assert joint["same_outputs"] is False  # the targets sampled each repeat anew
+    # draw k's figures are the run's own agreement over the samples of repeat k
+    from assay.data.importers._common import split_repeat
+    from assay.judge.agreement import Label
+
+    compared = 0
+    for k in (1, 2):
+        mine = [r for r in records if split_repeat(r.prompt_variant)[1] == k]
+        repeat_k = [row for row in rows if split_repeat(str(row["prompt_variant"]))[1] == k]
+        expected = label_agreement(mine, [Label.model_validate(r) for r in repeat_k])
+        for own in expected.dimensions:
+            (joint_row,) = [
+                d for d in joint["dimensions"]
+                if (d["judge_model"], d["method"], d["dimension"])
+                == (own.judge_model, own.method, own.dimension)
+            ]  # fmt: skip
+            assert joint_row["draw_accuracy"][k - 1] == pytest.approx(own.accuracy.value)
+            compared += 1
+    assert compared >= 4
+    single = json.loads((run / "agreement.json").read_text())
+    assert single["labels"] == len(rows)  # the run's own agreement, every repeat a variant
+    assert main([*command, "--repeats-as-draws", "--out", str(tmp_path / "x.json")]) == 0
+
+
+def test_agreement_of_repeats_is_refused_without_repeats_before_anything_is_written(
+    judged_draws: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    labels = tmp_path / "labels.jsonl"
+    row = {"question_id": "Q1", "prompt_variant": "A", "target_model": "stub/a"}
+    labels.write_text(json.dumps({**row, "dimension": "D1", "score": 1}) + "\n")
+    draw = judged_draws / "draw-1"
+    command = ["judge", "agreement", "--labels", str(labels), "--repeats-as-draws"]
+    assert main([*command, str(draw)]) == 2
+    assert one_error_line(capsys).startswith("error: --repeats-as-draws: no prompt variant of")
+    assert not (draw / "agreement.json").exists()
+    assert main([*command, str(judged_draws)]) == 2
+    assert one_error_line(capsys).startswith("error: --repeats-as-draws: ")

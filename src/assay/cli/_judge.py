@@ -52,6 +52,7 @@ from ._draws import check_draw_settings, note_sampled_single_draws
 if TYPE_CHECKING:  # loaded only by the commands that analyse
     from ..judge.analysis_types import AnalysisResult, AnalysisSettings
     from ..judge.draws import LoadedDraws
+    from ..judge.draws_agreement import DrawsAgreementReport
     from ..judge.evaluations import Evaluation
 
 SEED_MAX = 2**31 - 1  # the largest seed a backend takes (model.Seed)
@@ -138,6 +139,12 @@ def _register_agreement(commands: Any) -> None:
     agreement.add_argument(
         "--out", type=Path, help="JSON file to write (default RUN_DIR/agreement.json)"
     )
+    agreement.add_argument(
+        "--repeats-as-draws",
+        action="store_true",
+        help="also read the run's repeats (`<variant> (repeat k)`) as draws, each with the "
+        "labels of its repeat: the draws' agreement goes to RUN_DIR/repeats/agreement.json",
+    )
     agreement.set_defaults(handler=_agreement)
 
 
@@ -151,12 +158,18 @@ def _agreement(args: argparse.Namespace) -> int:
         write_report,
     )
     from ..judge.draws import draw_runs
+    from ..judge.draws_agreement import draws_agreement_markdown, write_draws_agreement
     from ..judge.evaluations import load_evaluations
     from ..judge.slices import check_slices
     from ._common import check_out_file
 
     check_bootstrap_options(args)
     runs = draw_runs(args.run_dir)
+    if runs and args.repeats_as_draws:
+        raise ConfigError(
+            f"--repeats-as-draws: {args.run_dir} holds draw-K runs; its draws are read as such",
+            hint="leave out --repeats-as-draws",
+        )
     if runs and args.by:
         raise ConfigError(
             f"--by with a directory of draws ({args.run_dir}): slice one draw's agreement",
@@ -172,8 +185,14 @@ def _agreement(args: argparse.Namespace) -> int:
     # a run still appending records is not compared under it: its agreement.json would say
     # "labels name samples no judge evaluated" of samples merely not judged yet
     with _run_lock(args.run_dir):
-        records, _ = load_evaluations(args.run_dir)
+        outputs: dict[tuple[str, str, str], str] = {}
+        records, unreadable = load_evaluations(args.run_dir, outputs=outputs)
         check_slices(records, args.by)
+        repeats = (
+            _repeats_agreement(args, (records, unreadable), outputs, files)
+            if args.repeats_as_draws
+            else None
+        )
         report = label_agreement(
             records,
             labels,
@@ -187,9 +206,37 @@ def _agreement(args: argparse.Namespace) -> int:
         ]
         report = report.model_copy(update={"slices": tuple(sliced)})
         write_report(report, out)
+        if repeats is not None:
+            (args.run_dir / REPEATS_DIR).mkdir(exist_ok=True)
+            write_draws_agreement(repeats, args.run_dir / REPEATS_DIR / AGREEMENT_FILE)
     print(report_markdown(report), end="")
     print(f"wrote {out}")
+    if repeats is not None:
+        print(f"\nthe repeats as draws:\n\n{draws_agreement_markdown(repeats)}", end="")
+        print(f"wrote {args.run_dir / REPEATS_DIR / AGREEMENT_FILE}")
     return 0
+
+
+def _repeats_agreement(
+    args: argparse.Namespace,
+    loaded: tuple[list[Evaluation], list[str]],
+    outputs: dict[tuple[str, str, str], str],
+    files: list[Path],
+) -> DrawsAgreementReport:
+    """The run's repeats read as draws, each with its repeat's labels (checked, like the
+    run's own agreement, before anything is written)."""
+    from ..judge.agreement import load_labels
+    from ..judge.draws import repeats_as_draws
+    from ..judge.draws_agreement import draws_agreement, repeats_for_agreement
+
+    draws = repeats_as_draws(args.run_dir, loaded)
+    labels = [(path, load_labels(path)) for path in files]
+    draws, per_draw, same_outputs = repeats_for_agreement(draws, labels, outputs)
+    report, _ = draws_agreement(
+        args.run_dir / REPEATS_DIR, draws, per_draw, same_outputs=same_outputs,
+        n_resamples=args.resamples, seed=args.seed,
+    )  # fmt: skip
+    return report
 
 
 def _labels_file_of(path: Path, run_dir: Path) -> Path:

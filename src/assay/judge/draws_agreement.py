@@ -22,6 +22,7 @@ a label describes one output.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import math
@@ -163,25 +164,67 @@ def refuse_shared_labels_of_other_outputs(
     labels file (not a folder) among ``paths`` is refused: it describes one draw's outputs.
     None: some records carry no fingerprint of the output judged (archived before assay kept
     one), so it cannot be told."""
+    same = _same_outputs(loaded)
+    files = [p for p in paths if not p.is_dir()]
+    differing = _first_difference(loaded) if same is False and files else None
+    if differing is not None:
+        earlier, later, sample = differing
+        raise ConfigError(
+            f"{files[0]}: a labels file serves every draw, but {earlier} and {later} "
+            f"judged different outputs of {'/'.join(sample)} (draws of the targets)",
+            hint="give a labels folder with labels-draw-K.jsonl, one per draw "
+            "(`assay instructions robustness --draws` writes them)",
+        )
+    return same
+
+
+def _same_outputs(loaded: LoadedDraws) -> bool | None:
+    """Whether every sample judged in two draws was the same output text (None: a record
+    without the output's fingerprint)."""
     for evaluations, outputs in zip(loaded.evaluations, loaded.outputs, strict=True):
         if any(r.sample not in outputs for r in evaluations):
             return None
+    return _first_difference(loaded) is None
+
+
+def _first_difference(loaded: LoadedDraws) -> tuple[str, str, SampleKey] | None:
+    """The first two draws that judged different outputs of one sample, and the sample."""
     first_seen: dict[SampleKey, tuple[str, str]] = {}
     for name, outputs in zip(loaded.names, loaded.outputs, strict=True):
         for sample, fingerprint in outputs.items():
             earlier = first_seen.setdefault(sample, (name, fingerprint))
-            if earlier[1] == fingerprint:
-                continue
-            files = [p for p in paths if not p.is_dir()]
-            if files:
-                raise ConfigError(
-                    f"{files[0]}: a labels file serves every draw, but {earlier[0]} and {name} "
-                    f"judged different outputs of {'/'.join(sample)} (draws of the targets)",
-                    hint="give a labels folder with labels-draw-K.jsonl, one per draw "
-                    "(`assay instructions robustness --draws` writes them)",
-                )
-            return False
-    return True
+            if earlier[1] != fingerprint:
+                return earlier[0], name, sample
+    return None
+
+
+def repeats_for_agreement(
+    loaded: LoadedDraws, files: Sequence[tuple[Path, list[Label]]], outputs: Mapping[SampleKey, str]
+) -> tuple[LoadedDraws, DrawLabels, bool | None]:
+    """One run's repeats as draws (:func:`~.draws.repeats_as_draws`), with each repeat's
+    labels: a label of ``<variant> (repeat k)`` is draw k's label of ``<variant>`` (a plain
+    variant is repeat 1; a label of a repeat the run does not hold is left out, and the run's
+    own agreement counts it as naming no evaluated sample). Whether the repeats judged the
+    same outputs comes from each record's fingerprint of the output (None when a record has
+    none)."""
+    from ..data.importers._common import split_repeat
+
+    count = len(loaded.names)
+    per_draw: list[list[tuple[Path, list[Label]]]] = [[] for _ in range(count)]
+    for path, labels in files:
+        split: list[list[Label]] = [[] for _ in range(count)]
+        for label in labels:
+            variant, repeat = split_repeat(label.prompt_variant)
+            if repeat <= count:
+                split[repeat - 1].append(label.model_copy(update={"prompt_variant": variant}))
+        for found, mine in zip(per_draw, split, strict=True):
+            found.append((path, mine))
+    draw_outputs: list[dict[SampleKey, str]] = [{} for _ in range(count)]
+    for (question, name, target), fingerprint in outputs.items():
+        variant, repeat = split_repeat(name)
+        draw_outputs[repeat - 1][question, variant, target] = fingerprint
+    loaded = dataclasses.replace(loaded, outputs=draw_outputs)
+    return loaded, DrawLabels(per_draw, []), _same_outputs(loaded)
 
 
 # ---------------------------------------------------------------- agreement
