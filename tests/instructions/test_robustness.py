@@ -157,6 +157,14 @@ def test_a_small_change_that_loses_every_prompt_is_significant(
     assert (row["lost"], row["gained"], row["difference"]) == (12, 0, -1.0)
     assert (row["test"], row["p_value"]) == ("mcnemar", pytest.approx(2 / 2**12))
     assert row["ci_high"] == -1.0
+    capsys.readouterr()
+    gated = [*argv, "--out", str(tmp_path / "gated"), "--no-report", "--fail-if-variant-loses"]
+    assert main(gated) == 1  # for CI: the run is written, and the loss named
+    err = capsys.readouterr().err
+    assert "loses: m lowercase: prompt-level -1.000 [-1.000, -1.000] against original" in err
+    assert summary_of(tmp_path / "gated")["paired"][0]["lost"] == 12
+    assert main([*argv, "--fail-if-variant-loses", "1.0"]) == 0  # a loss of at most 1.0 passes
+    assert "no variant surely loses more than 1" in capsys.readouterr().err
 
 
 def test_generated_outputs_of_every_cell_are_checked(

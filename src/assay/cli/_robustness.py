@@ -24,6 +24,7 @@ from ..instructions.repeats import outputs_by_repeat, questions_without_repeats
 from ..instructions.robustness import (
     BASELINE,
     OutputCheck,
+    RobustnessSummary,
     check_outputs,
     summarize_robustness,
 )
@@ -99,6 +100,17 @@ def register_robustness(commands: Any) -> None:
         "--resamples", type=int, default=2000, help="bootstrap resamples (default: 2000)"
     )
     robustness.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: 0)")
+    robustness.add_argument(
+        "--fail-if-variant-loses",
+        type=float,
+        nargs="?",
+        const=0.0,
+        default=None,
+        metavar="MARGIN",
+        help="exit 1 (after writing everything) when a variant's paired interval of the "
+        "change in prompt-level accuracy lies wholly below -MARGIN: it surely loses more than "
+        "MARGIN (default 0) against the baseline, for CI",
+    )
     robustness.set_defaults(handler=_robustness)
 
 
@@ -140,6 +152,25 @@ def _robustness(args: argparse.Namespace) -> int:
         written = write_robustness_run(args.out, summary, checks, config)
         print("wrote " + ", ".join(str(path) for path in written))
         write_run_report(args.out, args)
+    return _robustness_gate(summary, args.fail_if_variant_loses)
+
+
+def _robustness_gate(summary: RobustnessSummary, margin: float | None) -> int:
+    """Exit 1, naming each, when a variant surely loses more than ``margin`` of prompt-level
+    accuracy against the baseline (its interval lies wholly below -margin)."""
+    if margin is None:
+        return 0
+    losing = [row for row in summary.paired if row.ci_high < -margin]
+    for row in losing:
+        print(
+            f"loses: {row.target_model} {row.variant}: prompt-level {row.difference:+.3f} "
+            f"[{row.ci_low:+.3f}, {row.ci_high:+.3f}] against {row.baseline} over {row.pairs} "
+            f"prompts (more than {margin:g})",
+            file=sys.stderr,
+        )
+    if losing:
+        return 1
+    print(f"no variant surely loses more than {margin:g} against the baseline", file=sys.stderr)
     return 0
 
 
