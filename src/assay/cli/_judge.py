@@ -50,6 +50,7 @@ from ._common import (
 from ._draws import check_draw_settings, note_sampled_single_draws
 
 if TYPE_CHECKING:  # loaded only by the commands that analyse
+    from ..judge.agreement import Label
     from ..judge.analysis_types import AnalysisResult, AnalysisSettings
     from ..judge.draws import LoadedDraws
     from ..judge.draws_agreement import DrawsAgreementReport
@@ -181,7 +182,8 @@ def _agreement(args: argparse.Namespace) -> int:
     files = [_labels_file_of(path, args.run_dir) for path in args.labels]
     out = args.out or args.run_dir / AGREEMENT_FILE
     check_out_file(out, inputs=files)
-    labels = [label for path in files for label in load_labels(path)]
+    per_file = [(path, load_labels(path)) for path in files]
+    labels = [label for _, found in per_file for label in found]
     # a run still appending records is not compared under it: its agreement.json would say
     # "labels name samples no judge evaluated" of samples merely not judged yet
     with _run_lock(args.run_dir):
@@ -189,7 +191,7 @@ def _agreement(args: argparse.Namespace) -> int:
         records, unreadable = load_evaluations(args.run_dir, outputs=outputs)
         check_slices(records, args.by)
         repeats = (
-            _repeats_agreement(args, (records, unreadable), outputs, files)
+            _repeats_agreement(args, (records, unreadable), outputs, per_file)
             if args.repeats_as_draws
             else None
         )
@@ -221,16 +223,14 @@ def _repeats_agreement(
     args: argparse.Namespace,
     loaded: tuple[list[Evaluation], list[str]],
     outputs: dict[tuple[str, str, str], str],
-    files: list[Path],
+    labels: list[tuple[Path, list[Label]]],
 ) -> DrawsAgreementReport:
     """The run's repeats read as draws, each with its repeat's labels (checked, like the
     run's own agreement, before anything is written)."""
-    from ..judge.agreement import load_labels
     from ..judge.draws import repeats_as_draws
     from ..judge.draws_agreement import draws_agreement, repeats_for_agreement
 
     draws = repeats_as_draws(args.run_dir, loaded)
-    labels = [(path, load_labels(path)) for path in files]
     draws, per_draw, same_outputs = repeats_for_agreement(draws, labels, outputs)
     report, _ = draws_agreement(
         args.run_dir / REPEATS_DIR, draws, per_draw, same_outputs=same_outputs,
