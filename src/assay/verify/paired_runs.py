@@ -29,7 +29,7 @@ PAIRED_SEED = 0
 class ScoredRow:
     """What the paired sections need of one finished record of a run."""
 
-    answer: int  # hash of the answer judged: two runs judged one answer only when equal
+    answer: int  # hash of the answer judged (compared within one process: Python salts it)
     gold_error: bool | None
     p_error: float | None  # as the verifier wrote it (a run's calibration maps it later)
     verdict_right: bool | None  # the gate flagged exactly an erroneous answer
