@@ -119,7 +119,40 @@ def test_compare_by_slices_each_run(tmp_path: Path, capsys: pytest.CaptureFixtur
     capsys.readouterr()
     assert main(["bench", "compare", *runs, "--by", "meta.system"]) == 0
     out = capsys.readouterr().out
-    assert out.count("| alpha |") == 2 and str(tmp_path / "learned") in out
+    # each run's slice row, and the pair's paired differences in that slice
+    assert out.count("| alpha |") == 3 and str(tmp_path / "learned") in out
+
+
+def test_compare_by_gives_paired_differences_per_slice(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = write_jsonl(tmp_path / "data.jsonl", _records_with_meta(40))
+    runs = []
+    for checker in ("lexical", "learned"):
+        run = tmp_path / checker
+        base = ["bench", "run", "--data", str(data), "--pattern", "entailment"]
+        flags = ["--verifier", checker, "--no-cache", "--no-progress", "--no-report"]
+        assert main([*base, "--out_dir", str(run), *flags]) == 0
+        runs.append(run)
+    capsys.readouterr()
+    assert main(["bench", "compare", *map(str, runs), "--by", "meta.system"]) == 0
+    section = capsys.readouterr().out.split("## Paired metric differences by meta.system")[1]
+    rows = {
+        cells[2]: cells
+        for line in section.splitlines()
+        if line.startswith("| lexical | learned |")
+        for cells in [[c.strip() for c in line.split("|")[1:-1]]]
+    }
+    assert set(rows) == {"alpha", "beta", MISSING}
+    slices = [json.loads((r / "slices" / "meta.system.json").read_text())["slices"] for r in runs]
+    for value, cells in rows.items():
+        counts = [s[value]["counts"]["used_for_detection"] for s in slices]
+        assert cells[3].startswith(f"{counts[0]} (") and counts[0] == counts[1]
+        auroc = [s[value]["detection"]["metrics"]["auroc"]["value"] for s in slices]
+        if None in auroc:
+            assert cells[4].startswith("n/a")
+        else:  # each slice's paired difference is the difference of the runs' slice figures
+            assert float(cells[4].split(" ")[0]) == pytest.approx(auroc[1] - auroc[0], abs=6e-4)
 
 
 def test_a_misspelt_field_is_still_an_error_that_points_to_meta(

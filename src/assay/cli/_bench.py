@@ -510,7 +510,7 @@ def _compare(args: argparse.Namespace) -> int:
 
             for run in args.runs:
                 refresh_money(run)
-        comparison = compare_runs(args.runs)
+        comparison = compare_runs(args.runs, args.by)
         text = comparison.markdown
         sys.stdout.write(text)
         text += _print_slices(args.runs, args.by, None, tallies)

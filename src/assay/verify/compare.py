@@ -98,8 +98,9 @@ def compare_markdown(run_dirs: Sequence[Path]) -> str:
     return compare_runs(run_dirs).markdown
 
 
-def compare_runs(run_dirs: Sequence[Path]) -> Comparison:
-    """The comparison of ``run_dirs`` (in the order given): its markdown and paired data."""
+def compare_runs(run_dirs: Sequence[Path], by: Sequence[str] = ()) -> Comparison:
+    """The comparison of ``run_dirs`` (in the order given): its markdown and paired data;
+    ``by``: also the paired differences per value of each ``meta.KEY``."""
     names = [_name(d, run_dirs) for d in run_dirs]
     summaries = [(name, load_summary(d)) for name, d in zip(names, run_dirs, strict=True)]
     sections = [
@@ -120,7 +121,8 @@ def compare_runs(run_dirs: Sequence[Path]) -> Comparison:
         skipped = f"Skipped: more than {MAX_PAIRED_RUNS} runs."
         sections += [f"## {title}\n\n{skipped}" for title in PAIRED_TITLES]
     elif len(run_dirs) > 1:
-        rows = [scored_rows(d) for d in run_dirs]  # each run read once for every paired section
+        by = list(dict.fromkeys(by))
+        rows = [scored_rows(d, by) for d in run_dirs]  # each run read once for every paired section
         sections.append(identical_section(names, run_dirs, [s for _, s in summaries], rows))
         sections.append(paired_table(names, rows))
         runs = [PairedRun(d, r, s) for d, r, (_, s) in zip(run_dirs, rows, summaries, strict=True)]
@@ -129,6 +131,9 @@ def compare_runs(run_dirs: Sequence[Path]) -> Comparison:
             for i, j in itertools.combinations(range(len(runs)), 2)
         ]
         sections.append(differences_section(pairs))
+        sections += [
+            sliced_differences_section(names, runs, option, k) for k, option in enumerate(by)
+        ]
     markdown = "\n\n".join(sections) + "\n"
     return Comparison(names, list(run_dirs), [s for _, s in summaries], pairs, markdown)
 
@@ -410,6 +415,35 @@ def differences_section(pairs: Sequence[PairDifferences]) -> str:
     title = "## Paired metric differences\n\n"
     if not table:
         return title + "No two runs scored the same labelled answer."
+    return title + _table(header, table) + "\n\n" + note
+
+
+def sliced_differences_section(
+    names: Sequence[str], runs: Sequence[PairedRun], option: str, index: int
+) -> str:
+    """The paired differences per value of ``option`` (run A's record decides the slice)."""
+    values = sorted({row.slices[index] for run in runs for row in run.rows.values()})
+    table = []
+    for i, j in itertools.combinations(range(len(runs)), 2):
+        for value in values:
+            differences = metric_differences(runs[i], runs[j], (index, value))
+            if differences is None:
+                continue
+            metrics = differences["metrics"]
+            table.append(
+                [names[i], names[j], value, f"{differences['n']} ({differences['n_clusters']})"]
+                + [difference_cell(metrics[key]) for key, _ in DIFFERENCE_COLUMNS]
+            )
+    header = ["run A", "run B", option, "shared answers (questions)"]
+    header += [f"{title} B - A" for _, title in DIFFERENCE_COLUMNS]
+    title = f"## Paired metric differences by {option}\n\n"
+    if not table:
+        return title + "No two runs scored the same labelled answer."
+    note = (
+        "As the table above, within each slice: the shared answers whose record (in run A) "
+        "has that value at the key, with intervals from resamples of the slice's questions. A "
+        "metric one slice's labels leave undefined (one class only) says why."
+    )
     return title + _table(header, table) + "\n\n" + note
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ..data.meta import meta_value, parse_by
 from ..metrics import paired_detection_differences
 from .calibration import run_calibration
 from .results import RESULTS_FILE, iter_results
@@ -36,10 +37,13 @@ class ScoredRow:
     cluster: str
     score_method: str
     claims: int
+    slices: tuple[str, ...] = ()  # its value at each --by key asked for, in order
 
 
-def scored_rows(run_dir: Path) -> dict[str, ScoredRow]:
-    """id -> row of every record of the run whose model calls all finished."""
+def scored_rows(run_dir: Path, by: Sequence[str] = ()) -> dict[str, ScoredRow]:
+    """id -> row of every record of the run whose model calls all finished (``by``: the
+    ``meta.KEY`` options whose values each row keeps)."""
+    paths = [parse_by(option) for option in by]
     rows = {}
     for result in iter_results(run_dir / RESULTS_FILE):
         if not result.complete:
@@ -55,6 +59,7 @@ def scored_rows(run_dir: Path) -> dict[str, ScoredRow]:
             cluster=result.cluster,
             score_method=result.score_method,
             claims=len(result.claim_checks),
+            slices=tuple(meta_value(result.meta, path) for path in paths),
         )
     return rows
 
@@ -68,15 +73,21 @@ class PairedRun:
     summary: BenchSummary
 
 
-def metric_differences(first: PairedRun, second: PairedRun) -> dict[str, Any] | None:
+def metric_differences(
+    first: PairedRun, second: PairedRun, in_slice: tuple[int, str] | None = None
+) -> dict[str, Any] | None:
     """B - A of every detection metric over the answers both runs scored with the same answer
     and label, each run's scores through its own calibration and at its own threshold (as its
     summary has them); None when they share no such answer. ``unpaired`` counts the shared
-    ids left out because the runs judged different answers or labels there."""
+    ids left out because the runs judged different answers or labels there. ``in_slice``:
+    (index of a --by key in the rows' ``slices``, value): only run A's records of that slice."""
     both = [
         key
         for key, row in first.rows.items()
-        if _scored(row) and (other := second.rows.get(key)) is not None and _scored(other)
+        if _scored(row)
+        and (in_slice is None or row.slices[in_slice[0]] == in_slice[1])
+        and (other := second.rows.get(key)) is not None
+        and _scored(other)
     ]
     same = [key for key in both if _same_answer(first.rows[key], second.rows[key])]
     if not same:
