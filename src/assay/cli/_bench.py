@@ -410,7 +410,7 @@ def _summarize(args: argparse.Namespace) -> int:
     if args.n_resamples is not None and args.n_resamples < 0:
         raise ConfigError(f"--n-resamples: must be 0 or more, got {args.n_resamples}")
     with RunDirLock(args.run):  # a run still writing its results is not summarised under it
-        tallies = _check_before_writing(args, [args.run])
+        tallies = _check_before_writing(args, [args.run], whole=True)
         if partial_tail(args.run / RESULTS_FILE):
             print(
                 f"note: {args.run / RESULTS_FILE}: its last line is unfinished (a run stopped "
@@ -433,11 +433,14 @@ def _summarize(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check_before_writing(args: argparse.Namespace, runs: list[Path]) -> dict[Path, RunTallies]:
+def _check_before_writing(
+    args: argparse.Namespace, runs: list[Path], *, whole: bool
+) -> dict[Path, RunTallies]:
     """Every option and file a command reads, checked before it writes into any run: the
     calibration file and price table, each run's run.json and results.jsonl, and the ``--by``
     options, a key no record of a run has included (one located error for the first problem).
-    Each run's results are read once, into the counts its summary and slices are made of."""
+    Each run's results are read once, into the counts its slices and (``whole``) its summary
+    are made of."""
     from ..runs import read_run_log
     from ..verify.calibration import read_calibration
     from ..verify.slices import RunTallies
@@ -451,7 +454,7 @@ def _check_before_writing(args: argparse.Namespace, runs: list[Path]) -> dict[Pa
     tallies = {}
     for run in runs:
         read_run_log(run)
-        tallies[run] = RunTallies.read(run, getattr(args, "by", []))
+        tallies[run] = RunTallies.read(run, getattr(args, "by", []), whole=whole)
     return tallies
 
 
@@ -504,7 +507,7 @@ def _compare(args: argparse.Namespace) -> int:
     with contextlib.ExitStack() as locks:  # --prices and --by write into the runs
         for run in dict.fromkeys(args.runs):
             locks.enter_context(RunDirLock(run))
-        tallies = _check_before_writing(args, args.runs)
+        tallies = _check_before_writing(args, args.runs, whole=False)  # summary.json serves
         if apply_prices(args, args.runs):
             from ..verify.summary import refresh_money
 

@@ -303,7 +303,8 @@ def label_agreement(
             }
             compared = Compared(units, scored, len(labelled) - len(scored))
             results.append(dimension_agreement(role, dimension, compared, n_resamples, seed))
-            lengths += _length_preference(role, dimension, compared, chars, (n_resamples, seed))
+            length = _length_preference(role, dimension, compared, chars, (n_resamples, seed))
+            lengths += [length] if length is not None else []
     unmatched = sum(1 for label in labels if label.key not in evaluated)
     return AgreementReport(
         labels_files=tuple(files),
@@ -323,7 +324,7 @@ def _length_preference(
     compared: Compared,
     chars: Mapping[Unit, int | None],
     bootstrap: tuple[int, int],
-) -> list[LabelledLengthPreference]:
+) -> LabelledLengthPreference | None:
     """The judge's preference for longer outputs among the samples the labels score alike
     (none when no such pair differs in length and judge score)."""
     from .length_bias import at_equal_labels, longer_share
@@ -333,14 +334,11 @@ def _length_preference(
     n_resamples, seed = bootstrap
     questions, pairs, share, low, high = longer_share(counts, n_resamples=n_resamples, seed=seed)
     if share is None:
-        return []
-    return [
-        LabelledLengthPreference(
-            judge_model=role.judge_model, method=role.method, dimension=dimension,
-            questions=questions, pairs=pairs,
-            longer_higher=Interval(value=share, low=low, high=high),
-        )
-    ]  # fmt: skip
+        return None
+    return LabelledLengthPreference(
+        judge_model=role.judge_model, method=role.method, dimension=dimension,
+        questions=questions, pairs=pairs, longer_higher=Interval(value=share, low=low, high=high),
+    )  # fmt: skip
 
 
 LabelUnits = dict[str, dict[Unit, dict[str, int]]]  # dimension -> sample -> annotator -> label

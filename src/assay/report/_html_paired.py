@@ -78,7 +78,7 @@ def _differences_table(
     names: Sequence[str], differences: dict[tuple[int, int], dict[str, Any] | None], index: int
 ) -> Table:
     """Every other run's metrics minus this run's, on the answers both scored."""
-    from ..verify.compare import DIFFERENCE_COLUMNS, difference_cell
+    from ..verify.compare import DIFFERENCE_COLUMNS, difference_cells
     from ..verify.paired_runs import PAIRED_RESAMPLES
 
     rows: list[list[Cell]] = []
@@ -88,8 +88,7 @@ def _differences_table(
             continue
         metrics = pair["metrics"]
         shared = f"{pair['n']} ({pair['n_clusters']} questions)"
-        row: list[Cell] = [name, shared, str(pair["unpaired"])]
-        rows.append(row + [difference_cell(metrics[key]) for key, _ in DIFFERENCE_COLUMNS])
+        rows.append([name, shared, str(pair["unpaired"]), *difference_cells(metrics)])
     columns = ["other run", "shared answers", "left out"]
     columns += [f"{title}: other - this" for _, title in DIFFERENCE_COLUMNS]
     note = (

@@ -386,10 +386,8 @@ def differences_section(pairs: Sequence[PairDifferences]) -> str:
             continue
         metrics = differences["metrics"]
         clusters = differences["n_clusters"]
-        table.append(
-            [pair.run_a, pair.run_b, f"{differences['n']} ({clusters} questions)"]
-            + [difference_cell(metrics[key]) for key, _ in DIFFERENCE_COLUMNS]
-        )
+        shared = f"{differences['n']} ({clusters} questions)"
+        table.append([pair.run_a, pair.run_b, shared, *difference_cells(metrics)])
         if differences["unpaired"]:
             unpaired.append(f"{pair.run_a} / {pair.run_b}: {differences['unpaired']}")
     header = [
@@ -430,10 +428,8 @@ def sliced_differences_section(
             if differences is None:
                 continue
             metrics = differences["metrics"]
-            table.append(
-                [names[i], names[j], value, f"{differences['n']} ({differences['n_clusters']})"]
-                + [difference_cell(metrics[key]) for key, _ in DIFFERENCE_COLUMNS]
-            )
+            shared = f"{differences['n']} ({differences['n_clusters']})"
+            table.append([names[i], names[j], value, shared, *difference_cells(metrics)])
     header = ["run A", "run B", option, "shared answers (questions)"]
     header += [f"{title} B - A" for _, title in DIFFERENCE_COLUMNS]
     title = f"## Paired metric differences by {option}\n\n"
@@ -445,6 +441,11 @@ def sliced_differences_section(
         "metric one slice's labels leave undefined (one class only) says why."
     )
     return title + _table(header, table) + "\n\n" + note
+
+
+def difference_cells(metrics: dict[str, Any]) -> list[str]:
+    """The cells of :data:`DIFFERENCE_COLUMNS` for one pair's (or slice's) differences."""
+    return [difference_cell(metrics[key]) for key, _ in DIFFERENCE_COLUMNS]
 
 
 def difference_cell(block: dict[str, Any]) -> str:

@@ -9,6 +9,7 @@ intervals overlap can still differ consistently, which only the paired interval 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +19,7 @@ import numpy as np
 
 from ..data.meta import meta_value, parse_by
 from ..metrics import paired_detection_differences
-from .calibration import run_calibration
+from .calibration import Calibration, run_calibration
 from .results import RESULTS_FILE, iter_results
 from .summary import BenchSummary
 
@@ -72,6 +73,11 @@ class PairedRun:
     rows: dict[str, ScoredRow]
     summary: BenchSummary
 
+    @functools.cached_property
+    def calibration(self) -> Calibration | None:
+        """The run's calibration file, read once however many pairs and slices use it."""
+        return run_calibration(self.run_dir)
+
 
 def metric_differences(
     first: PairedRun, second: PairedRun, in_slice: tuple[int, str] | None = None
@@ -116,7 +122,7 @@ def _same_answer(first: ScoredRow, second: ScoredRow) -> bool:
 
 def _calibrated(side: PairedRun, keys: Sequence[str]) -> np.ndarray[Any, Any]:
     scores = np.array([side.rows[key].p_error for key in keys], dtype=float)
-    calibration = run_calibration(side.run_dir)
+    calibration = side.calibration
     return scores if calibration is None else calibration.apply(scores)
 
 

@@ -26,16 +26,18 @@ class RunTallies:
     each ``--by`` option, a tally per slice. Counts are kept, not results, so memory grows
     with a few numbers per result rather than with the records."""
 
-    def __init__(self, options: Sequence[str]) -> None:
-        self.whole = SummaryTally()
+    def __init__(self, options: Sequence[str], *, whole: bool = True) -> None:
+        # the whole run's tally only for a command that writes the run's summary (compare
+        # reads summary.json): counting every result into it is most of a pass's work
+        self.whole = SummaryTally() if whole else None
         self._keys = {option: SliceKey(parse_by(option)) for option in options}
         self._slices: dict[str, dict[str, SummaryTally]] = {option: {} for option in options}
 
     @classmethod
-    def read(cls, run_dir: Path, options: Sequence[str]) -> RunTallies:
+    def read(cls, run_dir: Path, options: Sequence[str], *, whole: bool = True) -> RunTallies:
         """Every line of ``run_dir``'s results checked and counted; a ``--by`` key no result
         has is a ConfigError."""
-        tallies = cls(options)
+        tallies = cls(options, whole=whole)
         for result in iter_results(run_dir / RESULTS_FILE):
             tallies.add(result)
         for key in tallies._keys.values():
@@ -43,7 +45,8 @@ class RunTallies:
         return tallies
 
     def add(self, result: ResultRecord) -> None:
-        self.whole.add(result)
+        if self.whole is not None:
+            self.whole.add(result)
         for option, key in self._keys.items():
             value = key.value_of(result.meta)
             if (tally := self._slices[option].get(value)) is None:
