@@ -73,6 +73,7 @@ def register(subparsers: Any) -> None:
     _add_by_option(compare)
     add_prices_option(compare)
     compare.set_defaults(handler=_compare)
+    _add_merge_parser(commands)
     bench.set_defaults(handler=lambda args: _help(bench))
 
 
@@ -171,6 +172,12 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--n-resamples", type=int, default=1000, help="bootstrap resamples")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--shard",
+        metavar="K/N",
+        help="run the K-th of N shards of the records (one per machine; `bench merge` joins "
+        "their run directories into one run)",
+    )
     _add_calibration_option(parser)
     add_prices_option(parser)
     add_model_options(parser)
@@ -232,13 +239,16 @@ def _add_role_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def config_from_args(args: argparse.Namespace) -> Any:
+    from ..runs.shards import parse_shard
     from ..verify.benchmark import BenchmarkConfig
     from ._batch import check_executor_options
     from ._common import check_run_dir, model_options, typed_option
 
     check_executor_options(args)
+    shard = None if args.shard is None else parse_shard(args.shard)
+    of_shard = "" if shard is None else f"-shard{shard.index}of{shard.count}"
     out_dir = args.out_dir or Path("runs") / (
-        f"{Path(args.data).stem}-{args.pattern}-n{args.n}-s{args.seed}"
+        f"{Path(args.data).stem}-{args.pattern}-n{args.n}-s{args.seed}{of_shard}"
     )
     check_run_dir(out_dir, typed_option(args, "--out_dir", "--out-dir", "--out"))
     if args.max_examples < 0:
@@ -280,6 +290,7 @@ def config_from_args(args: argparse.Namespace) -> Any:
         n_resamples=args.n_resamples,
         injected_labels=args.injected_labels,
         model_options=model_options(args),
+        shard=shard,
     )
 
 
@@ -318,6 +329,8 @@ def run_command(args: argparse.Namespace) -> int:
         print(f"skipped {report.skipped_invalid} invalid line(s): see skipped_records.jsonl")
     if report.left_out:
         print(f"left out {report.left_out} record(s) after the first --max_examples")
+    if report.in_other_shards:
+        print(f"{report.in_other_shards} record(s) belong to the other shards of --shard")
     waiting = finish_batch(args, f"{report.deferred} example(s) wait on batch answers")
     if waiting is not None:
         return waiting
@@ -559,4 +572,40 @@ def _gate_verdict(gated: list[str], found: list[str]) -> int:
     if found:
         return 1
     print(f"no run is worse than the baseline on {', '.join(gated)}", file=sys.stderr)
+    return 0
+
+
+def _add_merge_parser(commands: Any) -> None:
+    merge = commands.add_parser(
+        "merge",
+        help="join the run directories of `bench run --shard K/N` into one run",
+        description="Join the run directories of `bench run --shard K/N` (one per K, from any "
+        "machines) into one run: the run an unsharded `bench run` would have made, which it "
+        "resumes.",
+    )
+    merge.add_argument("shards", type=Path, nargs="+", help="the shards' run directories")
+    merge.add_argument("--out", type=Path, required=True, help="the merged run's directory")
+    add_report_option(merge)
+    merge.set_defaults(handler=_merge)
+
+
+def _merge(args: argparse.Namespace) -> int:
+    from ..verify.shard_merge import merge_shards
+    from ..verify.summary import SUMMARY_FILE, BenchSummary
+    from ._common import check_run_dir
+
+    check_run_dir(args.out, "--out")
+    report = merge_shards(args.shards, args.out)
+    summary = BenchSummary.model_validate_json(
+        (report.out_dir / SUMMARY_FILE).read_text(encoding="utf-8")
+    )
+    retry = (
+        f", {report.incomplete} with failed calls (`bench run` without --shard on "
+        f"{report.out_dir} retries them)"
+        if report.incomplete
+        else ""
+    )
+    print(f"{report.out_dir}: {report.shards} shards merged, {report.results} examples{retry}")
+    print(headline(summary))
+    write_run_report(report.out_dir, args)
     return 0

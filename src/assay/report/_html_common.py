@@ -171,6 +171,7 @@ def reproducibility(run: dict[str, Any], run_dir: Path) -> list[Fact]:
         facts.append(Fact(label="usage, all sessions (counts)", value=_describe(sessions)))
     if run.get("error"):
         facts.append(Fact(label="error", value=str(run["error"]), badge="bad"))
+    facts += _shard_facts(run)
     facts.append(Fact(label="command", value=" ".join(map(str, run.get("command") or []))))
     if run.get("config"):
         facts.append(Fact(label="configuration", value=_describe(run["config"])))
@@ -185,6 +186,23 @@ def _session_usage(run_dir: Path) -> dict[str, dict[str, int]]:
         return session_usage(read_jsonl(log)) if log.is_file() else {}
     except InputError:  # a damaged log costs this fact, not the report
         return {}
+
+
+def _shard_facts(run: dict[str, Any]) -> list[Fact]:
+    """Which shard a run holds (``--shard``), or the shards a merged run was made of."""
+    shard = _dict(run.get("shard"))
+    facts = []
+    if shard:
+        value = f"{shard.get('index')}/{shard.get('count')} of {shard.get('total_items')} records"
+        facts.append(Fact(label="shard", value=value))
+    for origin in run.get("merged_from") or []:
+        origin = _dict(origin)
+        value = (
+            f"{origin.get('run_dir')}: {origin.get('results')} results, "
+            f"{origin.get('started_at')} to {origin.get('ended_at')} on {origin.get('platform')}"
+        )
+        facts.append(Fact(label=f"merged: shard {origin.get('shard')}", value=value))
+    return facts
 
 
 def _progress(run: dict[str, Any]) -> str:

@@ -61,6 +61,10 @@ class RunLog(BaseModel):
     served: dict[str, dict[str, Any]] = Field(default_factory=dict)
     error: str | None = None
     config: dict[str, Any] = Field(default_factory=dict)
+    # a shard's run (`--shard K/N`): index, count, and the items of all shards together
+    shard: dict[str, int] | None = None
+    # a run merged from shards: each shard's directory, shard, fingerprint, host and times
+    merged_from: list[dict[str, Any]] | None = None
 
 
 class RunLogger:

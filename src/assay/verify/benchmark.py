@@ -62,6 +62,7 @@ from ..runs import (
     served_warnings,
 )
 from ..runs._ray import NO_CPU_GRACE_S, NodeWait
+from ..runs.shards import Shard
 from .defaults import DEFAULT_VERIFIER, MODEL_FREE_CHECKERS
 from .metering import MeteredModel, metering
 from .oracle import label_with_oracle
@@ -130,6 +131,8 @@ class BenchmarkConfig(BaseModel):
     ray_batch_size: int = Field(default=256, ge=1)
     # seconds a Ray run waits for a node with CPUs when its cluster has none left; None: for ever
     ray_node_wait_s: NodeWait = NO_CPU_GRACE_S
+    # this run holds one shard of the records (`bench merge` joins the shards' directories)
+    shard: Shard | None = None
 
     @property
     def critic_name(self) -> str:
@@ -170,6 +173,9 @@ class BenchmarkConfig(BaseModel):
             "critic": self.critic_name,
             "oracle": self.oracle,
             "prompts": PROMPTS_FINGERPRINT,
+            # a shard's directory holds its own records only; an unsharded run's fingerprint
+            # has no such key, so the merged shards resume as that run
+            **({"shard": str(self.shard)} if self.shard is not None else {}),
         }
 
     def public_dump(self) -> dict[str, Any]:
@@ -254,6 +260,7 @@ class BenchRunReport(BaseModel):
     ran: int  # records taken up this session, the deferred ones included
     skipped_invalid: int
     left_out: int = 0  # valid records after the first max_examples, not run
+    in_other_shards: int = 0  # selected records that belong to the other shards of --shard
     calls: int
     failed: int = 0  # selected examples whose model calls failed (the next run retries them)
     deferred: int = 0  # examples waiting on calls written to batch input files
@@ -267,6 +274,7 @@ class _Plan:
     already_done: int
     skipped: tuple[SkippedRecord, ...]
     left_out: int
+    in_other_shards: int = 0
     generates: bool = False  # some record still to run has no answer: the generator is needed
     # Ray: the line numbers of the records to run, so their lines go to the workers unparsed,
     # and their ids (their earlier lines, failed ones, are superseded by this run's)
@@ -362,6 +370,7 @@ def _run_locked(
         usage=usage,
         models=_models_as_used(config, usage, models, previous),
         served=served,
+        shard=_shard_record(config, plan),
     )
     refresh_money(config.out_dir)  # the session's tokens are in run_log.jsonl only now
     return BenchRunReport(
@@ -371,11 +380,20 @@ def _run_locked(
         ran=todo,
         skipped_invalid=len(plan.skipped),
         left_out=plan.left_out,
+        in_other_shards=plan.in_other_shards,
         calls=sum(int(u["calls"]) for u in usage.values()),
         failed=failed,
         deferred=len(deferred),
         served_warnings=tuple(served_warnings(served)),
     )
+
+
+def _shard_record(config: BenchmarkConfig, plan: _Plan) -> dict[str, int] | None:
+    """What a merge checks its shards by: which shard, of how many, and of how many records."""
+    if config.shard is None:
+        return None
+    total = plan.selected + plan.in_other_shards
+    return {"index": config.shard.index, "count": config.shard.count, "total_items": total}
 
 
 def _earlier_served(previous: RunLog | None) -> dict[str, dict[str, Any]]:
@@ -561,7 +579,7 @@ def _plan(
     skipped: list[SkippedRecord] = []
     selected = already = 0
     generates = False
-    left_out = 0
+    left_out = in_other_shards = 0
     todo_lines: array[int] = array("L")
     todo_ids: set[str] = set()
     conflicts: list[str] = []
@@ -573,6 +591,9 @@ def _plan(
             _check_same_record(config, record, number, recorded[record.id])
         if config.max_examples is not None and index >= config.max_examples:
             left_out += 1
+            continue
+        if config.shard is not None and not config.shard.holds(record.id):
+            in_other_shards += 1
             continue
         selected += 1
         if conflict := label_conflict(record.gold_error, record.error_type):
@@ -590,6 +611,7 @@ def _plan(
         skipped=tuple(skipped),
         generates=generates,
         left_out=left_out,
+        in_other_shards=in_other_shards,
         todo_lines=todo_lines,
         todo_ids=frozenset(todo_ids),
         label_conflicts=len(conflicts),
@@ -640,7 +662,9 @@ def _selected_records(
     config: BenchmarkConfig, skipped: list[SkippedRecord] | None = None
 ) -> Iterator[GroundedQARecord]:
     records = iter_records(config.data, skip_invalid=config.skip_invalid, skipped=skipped)
-    return itertools.islice(records, config.max_examples)
+    selected = itertools.islice(records, config.max_examples)
+    shard = config.shard
+    return selected if shard is None else (r for r in selected if shard.holds(r.id))
 
 
 def _write_skipped(run_dir: Path, skipped: tuple[SkippedRecord, ...]) -> None:
