@@ -166,9 +166,7 @@ def test_a_missing_or_repeated_shard_is_refused(
 ) -> None:
     shards = _shards(data, tmp_path)
     out = tmp_path / "merged"
-    assert "shard(s) 2/3 missing: 2 of 3 given" in _merge_error(
-        [shards[0], shards[2]], out, capsys
-    )
+    assert "shard(s) 2/3 missing: 2 of 3 given" in _merge_error([shards[0], shards[2]], out, capsys)
     copy = tmp_path / "copy"
     shutil.copytree(shards[0], copy)
     assert "are both shard 1/3" in _merge_error([*shards, copy], out, capsys)
