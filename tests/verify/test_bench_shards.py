@@ -113,7 +113,7 @@ def test_the_report_says_which_shard_a_run_holds_and_what_a_merge_was_made_of(
     page = write_report(tmp_path / "merged").read_text(encoding="utf-8")
     for index in range(1, COUNT + 1):
         assert f"merged: shard {index}/3" in page
-    assert f"{shards[1]}: 8 results" in page
+    assert f"{shards[1]}: 8 of 8 finished" in page
 
 
 def test_the_merged_run_resumes_as_the_unsharded_run_and_calls_no_model(
@@ -214,7 +214,7 @@ def test_an_unfinished_or_unsharded_run_is_refused(
     (shards[2] / "run.json").write_text(json.dumps(run))
     assert _run(data, tmp_path / "whole") == 0
     err = _merge_error([*shards[:2], tmp_path / "whole"], tmp_path / "m3", capsys)
-    assert "a bench run of every record, not a shard" in err
+    assert "a bench run of every item, not a shard" in err
 
 
 def test_a_result_of_another_shard_is_named_by_its_line(

@@ -198,7 +198,8 @@ def _shard_facts(run: dict[str, Any]) -> list[Fact]:
     for origin in run.get("merged_from") or []:
         origin = _dict(origin)
         value = (
-            f"{origin.get('run_dir')}: {origin.get('results')} results, "
+            f"{origin.get('run_dir')}: {origin.get('finished')} of {origin.get('items')} "
+            "finished, "
             f"{origin.get('started_at')} to {origin.get('ended_at')} on {origin.get('platform')}"
         )
         facts.append(Fact(label=f"merged: shard {origin.get('shard')}", value=value))

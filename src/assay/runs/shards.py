@@ -9,12 +9,17 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ..errors import ConfigError
+from ..errors import ConfigError, RunError
+from ._jsonl import JsonlWriter, read_numbered_lines
+from ._lock import check_not_being_written
+from ._runlog import RUN_FILE, RunKind, RunLog, read_run_log, utc_now, write_atomic
 from ._served import served_identity
 
 MAX_SHARDS = 100_000
@@ -87,3 +92,155 @@ def combined_served(logs: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, An
         }
         served = served_identity(as_usage, served)
     return served
+
+
+# ---------------------------------------------------------------- merging shards' directories
+
+RUN_LOG_NAME = "run_log.jsonl"
+
+
+@dataclass(frozen=True)
+class ShardLog:
+    """A shard's run directory, its run.json, and which shard it holds."""
+
+    run_dir: Path
+    log: RunLog
+    shard: Shard
+    total_items: int  # the items of all shards together, as the shard counted them
+
+
+def check_merge_target(out_dir: Path, shard_dirs: Sequence[Path], *, but: str = "") -> None:
+    """A merge writes a whole run into a directory of its own: new, or empty (but ``but``)."""
+    if out_dir.resolve() in {path.resolve() for path in shard_dirs}:
+        raise RunError(f"{out_dir}: is one of the shards; the merged run needs its own directory")
+    if out_dir.exists() and (
+        not out_dir.is_dir() or any(path.name != but for path in out_dir.iterdir())
+    ):
+        raise RunError(
+            f"{out_dir}: already exists and is not an empty directory",
+            hint="give --out a new directory (a merge writes a whole run, never into one)",
+        )
+
+
+def read_shard_log(run_dir: Path, kind: RunKind) -> ShardLog:
+    """The run.json of a finished ``--shard`` run of ``kind`` in ``run_dir``."""
+    if not run_dir.is_dir():
+        raise RunError(f"{run_dir}: no such run directory")
+    check_not_being_written(run_dir)
+    log = read_run_log(run_dir)
+    if log is None or log.kind != kind:
+        raise RunError(f"{run_dir}: not a {kind} run (no {RUN_FILE} of kind {kind!r})")
+    if log.shard is None:
+        raise RunError(
+            f"{run_dir}: a {kind} run of every item, not a shard (made without --shard)",
+            hint="merge the directories of runs made with --shard K/N, one per K",
+        )
+    try:
+        shard = Shard(index=log.shard["index"], count=log.shard["count"])
+    except (KeyError, ValueError):
+        raise RunError(f"{run_dir / RUN_FILE}: field 'shard': not a shard K/N") from None
+    if log.status != "success":
+        raise RunError(
+            f"{run_dir / RUN_FILE}: shard {shard} ended {log.status!r}, not 'success'",
+            hint="run the shard's command again: it resumes where it stopped",
+        )
+    return ShardLog(run_dir, log, shard, log.shard.get("total_items", -1))
+
+
+def check_shard_set(shards: Sequence[ShardLog]) -> None:
+    """The shards are every shard of one count, each once, of the same number of items."""
+    first = shards[0]
+    for shard in shards:
+        if shard.shard.count != first.shard.count:
+            raise RunError(
+                f"{shard.run_dir}: shard {shard.shard}, but {first.run_dir} is shard "
+                f"{first.shard}: the shards of one run have one count"
+            )
+        if shard.total_items != first.total_items:
+            raise RunError(
+                f"{shard.run_dir}: its shards hold {shard.total_items} items, those of "
+                f"{first.run_dir} {first.total_items}: the shards were run on different data",
+                hint="run every shard on the same input file",
+            )
+    seen: dict[int, Path] = {}
+    for shard in shards:
+        if (other := seen.setdefault(shard.shard.index, shard.run_dir)) != shard.run_dir:
+            raise RunError(f"{shard.run_dir} and {other} are both shard {shard.shard}")
+    if missing := missing_shards(seen, first.shard.count):
+        listed = ", ".join(f"{index}/{first.shard.count}" for index in missing)
+        raise RunError(
+            f"shard(s) {listed} missing: {len(shards)} of {first.shard.count} given",
+            hint="give the run directory of every shard",
+        )
+
+
+def foreign_item(shard: ShardLog, item_ids: Iterable[tuple[str, str]]) -> None:
+    """Refuse the first item (``(id, where)``, ``where`` naming its file, line and kind) that
+    belongs to another shard than ``shard``'s."""
+    for item_id, where in item_ids:
+        if not shard.shard.holds(item_id):
+            owner = shard_of(item_id, shard.shard.count)
+            raise RunError(
+                f"{where} {item_id!r} belongs to shard {owner}/{shard.shard.count}, not to "
+                f"this run's {shard.shard}"
+            )
+
+
+def concatenate(sources: Sequence[Path], target: Path) -> None:
+    """``target`` as the complete lines of ``sources`` one after another (a line a crash cut
+    short is left out, as every reader leaves it)."""
+    with target.open("w", encoding="utf-8") as out:
+        for source in sources:
+            for _, line in read_numbered_lines(source):
+                out.write(line + "\n")
+
+
+def write_merged_log(shards: Sequence[ShardLog], out_dir: Path, log: RunLog) -> None:
+    """run.json, and run_log.jsonl as every shard's sessions then a "merge" line (not an
+    "end": the merge made no call, and the shards' sessions count the usage once)."""
+    log = log.model_copy(
+        update={"merged_from": [origin(shard) for shard in _by_index(shards)], "usage": {}}
+    )
+    concatenate(
+        [shard.run_dir / RUN_LOG_NAME for shard in _by_index(shards)], out_dir / RUN_LOG_NAME
+    )
+    write_atomic(out_dir / RUN_FILE, log.model_dump_json(indent=2))
+    with JsonlWriter(out_dir / RUN_LOG_NAME) as events:
+        events.append({"event": "merge", "at": utc_now(), **log.model_dump(mode="json")})
+
+
+def merged_run_log(shards: Sequence[ShardLog], **fields: Any) -> RunLog:
+    """The merged run's run.json: the first shard's models and decoding, the shards' counts
+    summed and what served their replies combined, and ``fields`` (kind, fingerprint, config)."""
+    first = shards[0].log
+    return RunLog(
+        status="success",
+        ended_at=utc_now(),
+        models=first.models,
+        decoding=first.decoding,
+        sample_count=sum(shard.log.sample_count for shard in shards),
+        finished_count=sum(shard.log.finished_count for shard in shards),
+        served=combined_served(shard.log.served for shard in shards),
+        **fields,
+    )
+
+
+def origin(shard: ShardLog) -> dict[str, Any]:
+    """What a merged run keeps of each shard: where, which, made how, when and where."""
+    log = shard.log
+    return {
+        "run_dir": str(shard.run_dir),
+        "shard": str(shard.shard),
+        "fingerprint": log.fingerprint,
+        "assay_version": log.assay_version,
+        "platform": log.platform,
+        "started_at": log.started_at,
+        "ended_at": log.ended_at,
+        "items": log.sample_count,
+        "finished": log.finished_count,
+        "models": log.models,
+    }
+
+
+def _by_index(shards: Sequence[ShardLog]) -> list[ShardLog]:
+    return sorted(shards, key=lambda shard: shard.shard.index)
