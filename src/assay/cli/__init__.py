@@ -39,6 +39,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "run every question x variant through target models, write outputs",
     ),
     "judge": ("_judge", "the judge protocol: run, validate, analyze"),
+    "merge": (
+        "_merge",
+        "join the run directories of --shard K/N runs (bench run, generate) into one run",
+    ),
     "batch": ("_batch", "batch files (OpenAI Batch API, vllm run-batch): import their answers"),
     "perturb": (
         "_perturb",

@@ -576,36 +576,6 @@ def _gate_verdict(gated: list[str], found: list[str]) -> int:
 
 
 def _add_merge_parser(commands: Any) -> None:
-    merge = commands.add_parser(
-        "merge",
-        help="join the run directories of `bench run --shard K/N` into one run",
-        description="Join the run directories of `bench run --shard K/N` (one per K, from any "
-        "machines) into one run: the run an unsharded `bench run` would have made, which it "
-        "resumes.",
-    )
-    merge.add_argument("shards", type=Path, nargs="+", help="the shards' run directories")
-    merge.add_argument("--out", type=Path, required=True, help="the merged run's directory")
-    add_report_option(merge)
-    merge.set_defaults(handler=_merge)
+    from ._merge import add_merge_parser
 
-
-def _merge(args: argparse.Namespace) -> int:
-    from ..verify.shard_merge import merge_shards
-    from ..verify.summary import SUMMARY_FILE, BenchSummary
-    from ._common import check_run_dir
-
-    check_run_dir(args.out, "--out")
-    report = merge_shards(args.shards, args.out)
-    summary = BenchSummary.model_validate_json(
-        (report.out_dir / SUMMARY_FILE).read_text(encoding="utf-8")
-    )
-    retry = (
-        f", {report.incomplete} with failed calls (`bench run` without --shard on "
-        f"{report.out_dir} retries them)"
-        if report.incomplete
-        else ""
-    )
-    print(f"{report.out_dir}: {report.shards} shards merged, {report.results} examples{retry}")
-    print(headline(summary))
-    write_run_report(report.out_dir, args)
-    return 0
+    add_merge_parser(commands, "merge", "join the run directories of `bench run --shard K/N`")

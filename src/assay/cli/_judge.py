@@ -32,6 +32,7 @@ from ..judge.protocol import DECODING_MODES, DecodingSettings, Protocol, load_pr
 from ..judge.run import JudgeRunConfig, refuse_unresumable, run_judges
 from ..model import Model, ModelOptions, get_model, open_cache
 from ..runs import RunDirLock
+from ..runs.shards import parse_shard
 from ._batch import add_executor_options, batch_session, check_executor_options, finish_batch
 from ._common import (
     add_model_options,
@@ -315,6 +316,12 @@ def _register_generate(subparsers: Any) -> None:
         "goes to OUT/draw-k, for `assay instructions robustness --draws` (default 1: the "
         "outputs go to OUT)",
     )
+    gen.add_argument(
+        "--shard",
+        metavar="K/N",
+        help="generate for the K-th of N shards of the questions (one per machine; `assay "
+        "merge` joins the output directories)",
+    )
     add_model_options(gen)
     add_executor_options(gen, ray=True)
     gen.set_defaults(handler=_generate)
@@ -485,6 +492,7 @@ def _generate(args: argparse.Namespace) -> int:
         ray_batch_size=args.ray_batch_size,
         ray_node_wait_s=args.ray_node_wait,
         model_options=model_options(args) if args.executor == "ray" else None,
+        shard=None if args.shard is None else parse_shard(args.shard),
     )
     if args.draws == 1:
         return _generate_into(args, questions, settings, args.out)

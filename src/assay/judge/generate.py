@@ -62,6 +62,7 @@ from ..runs import (
 )
 from ..runs import utc_now as _now
 from ..runs._ray import NO_CPU_GRACE_S, NodeWait
+from ..runs.shards import Shard
 
 FAILURES_NAME = "generation_failures.jsonl"
 # the settings an output depends on (besides its model and prompt), by their option names
@@ -91,10 +92,19 @@ class GenerateSettings(BaseModel):
     # seconds a Ray run waits for a node with CPUs when its cluster has none left; None: for ever
     ray_node_wait_s: NodeWait = NO_CPU_GRACE_S
     model_options: ModelOptions | None = None
+    # this run generates one shard of the questions (`assay merge` joins the shards' folders)
+    shard: Shard | None = None
 
     def protocol(self) -> dict[str, Any]:
-        """The settings that decide each output; an output directory never mixes two."""
-        return {name: getattr(self, name) for name in PROTOCOL_SETTINGS}
+        """The settings that decide each output; an output directory never mixes two. A
+        shard's directory holds its own questions only; an unsharded run's fingerprint has no
+        such key, so the merged shards resume as that run."""
+        protocol = {name: getattr(self, name) for name in PROTOCOL_SETTINGS}
+        return protocol if self.shard is None else {**protocol, "shard": str(self.shard)}
+
+    def holds(self, question_id: str) -> bool:
+        """Whether this run generates the outputs of the question (all do, unsharded)."""
+        return self.shard is None or self.shard.holds(question_id)
 
     def config(self) -> GenerateConfig:
         return GenerateConfig(
@@ -158,10 +168,12 @@ async def _generate_locked(
         )
         for i, model in enumerate(models)
         for q in questions.questions
+        if settings.holds(q.question_id)
         for v in q.variants
         if (q.question_id, v.variant, model.name) not in done
     ]
-    expected = len(models) * len(questions.cells())
+    cells = questions.cells()
+    expected = len(models) * sum(settings.holds(question) for question, _ in cells)
     earlier_served = previous.served if previous is not None else {}
     logger = RunLogger(out_dir, _run_log(models, settings, expected, earlier_served))
     counts = {"written": 0, "failed": 0, "deferred": 0}
@@ -219,7 +231,11 @@ async def _generate_locked(
     usage = _usage(models, settings, usage_on_ray)
     served = served_identity(usage, earlier_served)
     finished = len(done) + counts["written"]
-    logger.finish("success", finished_count=finished, usage=usage, served=served)
+    shard = None
+    if settings.shard is not None:  # what a merge checks its shards by
+        index, count = settings.shard.index, settings.shard.count
+        shard = {"index": index, "count": count, "total_items": len(models) * len(cells)}
+    logger.finish("success", finished_count=finished, usage=usage, served=served, shard=shard)
     return GenerateSummary(
         out_dir=str(out_dir),
         expected=expected,
@@ -270,12 +286,22 @@ def _check_settings(out_dir: Path, settings: GenerateSettings) -> RunLog | None:
         for name, option in PROTOCOL_SETTINGS.items()
         if name in before and before[name] != getattr(settings, name)
     ]
+    shard_before = before.get("shard")
+    shard_now = None if settings.shard is None else settings.shard.model_dump()
+    if shard_before != shard_now:
+        changed.append(f"--shard {_shard_text(shard_before)} (now {_shard_text(shard_now)})")
     if changed:
         raise RunError(
             f"{out_dir}: its outputs were generated with other settings: " + ", ".join(changed),
             hint="use a new --out directory, or the settings of the existing outputs",
         )
     return previous
+
+
+def _shard_text(shard: object) -> str:
+    if isinstance(shard, dict):
+        return f"{shard.get('index')}/{shard.get('count')}"
+    return "none"
 
 
 def _finished_cells(
