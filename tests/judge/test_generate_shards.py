@@ -150,7 +150,7 @@ def test_merge_names_a_directory_that_is_no_shard_run(
 ) -> None:
     (tmp_path / "empty").mkdir()
     assert _merge([tmp_path / "empty"], tmp_path / "out") == 2
-    assert "not the directory of a `bench run --shard` or `generate --shard` run" in (
+    assert "not the directory of a `bench run`, `generate` or `judge run` with --shard" in (
         capsys.readouterr().err
     )
     assert _generate(tmp_path / "whole") == 0

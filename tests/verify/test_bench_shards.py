@@ -123,6 +123,8 @@ def test_the_merged_run_resumes_as_the_unsharded_run_and_calls_no_model(
     capsys.readouterr()
     assert _run(data, tmp_path / "merged") == 0
     assert "26 examples (0 run now, 26 already done), 0 model calls" in capsys.readouterr().out
+    resumed = _json(tmp_path / "merged" / "run.json")  # a later session keeps where it came from
+    assert [origin["shard"] for origin in resumed["merged_from"]] == ["1/3", "2/3", "3/3"]
     # the shards' sessions made the calls: the merge adds none, the report counts them once
     log = [json.loads(x) for x in (tmp_path / "merged" / "run_log.jsonl").read_text().splitlines()]
     ends = [line for line in log if line["event"] == "end"]

@@ -41,7 +41,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "judge": ("_judge", "the judge protocol: run, validate, analyze"),
     "merge": (
         "_merge",
-        "join the run directories of --shard K/N runs (bench run, generate) into one run",
+        "join the run directories of --shard K/N runs (bench, generate, judge) into one run",
     ),
     "batch": ("_batch", "batch files (OpenAI Batch API, vllm run-batch): import their answers"),
     "perturb": (

@@ -18,6 +18,7 @@ import yaml
 from ..data.questions import (
     MANIFEST_NAME,
     QuestionSet,
+    QuestionSubset,
     TargetOutput,
     draw_folders,
     iter_outputs,
@@ -427,6 +428,12 @@ def _register_run(commands: Any) -> None:
         help="with --draws at a --temperature above 0: judge draw k with seed SEED+k-1, so "
         "each draw samples the targets and the judge anew (default: one judge seed)",
     )
+    run.add_argument(
+        "--shard",
+        metavar="K/N",
+        help="judge the K-th of N shards of the questions (one per machine; `assay merge` "
+        "joins the run directories)",
+    )
     add_model_options(run)
     add_executor_options(run, ray=True)
     run.set_defaults(handler=_run)
@@ -652,11 +659,17 @@ def _refuse_draws_into(args: argparse.Namespace, option: str) -> None:
 
 
 def _run_into(args: argparse.Namespace, output_paths: Sequence[Path], out: Path, seed: int) -> int:
-    questions = load_question_index(args.questions)  # a large set is read by offset, not held
+    every_question = load_question_index(args.questions)  # a large set is read by offset
+    shard = None if args.shard is None else parse_shard(args.shard)
+    # a shard judges its own questions, and reads only their outputs (a shard's outputs
+    # from `generate --shard`, or every output)
+    questions = every_question if shard is None else QuestionSubset(every_question, shard.holds)
 
     def outputs() -> Iterator[TargetOutput]:  # read afresh on each pass, never held
         for path in output_paths:
-            yield from iter_outputs(path, allow_outside_paths=args.allow_outside_paths)
+            for output in iter_outputs(path, allow_outside_paths=args.allow_outside_paths):
+                if shard is None or shard.holds(output.question_id):
+                    yield output
 
     config = JudgeRunConfig(
         mode=args.mode,
@@ -668,6 +681,8 @@ def _run_into(args: argparse.Namespace, output_paths: Sequence[Path], out: Path,
         ray_batch_size=args.ray_batch_size,
         ray_node_wait_s=args.ray_node_wait,
         model_options=model_options(args) if args.executor == "ray" else None,
+        shard=shard,
+        shard_items=0 if shard is None else sum(1 for _ in every_question.cells()),
         protocol=_protocol(args.protocol).model_copy(update={"blind": args.blind}),
         timestamp=args.date,
         decoding=DecodingSettings(

@@ -1,6 +1,6 @@
 """``assay merge SHARD... --out DIR``: the run directories of ``--shard K/N`` runs (``bench
-run``, ``generate``), one per machine, joined into the run an unsharded command would have
-made. ``bench merge`` is the same for bench runs."""
+run``, ``generate``, ``judge run``), one per machine, joined into the run the command without
+``--shard`` would have made. ``bench merge`` is the same for bench runs."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 from ..errors import RunError
 from ._common import add_report_option, check_run_dir, write_run_report
 
-HELP = "join the run directories of --shard K/N runs (bench run, generate) into one run"
+HELP = "join the run directories of --shard K/N runs (bench, generate, judge) into one run"
 
 
 def register(subparsers: Any) -> None:
@@ -22,7 +22,8 @@ def add_merge_parser(commands: Any, name: str, help_text: str) -> None:
     merge = commands.add_parser(
         name,
         help=help_text,
-        description="Join the run directories of `--shard K/N` runs (`bench run`, `generate`; "
+        description="Join the run directories of `--shard K/N` runs (`bench run`, `generate`, "
+        "`judge run`; "
         "one per K, from any machines) into one run: the run the command without --shard "
         "would have made, which it resumes. Every shard is checked before anything is written.",
     )
@@ -43,8 +44,10 @@ def merge_command(args: argparse.Namespace) -> int:
         return _merge_bench(args)
     if kind == "generate":
         return _merge_generated(args)
+    if kind == "judge":
+        return _merge_judged(args)
     raise RunError(
-        f"{first}: not the directory of a `bench run --shard` or `generate --shard` run "
+        f"{first}: not the directory of a `bench run`, `generate` or `judge run` with --shard "
         f"({'no run.json' if log is None else f'a {kind} run'})",
         hint="give the run directories of the shards of one run",
     )
@@ -84,5 +87,17 @@ def _merge_generated(args: argparse.Namespace) -> int:
     print(
         f"{report.out_dir}: {report.shards} shards merged, {report.outputs} outputs{retry} "
         f"-> {report.out_dir / 'manifest.jsonl'}"
+    )
+    return 0
+
+
+def _merge_judged(args: argparse.Namespace) -> int:
+    from ..judge.judge_merge import merge_judged
+
+    report = merge_judged(args.shards, args.out)
+    print(
+        f"{report.out_dir}: {report.shards} shards merged, {report.pairs} sample x judge pairs "
+        f"({report.records} evaluations, {report.valid} valid); next: assay judge analyze "
+        f"{report.out_dir}"
     )
     return 0

@@ -16,7 +16,7 @@ import json
 import re
 import sys
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from functools import cached_property
 from pathlib import Path
@@ -229,6 +229,34 @@ class QuestionIndex:
                 path=self.path,
             )
         return question
+
+
+class QuestionSubset:
+    """The questions of a question set that ``keep`` takes (a shard's), as a question set of
+    their own: the rest is neither expected nor judged."""
+
+    def __init__(self, questions: QuestionLookup, keep: Callable[[str], bool]) -> None:
+        self.questions = questions
+        self.keep = keep
+
+    @property
+    def source(self) -> str:
+        return self.questions.source
+
+    @cached_property
+    def question_count(self) -> int:
+        return len({question for question, _ in self.cells()})
+
+    def cells(self) -> Iterator[tuple[str, str]]:
+        return (cell for cell in self.questions.cells() if self.keep(cell[0]))
+
+    def has_variant(self, question_id: str, variant: str) -> bool:
+        return self.keep(question_id) and self.questions.has_variant(question_id, variant)
+
+    def variant(self, question_id: str, variant: str) -> tuple[Question, PromptVariant] | None:
+        if not self.keep(question_id):
+            return None
+        return self.questions.variant(question_id, variant)
 
 
 HELD_WHOLE_UP_TO = 4096

@@ -175,7 +175,7 @@ async def _generate_locked(
     cells = questions.cells()
     expected = len(models) * sum(settings.holds(question) for question, _ in cells)
     earlier_served = previous.served if previous is not None else {}
-    logger = RunLogger(out_dir, _run_log(models, settings, expected, earlier_served))
+    logger = RunLogger(out_dir, _run_log(models, settings, expected, previous))
     counts = {"written": 0, "failed": 0, "deferred": 0}
     usage_on_ray: dict[str, dict[str, Any]] = {}
     manifest = JsonlWriter(out_dir / MANIFEST_NAME)
@@ -395,7 +395,7 @@ def _run_log(
     models: Sequence[Model],
     settings: GenerateSettings,
     expected: int,
-    earlier_served: dict[str, dict[str, Any]],
+    previous: RunLog | None,
 ) -> RunLog:
     return RunLog(
         kind="generate",
@@ -405,7 +405,8 @@ def _run_log(
         sample_count=expected,
         config=settings.model_dump(mode="json"),
         # kept from the start: a session killed before its end loses only its own counts
-        served=earlier_served,
+        served=previous.served if previous is not None else {},
+        merged_from=previous.merged_from if previous is not None else None,  # its history
     )
 
 

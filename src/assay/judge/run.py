@@ -49,6 +49,7 @@ from ..runs import (
 )
 from ..runs._ray import NO_CPU_GRACE_S, NodeWait
 from ..runs.id_set import IdentitySet
+from ..runs.shards import Shard
 from .archive import (
     Archive,
     ArchiveLayout,
@@ -97,6 +98,10 @@ class JudgeRunConfig(BaseModel):
     # seconds a Ray run waits for a node with CPUs when its cluster has none left; None: for ever
     ray_node_wait_s: NodeWait = NO_CPU_GRACE_S
     model_options: ModelOptions | None = None
+    # this run judges one shard of the questions (`assay merge` joins the shards' runs), of
+    # a question set of shard_items question x variant cells
+    shard: Shard | None = None
+    shard_items: int = Field(default=0, ge=0)
 
 
 class JudgeRunSummary(BaseModel):
@@ -538,6 +543,7 @@ async def _run_judges_locked(
     # another kind of run in the directory is refused before anything is written (the archive
     # checks its own protocol, so a judge archive whose run.json is gone is still resumed)
     previous = check_run_kind(run_dir, "judge", option="--out", needs_log=False)
+    _refuse_other_shard(run_dir, previous, config)
     _require_coverage(eval_set, config)
     plan = _Plan(eval_set, [j.name for j in judges], config.mode)
     if not plan.total:
@@ -552,6 +558,25 @@ async def _run_judges_locked(
         return await _run_session(eval_set, judges, run_dir, config, archive, plan, previous)
     finally:
         archive.close()
+
+
+def _refuse_other_shard(run_dir: Path, previous: RunLog | None, config: JudgeRunConfig) -> None:
+    """A shard's run directory holds that shard's questions only: it is resumed as the same
+    shard, never as another or as a whole run (a merged run is whole)."""
+    if previous is None:
+        return
+    before = previous.config.get("shard")
+    now = None if config.shard is None else str(config.shard)
+    if before != now:
+        raise RunError(
+            f"{run_dir} holds {_shard_words(before)} of a judge run; this run is "
+            f"{_shard_words(now)}",
+            hint="use a new --out directory, or the --shard of the existing run",
+        )
+
+
+def _shard_words(shard: object) -> str:
+    return f"shard {shard}" if shard is not None else "every question"
 
 
 class _Plan:
@@ -708,8 +733,11 @@ def _run_log(
         sample_count=count,
         # kept from the start: a session killed before its end loses only its own counts
         served=previous.served if previous is not None else {},
+        merged_from=previous.merged_from if previous is not None else None,  # its history
+        shard=_shard_record(config),
         config={
             "mode": config.mode,
+            **({"shard": str(config.shard)} if config.shard is not None else {}),
             "executor": config.executor,
             **_ray_options(config),
             "max_attempts": config.max_attempts,
@@ -719,6 +747,17 @@ def _run_log(
             "protocol": config.protocol.model_dump(mode="json"),
         },
     )
+
+
+def _shard_record(config: JudgeRunConfig) -> dict[str, int] | None:
+    """What a merge checks its shards by: which shard, of how many, of how many cells."""
+    if config.shard is None:
+        return None
+    return {
+        "index": config.shard.index,
+        "count": config.shard.count,
+        "total_items": config.shard_items,
+    }
 
 
 def _ray_options(config: JudgeRunConfig) -> dict[str, Any]:

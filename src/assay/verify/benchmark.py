@@ -495,6 +495,7 @@ def _open_run(
         config=config.public_dump(),
         # kept from the start: a session killed before its end loses only its own counts
         served=_earlier_served(previous),
+        merged_from=previous.merged_from if previous is not None else None,  # its history
     )
     return RunLogger(config.out_dir, log)
 
