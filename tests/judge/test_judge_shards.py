@@ -111,9 +111,8 @@ def test_shards_of_other_judges_or_protocols_are_refused(
     shards = _sharded(tmp_path)
     other = tmp_path / "other"
     args = ["judge", "run", "--questions", str(QUESTIONS), "--outputs", str(tmp_path / "outputs2")]
-    assert main([*args, "--judge", "stub/j2", "--mode", "both", "--out", str(other)] + [
-        "--shard", "2/2", "--date", "2026-11-26"
-    ]) == 0  # fmt: skip
+    args += ["--judge", "stub/j2", "--mode", "both", "--shard", "2/2", "--date", "2026-11-26"]
+    assert main([*args, "--out", str(other)]) == 0
     assert "judged by stub/j2" in _merge_error([shards[0], other], tmp_path / "m1", capsys)
     longer = tmp_path / "longer"
     assert _judge(tmp_path / "outputs2", longer, "--shard", "2/2", "--judge-max-tokens", "900") == 0
