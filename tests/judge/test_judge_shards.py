@@ -152,3 +152,33 @@ def test_a_record_of_another_shard_is_refused(
     moved.write_bytes(stray.read_bytes())
     err = _merge_error(shards, tmp_path / "merged", capsys)
     assert f"{moved}: question" in err and "belongs to shard 1/2, not to this run's 2/2" in err
+
+
+def test_shards_of_draws_merge_draw_by_draw(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sampled = ["--draws", "2", "--temperature", "0.7"]
+    _generate(tmp_path / "outputs", *sampled)
+    assert _judge(tmp_path / "outputs", tmp_path / "whole", "--draws") == 0
+    outputs, judged = [], []
+    for index in (1, 2):
+        shard = ["--shard", f"{index}/2"]
+        _generate(tmp_path / f"outputs{index}", *sampled, *shard)
+        assert (
+            _judge(tmp_path / f"outputs{index}", tmp_path / f"judged{index}", "--draws", *shard)
+            == 0
+        )
+        outputs.append(tmp_path / f"outputs{index}")
+        judged.append(tmp_path / f"judged{index}")
+    capsys.readouterr()
+    assert _merge(outputs, tmp_path / "merged-outputs") == 0
+    assert _merge(judged, tmp_path / "merged") == 0
+    printed = capsys.readouterr().out
+    assert printed.count("\ndraw-2:\n") == 2 and printed.startswith("draw-1:\n")
+    for draw in ("draw-1", "draw-2"):
+        assert _summary(tmp_path / "merged" / draw) == _summary(tmp_path / "whole" / draw)
+        lines = (tmp_path / "merged-outputs" / draw / "manifest.jsonl").read_text().splitlines()
+        assert len(lines) == 16
+    assert main(["judge", "analyze", str(tmp_path / "merged"), "--no-report"]) == 0  # the draws
+    err = _merge_error([judged[0], tmp_path / "whole" / "draw-1"], tmp_path / "m", capsys)
+    assert "the shards of one run hold the same draws" in err

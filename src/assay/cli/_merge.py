@@ -5,12 +5,14 @@ run``, ``generate``, ``judge run``), one per machine, joined into the run the co
 from __future__ import annotations
 
 import argparse
+import re
 from pathlib import Path
 from typing import Any
 
 from ..errors import RunError
 from ._common import add_report_option, check_run_dir, write_run_report
 
+_DRAW = re.compile(r"draw-[1-9][0-9]*")
 HELP = "join the run directories of --shard K/N runs (bench, generate, judge) into one run"
 
 
@@ -34,9 +36,48 @@ def add_merge_parser(commands: Any, name: str, help_text: str) -> None:
 
 
 def merge_command(args: argparse.Namespace) -> int:
+    check_run_dir(args.out, "--out")
+    draws = _draws(args.shards)
+    if not draws:
+        return _merge_kind(args)
+    codes = []
+    for name in draws:  # `--draws` wrote a run per draw: each draw's shards merge apart
+        print(f"{name}:")
+        shards = [shard / name for shard in args.shards]
+        codes.append(
+            _merge_kind(
+                argparse.Namespace(**{**vars(args), "shards": shards, "out": args.out / name})
+            )
+        )
+    return max(codes)
+
+
+def _draws(shards: list[Path]) -> list[str]:
+    """The ``draw-K`` runs every shard directory holds (``generate --draws``, ``judge run
+    --draws``), the same in each; none when the shards are runs themselves."""
+    from ..runs import RUN_FILE
+
+    def found(shard: Path) -> list[str]:
+        if not shard.is_dir() or (shard / RUN_FILE).exists():
+            return []
+        names = [
+            p.name for p in shard.iterdir() if _DRAW.fullmatch(p.name) and (p / RUN_FILE).is_file()
+        ]
+        return sorted(names, key=lambda name: int(name.removeprefix("draw-")))
+
+    first = found(shards[0])
+    for shard in shards[1:]:
+        if (names := found(shard)) != first:
+            raise RunError(
+                f"{shard} holds the draws {', '.join(names) or 'none'}, {shards[0]} "
+                f"{', '.join(first) or 'none'}: the shards of one run hold the same draws"
+            )
+    return first
+
+
+def _merge_kind(args: argparse.Namespace) -> int:
     from ..runs import read_run_log
 
-    check_run_dir(args.out, "--out")
     first = args.shards[0]
     log = read_run_log(first) if first.is_dir() else None
     kind = log.kind if log is not None else None
