@@ -24,11 +24,11 @@ from tests.helpers.ray_cluster import (
     assay_lines,
     busy_workers,
     cluster_temp_dir,
-    record_without_timings,
     stop_cluster,
 )
 from tests.helpers.servers import free_port
 from tests.helpers.signals import default_sigint
+from tests.helpers.timings import record_without_timings
 from tests.verify.bench_fixtures import verify_only_records, write_jsonl
 
 ray = pytest.importorskip("ray")

@@ -23,8 +23,9 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.fault_server import ECHO_KEY_REPLY, fault_server
-from tests.helpers.ray_cluster import assay_lines, busy_workers, without_timings
+from tests.helpers.ray_cluster import assay_lines, busy_workers
 from tests.helpers.ray_nodes import TwoNodes, can_start, two_nodes
+from tests.helpers.timings import without_timings
 from tests.verify.bench_fixtures import verify_only_records, write_jsonl
 
 pytestmark = pytest.mark.multinode

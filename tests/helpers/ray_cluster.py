@@ -10,7 +10,7 @@ import shutil
 import signal
 import tempfile
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
 
 
@@ -94,24 +94,6 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return state != "Z"  # a zombie has exited; its parent (init) reaps it
-
-
-# the fields whose values are wall-clock measurements: equal runs differ only there
-TIMING_FIELDS = {"check_ms", "latency_ms"}
-
-
-def without_timings(value: object) -> object:
-    """``value`` (parsed JSON) with every timing field left out, at any depth."""
-    if isinstance(value, dict):
-        return record_without_timings(value)
-    if isinstance(value, list):
-        return [without_timings(v) for v in value]
-    return value
-
-
-def record_without_timings(record: Mapping[str, object]) -> dict[str, object]:
-    """``record`` (a parsed JSON object) with every timing field left out, at any depth."""
-    return {k: without_timings(v) for k, v in record.items() if k not in TIMING_FIELDS}
 
 
 # Ray's own lines on a driver's stderr: its log (``2026-11-25 10:00:00,123 INFO ...``) and the

@@ -12,7 +12,7 @@ import pytest
 from assay.cli import main
 from assay.errors import ConfigError
 from assay.runs.shards import Shard, parse_shard, shard_of
-from tests.helpers.ray_cluster import record_without_timings
+from tests.helpers.timings import record_without_timings
 
 from .bench_fixtures import mixed_file
 
