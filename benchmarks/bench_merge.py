@@ -54,7 +54,7 @@ def write_shards(whole: Path, root: Path, count: int) -> list[Path]:
     sizes = [0] * count
     with (whole / "results.jsonl").open(encoding="utf-8") as lines:
         for line in lines:
-            index = shard_of(json.loads(line)["id"], count)
+            index = shard_of(json.loads(line)["cluster"], count)
             handles[index - 1].write(line)
             sizes[index - 1] += 1
     for handle in handles:

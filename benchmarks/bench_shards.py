@@ -2,12 +2,15 @@
 
 The README's quick start (71 labelled answers, `learned+llamacpp/smollm2`: the learned
 checker decides, the embedded model gives each claim a second opinion) runs once as one
-process and once as N `bench run --shard K/N` processes started together, each with a
-response cache of its own (no answer is shared between the two arms or between shards), as N
-machines would run them; then `assay merge` joins the shards. Each process's llama.cpp works on
-one thread, so on a machine with N cores the shards stand for N one-core machines. The table
-gives each arm's wall time (the shards': from the first start to the merge's end) and checks
-that the merged run's results and detection metrics equal the unsharded run's.
+process on every core, once as one process kept to one core (a one-core machine), and once as
+N `bench run --shard K/N` processes started together, each kept to a core of its own (N
+one-core machines), then `assay merge`. Every process has a response cache of its own (no
+answer is shared between arms or shards). llama.cpp runs a thread per core the process may
+use; two processes that may each use every core spin against each other's threads (2 shards
+unpinned on 2 cores took 114 s where one process took 14 s), so shards on one machine are each
+kept to their share of its cores (`taskset`). The table gives each arm's wall time (the
+shards': from the first start to the merge's end) and checks that the merged run's results
+and detection metrics equal the unsharded run's.
 
     python benchmarks/bench_shards.py --shards 2
 """
@@ -25,16 +28,28 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "examples" / "grounded_qa_labelled.jsonl"
+CORES = sorted(os.sched_getaffinity(0))
 RUN = ["bench", "run", "--data", str(DATA), "--pattern", "entailment", "--no-progress"]
 # what differs with where a reply came from (a shard has its own cache): not the verdicts
 VARYING = {"check_ms", "latency_ms", "usage"}
 
 
-def _assay(arguments: list[str], cache: Path) -> subprocess.Popen[str]:
-    command = [sys.executable, "-m", "assay", *arguments, "--cache-path", str(cache)]
+def _assay(
+    arguments: list[str], cache: Path | None = None, cores: set[int] | None = None
+) -> subprocess.Popen[str]:
+    """``python -m assay ARGUMENTS`` on this tree's code; ``cores``: the CPUs it may use (its
+    llama.cpp runs one thread per core it may use)."""
+    cached = [] if cache is None else ["--cache-path", str(cache)]
+    command = [sys.executable, "-m", "assay", *arguments, *cached]
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    pin = None if cores is None else (lambda: os.sched_setaffinity(0, cores))
     return subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        preexec_fn=pin,  # sets the child's affinity: no lock, nothing to deadlock on
     )
 
 
@@ -62,11 +77,10 @@ def _auroc(run: Path, opinion: str) -> float:
     return float(summary[opinion]["metrics"]["auroc"]["value"])
 
 
-def unsharded(work: Path) -> float:
+def unsharded(work: Path, name: str, cores: set[int] | None) -> float:
     start = time.perf_counter()
-    _finish(
-        _assay([*RUN, "--out", str(work / "whole"), "--no-report"], work / "cache-whole.sqlite")
-    )
+    run = [*RUN, "--out", str(work / name), "--no-report"]
+    _finish(_assay(run, work / f"cache-{name}.sqlite", cores))
     return time.perf_counter() - start
 
 
@@ -76,6 +90,7 @@ def sharded(work: Path, count: int) -> float:
         _assay(
             [*RUN, "--shard", f"{k}/{count}", "--out", str(work / f"shard{k}"), "--no-report"],
             work / f"cache-shard{k}.sqlite",
+            {(k - 1) % len(CORES)},
         )
         for k in range(1, count + 1)
     ]
@@ -83,7 +98,7 @@ def sharded(work: Path, count: int) -> float:
         _finish(process)
     shards = [str(work / f"shard{k}") for k in range(1, count + 1)]
     merge = ["merge", *shards, "--out", str(work / "merged"), "--no-report"]
-    _finish(_assay(merge, work / "unused.sqlite"))
+    _finish(_assay(merge))
     return time.perf_counter() - start
 
 
@@ -93,8 +108,10 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-shards-") as scratch:
         work = Path(scratch)
-        whole = unsharded(work)
-        print(f"unsharded: {whole:.1f} s", file=sys.stderr, flush=True)
+        every_core = unsharded(work, "whole", None)
+        print(f"unsharded, every core: {every_core:.1f} s", file=sys.stderr, flush=True)
+        one_core = unsharded(work, "one-core", {CORES[0]})
+        print(f"unsharded, one core: {one_core:.1f} s", file=sys.stderr, flush=True)
         parts = sharded(work, args.shards)
         print(f"{args.shards} shards + merge: {parts:.1f} s", file=sys.stderr, flush=True)
         same = _results(work / "merged") == _results(work / "whole")
@@ -102,10 +119,15 @@ def main() -> None:
             (_auroc(work / "whole", key), _auroc(work / "merged", key))
             for key in ("detection", "detection_second_opinion")
         ]
-    print(f"\n| quick start, {os.cpu_count()} cores | wall time | speed-up |")
+    rows = [
+        (f"unsharded, one process on {len(CORES)} cores", every_core),
+        ("unsharded, one process on one core", one_core),
+        (f"{args.shards} shards at once, one core each, then merge", parts),
+    ]
+    print(f"\n| quick start, {len(CORES)} cores | wall time | against one core |")
     print("|---|---|---|")
-    print(f"| unsharded, one process | {whole:.1f} s | 1.00x |")
-    print(f"| {args.shards} shards at once, then merge | {parts:.1f} s | {whole / parts:.2f}x |")
+    for label, seconds in rows:
+        print(f"| {label} | {seconds:.1f} s | {one_core / seconds:.2f}x |")
     print(f"\nmerged results equal the unsharded run's (timings and call counts aside): {same}")
     for name, (first, second) in zip(("learned", "embedded model"), aurocs, strict=True):
         print(f"AUROC, {name}: unsharded {first:.6f}, merged {second:.6f}")

@@ -175,8 +175,8 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--shard",
         metavar="K/N",
-        help="run the K-th of N shards of the records (one per machine; `bench merge` joins "
-        "their run directories into one run)",
+        help="run the K-th of N shards of the records, by question (one per machine; `assay "
+        "merge` joins their run directories into one run)",
     )
     _add_calibration_option(parser)
     add_prices_option(parser)

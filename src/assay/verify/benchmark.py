@@ -131,7 +131,8 @@ class BenchmarkConfig(BaseModel):
     ray_batch_size: int = Field(default=256, ge=1)
     # seconds a Ray run waits for a node with CPUs when its cluster has none left; None: for ever
     ray_node_wait_s: NodeWait = NO_CPU_GRACE_S
-    # this run holds one shard of the records (`bench merge` joins the shards' directories)
+    # this run holds one shard of the records, by question (`group`, else id): a question's
+    # answers stay together, as the bootstrap draws them (`assay merge` joins the shards)
     shard: Shard | None = None
 
     @property
@@ -593,7 +594,7 @@ def _plan(
         if config.max_examples is not None and index >= config.max_examples:
             left_out += 1
             continue
-        if config.shard is not None and not config.shard.holds(record.id):
+        if config.shard is not None and not config.shard.holds(record.cluster):
             in_other_shards += 1
             continue
         selected += 1
@@ -665,7 +666,7 @@ def _selected_records(
     records = iter_records(config.data, skip_invalid=config.skip_invalid, skipped=skipped)
     selected = itertools.islice(records, config.max_examples)
     shard = config.shard
-    return selected if shard is None else (r for r in selected if shard.holds(r.id))
+    return selected if shard is None else (r for r in selected if shard.holds(r.cluster))
 
 
 def _write_skipped(run_dir: Path, skipped: tuple[SkippedRecord, ...]) -> None:

@@ -32,7 +32,7 @@ from ..runs.shards import (
 )
 from .benchmark import SKIPPED_FILE, BenchmarkConfig
 from .calibration import CALIBRATION_FILE
-from .results import RESULTS_FILE, result_index
+from .results import RESULTS_FILE, iter_numbered_results
 
 
 @dataclass(frozen=True)
@@ -86,14 +86,13 @@ def _read_shard(run_dir: Path) -> BenchShard:
     every record has a result, and whose every result is of its shard."""
     read = read_shard_log(run_dir, "bench")
     config = _shard_config(run_dir, read)
-    current = result_index(run_dir / RESULTS_FILE)
-    foreign_item(
-        read,
-        (
-            (key, f"{run_dir / RESULTS_FILE}:{result.line}: record")
-            for key, result in current.items()
-        ),
-    )
+    where = run_dir / RESULTS_FILE
+    current: dict[str, bool] = {}  # each id's current result: complete or not
+    for number, result in iter_numbered_results(where):
+        foreign_item(
+            read, [(result.cluster, f"{where}:{number}: record {result.id!r} of question")]
+        )
+        current[result.id] = result.complete
     if len(current) != read.log.sample_count:
         raise RunError(
             f"{run_dir}: shard {read.shard} has results for {len(current)} of its "
@@ -105,7 +104,7 @@ def _read_shard(run_dir: Path) -> BenchShard:
         read=read,
         config=config,
         results=len(current),
-        incomplete=sum(not result.complete for result in current.values()),
+        incomplete=sum(not complete for complete in current.values()),
     )
 
 
