@@ -157,3 +157,22 @@ def test_merge_names_a_directory_that_is_no_shard_run(
     capsys.readouterr()
     assert _merge([tmp_path / "whole"], tmp_path / "out") == 2
     assert "a generate run of every item, not a shard" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["bench", "generate", "judge"])
+def test_a_shard_that_does_not_exist_stops_each_command_before_it_writes(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    data = QUESTIONS.parents[1] / "grounded_qa.jsonl"
+    bench = ["bench", "run", "--data", str(data), "--pattern", "entailment", "--verifier"]
+    judge = ["judge", "run", "--questions", str(QUESTIONS), "--outputs", str(tmp_path)]
+    given = {
+        "bench": [*bench, "learned", "--out", str(out)],
+        "generate": ["generate", "--questions", str(QUESTIONS), *MODELS, "--out", str(out)],
+        "judge": [*judge, "--judge", "stub/j", "--out", str(out)],
+    }[command]
+    assert main([*given, "--shard", "3/2"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --shard 3/2: the shard must be 1 to 2") and "Traceback" not in err
+    assert not out.exists()

@@ -268,14 +268,14 @@ def test_a_calibration_given_to_every_shard_is_kept_and_different_ones_refused(
 def test_the_merge_benchmark_writes_shards_that_merge_into_the_unsharded_summary(
     tmp_path: Path,
 ) -> None:
-    from assay.verify.shard_merge import merge_shards
+    from assay.verify.shard_merge import merge_bench
     from tests.helpers.benchmark_scripts import load_benchmark
 
     bench = load_benchmark("bench_merge")
     whole = bench.make_bench_run(tmp_path / "whole", 300, n_resamples=bench.N_RESAMPLES)
     bench._unsharded_log(whole)
     shards = bench.write_shards(whole, tmp_path / "shards", 4)
-    assert merge_shards(shards, tmp_path / "merged").results == 300
+    assert merge_bench(shards, tmp_path / "merged").results == 300
     merged = _json(tmp_path / "merged" / "summary.json")["detection"]["metrics"]
     assert main(["bench", "summarize", str(whole), "--no-report", "--no-plots"]) == 0
     expected = _json(whole / "summary.json")["detection"]["metrics"]

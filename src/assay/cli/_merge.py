@@ -95,11 +95,11 @@ def _merge_kind(args: argparse.Namespace) -> int:
 
 
 def _merge_bench(args: argparse.Namespace) -> int:
-    from ..verify.shard_merge import merge_shards
+    from ..verify.shard_merge import merge_bench
     from ..verify.summary import SUMMARY_FILE, BenchSummary
     from ._bench import headline
 
-    report = merge_shards(args.shards, args.out)
+    report = merge_bench(args.shards, args.out)
     summary = BenchSummary.model_validate_json(
         (report.out_dir / SUMMARY_FILE).read_text(encoding="utf-8")
     )

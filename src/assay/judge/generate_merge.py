@@ -21,16 +21,17 @@ from pydantic import ValidationError
 
 from ..data.questions import MANIFEST_NAME, TARGET_NAME_FILE, confine, manifest_entry
 from ..errors import RunError, describe_validation
-from ..runs import LOCK_FILE, RUN_FILE, RunDirLock, fingerprint, read_numbered_jsonl
+from ..runs import RUN_FILE, fingerprint, read_numbered_jsonl
 from ..runs.shards import (
     ShardLog,
     check_merge_target,
     check_shard_set,
     concatenate,
-    foreign_item,
     merged_run_log,
     read_shard_log,
+    refuse_foreign,
     write_merged_log,
+    writing_merge,
 )
 from .generate import FAILURES_NAME, GenerateSettings
 
@@ -61,8 +62,7 @@ def merge_generated(shard_dirs: Sequence[Path], out_dir: Path) -> GenerateMergeR
     reads = [shard.read for shard in shards]
     merged = _merged_settings(shards)  # first: other models make other numbers of cells
     check_shard_set(reads)
-    with RunDirLock(out_dir):  # every check has passed: the first write
-        check_merge_target(out_dir, shard_dirs, but=LOCK_FILE)  # nobody wrote it meanwhile
+    with writing_merge(out_dir, shard_dirs):
         ordered = sorted(shards, key=lambda shard: shard.read.shard.index)
         for shard in ordered:
             _copy_outputs(shard, out_dir)
@@ -91,7 +91,7 @@ def _read_shard(run_dir: Path) -> GeneratedShard:
     files: list[str] = []
     for number, data in read_numbered_jsonl(manifest):
         entry = manifest_entry(data, manifest, number)
-        foreign_item(read, [(entry.question_id, f"{manifest}:{number}: question")])
+        refuse_foreign(read, entry.question_id, f"{manifest}:{number}: question")
         done.add((entry.question_id, entry.prompt_variant, entry.target_model))
         if entry.path is not None:
             file = run_dir / entry.path
@@ -118,7 +118,7 @@ def _failed_cells(run_dir: Path, read: ShardLog) -> set[Cell]:
     cells = set()
     for number, data in read_numbered_jsonl(path):
         cell = (str(data.get("question_id")), str(data.get("prompt_variant")))
-        foreign_item(read, [(cell[0], f"{path}:{number}: question")])
+        refuse_foreign(read, cell[0], f"{path}:{number}: question")
         cells.add((*cell, str(data.get("target_model"))))
     return cells
 

@@ -21,15 +21,16 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import RunError
-from ..runs import LOCK_FILE, RunDirLock, write_atomic
+from ..runs import write_atomic
 from ..runs.shards import (
     ShardLog,
     check_merge_target,
     check_shard_set,
-    foreign_item,
     merged_run_log,
     read_shard_log,
+    refuse_foreign,
     write_merged_log,
+    writing_merge,
 )
 from .archive import Archive, ProtocolState, iter_archive, read_protocol_state
 from .evalset import CoverageReport
@@ -66,8 +67,7 @@ def merge_judged(shard_dirs: Sequence[Path], out_dir: Path) -> JudgeMergeReport:
     _check_same_run(shards)
     check_shard_set(reads)
     ordered = sorted(shards, key=lambda shard: shard.read.shard.index)
-    with RunDirLock(out_dir):  # every check has passed: the first write
-        check_merge_target(out_dir, shard_dirs, but=LOCK_FILE)  # nobody wrote it meanwhile
+    with writing_merge(out_dir, shard_dirs):
         _copy_records(ordered, out_dir)
         coverage = _merged_coverage([shard.coverage for shard in ordered])
         write_atomic(out_dir / COVERAGE_FILE, coverage.model_dump_json(indent=2))
@@ -108,7 +108,7 @@ def _read_shard(run_dir: Path) -> JudgedShard:
                 hint=f"run `assay judge run` on {run_dir} again: it moves the record aside "
                 "and judges its sample again",
             )
-        foreign_item(read, [(item.record.question_id, f"{item.where}: question")])
+        refuse_foreign(read, item.record.question_id, f"{item.where}: question")
         records += 1
         valid += item.record.valid
     return JudgedShard(read, state, coverage, records, valid)

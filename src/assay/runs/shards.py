@@ -7,9 +7,10 @@ machine reads it, and a merge can check every result's shard from its id alone.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..errors import ConfigError, RunError
 from ._jsonl import JsonlWriter, read_numbered_lines
-from ._lock import check_not_being_written
+from ._lock import LOCK_FILE, RunDirLock, check_not_being_written
 from ._runlog import RUN_FILE, RunKind, RunLog, read_run_log, utc_now, write_atomic
 from ._served import served_identity
 
@@ -174,16 +175,24 @@ def check_shard_set(shards: Sequence[ShardLog]) -> None:
         )
 
 
-def foreign_item(shard: ShardLog, item_ids: Iterable[tuple[str, str]]) -> None:
-    """Refuse the first item (``(id, where)``, ``where`` naming its file, line and kind) that
-    belongs to another shard than ``shard``'s."""
-    for item_id, where in item_ids:
-        if not shard.shard.holds(item_id):
-            owner = shard_of(item_id, shard.shard.count)
-            raise RunError(
-                f"{where} {item_id!r} belongs to shard {owner}/{shard.shard.count}, not to "
-                f"this run's {shard.shard}"
-            )
+def refuse_foreign(shard: ShardLog, item_id: str, where: str) -> None:
+    """Refuse an item of another shard than ``shard``'s; ``where`` names its file, line and
+    kind (``results.jsonl:3: record 'x' of question``)."""
+    if not shard.shard.holds(item_id):
+        owner = shard_of(item_id, shard.shard.count)
+        raise RunError(
+            f"{where} {item_id!r} belongs to shard {owner}/{shard.shard.count}, not to this "
+            f"run's {shard.shard}"
+        )
+
+
+@contextlib.contextmanager
+def writing_merge(out_dir: Path, shard_dirs: Sequence[Path]) -> Iterator[None]:
+    """Hold ``out_dir``'s lock while a merge writes it, once every check has passed (the
+    lock is the first write), and see that nobody wrote it since the first check."""
+    with RunDirLock(out_dir):
+        check_merge_target(out_dir, shard_dirs, but=LOCK_FILE)
+        yield
 
 
 def concatenate(sources: Sequence[Path], target: Path) -> None:

@@ -19,16 +19,17 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from ..errors import RunError, describe_validation
-from ..runs import LOCK_FILE, RUN_FILE, RunDirLock, fingerprint
+from ..runs import RUN_FILE, fingerprint
 from ..runs.shards import (
     ShardLog,
     check_merge_target,
     check_shard_set,
     concatenate,
-    foreign_item,
     merged_run_log,
     read_shard_log,
+    refuse_foreign,
     write_merged_log,
+    writing_merge,
 )
 from .benchmark import SKIPPED_FILE, BenchmarkConfig
 from .calibration import CALIBRATION_FILE
@@ -46,14 +47,14 @@ class BenchShard:
 
 
 @dataclass(frozen=True)
-class MergeReport:
+class BenchMergeReport:
     out_dir: Path
     shards: int
     results: int
     incomplete: int
 
 
-def merge_shards(shard_dirs: Sequence[Path], out_dir: Path) -> MergeReport:
+def merge_bench(shard_dirs: Sequence[Path], out_dir: Path) -> BenchMergeReport:
     """Check the shards, then write ``out_dir`` as one run (results, logs, summary.json)."""
     from .summary import write_summary
 
@@ -62,8 +63,7 @@ def merge_shards(shard_dirs: Sequence[Path], out_dir: Path) -> MergeReport:
     check_shard_set([shard.read for shard in shards])
     merged = _merged_config(shards, out_dir)
     calibration = _one_calibration(shards)
-    with RunDirLock(out_dir):  # every check has passed: the first write
-        check_merge_target(out_dir, shard_dirs, but=LOCK_FILE)  # nobody wrote it meanwhile
+    with writing_merge(out_dir, shard_dirs):
         _write_files(shards, out_dir, calibration)
         log = merged_run_log(
             [shard.read for shard in shards],
@@ -73,7 +73,7 @@ def merge_shards(shard_dirs: Sequence[Path], out_dir: Path) -> MergeReport:
         )
         write_merged_log([shard.read for shard in shards], out_dir, log)
         write_summary(out_dir, config=merged.public_dump())
-    return MergeReport(
+    return BenchMergeReport(
         out_dir=out_dir,
         shards=len(shards),
         results=sum(shard.results for shard in shards),
@@ -89,9 +89,7 @@ def _read_shard(run_dir: Path) -> BenchShard:
     where = run_dir / RESULTS_FILE
     current: dict[str, bool] = {}  # each id's current result: complete or not
     for number, result in iter_numbered_results(where):
-        foreign_item(
-            read, [(result.cluster, f"{where}:{number}: record {result.id!r} of question")]
-        )
+        refuse_foreign(read, result.cluster, f"{where}:{number}: record {result.id!r} of question")
         current[result.id] = result.complete
     if len(current) != read.log.sample_count:
         raise RunError(
