@@ -14,7 +14,7 @@ import pytest
 
 from assay.cli import main
 from assay.report.html import load_run
-from assay.report.mlflow_tracking import DIGEST_TAG, mlflow_key
+from assay.report.tracking import DIGEST_TAG, metric_key
 from tests.helpers.cli_output import one_error_line
 
 mlflow = pytest.importorskip("mlflow")
@@ -46,13 +46,13 @@ def test_a_judge_run_is_logged_once_with_the_reports_numbers(
     tags, metrics, params = run.data.tags, run.data.metrics, run.data.params
     assert tags["assay.kind"] == "judge" and tags["assay.run_dir"] == str(judge_run.resolve())
     summary = json.loads((judge_run / "summary.json").read_text())
-    assert metrics[mlflow_key("valid rate")] == pytest.approx(summary["counts"]["valid_rate"])
+    assert metrics[metric_key("valid rate")] == pytest.approx(summary["counts"]["valid_rate"])
     section = load_run(judge_run).section
     for metric in section.headline:
         if isinstance(metric.value, float):
-            assert metrics[mlflow_key(metric.label)] == pytest.approx(metric.value)
+            assert metrics[metric_key(metric.label)] == pytest.approx(metric.value)
     fingerprint = next(f for f in section.reproducibility if f.value == summary["fingerprint"])
-    assert params[mlflow_key(fingerprint.label)] == summary["fingerprint"]
+    assert params[metric_key(fingerprint.label)] == summary["fingerprint"]
     client = mlflow.tracking.MlflowClient(tracking)
     files = {a.path for a in client.list_artifacts(run.info.run_id)}
     assert {"run.json", "summary.json", "report.html", "results_analysis.md"} <= files
@@ -77,7 +77,7 @@ def test_a_bench_run_gets_its_detection_metrics_with_their_intervals(
     with_interval = [m for m in load_run(bench_run).section.metrics if m.ci_low is not None]
     assert with_interval
     for metric in with_interval:
-        name = mlflow_key(metric.label)
+        name = metric_key(metric.label)
         assert metrics[f"{name} ci_low"] <= metrics[name] <= metrics[f"{name} ci_high"]
     assert len(run.data.tags[DIGEST_TAG]) == 64
 
@@ -96,7 +96,7 @@ def test_a_run_without_a_summary_is_refused_before_anything_is_logged(
 
 
 def test_names_mlflow_refuses_become_names_it_takes() -> None:
-    assert mlflow_key("overall, stub/a x A (judge stub/b)") == "overall stub/a x A judge stub/b"
-    assert mlflow_key("overall, \u2068llamacpp/smollm2\u2069 x A") == "overall llamacpp/smollm2 x A"
-    assert mlflow_key("()") == "value"
-    assert len(mlflow_key("x" * 400)) == 250
+    assert metric_key("overall, stub/a x A (judge stub/b)") == "overall stub/a x A judge stub/b"
+    assert metric_key("overall, \u2068llamacpp/smollm2\u2069 x A") == "overall llamacpp/smollm2 x A"
+    assert metric_key("()") == "value"
+    assert len(metric_key("x" * 400)) == 250

@@ -56,7 +56,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "_export",
         "a run's results as CSV, Parquet or JSONL rows (for pandas, spreadsheets, papers)",
     ),
-    "track": ("_track", "log runs into MLflow tracking: params, metrics with intervals, artifacts"),
+    "track": (
+        "_track",
+        "log runs into MLflow or Weights & Biases: params, metrics with intervals, artifacts",
+    ),
 }
 
 
