@@ -182,3 +182,13 @@ def test_shards_of_draws_merge_draw_by_draw(
     assert main(["judge", "analyze", str(tmp_path / "merged"), "--no-report"]) == 0  # the draws
     err = _merge_error([judged[0], tmp_path / "whole" / "draw-1"], tmp_path / "m", capsys)
     assert "the shards of one run hold the same draws" in err
+
+
+def test_the_judge_merge_benchmark_makes_shards_that_merge(tmp_path: Path) -> None:
+    from tests.helpers.benchmark_scripts import load_benchmark
+
+    bench = load_benchmark("bench_judge_merge")
+    questions = bench.write_questions(tmp_path / "questions.jsonl", 6)
+    shards = bench.judge_shards(tmp_path, questions, 2)
+    assert _merge(shards, tmp_path / "merged") == 0
+    assert _summary(tmp_path / "merged")["counts"]["records"] == 6 * 2 * 2
