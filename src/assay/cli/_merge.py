@@ -5,14 +5,12 @@ run``, ``generate``, ``judge run``), one per machine, joined into the run the co
 from __future__ import annotations
 
 import argparse
-import re
 from pathlib import Path
 from typing import Any
 
 from ..errors import RunError
 from ._common import add_report_option, check_run_dir, write_run_report
 
-_DRAW = re.compile(r"draw-[1-9][0-9]*")
 HELP = "join the run directories of --shard K/N runs (bench, generate, judge) into one run"
 
 
@@ -55,13 +53,16 @@ def merge_command(args: argparse.Namespace) -> int:
 def _draws(shards: list[Path]) -> list[str]:
     """The ``draw-K`` runs every shard directory holds (``generate --draws``, ``judge run
     --draws``), the same in each; none when the shards are runs themselves."""
+    from ..judge.draws import DRAW_FOLDER
     from ..runs import RUN_FILE
 
     def found(shard: Path) -> list[str]:
         if not shard.is_dir() or (shard / RUN_FILE).exists():
             return []
         names = [
-            p.name for p in shard.iterdir() if _DRAW.fullmatch(p.name) and (p / RUN_FILE).is_file()
+            p.name
+            for p in shard.iterdir()
+            if DRAW_FOLDER.fullmatch(p.name) and (p / RUN_FILE).is_file()
         ]
         return sorted(names, key=lambda name: int(name.removeprefix("draw-")))
 

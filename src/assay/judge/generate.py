@@ -62,7 +62,7 @@ from ..runs import (
 )
 from ..runs import utc_now as _now
 from ..runs._ray import NO_CPU_GRACE_S, NodeWait
-from ..runs.shards import Shard
+from ..runs.shards import Shard, shard_record
 
 FAILURES_NAME = "generation_failures.jsonl"
 # the settings an output depends on (besides its model and prompt), by their option names
@@ -231,10 +231,7 @@ async def _generate_locked(
     usage = _usage(models, settings, usage_on_ray)
     served = served_identity(usage, earlier_served)
     finished = len(done) + counts["written"]
-    shard = None
-    if settings.shard is not None:  # what a merge checks its shards by
-        index, count = settings.shard.index, settings.shard.count
-        shard = {"index": index, "count": count, "total_items": len(models) * len(cells)}
+    shard = shard_record(settings.shard, len(models) * len(cells))
     logger.finish("success", finished_count=finished, usage=usage, served=served, shard=shard)
     return GenerateSummary(
         out_dir=str(out_dir),

@@ -17,11 +17,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import ValidationError
-
 from ..data.questions import MANIFEST_NAME, TARGET_NAME_FILE, confine, manifest_entry
-from ..errors import RunError, describe_validation
-from ..runs import RUN_FILE, fingerprint, read_numbered_jsonl
+from ..errors import RunError
+from ..runs import fingerprint, read_numbered_jsonl
 from ..runs.shards import (
     ShardLog,
     check_merge_target,
@@ -30,6 +28,7 @@ from ..runs.shards import (
     merged_run_log,
     read_shard_log,
     refuse_foreign,
+    shard_config,
     write_merged_log,
     writing_merge,
 )
@@ -85,7 +84,7 @@ def merge_generated(shard_dirs: Sequence[Path], out_dir: Path) -> GenerateMergeR
 
 def _read_shard(run_dir: Path) -> GeneratedShard:
     read = read_shard_log(run_dir, "generate")
-    settings = _settings(read)
+    settings = shard_config(read, GenerateSettings, GenerateSettings.protocol)
     manifest = run_dir / MANIFEST_NAME
     done: set[Cell] = set()
     files: list[str] = []
@@ -121,20 +120,6 @@ def _failed_cells(run_dir: Path, read: ShardLog) -> set[Cell]:
         refuse_foreign(read, cell[0], f"{path}:{number}: question")
         cells.add((*cell, str(data.get("target_model"))))
     return cells
-
-
-def _settings(read: ShardLog) -> GenerateSettings:
-    try:
-        settings = GenerateSettings.model_validate(read.log.config)
-    except ValidationError as error:
-        where = f"{read.run_dir / RUN_FILE} (config)"
-        raise RunError(describe_validation(error, where)) from None
-    if read.log.fingerprint != fingerprint(settings.protocol()):
-        raise RunError(
-            f"{read.run_dir / RUN_FILE}: its fingerprint {read.log.fingerprint} is not that of "
-            "its config: the file was edited, or made by another assay version"
-        )
-    return settings
 
 
 def _merged_settings(shards: Sequence[GeneratedShard]) -> GenerateSettings:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import RunError
-from ..runs import write_atomic
+from ..runs import read_state_file, write_atomic
 from ..runs.shards import (
     ShardLog,
     check_merge_target,
@@ -115,8 +115,6 @@ def _read_shard(run_dir: Path) -> JudgedShard:
 
 
 def _coverage(run_dir: Path) -> CoverageReport | None:
-    from ..runs import read_state_file
-
     path = run_dir / COVERAGE_FILE
     return read_state_file(path, CoverageReport, "the coverage report", "a coverage report")
 

@@ -49,7 +49,7 @@ from ..runs import (
 )
 from ..runs._ray import NO_CPU_GRACE_S, NodeWait
 from ..runs.id_set import IdentitySet
-from ..runs.shards import Shard
+from ..runs.shards import Shard, shard_record
 from .archive import (
     Archive,
     ArchiveLayout,
@@ -734,7 +734,7 @@ def _run_log(
         # kept from the start: a session killed before its end loses only its own counts
         served=previous.served if previous is not None else {},
         merged_from=previous.merged_from if previous is not None else None,  # its history
-        shard=_shard_record(config),
+        shard=shard_record(config.shard, config.shard_items),
         config={
             "mode": config.mode,
             **({"shard": str(config.shard)} if config.shard is not None else {}),
@@ -747,17 +747,6 @@ def _run_log(
             "protocol": config.protocol.model_dump(mode="json"),
         },
     )
-
-
-def _shard_record(config: JudgeRunConfig) -> dict[str, int] | None:
-    """What a merge checks its shards by: which shard, of how many, of how many cells."""
-    if config.shard is None:
-        return None
-    return {
-        "index": config.shard.index,
-        "count": config.shard.count,
-        "total_items": config.shard_items,
-    }
 
 
 def _ray_options(config: JudgeRunConfig) -> dict[str, Any]:

@@ -13,7 +13,7 @@ counts of :meth:`assay.model.Usage.summary`): the run layer does not import the 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 NOT_REPORTED = "not reported by the server"
@@ -38,6 +38,24 @@ def served_identity(
         entry = _merged(usage.get(name, {}), before if isinstance(before, Mapping) else {})
         if entry["replies"]:
             served[name] = entry
+    return served
+
+
+def combined_served(logs: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """What served the replies of several runs (each a run.json ``served``, as the shards of
+    a merged run keep it), as one run's: counts summed, and a warning where the runs together
+    saw more than one build."""
+    served: dict[str, dict[str, Any]] = {}
+    for log in logs:
+        as_usage = {
+            name: {
+                "served_replies": entry.get("replies"),
+                **{usage_key: entry.get(log_key) for usage_key, log_key, _ in _FIELDS},
+            }
+            for name, entry in log.items()
+            if isinstance(entry, Mapping)
+        }
+        served = served_identity(as_usage, served)
     return served
 
 

@@ -10,18 +10,19 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from ..errors import ConfigError, RunError
+from ..errors import ConfigError, RunError, describe_validation
+from ._fingerprint import fingerprint
 from ._jsonl import JsonlWriter, read_numbered_lines
 from ._lock import LOCK_FILE, RunDirLock, check_not_being_written
 from ._runlog import RUN_FILE, RunKind, RunLog, read_run_log, utc_now, write_atomic
-from ._served import served_identity
+from ._served import combined_served
 
 MAX_SHARDS = 100_000
 _SPEC = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
@@ -71,28 +72,18 @@ def parse_shard(text: str, option: str = "--shard") -> Shard:
     return Shard(index=index, count=count)
 
 
+def shard_record(shard: Shard | None, total_items: int) -> dict[str, int] | None:
+    """A shard run's ``shard`` in run.json, what a merge checks its shards by: which shard, of
+    how many, and how many items all shards hold together (None: not a shard)."""
+    if shard is None:
+        return None
+    return {"index": shard.index, "count": shard.count, "total_items": total_items}
+
+
 def missing_shards(found: Iterable[int], count: int) -> list[int]:
     """The shard indices of 1..count that ``found`` lacks."""
     present = set(found)
     return [index for index in range(1, count + 1) if index not in present]
-
-
-def combined_served(logs: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
-    """What served the replies of several runs (each a run.json ``served``), as one run's:
-    counts summed, and a warning where the runs together saw more than one build."""
-    served: dict[str, dict[str, Any]] = {}
-    for log in logs:
-        as_usage = {
-            name: {
-                "served_replies": entry.get("replies"),
-                "served_model_names": entry.get("model_names"),
-                "system_fingerprints": entry.get("system_fingerprints"),
-            }
-            for name, entry in log.items()
-            if isinstance(entry, Mapping)
-        }
-        served = served_identity(as_usage, served)
-    return served
 
 
 # ---------------------------------------------------------------- merging shards' directories
@@ -146,6 +137,30 @@ def read_shard_log(run_dir: Path, kind: RunKind) -> ShardLog:
             hint="run the shard's command again: it resumes where it stopped",
         )
     return ShardLog(run_dir, log, shard, log.shard.get("total_items", -1))
+
+
+_Config = TypeVar("_Config", bound=BaseModel)
+
+
+def shard_config(
+    read: ShardLog, model: type[_Config], protocol: Callable[[_Config], Any]
+) -> _Config:
+    """The shard's recorded config as ``model``, whose recorded fingerprint must be what this
+    version of assay makes of it (``protocol``): else its items were made under another
+    protocol (another version's prompts or checker), which the merged run's would not say."""
+    where = read.run_dir / RUN_FILE
+    try:
+        config = model.model_validate(read.log.config)
+    except ValidationError as error:
+        raise RunError(describe_validation(error, f"{where} (config)")) from None
+    if read.log.fingerprint != fingerprint(protocol(config)):
+        raise RunError(
+            f"{where}: its fingerprint {read.log.fingerprint} is not what this assay computes "
+            f"from its config (assay {read.log.assay_version} made it); its prompts, checker "
+            "or settings differ from this version's",
+            hint="merge with the assay version that ran the shards",
+        )
+    return config
 
 
 def check_shard_set(shards: Sequence[ShardLog]) -> None:

@@ -62,7 +62,7 @@ from ..runs import (
     served_warnings,
 )
 from ..runs._ray import NO_CPU_GRACE_S, NodeWait
-from ..runs.shards import Shard
+from ..runs.shards import Shard, shard_record
 from .defaults import DEFAULT_VERIFIER, MODEL_FREE_CHECKERS
 from .metering import MeteredModel, metering
 from .oracle import label_with_oracle
@@ -371,7 +371,7 @@ def _run_locked(
         usage=usage,
         models=_models_as_used(config, usage, models, previous),
         served=served,
-        shard=_shard_record(config, plan),
+        shard=shard_record(config.shard, plan.selected + plan.in_other_shards),
     )
     refresh_money(config.out_dir)  # the session's tokens are in run_log.jsonl only now
     return BenchRunReport(
@@ -387,14 +387,6 @@ def _run_locked(
         deferred=len(deferred),
         served_warnings=tuple(served_warnings(served)),
     )
-
-
-def _shard_record(config: BenchmarkConfig, plan: _Plan) -> dict[str, int] | None:
-    """What a merge checks its shards by: which shard, of how many, and of how many records."""
-    if config.shard is None:
-        return None
-    total = plan.selected + plan.in_other_shards
-    return {"index": config.shard.index, "count": config.shard.count, "total_items": total}
 
 
 def _earlier_served(previous: RunLog | None) -> dict[str, dict[str, Any]]:

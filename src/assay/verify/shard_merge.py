@@ -16,10 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import ValidationError
-
-from ..errors import RunError, describe_validation
-from ..runs import RUN_FILE, fingerprint
+from ..errors import RunError
+from ..runs import fingerprint
 from ..runs.shards import (
     ShardLog,
     check_merge_target,
@@ -28,6 +26,7 @@ from ..runs.shards import (
     merged_run_log,
     read_shard_log,
     refuse_foreign,
+    shard_config,
     write_merged_log,
     writing_merge,
 )
@@ -85,7 +84,7 @@ def _read_shard(run_dir: Path) -> BenchShard:
     """A shard's run.json and results, checked: a finished bench run of ``--shard`` whose
     every record has a result, and whose every result is of its shard."""
     read = read_shard_log(run_dir, "bench")
-    config = _shard_config(run_dir, read)
+    config = shard_config(read, BenchmarkConfig, BenchmarkConfig.protocol)
     where = run_dir / RESULTS_FILE
     current: dict[str, bool] = {}  # each id's current result: complete or not
     for number, result in iter_numbered_results(where):
@@ -104,24 +103,6 @@ def _read_shard(run_dir: Path) -> BenchShard:
         results=len(current),
         incomplete=sum(not complete for complete in current.values()),
     )
-
-
-def _shard_config(run_dir: Path, read: ShardLog) -> BenchmarkConfig:
-    """The shard's config, whose recorded fingerprint must be what this version of assay
-    makes of it: else its results were made under another protocol (another version's
-    prompts or checker), which the merged run's fingerprint would not say."""
-    try:
-        config = BenchmarkConfig.model_validate(read.log.config)
-    except ValidationError as error:
-        raise RunError(describe_validation(error, f"{run_dir / RUN_FILE} (config)")) from None
-    if read.log.fingerprint != fingerprint(config.protocol()):
-        raise RunError(
-            f"{run_dir / RUN_FILE}: its fingerprint {read.log.fingerprint} is not what this "
-            f"assay computes from its config (assay {read.log.assay_version} made it); its "
-            "prompts or checker differ from this version's",
-            hint="merge with the assay version that ran the shards",
-        )
-    return config
 
 
 def _merged_config(shards: Sequence[BenchShard], out_dir: Path) -> BenchmarkConfig:
