@@ -2,12 +2,12 @@
 
 Writes a question set of N questions x 2 variants, generates every output with two stub
 targets, and judges them with a stub judge in N shards (`judge run --shard K/N`, untimed
-set-up, real archives). Then times `assay merge` of the shards (every record read, checked,
-and re-added to one archive, repeated texts stored once) beside `assay judge analyze` of the
-merged run (what one reads it for next), alternating, each a child process (peak MB: its
-maximum RSS).
+set-up, real archives). Then times `assay merge` of the shards (every record read and
+checked, then copied as stored into one archive, repeated texts stored once) beside `assay
+judge analyze` of the merged run (what one reads it for next), and with ``--before REV`` the
+merge of that revision, alternating, each a child process (peak MB: its maximum RSS).
 
-    python benchmarks/bench_judge_merge.py --questions 2000 --shards 4
+    python benchmarks/bench_judge_merge.py --questions 2000 --shards 4 --before 5967458
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(REPO_SRC := Path(__file__).resolve().parents[1] / "src"))
 
-from _git_source import env_on, print_timing_table, timed_assay
+from _git_source import env_on, print_timing_table, source_at, timed_assay
 
 TARGETS = ["--model", "stub/a", "--model", "stub/b"]
 
@@ -68,28 +68,35 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=2000, help="questions (2,000)")
     parser.add_argument("--shards", type=int, default=4, help="shards (4)")
     parser.add_argument("--repeat", type=int, default=2, help="alternating runs of each (2)")
+    parser.add_argument("--before", help="also time the merge of this revision (its src)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-judge-merge-") as scratch:
         work = Path(scratch)
         questions = write_questions(work / "questions.jsonl", args.questions)
-        shards = judge_shards(work, questions, args.shards)
-        merged = work / "merged"
+        shards = [str(shard) for shard in judge_shards(work, questions, args.shards)]
+        merged, earlier = work / "merged", work / "merged-before"
         cases = {
-            f"assay merge ({args.shards} shards)": [
-                "merge",
-                *map(str, shards),
-                "--out",
-                str(merged),
-            ],
-            "judge analyze (the merged run)": ["judge", "analyze", str(merged), "--no-report"],
+            f"assay merge ({args.shards} shards)": (
+                ["merge", *shards, "--out", str(merged)],
+                REPO_SRC,
+            ),
+            "judge analyze (the merged run)": (
+                ["judge", "analyze", str(merged), "--no-report"],
+                REPO_SRC,
+            ),
         }
+        if args.before:
+            source = source_at(args.before, work / "before")
+            merge = ["merge", *shards, "--out", str(earlier)]
+            cases = {f"assay merge at {args.before}": (merge, source), **cases}
         times: dict[str, list[float]] = {name: [] for name in cases}
         peaks: dict[str, float] = dict.fromkeys(times, 0.0)
         evaluations = 0
         for _ in range(args.repeat):
             shutil.rmtree(merged, ignore_errors=True)
-            for name, arguments in cases.items():
-                seconds, peak = timed_assay(arguments, REPO_SRC)
+            shutil.rmtree(earlier, ignore_errors=True)
+            for name, (arguments, code) in cases.items():
+                seconds, peak = timed_assay(arguments, code)
                 times[name].append(seconds)
                 peaks[name] = max(peaks[name], peak)
                 print(f"{name}: {seconds:.1f} s, {peak:.0f} MB", file=sys.stderr, flush=True)

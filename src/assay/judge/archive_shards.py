@@ -118,12 +118,32 @@ class BlobStore:
         key = text_hash(text)
         self._recent[key] = text
         if _blob_id(key) not in self.known:
-            if self._fd is None:
-                repair_partial_tail(self.path)
-                self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            _append(self._fd, (_json_line({"h": key, "t": text}) + "\n").encode("utf-8"))
+            self._append_line(_json_line({"h": key, "t": text}).encode("utf-8"))
             self.known.add(_blob_id(key))
         return key
+
+    def copy_missing(self, run_dir: Path) -> int:
+        """Append the lines of ``run_dir``'s blob file whose texts this one lacks, as they
+        are (a line that cannot be read is left out: no readable record refers to it));
+        returns how many."""
+        copied = 0
+        for line in _complete_lines(run_dir / BLOBS_FILE):
+            try:
+                entry = json.loads(line)
+                blob_id, _ = _blob_id(entry["h"]), entry["t"]
+            except (ValueError, KeyError, TypeError, RecursionError):
+                continue
+            if blob_id not in self.known:
+                self._append_line(line.encode("utf-8", "surrogateescape"))
+                self.known.add(blob_id)
+                copied += 1
+        return copied
+
+    def _append_line(self, line: bytes) -> None:
+        if self._fd is None:
+            repair_partial_tail(self.path)
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        _append(self._fd, line if line.endswith(b"\n") else line + b"\n")
 
     def get(self, key: str) -> str:
         text = self.texts.get(key) if self.texts else None
@@ -397,8 +417,12 @@ class ShardStore:
 
     def append(self, directory: Path, line: str) -> Path:
         """Append one line to the current part in ``directory``; returns the part's path."""
+        return self.append_raw(directory, line.encode("utf-8"))
+
+    def append_raw(self, directory: Path, line: bytes) -> Path:
+        """:meth:`append` of a line's bytes (its newline added when it has none)."""
         path, fd = self._current(directory)
-        _append(fd, (line + "\n").encode("utf-8"))
+        _append(fd, line if line.endswith(b"\n") else line + b"\n")
         if os.fstat(fd).st_size >= SHARD_MAX_BYTES:
             os.close(fd)
             del self._open[directory]

@@ -6,8 +6,9 @@ the same question set (the same number of cells), judged under one protocol fing
 (rubric, thresholds, prompts, schema, decoding), by the same judges, in the same mode and
 with the same number of asks; each ended ``success`` with every one of its pairs finished,
 and every archived record is readable and of a question of its shard. The records are then
-added one by one to a new archive (texts that repeat across shards are stored once), in the
-first shard's layout. The merged directory is an ordinary judge run: ``judge validate``,
+stored in a new archive in the first shard's layout: copied as the shards stored them (lines
+and files; texts that repeat across shards are stored once), or, from a shard of the other
+layout, added one by one. The merged directory is an ordinary judge run: ``judge validate``,
 ``analyze``, ``agreement`` and ``report`` read it, and ``judge run`` without ``--shard`` resumes
 it (retrying the pairs whose calls failed).
 """
@@ -33,6 +34,7 @@ from ..runs.shards import (
     writing_merge,
 )
 from .archive import Archive, ProtocolState, iter_archive, read_protocol_state
+from .archive_copy import copy_archived
 from .evalset import CoverageReport
 from .run import COVERAGE_FILE, PROMPT_MANIFEST
 
@@ -150,12 +152,21 @@ def _meaning(config: dict[str, Any]) -> dict[str, Any]:
 
 
 def _copy_records(shards: Sequence[JudgedShard], out_dir: Path) -> None:
+    """The shards' records in the first shard's layout: copied as stored from shards of that
+    layout, added one by one (stored anew) from the others."""
+    archive = Archive.open(out_dir, shards[0].state)
+    layout = archive.state.layout
+    archive.close()
+    for shard in shards:
+        if shard.state.layout == layout:
+            copy_archived(shard.read.run_dir, out_dir, layout)
     archive = Archive.open(out_dir, shards[0].state)
     try:
         for shard in shards:
-            for item in iter_archive(shard.read.run_dir):
-                assert item.record is not None  # every record was read in the checks
-                archive.add(item.record)
+            if shard.state.layout != layout:
+                for item in iter_archive(shard.read.run_dir):
+                    assert item.record is not None  # every record was read in the checks
+                    archive.add(item.record)
     finally:
         archive.close()
 
