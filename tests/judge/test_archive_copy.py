@@ -67,7 +67,7 @@ def test_shard_lines_are_copied_byte_for_byte_and_texts_once(tmp_path: Path) -> 
 def test_files_are_copied_and_a_shard_of_the_other_layout_stored_anew(
     layouts: tuple[str, str], tmp_path: Path
 ) -> None:
-    shards = [_judged_shard(tmp_path, index, layout) for index, layout in zip((1, 2), layouts)]
+    shards = [_judged_shard(tmp_path, k, layout) for k, layout in enumerate(layouts, start=1)]
     merged = tmp_path / "merged"
     assert main(["merge", *map(str, shards), "--out", str(merged)]) == 0
     assert json.loads((merged / "protocol.json").read_text())["layout"] == layouts[0]
