@@ -331,6 +331,12 @@ def _claim_meta(check: ClaimCheck) -> dict[str, Any]:
     }
 
 
+class UnscorableAnswer(ValueError):
+    """The checker gave the answer no ``p_error`` (an empty answer, a script written without
+    spaces); the message says why. Raised where a tool records an evaluator's exception as
+    that evaluation's failure (Phoenix, DSPy)."""
+
+
 def failure(result: AnswerScore) -> str:
     """Why an answer got no ``p_error``."""
     return result.failure or "the checker gave no probability"

@@ -41,6 +41,7 @@ from phoenix.evals.evaluators import EvalInput
 from pydantic import BaseModel, Field
 
 from ._grounding import (
+    UnscorableAnswer,
     decide,
     failure,
     library_evidence,
@@ -60,11 +61,6 @@ class GroundingInput(BaseModel):
     input: str = Field(default="", description="the question")
     output: str = Field(description="the answer to check")
     context: Any = Field(description="the passages: a string, or a list of passages")
-
-
-class UnscorableAnswer(ValueError):
-    """The checker gave the answer no ``p_error`` (an empty answer, a script written without
-    spaces); the message says why."""
 
 
 class GroundedClaimsEvaluator(Evaluator):

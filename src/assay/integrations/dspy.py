@@ -1,0 +1,147 @@
+"""assay's model-free claim checker as a DSPy metric: grounding that costs no model call, for
+``dspy.Evaluate`` and for DSPy's optimizers (GEPA's feedback included).
+
+``GroundedAnswerMetric()`` checks a prediction's answer against the passages the program
+retrieved (or the example's own), where a DSPy program is measured or optimized::
+
+    import dspy
+    from assay.integrations.dspy import GroundedAnswerMetric
+
+    grounded = GroundedAnswerMetric(answer="answer", evidence="context")
+    dspy.Evaluate(devset=devset, metric=grounded)(rag_program)   # mean of 1 - p_error
+    dspy.GEPA(metric=grounded, auto="light", reflection_lm=lm).compile(rag_program, trainset=train)
+
+The answer is split into claims by assay's rules, each claim is checked by the ``learned``
+checker against all the passages (and against the ones it cites, ``[cite:ID]``), and
+``p_error`` is the one ``assay bench run --pattern entailment --verifier learned`` gives the
+same answer and passages. What a call returns follows DSPy's conventions for a metric:
+
+- ``metric(example, prediction)`` (``dspy.Evaluate``): the score ``1 - p_error``, a float;
+- ``metric(example, prediction, trace)`` with a trace (``BootstrapFewShot`` and the optimizers
+  that keep a demonstration only when it passes): whether the answer is grounded,
+  ``p_error < threshold``;
+- ``metric(example, prediction, trace, pred_name, pred_trace)`` (GEPA asking a predictor's
+  feedback): ``dspy.Prediction(score=1 - p_error, feedback=...)``, the feedback being the
+  checker's explanation: each claim with its verdict, the evidence window it was matched to and
+  the words of the claim that no passage holds.
+
+``answer`` names the prediction's field with the text to check (``"answer"``); ``evidence``
+the field with the passages (``"context"``), read from the prediction first (what the program
+retrieved) and from the example when the prediction has none. Passages are a string, a list
+of strings, of passage dicts (``text``, ``id``, ``title``, ``source``) or of a retrieval
+library's documents. The operating point is ``threshold`` on ``p_error`` (0.5 unless given) or
+a ``calibration`` file ``assay bench calibrate`` fitted on a labelled dev run.
+
+An answer the checker cannot score (an empty one, a script written without spaces) raises
+:class:`UnscorableAnswer` (a ``ValueError``) with the reason; a prediction without its answer
+field and passages that are missing or unreadable raise a ``ValueError`` naming the field.
+DSPy's ``Evaluate`` logs either, counts it toward its ``max_errors`` and gives the example its
+``failure_score`` (0.0 unless set), as for a program that failed; assay never turns it into a
+score of its own.
+
+Needs the ``dspy`` extra (tested with 3.4.1). This module sits above every layer of assay: it
+imports them, and nothing in assay imports it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import dspy
+
+from ..verify.checkers.learned import CHECKER_VERSION
+from ..verify.types import Evidence
+from ._grounding import (
+    Decision,
+    UnscorableAnswer,
+    decide,
+    failure,
+    library_evidence,
+    operating_point,
+    run_blocking,
+    score_grounding,
+)
+
+__all__ = ["GroundedAnswerMetric", "UnscorableAnswer"]
+
+
+class GroundedAnswerMetric:
+    """The grounding of a prediction's answer in its passages, by assay's ``learned`` checker:
+    score ``1 - p_error``, grounded when ``p_error < threshold``."""
+
+    def __init__(
+        self,
+        *,
+        answer: str = "answer",
+        evidence: str = "context",
+        threshold: float | None = None,
+        calibration: str | Path | None = None,
+    ) -> None:
+        # refuses a threshold outside [0, 1], or beside a calibration
+        self._point = operating_point(threshold, calibration)
+        self.threshold = self._point.threshold
+        self.answer = answer
+        self.evidence = evidence
+
+    def __call__(
+        self,
+        example: Any,
+        prediction: Any,
+        trace: Any = None,
+        pred_name: str | None = None,
+        pred_trace: Any = None,
+    ) -> float | bool | dspy.Prediction:
+        decision = self.decision(example, prediction)
+        score = 1.0 - decision.p_error
+        if pred_name is not None:
+            return dspy.Prediction(score=score, feedback=decision.explanation)
+        if trace is not None:
+            return decision.grounded
+        return score
+
+    def decision(self, example: Any, prediction: Any) -> Decision:
+        """The verdict on ``prediction``'s answer, with its ``p_error`` and explanation."""
+        answer = _field(prediction, self.answer)
+        if not isinstance(answer, str):
+            got = "missing" if answer is None else f"a {type(answer).__name__}, not text"
+            raise ValueError(f"prediction.{self.answer}: {got}: the prediction gives no answer")
+        result = run_blocking(
+            score_grounding(
+                answer,
+                record_id="dspy",
+                question=_question(example),
+                evidence=self._passages(example, prediction),
+            )
+        )
+        decision = decide(result, self._point)
+        if decision is None:
+            raise UnscorableAnswer(
+                f"prediction.{self.answer}: assay {CHECKER_VERSION}: no score: {failure(result)}"
+            )
+        return decision
+
+    def _passages(self, example: Any, prediction: Any) -> tuple[Evidence, ...]:
+        for holder, name in ((prediction, "prediction"), (example, "example")):
+            value = _field(holder, self.evidence)
+            if value is not None:
+                return library_evidence(value, field=f"{name}.{self.evidence}", holder=name)
+        raise ValueError(
+            f"{self.evidence}: missing: neither the prediction nor the example gives evidence "
+            "passages to check against"
+        )
+
+
+def _field(holder: Any, name: str) -> Any:
+    """A field of a DSPy ``Example`` or ``Prediction`` (or any object), None when absent."""
+    getter = getattr(holder, "get", None)
+    if callable(getter):
+        return getter(name, None)
+    return getattr(holder, name, None)
+
+
+def _question(example: Any) -> str:
+    """The example's question, kept with the checked record as the benchmark keeps it (the
+    checker itself reads only the answer and the passages)."""
+    question = _field(example, "question")
+    return question if isinstance(question, str) else ""
