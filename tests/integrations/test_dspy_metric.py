@@ -13,6 +13,8 @@ from typing import Any
 import dspy
 import pytest
 
+from assay import BenchRun, load_run
+from assay.cli import main
 from assay.integrations.dspy import GroundedAnswerMetric, UnscorableAnswer
 from assay.integrations.phoenix import UnscorableAnswer as PhoenixUnscorable
 from tests.helpers.bench_scores import learned_calibration
@@ -83,6 +85,31 @@ def test_evaluate_averages_one_minus_the_p_error_bench_run_gives(
     assert result.score == pytest.approx(round(average, 2))
     assert bench["grounded"] is not None and bench["ungrounded"] is not None
     assert bench["grounded"] < 0.5 < bench["ungrounded"]  # the cases differ in verdict
+
+
+def test_results_dspy_saves_import_as_records_bench_run_scores_alike(tmp_path: Path) -> None:
+    """``Evaluate(save_as_json=...)`` rows read by ``assay import table``: bench run gives
+    every answer the p_error whose complement the metric gave."""
+    by_question = dict(zip(QUESTIONS, SCORED_ANSWERS.values(), strict=True))
+    saved = tmp_path / "dspy_results.json"
+    devset = [
+        dspy.Example(question=q, answer="a reference answer").with_inputs("question")
+        for q in QUESTIONS
+    ]
+    evaluate = dspy.Evaluate(devset=devset, save_as_json=str(saved))
+    evaluate(FixedAnswers(by_question), metric=GroundedAnswerMetric())
+    records, run = tmp_path / "records.jsonl", tmp_path / "run"
+    fields = ["--answer", "pred_answer", "--evidence", "context", "--question", "question"]
+    argv = ["import", "table", str(saved), "--out", str(records), *fields]
+    assert main([*argv, "--reference", "example_answer"]) == 0
+    bench = ["bench", "run", "--data", str(records), "--pattern", "entailment"]
+    assert main([*bench, "--verifier", "learned", "--out_dir", str(run), "--no-report"]) == 0
+    loaded = load_run(run)
+    assert isinstance(loaded, BenchRun) and len(loaded.results) == len(QUESTIONS)
+    for result in loaded.results:
+        assert result.meta is not None
+        metric_score = result.meta["GroundedAnswerMetric"]  # the column DSPy saved
+        assert result.verifier_score == pytest.approx(1.0 - metric_score, abs=1e-12)
 
 
 def test_a_trace_asks_a_verdict_and_a_predictor_name_asks_feedback(
