@@ -1,5 +1,7 @@
-"""assay's model-free claim checker as a DSPy metric: grounding that costs no model call, for
-``dspy.Evaluate`` and for DSPy's optimizers (GEPA's feedback included).
+"""assay's model-free checks as DSPy metrics, for ``dspy.Evaluate`` and for DSPy's optimizers
+(GEPA's feedback included), at no model call: the claim checker (is the answer grounded in
+its passages?) and the instruction checker (does the response follow IFEval's verifiable
+instructions?).
 
 ``GroundedAnswerMetric()`` checks a prediction's answer against the passages the program
 retrieved (or the example's own), where a DSPy program is measured or optimized::
@@ -39,6 +41,16 @@ DSPy's ``Evaluate`` logs either, counts it toward its ``max_errors`` and gives t
 ``failure_score`` (0.0 unless set), as for a program that failed; assay never turns it into a
 score of its own.
 
+``InstructionsFollowedMetric()`` checks a prediction's response against the verifiable
+instructions of its example, given as IFEval gives them (``instruction_id_list``, ``kwargs``
+and ``prompt``, each field renamable), with the checks ``assay instructions check`` makes
+(``mode`` strict or loose). Its score is the share of instructions followed (IFEval's
+instruction-level accuracy; ``level="prompt"``: 1.0 when all are followed, else 0.0), its
+verdict for a trace whether all are followed, and its feedback each instruction's verdict with
+the reason (``punctuation:no_comma: not followed: 2 commas``). An unknown instruction id or
+argument raises a ``ValueError`` naming the example's field (``example.kwargs[1].relation``); an
+empty response follows no instruction, as in IFEval.
+
 Needs the ``dspy`` extra (tested with 3.4.1). This module sits above every layer of assay: it
 imports them, and nothing in assay imports it.
 """
@@ -46,10 +58,12 @@ imports them, and nothing in assay imports it.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import dspy
 
+from ..errors import InputError
+from ..instructions import MODES, InstructionResult, Mode, check_response
 from ..verify.checkers.learned import CHECKER_VERSION
 from ..verify.types import Evidence
 from ._grounding import (
@@ -63,7 +77,7 @@ from ._grounding import (
     score_grounding,
 )
 
-__all__ = ["GroundedAnswerMetric", "UnscorableAnswer"]
+__all__ = ["GroundedAnswerMetric", "InstructionsFollowedMetric", "UnscorableAnswer"]
 
 
 class GroundedAnswerMetric:
@@ -94,11 +108,7 @@ class GroundedAnswerMetric:
     ) -> float | bool | dspy.Prediction:
         decision = self.decision(example, prediction)
         score = 1.0 - decision.p_error
-        if pred_name is not None:
-            return dspy.Prediction(score=score, feedback=decision.explanation)
-        if trace is not None:
-            return decision.grounded
-        return score
+        return _metric_value(score, decision.grounded, decision.explanation, trace, pred_name)
 
     def decision(self, example: Any, prediction: Any) -> Decision:
         """The verdict on ``prediction``'s answer, with its ``p_error`` and explanation."""
@@ -130,6 +140,89 @@ class GroundedAnswerMetric:
             f"{self.evidence}: missing: neither the prediction nor the example gives evidence "
             "passages to check against"
         )
+
+
+class InstructionsFollowedMetric:
+    """The verifiable instructions (IFEval's ids and arguments) a prediction's response
+    follows, by assay's instruction checker: score the share followed (or 1.0 / 0.0 for all of
+    them, ``level="prompt"``), passing when every one is followed."""
+
+    def __init__(
+        self,
+        *,
+        response: str = "response",
+        instructions: str = "instruction_id_list",
+        kwargs: str = "kwargs",
+        prompt: str = "prompt",
+        mode: Mode = "strict",
+        level: Literal["instruction", "prompt"] = "instruction",
+    ) -> None:
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {list(MODES)}, got {mode!r}")
+        if level not in ("instruction", "prompt"):
+            raise ValueError(f"level must be 'instruction' or 'prompt', got {level!r}")
+        self.response, self.instructions, self.kwargs = response, instructions, kwargs
+        self.prompt, self.mode, self.level = prompt, mode, level
+
+    def __call__(
+        self,
+        example: Any,
+        prediction: Any,
+        trace: Any = None,
+        pred_name: str | None = None,
+        pred_trace: Any = None,
+    ) -> float | bool | dspy.Prediction:
+        verdicts = self.verdicts(example, prediction)
+        followed = sum(verdict.followed for verdict in verdicts)
+        every = followed == len(verdicts)
+        score = float(every) if self.level == "prompt" else followed / len(verdicts)
+        return _metric_value(score, every, self._feedback(verdicts), trace, pred_name)
+
+    def verdicts(self, example: Any, prediction: Any) -> list[InstructionResult]:
+        """Each instruction of ``example`` with its verdict on ``prediction``'s response and
+        the reason, in order."""
+        response = _field(prediction, self.response)
+        if not isinstance(response, str):
+            got = "missing" if response is None else f"a {type(response).__name__}, not text"
+            raise ValueError(f"prediction.{self.response}: {got}: the prediction gives no response")
+        ids, kwargs = _field(example, self.instructions), _field(example, self.kwargs)
+        if not isinstance(ids, list) or not ids:
+            raise ValueError(
+                f"example.{self.instructions}: expected a non-empty list of instruction ids, "
+                f"got {type(ids).__name__ if ids is not None else 'none'}"
+            )
+        prompt = _field(example, self.prompt)
+        try:
+            return check_response(
+                ids,
+                [{}] * len(ids) if kwargs is None else kwargs,
+                prompt if isinstance(prompt, str) else "",
+                response,
+                mode=self.mode,
+            )
+        except InputError as error:  # IFEval's field names, as the example holds them
+            raise ValueError(f"example.{error.field or self.kwargs}: {error.reason}") from None
+
+    def _feedback(self, verdicts: list[InstructionResult]) -> str:
+        followed = sum(verdict.followed for verdict in verdicts)
+        lines = [f"{followed} of {len(verdicts)} instructions followed ({self.mode})"]
+        for verdict in verdicts:
+            state = "followed" if verdict.followed else "not followed"
+            lines.append(f"{verdict.instruction_id}: {state}: {verdict.reason}")
+        return "\n".join(lines)
+
+
+def _metric_value(
+    score: float, passed: bool, feedback: str, trace: Any, pred_name: str | None
+) -> float | bool | dspy.Prediction:
+    """What DSPy asks of a metric: feedback for GEPA's predictor (``pred_name``), a verdict
+    when a trace is given (bootstrapping keeps a demonstration only when it passes), else the
+    score."""
+    if pred_name is not None:
+        return dspy.Prediction(score=score, feedback=feedback)
+    if trace is not None:
+        return passed
+    return score
 
 
 def _field(holder: Any, name: str) -> Any:
