@@ -62,8 +62,7 @@ from typing import Any, Literal
 
 import dspy
 
-from ..errors import InputError
-from ..instructions import MODES, InstructionResult, Mode, check_response
+from ..instructions import MODES, InstructionResult, Mode
 from ..verify.checkers.learned import CHECKER_VERSION
 from ..verify.types import Evidence
 from ._grounding import (
@@ -76,6 +75,7 @@ from ._grounding import (
     run_blocking,
     score_grounding,
 )
+from ._instructions import check_instructions, instructions_explanation
 
 __all__ = ["GroundedAnswerMetric", "InstructionsFollowedMetric", "UnscorableAnswer"]
 
@@ -176,7 +176,8 @@ class InstructionsFollowedMetric:
         followed = sum(verdict.followed for verdict in verdicts)
         every = followed == len(verdicts)
         score = float(every) if self.level == "prompt" else followed / len(verdicts)
-        return _metric_value(score, every, self._feedback(verdicts), trace, pred_name)
+        feedback = instructions_explanation(verdicts, self.mode)
+        return _metric_value(score, every, feedback, trace, pred_name)
 
     def verdicts(self, example: Any, prediction: Any) -> list[InstructionResult]:
         """Each instruction of ``example`` with its verdict on ``prediction``'s response and
@@ -185,31 +186,15 @@ class InstructionsFollowedMetric:
         if not isinstance(response, str):
             got = "missing" if response is None else f"a {type(response).__name__}, not text"
             raise ValueError(f"prediction.{self.response}: {got}: the prediction gives no response")
-        ids, kwargs = _field(example, self.instructions), _field(example, self.kwargs)
-        if not isinstance(ids, list) or not ids:
-            raise ValueError(
-                f"example.{self.instructions}: expected a non-empty list of instruction ids, "
-                f"got {type(ids).__name__ if ids is not None else 'none'}"
-            )
         prompt = _field(example, self.prompt)
-        try:
-            return check_response(
-                ids,
-                [{}] * len(ids) if kwargs is None else kwargs,
-                prompt if isinstance(prompt, str) else "",
-                response,
-                mode=self.mode,
-            )
-        except InputError as error:  # IFEval's field names, as the example holds them
-            raise ValueError(f"example.{error.field or self.kwargs}: {error.reason}") from None
-
-    def _feedback(self, verdicts: list[InstructionResult]) -> str:
-        followed = sum(verdict.followed for verdict in verdicts)
-        lines = [f"{followed} of {len(verdicts)} instructions followed ({self.mode})"]
-        for verdict in verdicts:
-            state = "followed" if verdict.followed else "not followed"
-            lines.append(f"{verdict.instruction_id}: {state}: {verdict.reason}")
-        return "\n".join(lines)
+        return check_instructions(
+            _field(example, self.instructions),
+            _field(example, self.kwargs),
+            prompt=prompt if isinstance(prompt, str) else "",
+            response=response,
+            mode=self.mode,
+            fields=(f"example.{self.instructions}", f"example.{self.kwargs}"),
+        )
 
 
 def _metric_value(

@@ -1,4 +1,5 @@
-"""assay's model-free claim checker as an inspect_ai scorer.
+"""assay's model-free checks as inspect_ai scorers: the claim checker (``grounded_claims``) and
+the instruction checker (``instructions_followed``).
 
 ``grounded_claims()`` scores a sample's output against evidence passages given in the sample's
 metadata, without a model call: the output is split into claims by assay's rules, each claim is
@@ -25,6 +26,24 @@ An output the checker cannot score (empty, or a claim in a script written withou
 left unscored (the scorer returns no score, and the reason goes into the sample's transcript),
 never counted as ``I``. A sample without evidence is an error of that sample, naming the field.
 
+``instructions_followed()`` checks a sample's output against IFEval's verifiable instructions
+given in its metadata (``instruction_id_list`` and ``kwargs``, IFEval's own fields), the
+sample's input being the prompt, with the checks ``assay instructions check`` makes (``mode``
+strict or loose), offline: no NLTK data or language model is downloaded. Its value has IFEval's
+two levels, ``prompt_level`` (``C`` when every instruction is followed) and
+``instruction_level`` (the share followed), each with its mean and standard error over the
+samples; the explanation gives each instruction's verdict and reason. An empty output follows
+no instruction, as in IFEval; an unknown instruction id or argument is an error of that sample,
+naming the metadata field::
+
+    Task(
+        dataset=[Sample(input="Describe a cat without commas.",
+                        metadata={"instruction_id_list": ["punctuation:no_comma"],
+                                  "kwargs": [{}]})],
+        solver=generate(),
+        scorer=instructions_followed(),
+    )
+
 Needs the ``inspect`` extra. This module sits above every layer of assay: it imports them, and
 nothing in assay imports it.
 """
@@ -39,11 +58,13 @@ from inspect_ai.scorer import (
     Scorer,
     Target,
     accuracy,
+    mean,
     scorer,
     stderr,
 )
 from inspect_ai.solver import TaskState
 
+from ..instructions import MODES, Mode
 from ..verify.checkers.learned import CHECKER_VERSION
 from ._grounding import (
     decide,
@@ -52,8 +73,9 @@ from ._grounding import (
     operating_point,
     score_grounding,
 )
+from ._instructions import check_instructions, instructions_explanation
 
-__all__ = ["evidence_items", "grounded_claims"]
+__all__ = ["evidence_items", "grounded_claims", "instructions_followed"]
 
 
 @scorer(metrics=[accuracy(), stderr()])
@@ -89,6 +111,49 @@ def grounded_claims(
             answer=answer,
             explanation=decision.explanation,
             metadata=decision.metadata,
+        )
+
+    return score
+
+
+@scorer(
+    metrics={
+        "prompt_level": [accuracy(), stderr()],
+        "instruction_level": [mean(), stderr()],
+    }
+)
+def instructions_followed(
+    mode: Mode = "strict", instructions: str = "instruction_id_list", kwargs: str = "kwargs"
+) -> Scorer:
+    """Score the output against the verifiable instructions in ``metadata[instructions]`` (IFEval
+    ids) with their arguments in ``metadata[kwargs]`` (one object per id; may be left out when no
+    instruction takes any), by assay's instruction checker in ``mode`` (strict or loose).
+
+    ``prompt_level`` is ``C`` when every instruction is followed, else ``I``;
+    ``instruction_level`` the share followed. The score's metadata keeps every verdict.
+    """
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {list(MODES)}, got {mode!r}")
+
+    async def score(state: TaskState, target: Target) -> Score:
+        output = state.output.completion
+        verdicts = check_instructions(
+            state.metadata.get(instructions),
+            state.metadata.get(kwargs),
+            prompt=state.input_text,
+            response=output,
+            mode=mode,
+            fields=(f"metadata.{instructions}", f"metadata.{kwargs}"),
+        )
+        followed = sum(verdict.followed for verdict in verdicts)
+        return Score(
+            value={
+                "prompt_level": CORRECT if followed == len(verdicts) else INCORRECT,
+                "instruction_level": followed / len(verdicts),
+            },
+            answer=output,
+            explanation=instructions_explanation(verdicts, mode),
+            metadata={"instructions": [verdict.model_dump() for verdict in verdicts]},
         )
 
     return score
