@@ -62,7 +62,7 @@ def test_evaluate_scores_ifeval_responses_as_ifeval_labels_them(
         expected = sum(followed) / len(followed) if level == "instruction" else all(followed)
         same += score == pytest.approx(float(expected), abs=1e-12)
     # the checker disagrees with IFEval's own verdicts on 4 of the 540 responses in strict
-    # mode and 2 in loose (docs/instructions.md: language detection and sentence splitting)
+    # mode and 2 in loose (docs/instructions.md, "What is not covered, and why")
     assert same >= {"strict": 536, "loose": 538}[mode]
     ifeval_score = sum(
         sum(f) / len(f) if level == "instruction" else float(all(f)) for f in labels.values()

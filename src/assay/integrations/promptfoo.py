@@ -29,6 +29,16 @@ An output the checker cannot score (empty, or a claim in a script written withou
 fails the assertion with the reason and score 0: promptfoo has no "unscored". A test without
 the evidence var fails with an error naming it.
 
+``get_assert_instructions`` (``value: file://assay_grounded.py:get_assert_instructions``)
+checks IFEval's verifiable instructions instead, with the checks ``assay instructions check``
+makes, offline: the ids in the var ``instruction_id_list`` and their arguments in ``kwargs``
+(IFEval's fields; ``config: {instructions_var, kwargs_var, mode: strict|loose}``). It passes when
+every instruction is followed; its score is the share followed, its reason each instruction's
+verdict and why. promptfoo splits a list of strings in a test's vars into one test case per
+string, so give the ids with ``options: {disableVarExpansion: true}`` or as JSON text
+(``'["punctuation:no_comma"]'``). An unknown id or argument fails the test with an error
+naming the var.
+
 promptfoo runs the file with the Python of ``PROMPTFOO_PYTHON`` (else ``python``), which must
 have assay installed. This module sits above every layer of assay: it imports them, and nothing
 in assay imports it. promptfoo loads it by its file path, not as ``assay.integrations.promptfoo``,
@@ -38,10 +48,11 @@ so its imports are absolute.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sys
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 if __name__ != "assay.integrations.promptfoo":
     # Loaded by its path, promptfoo has put this file's directory first on sys.path, where
@@ -49,6 +60,7 @@ if __name__ != "assay.integrations.promptfoo":
     _here = os.path.dirname(os.path.abspath(__file__))
     sys.path[:] = [entry for entry in sys.path if os.path.abspath(entry or ".") != _here]
 
+from assay.instructions import MODES, Mode
 from assay.integrations._grounding import (
     decide,
     evidence_items,
@@ -56,11 +68,14 @@ from assay.integrations._grounding import (
     operating_point,
     score_grounding,
 )
+from assay.integrations._instructions import check_instructions, instructions_explanation
 from assay.verify.checkers.learned import CHECKER_VERSION
 
-__all__ = ["get_assert"]
+__all__ = ["get_assert", "get_assert_instructions"]
 
 DEFAULT_EVIDENCE_VAR = "evidence"
+DEFAULT_INSTRUCTIONS_VAR = "instruction_id_list"
+DEFAULT_KWARGS_VAR = "kwargs"
 
 
 def get_assert(output: Any, context: Mapping[str, Any]) -> dict[str, Any]:
@@ -100,3 +115,42 @@ def get_assert(output: Any, context: Mapping[str, Any]) -> dict[str, Any]:
         "reason": decision.explanation,
         "metadata": decision.metadata,
     }
+
+
+def get_assert_instructions(output: Any, context: Mapping[str, Any]) -> dict[str, Any]:
+    """IFEval's verifiable instructions of the test's vars checked on the output
+    (``file://.../promptfoo.py:get_assert_instructions``): passes when every instruction is
+    followed; its score is the share followed, its reason each instruction's verdict."""
+    config = context.get("config") or {}
+    ids_var = str(config.get("instructions_var", DEFAULT_INSTRUCTIONS_VAR))
+    kwargs_var = str(config.get("kwargs_var", DEFAULT_KWARGS_VAR))
+    mode = config.get("mode", "strict")
+    if mode not in MODES:
+        raise ValueError(f"config.mode: expected one of {list(MODES)}, got {mode!r}")
+    variables = context.get("vars") or {}
+    verdicts = check_instructions(
+        _listed(variables.get(ids_var), f"vars.{ids_var}"),
+        _listed(variables.get(kwargs_var), f"vars.{kwargs_var}"),
+        prompt=str(context.get("prompt") or ""),
+        response=output if isinstance(output, str) else "",
+        mode=cast(Mode, mode),
+        fields=(f"vars.{ids_var}", f"vars.{kwargs_var}"),
+    )
+    followed = sum(verdict.followed for verdict in verdicts)
+    return {
+        "pass": followed == len(verdicts),
+        "score": followed / len(verdicts),
+        "reason": instructions_explanation(verdicts, cast(Mode, mode)),
+        "metadata": {"instructions": [verdict.model_dump() for verdict in verdicts]},
+    }
+
+
+def _listed(value: Any, field: str) -> Any:
+    """A var as the list it holds: promptfoo splits a list of strings in a test's vars into one
+    test case per string, so the list may also come as JSON text (``'["a", "b"]'``)."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except ValueError:
+        raise ValueError(f"{field}: expected a list, or JSON text of one, got {value!r}") from None
