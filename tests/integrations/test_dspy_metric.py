@@ -19,6 +19,7 @@ from assay.integrations.dspy import GroundedAnswerMetric, UnscorableAnswer
 from assay.integrations.phoenix import UnscorableAnswer as PhoenixUnscorable
 from tests.helpers.bench_scores import learned_calibration
 from tests.helpers.eiffel_tower import CONTEXTS, QUESTION, SCORED_ANSWERS, bench_p_errors
+from tests.helpers.reset_proxy import reset_proxy
 
 QUESTIONS = [QUESTION, "How tall is the Eiffel Tower?", "Where is the Eiffel Tower?"]
 
@@ -57,17 +58,20 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> dict[str, float | None]:
 
 @pytest.fixture(scope="module")
 def smollm2(llama_server: str) -> Iterator[Any]:
-    """The embedded model behind the loopback server, as DSPy's LM (greedy, no DSPy cache)."""
-    lm = dspy.LM(
-        "openai/smollm2",
-        api_base=llama_server,
-        api_key="unused",
-        temperature=0.0,
-        max_tokens=40,
-        cache=False,
-    )
-    with dspy.context(lm=lm):
-        yield lm
+    """The embedded model behind the loopback server, as DSPy's LM (greedy, no DSPy cache).
+    Through the reset proxy: each answer depends on its request alone, not on what the server
+    answered before (other tests share the server)."""
+    with reset_proxy(llama_server) as base_url:
+        lm = dspy.LM(
+            "openai/smollm2",
+            api_base=base_url,
+            api_key="unused",
+            temperature=0.0,
+            max_tokens=40,
+            cache=False,
+        )
+        with dspy.context(lm=lm):
+            yield lm
 
 
 def test_evaluate_averages_one_minus_the_p_error_bench_run_gives(
