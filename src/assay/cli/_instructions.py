@@ -19,6 +19,7 @@ from ..instructions import (
 )
 from ..instructions.agreement import AgreementReport, Disagreement
 from ..instructions.ifeval_data import INPUTS_FILE
+from ..instructions.inspect_dataset import write_inspect_dataset
 from ..instructions.lm_eval_tasks import TASK_PREFIX, write_lm_eval_tasks
 from ..instructions.variants import VARIANT_KINDS
 from ..instructions.varied_set import NOT_APPLIED, vary_inputs
@@ -115,6 +116,14 @@ def _register_vary(commands: Any) -> None:
         "(lm_eval --include_path DIR), for `assay import lm-eval` to bring back",
     )
     vary.add_argument(
+        "--inspect",
+        type=Path,
+        metavar="FILE",
+        help="write the variants as an inspect_ai dataset (JSON lines, a sample per prompt x "
+        "wording, for json_dataset(FILE) and the instructions_followed() scorer), for `assay "
+        "import inspect` to bring back",
+    )
+    vary.add_argument(
         "--lm-eval-metrics",
         choices=("lm-eval", "assay"),
         default="lm-eval",
@@ -169,10 +178,14 @@ def _vary(args: argparse.Namespace) -> int:
         raise ConfigError(f"--limit: must be 1 or more, got {args.limit}")
     if args.lm_eval_repeats < 1:
         raise ConfigError(f"--lm-eval-repeats: must be 1 or more, got {args.lm_eval_repeats}")
-    if args.out is None and args.lm_eval is None:
-        raise ConfigError("give --out (a question set), --lm-eval DIR (lm-eval tasks), or both")
-    if args.out is not None:
-        check_out_file(args.out, inputs=[args.inputs])
+    if args.out is None and args.lm_eval is None and args.inspect is None:
+        raise ConfigError(
+            "give --out (a question set), --lm-eval DIR (lm-eval tasks), --inspect FILE (an "
+            "inspect_ai dataset), or several"
+        )
+    for written in (args.out, args.inspect):
+        if written is not None:
+            check_out_file(written, inputs=[args.inputs])
     if args.lm_eval is not None and args.lm_eval.exists() and not args.lm_eval.is_dir():
         raise ConfigError(f"--lm-eval: {args.lm_eval} is a file, not a directory")
     questions = vary_inputs(
@@ -197,7 +210,22 @@ def _vary(args: argparse.Namespace) -> int:
             metrics=args.lm_eval_metrics,
         )
         _print_lm_eval_steps(tasks, args)
+    if args.inspect is not None:
+        args.inspect.parent.mkdir(parents=True, exist_ok=True)
+        samples = write_inspect_dataset(questions, args.inspect)
+        _print_inspect_steps(samples, args.inspect)
     return 0
+
+
+def _print_inspect_steps(samples: int, path: Path) -> None:
+    print(f"wrote {samples} inspect_ai samples (a prompt x wording each) to {path}")
+    print(
+        f"next: inspect_ai's eval() of Task(dataset=json_dataset({str(path)!r}), "
+        "solver=generate(), scorer=assay.integrations.inspect_ai.instructions_followed())\n"
+        "      assay import inspect LOG --out IMPORTED\n"
+        "      assay instructions robustness --questions IMPORTED/questions.jsonl --outputs "
+        "IMPORTED --instructions-field meta.metadata  (with --epochs N: --repeats-as-draws)"
+    )
 
 
 def _print_lm_eval_steps(tasks: list[str], args: argparse.Namespace) -> None:

@@ -12,6 +12,12 @@ Each log (``.eval`` or ``.json``, read with ``inspect_ai.log.read_eval_log``) gi
   cross product;
 - one output per sample and epoch, ``target_model`` = the log's model.
 
+A sample whose metadata names the question and the variant it stands for, ``{"assay":
+{"question_id": ..., "variant": ...}}`` (the dataset ``assay instructions vary --inspect``
+writes: one sample per prompt x wording), is that question's variant instead, so the wordings
+of one prompt meet in one question; its k-th epoch is ``<variant> (repeat k)``, as for
+promptfoo's repeats.
+
 Two logs that give one sample id two different inputs (two datasets), or one model's output
 for the same sample and epoch twice, are refused naming both files: either would make the
 judge's evaluation set ambiguous. A sample with an error, or without an output, is skipped and
@@ -33,7 +39,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from ...errors import ConfigError, InputError, shown
 from ..jsonl import check_input_file
 from ..questions import ManifestEntry, PromptVariant, Question
-from ._common import ImportReport, log_import_report, stable_key
+from ._common import ImportReport, log_import_report, repeat_variant, stable_key
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog, EvalSample
@@ -50,6 +56,8 @@ SKIP_NON_TEXT = "input with non-text content (image, audio, video)"
 SKIP_EMPTY_INPUT = "empty input"
 # the order the report lists them in, whatever order the logs hold the samples in
 SKIP_REASONS = (SKIP_ERROR, SKIP_NO_OUTPUT, SKIP_NON_TEXT, SKIP_EMPTY_INPUT)
+# sample metadata naming the question and variant a sample stands for
+PLACEMENT_KEY = "assay"
 
 
 class InspectImport(BaseModel):
@@ -131,10 +139,18 @@ def _first_line(text: str, limit: int = 200) -> str:
 
 @dataclass
 class _QuestionDraft:
-    prompt: str
     meta: dict[str, Any]
-    path: Path  # the first log that gave this sample
+    path: Path  # the first log that gave this question
+    placed: bool  # its samples name their question and variant (PLACEMENT_KEY)
+    prompts: dict[str, str] = field(default_factory=dict)  # variant -> the variant's input
     epochs: set[int] = field(default_factory=set)
+
+
+@dataclass(frozen=True)
+class _Placement:
+    question_id: str
+    variant: str
+    placed: bool
 
 
 @dataclass
@@ -154,13 +170,13 @@ class _JudgeSetBuilder:
             self._add_sample(path, log, model, sample)
 
     def _add_sample(self, path: Path, log: EvalLog, model: str, sample: EvalSample) -> None:
-        question_id = _question_id(sample, path)
-        named = f"{question_id} (epoch {sample.epoch}, {path.name})"
+        place = _placement(sample, path)
+        named = f"{_question_id(sample, path)} (epoch {sample.epoch}, {path.name})"
         prompt = _prompt(sample.input)
         if prompt is None or not prompt.strip():
             self._skip(SKIP_NON_TEXT if prompt is None else SKIP_EMPTY_INPUT, named)
             return
-        draft = self._question(question_id, prompt, sample, path)
+        draft = self._question(place, prompt, sample, path)
         draft.epochs.add(sample.epoch)
         if sample.error is not None:
             self._skip(SKIP_ERROR, named)
@@ -169,24 +185,34 @@ class _JudgeSetBuilder:
         if not text.strip():
             self._skip(SKIP_NO_OUTPUT, named)
             return
-        self._claim_cell(question_id, variant_of(sample.epoch), model, path)
-        self.outputs.append(_output(question_id, prompt, model, path, log, sample, text))
+        self._claim_cell(place.question_id, place.variant, model, path)
+        self.outputs.append(_output(place, prompt, model, path, log, sample, text))
 
     def _question(
-        self, question_id: str, prompt: str, sample: EvalSample, path: Path
+        self, place: _Placement, prompt: str, sample: EvalSample, path: Path
     ) -> _QuestionDraft:
-        draft = self.questions.get(question_id)
+        draft = self.questions.get(place.question_id)
         if draft is None:
             meta = {"target": sample.target, "metadata": sample.metadata or {}}
-            draft = self.questions[question_id] = _QuestionDraft(prompt, meta, path)
-        elif draft.prompt != prompt:
+            draft = _QuestionDraft(meta, path, place.placed)
+            self.questions[place.question_id] = draft
+        if draft.placed != place.placed:
             raise InputError(
-                f"sample {question_id} has another input here than in {draft.path} "
-                f"({shown(prompt)} vs {shown(draft.prompt)}): the logs are of different "
-                "datasets, whose sample ids would name two questions alike",
+                f"question {place.question_id} is named by a sample's metadata.{PLACEMENT_KEY} "
+                f"in one log and is a sample id without it in another ({draft.path})",
                 path=path,
                 hint="import the logs of each dataset into a directory of its own",
             )
+        earlier = _earlier_input(draft, place)
+        if earlier is not None and earlier != prompt:
+            raise InputError(
+                f"sample {_question_id(sample, path)} has another input here than in "
+                f"{draft.path} ({shown(prompt)} vs {shown(earlier)}): the logs are of "
+                "different datasets, whose sample ids would name two questions alike",
+                path=path,
+                hint="import the logs of each dataset into a directory of its own",
+            )
+        draft.prompts[place.variant] = prompt
         return draft
 
     def _claim_cell(self, question_id: str, variant: str, model: str, path: Path) -> None:
@@ -209,10 +235,7 @@ class _JudgeSetBuilder:
         questions = tuple(
             Question(
                 question_id=question_id,
-                variants=tuple(
-                    PromptVariant(variant=variant_of(epoch), prompt=draft.prompt)
-                    for epoch in sorted(draft.epochs)
-                ),
+                variants=_variants(draft),
                 meta=draft.meta,
             )
             for question_id, draft in self.questions.items()
@@ -228,12 +251,55 @@ class _JudgeSetBuilder:
             reasons=SKIP_REASONS,
             counts={
                 "questions": len(questions),
-                "epochs": max((len(q.variants) for q in questions), default=0),
+                "epochs": max((len(d.epochs) for d in self.questions.values()), default=0),
                 "target models": len(self.models),
             },
             convention=LABEL_CONVENTION,
         )
         return InspectImport(questions=questions, outputs=tuple(self.outputs), report=report)
+
+
+def _earlier_input(draft: _QuestionDraft, place: _Placement) -> str | None:
+    """The input a sample must repeat: its variant's, for a placed sample; for a plain one,
+    the input of its other epochs (every epoch answers the same input)."""
+    if place.placed:
+        return draft.prompts.get(place.variant)
+    return next(iter(draft.prompts.values()), None)
+
+
+def _variants(draft: _QuestionDraft) -> tuple[PromptVariant, ...]:
+    """A question's variants: its placed samples' in the order the logs gave them, else its
+    epochs in order."""
+    if draft.placed:
+        return tuple(PromptVariant(variant=v, prompt=p) for v, p in draft.prompts.items())
+    (prompt,) = set(draft.prompts.values())
+    return tuple(
+        PromptVariant(variant=variant_of(epoch), prompt=prompt) for epoch in sorted(draft.epochs)
+    )
+
+
+def _placement(sample: EvalSample, path: Path) -> _Placement:
+    """The question and variant a sample stands for: those its metadata names under
+    PLACEMENT_KEY (the k-th epoch a repeat of the variant), else its id and its epoch."""
+    named = (sample.metadata or {}).get(PLACEMENT_KEY)
+    if named is None:
+        return _Placement(_question_id(sample, path), variant_of(sample.epoch), placed=False)
+    fields = named if isinstance(named, dict) else {}
+    question_id = _named_string(fields, "question_id", sample, path)
+    variant = _named_string(fields, "variant", sample, path)
+    return _Placement(question_id, repeat_variant(variant, sample.epoch), placed=True)
+
+
+def _named_string(fields: Mapping[str, Any], key: str, sample: EvalSample, path: Path) -> str:
+    value = fields.get(key)
+    if not isinstance(value, str) or not value.strip() or value != value.strip():
+        raise InputError(
+            f"sample {shown(sample.id)}: expected a non-empty string without surrounding "
+            f"spaces, got {shown(value)}",
+            path=path,
+            field=f"metadata.{PLACEMENT_KEY}.{key}",
+        )
+    return value
 
 
 def _target_model(log: EvalLog, path: Path) -> str:
@@ -276,7 +342,7 @@ def _text_only(content: str | Sequence[Any]) -> bool:
 
 
 def _output(
-    question_id: str,
+    place: _Placement,
     prompt: str,
     model: str,
     path: Path,
@@ -284,12 +350,12 @@ def _output(
     sample: EvalSample,
     text: str,
 ) -> ManifestEntry:
-    variant = PromptVariant(variant=variant_of(sample.epoch), prompt=prompt)
+    variant = PromptVariant(variant=place.variant, prompt=prompt)
     return ManifestEntry(
-        question_id=question_id,
+        question_id=place.question_id,
         prompt_variant=variant.variant,
         target_model=model,
-        output_id=_output_id(log.eval.task, question_id, variant.variant),
+        output_id=_output_id(log.eval.task, place.question_id, variant.variant),
         text=text,
         finish_reason=_finish_reason(sample),
         completion_tokens=_completion_tokens(sample),
