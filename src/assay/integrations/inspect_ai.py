@@ -44,6 +44,19 @@ naming the metadata field::
         scorer=instructions_followed(),
     )
 
+``strict_judge(judge)`` scores each sample's output with assay's judge protocol: a judge model
+(an assay model name, ``openai/gpt-4o-mini``, ``llamacpp/smollm2``, ``stub/j``; called through
+assay's model layer, its cache and retries) scores four rubric dimensions 0-2 with evidence
+quotes as exactly one JSON object, and the reply is validated as ``assay judge run`` validates
+it (schema, the score sum, the verdict's thresholds, the identifiers, each quote found in the
+output). A valid reply's scores are the sample's value (the four dimensions and
+``overall_score``, each with its mean and standard error), its verdict the score's answer, its
+evidence and notes the explanation. A reply that stays invalid after the asks allowed, or a
+judge call that failed, leaves the sample unscored, with the flags and problems (or the
+failure) in its transcript: never a score of 0::
+
+    Task(dataset=..., solver=generate(), scorer=strict_judge("openai/gpt-4o-mini"))
+
 Needs the ``inspect`` extra. This module sits above every layer of assay: it imports them, and
 nothing in assay imports it.
 """
@@ -65,6 +78,12 @@ from inspect_ai.scorer import (
 from inspect_ai.solver import TaskState
 
 from ..instructions import MODES, Mode
+from ..judge.archive import EvaluationRecord
+from ..judge.evalset import Sample as JudgedSample
+from ..judge.protocol import DIMENSION_KEYS
+from ..judge.run import JudgeRunConfig, judge_sample
+from ..judge.stub_replies import RESPONDERS
+from ..model import Model, ModelOptions, get_model
 from ..verify.checkers.learned import CHECKER_VERSION
 from ._grounding import (
     decide,
@@ -75,7 +94,7 @@ from ._grounding import (
 )
 from ._instructions import check_instructions, instructions_explanation
 
-__all__ = ["evidence_items", "grounded_claims", "instructions_followed"]
+__all__ = ["evidence_items", "grounded_claims", "instructions_followed", "strict_judge"]
 
 
 @scorer(metrics=[accuracy(), stderr()])
@@ -157,3 +176,97 @@ def instructions_followed(
         )
 
     return score
+
+
+_JUDGED = (*DIMENSION_KEYS, "overall_score")
+
+
+@scorer(metrics={key: [mean(), stderr()] for key in _JUDGED})
+def strict_judge(
+    judge: str | Model,
+    options: ModelOptions | None = None,
+    config: JudgeRunConfig | None = None,
+) -> Scorer:
+    """Score the output with assay's judge protocol, judged by ``judge`` (an assay model name,
+    opened with ``options``, or an opened :class:`~assay.model.Model`); ``config`` sets the
+    protocol, decoding and ``max_attempts`` as for ``assay judge run`` (one ask by default).
+
+    The sample's metadata may give what the judge holds the output to besides its prompt:
+    ``constraints`` (a list of strings), ``required_structure`` and ``intent``.
+    """
+    model = judge if isinstance(judge, Model) else _judge_model(judge, options)
+    settings = config or JudgeRunConfig()
+
+    async def score(state: TaskState, target: Target) -> Score | None:
+        records = await judge_sample(_judged_sample(state), model, settings)
+        last = records[-1]
+        if not last.valid:
+            transcript().info(f"assay judge: no score: {_why_unscored(last, len(records))}")
+            return None
+        judged = last.classification
+        assert judged.scores is not None and judged.overall_score is not None
+        return Score(
+            value={**judged.scores, "overall_score": judged.overall_score},
+            answer=judged.verdict,
+            explanation=_judge_explanation(last),
+            metadata={
+                "verdict": judged.verdict,
+                "judge": model.name,
+                "method": last.method,
+                "attempts": len(records),
+                "fingerprint": last.fingerprint,
+                "judge_flags": list(judged.judge_flags),
+                "evidence": [item.model_dump(mode="json") for item in judged.evidence],
+            },
+        )
+
+    return score
+
+
+def _judge_model(name: str, options: ModelOptions | None) -> Model:
+    """An assay model; ``stub/...`` answers judge prompts as in ``assay judge run``."""
+    return get_model(name, (options or ModelOptions()).with_stub_responders(RESPONDERS))
+
+
+def _judged_sample(state: TaskState) -> JudgedSample:
+    """The sample as the judge protocol sees it: the prompt, the output, what it is held to."""
+    metadata = state.metadata or {}
+    constraints = metadata.get("constraints") or ()
+    if isinstance(constraints, str) or not all(isinstance(c, str) for c in constraints):
+        raise ValueError("metadata.constraints: expected a list of strings")
+    variant = f"epoch-{state.epoch}"
+    return JudgedSample(
+        question_id=str(state.sample_id),
+        prompt_variant=variant,
+        target_model=str(state.model),
+        output_id=f"{state.sample_id}:{variant}",
+        output_text=state.output.completion,
+        prompt=state.input_text,
+        required_structure=_text_or_none(metadata, "required_structure"),
+        constraints=tuple(constraints),
+        intent=_text_or_none(metadata, "intent"),
+    )
+
+
+def _text_or_none(metadata: dict[str, object], key: str) -> str | None:
+    value = metadata.get(key)
+    if value is not None and not isinstance(value, str):
+        raise ValueError(f"metadata.{key}: expected a string, got {type(value).__name__}")
+    return value
+
+
+def _why_unscored(record: EvaluationRecord, attempts: int) -> str:
+    if record.call_failure is not None:
+        return f"the judge call failed: {record.call_failure.describe()}"
+    problems = "; ".join(record.classification.problems()) or "invalid"
+    asks = f"{attempts} ask{'' if attempts == 1 else 's'}"
+    return f"invalid after {asks}: flags {', '.join(record.flags)}: {problems}"[:2000]
+
+
+def _judge_explanation(record: EvaluationRecord) -> str:
+    judged = record.classification
+    lines = [f"{judged.verdict}: overall_score {judged.overall_score} ({record.judge_model})"]
+    lines += [f"{item.dimension}: {item.quote!r}" for item in judged.evidence]
+    if judged.notes:
+        lines.append(f"notes: {judged.notes}")
+    return "\n".join(lines)

@@ -163,6 +163,23 @@ def protocol_state(
     )
 
 
+async def judge_sample(
+    sample: Sample, judge: Model, config: JudgeRunConfig | None = None
+) -> list[EvaluationRecord]:
+    """One sample judged by one judge outside a run directory (for a scorer inside another
+    tool): every attempt's record in order, as a run would archive them, the last one
+    deciding; nothing is written. Asks as a run asks: up to ``config.max_attempts`` replies,
+    each re-ask showing the last reply's problems; a call that fails after its retries ends
+    the sample with that record (``call_failure``)."""
+    config = config or JudgeRunConfig()
+    state = protocol_state(config.protocol, config.decoding)
+    today = config.timestamp or dt.datetime.now(dt.UTC).date().isoformat()
+    records: list[EvaluationRecord] = []
+    session = _JudgeSession([judge], state, config, today, records.append)
+    await session.judge(_Work(sample, 0, method_for(judge.name, sample)))
+    return records
+
+
 def method_for(judge_name: str, sample: Sample) -> Method:
     return "self_judge" if judge_name == sample.target_model else "cross_judge"
 
