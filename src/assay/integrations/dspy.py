@@ -62,7 +62,12 @@ from typing import Any, Literal
 
 import dspy
 
+from ..data.importers._common import stable_key
 from ..instructions import MODES, InstructionResult, Mode
+from ..judge.archive import EvaluationRecord
+from ..judge.evalset import Sample as JudgedSample
+from ..judge.run import JudgeRunConfig
+from ..model import Model, ModelOptions
 from ..verify.checkers.learned import CHECKER_VERSION
 from ..verify.types import Evidence
 from ._grounding import (
@@ -76,8 +81,22 @@ from ._grounding import (
     score_grounding,
 )
 from ._instructions import check_instructions, instructions_explanation
+from ._judging import (
+    MAX_OVERALL,
+    JudgeGaveNoScore,
+    judge_model,
+    judged,
+    judgment_explanation,
+    judgment_values,
+)
 
-__all__ = ["GroundedAnswerMetric", "InstructionsFollowedMetric", "UnscorableAnswer"]
+__all__ = [
+    "GroundedAnswerMetric",
+    "InstructionsFollowedMetric",
+    "JudgeGaveNoScore",
+    "StrictJudgeMetric",
+    "UnscorableAnswer",
+]
 
 
 class GroundedAnswerMetric:
@@ -112,10 +131,7 @@ class GroundedAnswerMetric:
 
     def decision(self, example: Any, prediction: Any) -> Decision:
         """The verdict on ``prediction``'s answer, with its ``p_error`` and explanation."""
-        answer = _field(prediction, self.answer)
-        if not isinstance(answer, str):
-            got = "missing" if answer is None else f"a {type(answer).__name__}, not text"
-            raise ValueError(f"prediction.{self.answer}: {got}: the prediction gives no answer")
+        answer = _text(prediction, self.answer, "prediction")
         result = run_blocking(
             score_grounding(
                 answer,
@@ -182,10 +198,7 @@ class InstructionsFollowedMetric:
     def verdicts(self, example: Any, prediction: Any) -> list[InstructionResult]:
         """Each instruction of ``example`` with its verdict on ``prediction``'s response and
         the reason, in order."""
-        response = _field(prediction, self.response)
-        if not isinstance(response, str):
-            got = "missing" if response is None else f"a {type(response).__name__}, not text"
-            raise ValueError(f"prediction.{self.response}: {got}: the prediction gives no response")
+        response = _text(prediction, self.response, "prediction")
         prompt = _field(example, self.prompt)
         return check_instructions(
             _field(example, self.instructions),
@@ -195,6 +208,53 @@ class InstructionsFollowedMetric:
             mode=self.mode,
             fields=(f"example.{self.instructions}", f"example.{self.kwargs}"),
         )
+
+
+class StrictJudgeMetric:
+    """A prediction's answer judged with assay's judge protocol by ``judge`` (an assay model
+    name, opened with ``options``, or an opened model): score ``overall_score / 8``, passing
+    when the verdict is ``PASS``; the feedback the verdict, the evidence and the notes."""
+
+    def __init__(
+        self,
+        judge: str | Model,
+        *,
+        question: str = "question",
+        answer: str = "answer",
+        options: ModelOptions | None = None,
+        config: JudgeRunConfig | None = None,
+    ) -> None:
+        self.model = judge_model(judge, options)
+        self.question, self.answer = question, answer
+        self.config = config or JudgeRunConfig()
+
+    def __call__(
+        self,
+        example: Any,
+        prediction: Any,
+        trace: Any = None,
+        pred_name: str | None = None,
+        pred_trace: Any = None,
+    ) -> float | bool | dspy.Prediction:
+        record = self.judgment(example, prediction)
+        score = judgment_values(record)["overall_score"] / MAX_OVERALL
+        passed = record.classification.verdict == "PASS"
+        return _metric_value(score, passed, judgment_explanation(record), trace, pred_name)
+
+    def judgment(self, example: Any, prediction: Any) -> EvaluationRecord:
+        """The valid record of the judgment (raises :class:`JudgeGaveNoScore` when the reply
+        stayed invalid or the call failed)."""
+        question = _text(example, self.question, "example")
+        answer = _text(prediction, self.answer, "prediction")
+        sample = JudgedSample(
+            question_id=f"dspy-{stable_key(question)}",
+            prompt_variant="dspy",
+            target_model="dspy-program",
+            output_id=f"dspy-{stable_key(question + answer)}",
+            output_text=answer,
+            prompt=question,
+        )
+        return run_blocking(judged(sample, self.model, self.config))
 
 
 def _metric_value(
@@ -208,6 +268,15 @@ def _metric_value(
     if trace is not None:
         return passed
     return score
+
+
+def _text(holder: Any, name: str, kind: str) -> str:
+    """A text field of an example or prediction; a ValueError naming it otherwise."""
+    value = _field(holder, name)
+    if not isinstance(value, str):
+        got = "missing" if value is None else f"a {type(value).__name__}, not text"
+        raise ValueError(f"{kind}.{name}: {got}")
+    return value
 
 
 def _field(holder: Any, name: str) -> Any:

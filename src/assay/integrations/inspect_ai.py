@@ -78,12 +78,9 @@ from inspect_ai.scorer import (
 from inspect_ai.solver import TaskState
 
 from ..instructions import MODES, Mode
-from ..judge.archive import EvaluationRecord
 from ..judge.evalset import Sample as JudgedSample
-from ..judge.protocol import DIMENSION_KEYS
-from ..judge.run import JudgeRunConfig, judge_sample
-from ..judge.stub_replies import RESPONDERS
-from ..model import Model, ModelOptions, get_model
+from ..judge.run import JudgeRunConfig
+from ..model import Model, ModelOptions
 from ..verify.checkers.learned import CHECKER_VERSION
 from ._grounding import (
     decide,
@@ -93,6 +90,14 @@ from ._grounding import (
     score_grounding,
 )
 from ._instructions import check_instructions, instructions_explanation
+from ._judging import (
+    JUDGED_KEYS,
+    JudgeGaveNoScore,
+    judge_model,
+    judged,
+    judgment_explanation,
+    judgment_values,
+)
 
 __all__ = ["evidence_items", "grounded_claims", "instructions_followed", "strict_judge"]
 
@@ -178,10 +183,7 @@ def instructions_followed(
     return score
 
 
-_JUDGED = (*DIMENSION_KEYS, "overall_score")
-
-
-@scorer(metrics={key: [mean(), stderr()] for key in _JUDGED})
+@scorer(metrics={key: [mean(), stderr()] for key in JUDGED_KEYS})
 def strict_judge(
     judge: str | Model,
     options: ModelOptions | None = None,
@@ -194,38 +196,31 @@ def strict_judge(
     The sample's metadata may give what the judge holds the output to besides its prompt:
     ``constraints`` (a list of strings), ``required_structure`` and ``intent``.
     """
-    model = judge if isinstance(judge, Model) else _judge_model(judge, options)
+    model = judge_model(judge, options)
     settings = config or JudgeRunConfig()
 
     async def score(state: TaskState, target: Target) -> Score | None:
-        records = await judge_sample(_judged_sample(state), model, settings)
-        last = records[-1]
-        if not last.valid:
-            transcript().info(f"assay judge: no score: {_why_unscored(last, len(records))}")
+        try:
+            record = await judged(_judged_sample(state), model, settings)
+        except JudgeGaveNoScore as unscored:
+            transcript().info(str(unscored))
             return None
-        judged = last.classification
-        assert judged.scores is not None and judged.overall_score is not None
         return Score(
-            value={**judged.scores, "overall_score": judged.overall_score},
-            answer=judged.verdict,
-            explanation=_judge_explanation(last),
+            value=dict(judgment_values(record)),
+            answer=record.classification.verdict,
+            explanation=judgment_explanation(record),
             metadata={
-                "verdict": judged.verdict,
+                "verdict": record.classification.verdict,
                 "judge": model.name,
-                "method": last.method,
-                "attempts": len(records),
-                "fingerprint": last.fingerprint,
-                "judge_flags": list(judged.judge_flags),
-                "evidence": [item.model_dump(mode="json") for item in judged.evidence],
+                "method": record.method,
+                "attempts": record.attempt,
+                "fingerprint": record.fingerprint,
+                "judge_flags": list(record.classification.judge_flags),
+                "evidence": [e.model_dump(mode="json") for e in record.classification.evidence],
             },
         )
 
     return score
-
-
-def _judge_model(name: str, options: ModelOptions | None) -> Model:
-    """An assay model; ``stub/...`` answers judge prompts as in ``assay judge run``."""
-    return get_model(name, (options or ModelOptions()).with_stub_responders(RESPONDERS))
 
 
 def _judged_sample(state: TaskState) -> JudgedSample:
@@ -253,20 +248,3 @@ def _text_or_none(metadata: dict[str, object], key: str) -> str | None:
     if value is not None and not isinstance(value, str):
         raise ValueError(f"metadata.{key}: expected a string, got {type(value).__name__}")
     return value
-
-
-def _why_unscored(record: EvaluationRecord, attempts: int) -> str:
-    if record.call_failure is not None:
-        return f"the judge call failed: {record.call_failure.describe()}"
-    problems = "; ".join(record.classification.problems()) or "invalid"
-    asks = f"{attempts} ask{'' if attempts == 1 else 's'}"
-    return f"invalid after {asks}: flags {', '.join(record.flags)}: {problems}"[:2000]
-
-
-def _judge_explanation(record: EvaluationRecord) -> str:
-    judged = record.classification
-    lines = [f"{judged.verdict}: overall_score {judged.overall_score} ({record.judge_model})"]
-    lines += [f"{item.dimension}: {item.quote!r}" for item in judged.evidence]
-    if judged.notes:
-        lines.append(f"notes: {judged.notes}")
-    return "\n".join(lines)

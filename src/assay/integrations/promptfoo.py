@@ -39,6 +39,14 @@ string, so give the ids with ``options: {disableVarExpansion: true}`` or as JSON
 (``'["punctuation:no_comma"]'``). An unknown id or argument fails the test with an error
 naming the var.
 
+``get_assert_judge`` (``config: {judge: MODEL, base_url: URL, max_attempts: N}``) judges the
+output with assay's judge protocol, the judge an assay model (``openai/NAME``, ``stub/NAME`` for
+a dry run): it passes on the verdict PASS, its score is ``overall_score / 8`` and its metadata
+the four dimensions; the test's vars ``constraints`` (a list, or JSON text of one),
+``required_structure`` and ``intent`` are what the judge holds the output to besides the
+prompt. A reply still invalid after the asks, or a failed judge call, fails with the reason and
+score 0.
+
 promptfoo runs the file with the Python of ``PROMPTFOO_PYTHON`` (else ``python``), which must
 have assay installed. This module sits above every layer of assay: it imports them, and nothing
 in assay imports it. promptfoo loads it by its file path, not as ``assay.integrations.promptfoo``,
@@ -60,6 +68,7 @@ if __name__ != "assay.integrations.promptfoo":
     _here = os.path.dirname(os.path.abspath(__file__))
     sys.path[:] = [entry for entry in sys.path if os.path.abspath(entry or ".") != _here]
 
+from assay.data.importers._common import stable_key
 from assay.instructions import MODES, Mode
 from assay.integrations._grounding import (
     decide,
@@ -69,9 +78,20 @@ from assay.integrations._grounding import (
     score_grounding,
 )
 from assay.integrations._instructions import check_instructions, instructions_explanation
+from assay.integrations._judging import (
+    MAX_OVERALL,
+    JudgeGaveNoScore,
+    judge_model,
+    judged,
+    judgment_explanation,
+    judgment_values,
+)
+from assay.judge.evalset import Sample
+from assay.judge.run import JudgeRunConfig
+from assay.model import ModelOptions
 from assay.verify.checkers.learned import CHECKER_VERSION
 
-__all__ = ["get_assert", "get_assert_instructions"]
+__all__ = ["get_assert", "get_assert_instructions", "get_assert_judge"]
 
 DEFAULT_EVIDENCE_VAR = "evidence"
 DEFAULT_INSTRUCTIONS_VAR = "instruction_id_list"
@@ -154,3 +174,45 @@ def _listed(value: Any, field: str) -> Any:
         return json.loads(value)
     except ValueError:
         raise ValueError(f"{field}: expected a list, or JSON text of one, got {value!r}") from None
+
+
+def get_assert_judge(output: Any, context: Mapping[str, Any]) -> dict[str, Any]:
+    """The output judged with assay's judge protocol (``file://.../promptfoo.py:get_assert_judge``,
+    ``config: {judge: MODEL}``): passes on the verdict PASS; its score is ``overall_score / 8``,
+    its reason the verdict and evidence; a reply that stays invalid, or a failed judge call,
+    fails with the reason and score 0 (promptfoo has no "unscored")."""
+    config = context.get("config") or {}
+    judge = config.get("judge")
+    if not isinstance(judge, str) or not judge:
+        raise ValueError("config.judge: missing: the assay model that judges (openai/NAME, ...)")
+    options = ModelOptions(base_url=config.get("base_url"))
+    settings = JudgeRunConfig(max_attempts=int(config.get("max_attempts", 1)))
+    variables = context.get("vars") or {}
+    prompt = str(context.get("prompt") or "")
+    text = output if isinstance(output, str) else ""
+    sample = Sample(
+        question_id=f"promptfoo-{stable_key(prompt)}",
+        prompt_variant="promptfoo",
+        target_model=str((context.get("provider") or {}).get("id") or "promptfoo"),
+        output_id=f"promptfoo-{stable_key(prompt + text)}",
+        output_text=text,
+        prompt=prompt,
+        constraints=tuple(_listed(variables.get("constraints"), "vars.constraints") or ()),
+        required_structure=variables.get("required_structure"),
+        intent=variables.get("intent"),
+    )
+    try:
+        record = asyncio.run(judged(sample, judge_model(judge, options), settings))
+    except JudgeGaveNoScore as unscored:
+        return {"pass": False, "score": 0.0, "reason": str(unscored)}
+    values = judgment_values(record)
+    return {
+        "pass": record.classification.verdict == "PASS",
+        "score": values["overall_score"] / MAX_OVERALL,
+        "reason": judgment_explanation(record),
+        "metadata": {
+            **values,
+            "verdict": record.classification.verdict,
+            "attempts": record.attempt,
+        },
+    }
