@@ -211,7 +211,8 @@ def test_vary_needs_a_question_set_or_a_task_directory(
     argv = ["instructions", "vary", "--inputs", str(inputs)]
     assert main(argv) == 2
     assert one_error_line(capsys) == (
-        "error: give --out (a question set), --lm-eval DIR (lm-eval tasks), or both"
+        "error: give --out (a question set), --lm-eval DIR (lm-eval tasks), --inspect FILE (an "
+        "inspect_ai dataset), or several"
     )
     assert main([*argv, "--lm-eval", str(inputs)]) == 2
     assert one_error_line(capsys) == f"error: --lm-eval: {inputs} is a file, not a directory"
