@@ -51,14 +51,23 @@ the reason (``punctuation:no_comma: not followed: 2 commas``). An unknown instru
 argument raises a ``ValueError`` naming the example's field (``example.kwargs[1].relation``); an
 empty response follows no instruction, as in IFEval.
 
+``StrictJudgeMetric(judge)`` judges a prediction's answer to its example's question with
+assay's judge protocol (``judge`` an assay model: its calls go through assay's model layer):
+score ``overall_score / 8``, passing on the verdict ``PASS``, the verdict and evidence as
+feedback; a reply still invalid after the asks, or a failed call, raises ``JudgeGaveNoScore``.
+
+Each metric is a :class:`Metric`: it says what one prediction gives (:class:`Outcome`: score,
+pass, feedback) and the base class answers DSPy's three ways of asking.
+
 Needs the ``dspy`` extra (tested with 3.4.1). This module sits above every layer of assay: it
 imports them, and nothing in assay imports it.
 """
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import dspy
 
@@ -94,12 +103,47 @@ __all__ = [
     "GroundedAnswerMetric",
     "InstructionsFollowedMetric",
     "JudgeGaveNoScore",
+    "Metric",
+    "Outcome",
     "StrictJudgeMetric",
     "UnscorableAnswer",
 ]
 
 
-class GroundedAnswerMetric:
+class Outcome(NamedTuple):
+    """One prediction checked: the score, whether it passes, and why (the feedback)."""
+
+    score: float
+    passed: bool
+    feedback: str
+
+
+class Metric(ABC):
+    """What DSPy asks of a metric, from one :meth:`outcome`: feedback for GEPA's predictor
+    (``pred_name``), whether it passes when a trace is given (bootstrapping keeps a
+    demonstration only then), else the score."""
+
+    def __call__(
+        self,
+        example: Any,
+        prediction: Any,
+        trace: Any = None,
+        pred_name: str | None = None,
+        pred_trace: Any = None,
+    ) -> float | bool | dspy.Prediction:
+        outcome = self.outcome(example, prediction)
+        if pred_name is not None:
+            return dspy.Prediction(score=outcome.score, feedback=outcome.feedback)
+        if trace is not None:
+            return outcome.passed
+        return outcome.score
+
+    @abstractmethod
+    def outcome(self, example: Any, prediction: Any) -> Outcome:
+        """The prediction checked against its example."""
+
+
+class GroundedAnswerMetric(Metric):
     """The grounding of a prediction's answer in its passages, by assay's ``learned`` checker:
     score ``1 - p_error``, grounded when ``p_error < threshold``."""
 
@@ -117,17 +161,9 @@ class GroundedAnswerMetric:
         self.answer = answer
         self.evidence = evidence
 
-    def __call__(
-        self,
-        example: Any,
-        prediction: Any,
-        trace: Any = None,
-        pred_name: str | None = None,
-        pred_trace: Any = None,
-    ) -> float | bool | dspy.Prediction:
+    def outcome(self, example: Any, prediction: Any) -> Outcome:
         decision = self.decision(example, prediction)
-        score = 1.0 - decision.p_error
-        return _metric_value(score, decision.grounded, decision.explanation, trace, pred_name)
+        return Outcome(1.0 - decision.p_error, decision.grounded, decision.explanation)
 
     def decision(self, example: Any, prediction: Any) -> Decision:
         """The verdict on ``prediction``'s answer, with its ``p_error`` and explanation."""
@@ -158,7 +194,7 @@ class GroundedAnswerMetric:
         )
 
 
-class InstructionsFollowedMetric:
+class InstructionsFollowedMetric(Metric):
     """The verifiable instructions (IFEval's ids and arguments) a prediction's response
     follows, by assay's instruction checker: score the share followed (or 1.0 / 0.0 for all of
     them, ``level="prompt"``), passing when every one is followed."""
@@ -180,20 +216,12 @@ class InstructionsFollowedMetric:
         self.response, self.instructions, self.kwargs = response, instructions, kwargs
         self.prompt, self.mode, self.level = prompt, mode, level
 
-    def __call__(
-        self,
-        example: Any,
-        prediction: Any,
-        trace: Any = None,
-        pred_name: str | None = None,
-        pred_trace: Any = None,
-    ) -> float | bool | dspy.Prediction:
+    def outcome(self, example: Any, prediction: Any) -> Outcome:
         verdicts = self.verdicts(example, prediction)
         followed = sum(verdict.followed for verdict in verdicts)
         every = followed == len(verdicts)
         score = float(every) if self.level == "prompt" else followed / len(verdicts)
-        feedback = instructions_explanation(verdicts, self.mode)
-        return _metric_value(score, every, feedback, trace, pred_name)
+        return Outcome(score, every, instructions_explanation(verdicts, self.mode))
 
     def verdicts(self, example: Any, prediction: Any) -> list[InstructionResult]:
         """Each instruction of ``example`` with its verdict on ``prediction``'s response and
@@ -210,7 +238,7 @@ class InstructionsFollowedMetric:
         )
 
 
-class StrictJudgeMetric:
+class StrictJudgeMetric(Metric):
     """A prediction's answer judged with assay's judge protocol by ``judge`` (an assay model
     name, opened with ``options``, or an opened model): score ``overall_score / 8``, passing
     when the verdict is ``PASS``; the feedback the verdict, the evidence and the notes."""
@@ -228,18 +256,11 @@ class StrictJudgeMetric:
         self.question, self.answer = question, answer
         self.config = config or JudgeRunConfig()
 
-    def __call__(
-        self,
-        example: Any,
-        prediction: Any,
-        trace: Any = None,
-        pred_name: str | None = None,
-        pred_trace: Any = None,
-    ) -> float | bool | dspy.Prediction:
+    def outcome(self, example: Any, prediction: Any) -> Outcome:
         record = self.judgment(example, prediction)
         score = judgment_values(record)["overall_score"] / MAX_OVERALL
         passed = record.classification.verdict == "PASS"
-        return _metric_value(score, passed, judgment_explanation(record), trace, pred_name)
+        return Outcome(score, passed, judgment_explanation(record))
 
     def judgment(self, example: Any, prediction: Any) -> EvaluationRecord:
         """The valid record of the judgment (raises :class:`JudgeGaveNoScore` when the reply
@@ -255,19 +276,6 @@ class StrictJudgeMetric:
             prompt=question,
         )
         return run_blocking(judged(sample, self.model, self.config))
-
-
-def _metric_value(
-    score: float, passed: bool, feedback: str, trace: Any, pred_name: str | None
-) -> float | bool | dspy.Prediction:
-    """What DSPy asks of a metric: feedback for GEPA's predictor (``pred_name``), a verdict
-    when a trace is given (bootstrapping keeps a demonstration only when it passes), else the
-    score."""
-    if pred_name is not None:
-        return dspy.Prediction(score=score, feedback=feedback)
-    if trace is not None:
-        return passed
-    return score
 
 
 def _text(holder: Any, name: str, kind: str) -> str:
