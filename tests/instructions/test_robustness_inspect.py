@@ -141,3 +141,37 @@ def test_a_placed_sample_without_its_question_is_refused(
     err = capsys.readouterr().err
     assert "field 'metadata.assay.question_id'" in err and "got None" in err
     assert "Traceback" not in err
+
+
+def _log_of(samples: list[dict[str, Any]], folder: Path) -> str:
+    """An inspect log of ``samples`` (dataset lines), each answered "hi"."""
+    folder.mkdir(parents=True, exist_ok=True)
+    dataset = folder / "dataset.jsonl"
+    dataset.write_text("".join(json.dumps(s) + "\n" for s in samples), encoding="utf-8")
+    task = Task(dataset=json_dataset(str(dataset)), solver=generate())
+    (log,) = eval(task, model=mock_model("m", lambda p: "hi"), log_dir=str(folder), display="none")
+    assert log.location
+    return log.location
+
+
+def _placed(question: str, variant: str, prompt: str) -> dict[str, Any]:
+    placement = {"question_id": question, "variant": variant}
+    return {"id": f"{question}:{variant}", "input": prompt, "metadata": {"assay": placement}}
+
+
+@pytest.mark.parametrize(
+    ("second", "message"),
+    [
+        ({"id": "q", "input": "Say hi."}, "is named by a sample's metadata.assay in one log"),
+        (_placed("q", "original", "Say hello."), "has another input here than in"),
+    ],
+)
+def test_a_question_named_two_ways_or_a_variant_with_two_inputs_is_refused(
+    second: dict[str, Any], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first = _log_of([_placed("q", "original", "Say hi.")], tmp_path / "first")
+    other = _log_of([second], tmp_path / "second")
+    assert main(["import", "inspect", first, other, "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+    assert not (tmp_path / "out" / "questions.jsonl").exists()
