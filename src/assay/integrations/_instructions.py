@@ -11,7 +11,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from assay.errors import InputError
-from assay.instructions import InstructionResult, Mode, check_response
+from assay.instructions import MODES, InstructionResult, Mode, check_response
+
+
+def instruction_mode(value: object, name: str = "mode") -> Mode:
+    """``value`` as a checking mode, refused (naming ``name``) unless strict or loose: a tool
+    refuses it when the check is set up, not at its first sample."""
+    if value not in MODES:
+        raise ValueError(f"{name} must be one of {list(MODES)}, got {value!r}")
+    return value
 
 
 def check_instructions(
@@ -46,7 +54,7 @@ def _located(field: str | None, fields: tuple[str, str]) -> str:
     """The checker's field (``instruction_id_list[0]``, ``kwargs[1].relation``) under the
     names the tool's sample gives them."""
     ids_field, kwargs_field = fields
-    if field is None or field == "kwargs":
+    if field is None:
         return kwargs_field
     for own, given in (("instruction_id_list", ids_field), ("kwargs", kwargs_field)):
         if field.startswith(own):

@@ -8,8 +8,10 @@ the imports here are absolute).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
+from assay.data.importers._common import stable_key
 from assay.judge.archive import EvaluationRecord
 from assay.judge.evalset import Sample
 from assay.judge.protocol import DIMENSION_KEYS
@@ -18,7 +20,7 @@ from assay.judge.stub_replies import RESPONDERS
 from assay.model import Model, ModelOptions, get_model
 
 JUDGED_KEYS = (*DIMENSION_KEYS, "overall_score")
-MAX_OVERALL = 2 * len(DIMENSION_KEYS)
+_MAX_OVERALL = 2 * len(DIMENSION_KEYS)
 
 
 class JudgeGaveNoScore(ValueError):
@@ -39,11 +41,41 @@ async def judged(sample: Sample, judge: Model, config: JudgeRunConfig) -> Evalua
     records = await judge_sample(sample, judge, config)
     last = records[-1]
     if not last.valid:
-        raise JudgeGaveNoScore(f"assay judge: no score: {why_unscored(records)}")
+        raise JudgeGaveNoScore(f"assay judge: no score: {_why_unscored(records)}")
     return last
 
 
-def why_unscored(records: Sequence[EvaluationRecord]) -> str:
+def text_sample(
+    tool: str, prompt: str, output: str, *, target_model: str, held_to: Mapping[str, Any]
+) -> Sample:
+    """A prompt and an output a tool holds without ids of its own, as a sample to judge: ids
+    from the texts (the same texts, the same ids, so the judge's cache answers a rerun)."""
+    return Sample(
+        question_id=f"{tool}-{stable_key(prompt)}",
+        prompt_variant=tool,
+        target_model=target_model,
+        output_id=f"{tool}-{stable_key(prompt + output)}",
+        output_text=output,
+        prompt=prompt,
+        **held_to,
+    )
+
+
+def held_to(fields: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """What a tool's sample says the judge holds the output to besides its prompt:
+    ``constraints`` (a list of strings), ``required_structure`` and ``intent`` (strings), each
+    optional; a ValueError names the field (``where.constraints``) of another type."""
+    constraints = fields.get("constraints") or ()
+    if isinstance(constraints, str) or not all(isinstance(c, str) for c in constraints):
+        raise ValueError(f"{where}.constraints: expected a list of strings")
+    texts = {key: fields.get(key) for key in ("required_structure", "intent")}
+    for key, value in texts.items():
+        if value is not None and not isinstance(value, str):
+            raise ValueError(f"{where}.{key}: expected a string, got {type(value).__name__}")
+    return {"constraints": tuple(constraints), **texts}
+
+
+def _why_unscored(records: Sequence[EvaluationRecord]) -> str:
     last = records[-1]
     if last.call_failure is not None:
         return f"the judge call failed: {last.call_failure.describe()}"
@@ -54,16 +86,25 @@ def why_unscored(records: Sequence[EvaluationRecord]) -> str:
 
 def judgment_explanation(record: EvaluationRecord) -> str:
     """The verdict and overall score, each evidence quote by dimension, the judge's notes."""
-    judged = record.classification
-    lines = [f"{judged.verdict}: overall_score {judged.overall_score} ({record.judge_model})"]
-    lines += [f"{item.dimension}: {item.quote!r}" for item in judged.evidence]
-    if judged.notes:
-        lines.append(f"notes: {judged.notes}")
+    reply = record.classification
+    lines = [f"{reply.verdict}: overall_score {reply.overall_score} ({record.judge_model})"]
+    lines += [f"{item.dimension}: {item.quote!r}" for item in reply.evidence]
+    if reply.notes:
+        lines.append(f"notes: {reply.notes}")
     return "\n".join(lines)
 
 
 def judgment_values(record: EvaluationRecord) -> dict[str, int]:
     """The four dimensions' scores and ``overall_score`` of a valid record."""
-    judged = record.classification
-    assert judged.scores is not None and judged.overall_score is not None
-    return {**judged.scores, "overall_score": judged.overall_score}
+    reply = record.classification
+    assert reply.scores is not None and reply.overall_score is not None
+    return {**reply.scores, "overall_score": reply.overall_score}
+
+
+def judgment_score(record: EvaluationRecord) -> float:
+    """A valid record's overall score on 0-1, for tools whose scores are (DSPy, promptfoo)."""
+    return judgment_values(record)["overall_score"] / _MAX_OVERALL
+
+
+def passes(record: EvaluationRecord) -> bool:
+    return record.classification.verdict == "PASS"

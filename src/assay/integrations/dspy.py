@@ -71,10 +71,8 @@ from typing import Any, Literal, NamedTuple
 
 import dspy
 
-from ..data.importers._common import stable_key
-from ..instructions import MODES, InstructionResult, Mode
+from ..instructions import InstructionResult, Mode
 from ..judge.archive import EvaluationRecord
-from ..judge.evalset import Sample as JudgedSample
 from ..judge.run import JudgeRunConfig
 from ..model import Model, ModelOptions
 from ..verify.checkers.learned import CHECKER_VERSION
@@ -89,14 +87,15 @@ from ._grounding import (
     run_blocking,
     score_grounding,
 )
-from ._instructions import check_instructions, instructions_explanation
+from ._instructions import check_instructions, instruction_mode, instructions_explanation
 from ._judging import (
-    MAX_OVERALL,
     JudgeGaveNoScore,
     judge_model,
     judged,
     judgment_explanation,
-    judgment_values,
+    judgment_score,
+    passes,
+    text_sample,
 )
 
 __all__ = [
@@ -209,8 +208,7 @@ class InstructionsFollowedMetric(Metric):
         mode: Mode = "strict",
         level: Literal["instruction", "prompt"] = "instruction",
     ) -> None:
-        if mode not in MODES:
-            raise ValueError(f"mode must be one of {list(MODES)}, got {mode!r}")
+        mode = instruction_mode(mode)
         if level not in ("instruction", "prompt"):
             raise ValueError(f"level must be 'instruction' or 'prompt', got {level!r}")
         self.response, self.instructions, self.kwargs = response, instructions, kwargs
@@ -258,23 +256,14 @@ class StrictJudgeMetric(Metric):
 
     def outcome(self, example: Any, prediction: Any) -> Outcome:
         record = self.judgment(example, prediction)
-        score = judgment_values(record)["overall_score"] / MAX_OVERALL
-        passed = record.classification.verdict == "PASS"
-        return Outcome(score, passed, judgment_explanation(record))
+        return Outcome(judgment_score(record), passes(record), judgment_explanation(record))
 
     def judgment(self, example: Any, prediction: Any) -> EvaluationRecord:
         """The valid record of the judgment (raises :class:`JudgeGaveNoScore` when the reply
         stayed invalid or the call failed)."""
         question = _text(example, self.question, "example")
         answer = _text(prediction, self.answer, "prediction")
-        sample = JudgedSample(
-            question_id=f"dspy-{stable_key(question)}",
-            prompt_variant="dspy",
-            target_model="dspy-program",
-            output_id=f"dspy-{stable_key(question + answer)}",
-            output_text=answer,
-            prompt=question,
-        )
+        sample = text_sample("dspy", question, answer, target_model="dspy-program", held_to={})
         return run_blocking(judged(sample, self.model, self.config))
 
 

@@ -77,7 +77,8 @@ from inspect_ai.scorer import (
 )
 from inspect_ai.solver import TaskState
 
-from ..instructions import MODES, Mode
+from ..data.importers.inspect_logs import variant_of
+from ..instructions import Mode
 from ..judge.evalset import Sample as JudgedSample
 from ..judge.run import JudgeRunConfig
 from ..model import Model, ModelOptions
@@ -89,10 +90,11 @@ from ._grounding import (
     operating_point,
     score_grounding,
 )
-from ._instructions import check_instructions, instructions_explanation
+from ._instructions import check_instructions, instruction_mode, instructions_explanation
 from ._judging import (
     JUDGED_KEYS,
     JudgeGaveNoScore,
+    held_to,
     judge_model,
     judged,
     judgment_explanation,
@@ -156,8 +158,7 @@ def instructions_followed(
     ``prompt_level`` is ``C`` when every instruction is followed, else ``I``;
     ``instruction_level`` the share followed. The score's metadata keeps every verdict.
     """
-    if mode not in MODES:
-        raise ValueError(f"mode must be one of {list(MODES)}, got {mode!r}")
+    mode = instruction_mode(mode)
 
     async def score(state: TaskState, target: Target) -> Score:
         output = state.output.completion
@@ -225,11 +226,7 @@ def strict_judge(
 
 def _judged_sample(state: TaskState) -> JudgedSample:
     """The sample as the judge protocol sees it: the prompt, the output, what it is held to."""
-    metadata = state.metadata or {}
-    constraints = metadata.get("constraints") or ()
-    if isinstance(constraints, str) or not all(isinstance(c, str) for c in constraints):
-        raise ValueError("metadata.constraints: expected a list of strings")
-    variant = f"epoch-{state.epoch}"
+    variant = variant_of(state.epoch)  # as `assay import inspect` names the sample's cell
     return JudgedSample(
         question_id=str(state.sample_id),
         prompt_variant=variant,
@@ -237,14 +234,5 @@ def _judged_sample(state: TaskState) -> JudgedSample:
         output_id=f"{state.sample_id}:{variant}",
         output_text=state.output.completion,
         prompt=state.input_text,
-        required_structure=_text_or_none(metadata, "required_structure"),
-        constraints=tuple(constraints),
-        intent=_text_or_none(metadata, "intent"),
+        **held_to(state.metadata or {}, "metadata"),
     )
-
-
-def _text_or_none(metadata: dict[str, object], key: str) -> str | None:
-    value = metadata.get(key)
-    if value is not None and not isinstance(value, str):
-        raise ValueError(f"metadata.{key}: expected a string, got {type(value).__name__}")
-    return value

@@ -60,7 +60,7 @@ import json
 import os
 import sys
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any
 
 if __name__ != "assay.integrations.promptfoo":
     # Loaded by its path, promptfoo has put this file's directory first on sys.path, where
@@ -68,8 +68,6 @@ if __name__ != "assay.integrations.promptfoo":
     _here = os.path.dirname(os.path.abspath(__file__))
     sys.path[:] = [entry for entry in sys.path if os.path.abspath(entry or ".") != _here]
 
-from assay.data.importers._common import stable_key
-from assay.instructions import MODES, Mode
 from assay.integrations._grounding import (
     decide,
     evidence_items,
@@ -77,16 +75,22 @@ from assay.integrations._grounding import (
     operating_point,
     score_grounding,
 )
-from assay.integrations._instructions import check_instructions, instructions_explanation
+from assay.integrations._instructions import (
+    check_instructions,
+    instruction_mode,
+    instructions_explanation,
+)
 from assay.integrations._judging import (
-    MAX_OVERALL,
     JudgeGaveNoScore,
+    held_to,
     judge_model,
     judged,
     judgment_explanation,
+    judgment_score,
     judgment_values,
+    passes,
+    text_sample,
 )
-from assay.judge.evalset import Sample
 from assay.judge.run import JudgeRunConfig
 from assay.model import ModelOptions
 from assay.verify.checkers.learned import CHECKER_VERSION
@@ -144,23 +148,21 @@ def get_assert_instructions(output: Any, context: Mapping[str, Any]) -> dict[str
     config = context.get("config") or {}
     ids_var = str(config.get("instructions_var", DEFAULT_INSTRUCTIONS_VAR))
     kwargs_var = str(config.get("kwargs_var", DEFAULT_KWARGS_VAR))
-    mode = config.get("mode", "strict")
-    if mode not in MODES:
-        raise ValueError(f"config.mode: expected one of {list(MODES)}, got {mode!r}")
+    mode = instruction_mode(config.get("mode", "strict"), "config.mode")
     variables = context.get("vars") or {}
     verdicts = check_instructions(
         _listed(variables.get(ids_var), f"vars.{ids_var}"),
         _listed(variables.get(kwargs_var), f"vars.{kwargs_var}"),
         prompt=str(context.get("prompt") or ""),
         response=output if isinstance(output, str) else "",
-        mode=cast(Mode, mode),
+        mode=mode,
         fields=(f"vars.{ids_var}", f"vars.{kwargs_var}"),
     )
     followed = sum(verdict.followed for verdict in verdicts)
     return {
         "pass": followed == len(verdicts),
         "score": followed / len(verdicts),
-        "reason": instructions_explanation(verdicts, cast(Mode, mode)),
+        "reason": instructions_explanation(verdicts, mode),
         "metadata": {"instructions": [verdict.model_dump() for verdict in verdicts]},
     }
 
@@ -188,30 +190,24 @@ def get_assert_judge(output: Any, context: Mapping[str, Any]) -> dict[str, Any]:
     options = ModelOptions(base_url=config.get("base_url"))
     settings = JudgeRunConfig(max_attempts=int(config.get("max_attempts", 1)))
     variables = context.get("vars") or {}
-    prompt = str(context.get("prompt") or "")
-    text = output if isinstance(output, str) else ""
-    sample = Sample(
-        question_id=f"promptfoo-{stable_key(prompt)}",
-        prompt_variant="promptfoo",
+    constraints = _listed(variables.get("constraints"), "vars.constraints")
+    sample = text_sample(
+        "promptfoo",
+        str(context.get("prompt") or ""),
+        output if isinstance(output, str) else "",
         target_model=str((context.get("provider") or {}).get("id") or "promptfoo"),
-        output_id=f"promptfoo-{stable_key(prompt + text)}",
-        output_text=text,
-        prompt=prompt,
-        constraints=tuple(_listed(variables.get("constraints"), "vars.constraints") or ()),
-        required_structure=variables.get("required_structure"),
-        intent=variables.get("intent"),
+        held_to=held_to({**variables, "constraints": constraints}, "vars"),
     )
     try:
         record = asyncio.run(judged(sample, judge_model(judge, options), settings))
     except JudgeGaveNoScore as unscored:
         return {"pass": False, "score": 0.0, "reason": str(unscored)}
-    values = judgment_values(record)
     return {
-        "pass": record.classification.verdict == "PASS",
-        "score": values["overall_score"] / MAX_OVERALL,
+        "pass": passes(record),
+        "score": judgment_score(record),
         "reason": judgment_explanation(record),
         "metadata": {
-            **values,
+            **judgment_values(record),
             "verdict": record.classification.verdict,
             "attempts": record.attempt,
         },

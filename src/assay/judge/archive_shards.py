@@ -82,6 +82,22 @@ def _append(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
+def _append_line(fd: int, line: bytes) -> None:
+    """One line, in one write, its newline added when it has none."""
+    _append(fd, line if line.endswith(b"\n") else line + b"\n")
+
+
+def _blob_entry(line: str) -> tuple[str, str] | None:
+    """A blob line's key and text; None for a line that holds no readable text."""
+    try:
+        entry = json.loads(line)
+        key, text = entry["h"], entry["t"]
+        _blob_id(key)
+    except (ValueError, KeyError, TypeError, RecursionError):
+        return None
+    return key, text
+
+
 class BlobStore:
     """``archive_blobs.jsonl``: texts by hash, appended once each.
 
@@ -102,15 +118,13 @@ class BlobStore:
         self._fd: int | None = None
         self.damaged: list[int] = []  # numbers of lines that hold no readable text
         for number, line in enumerate(_complete_lines(self.path), start=1):
-            try:
-                entry = json.loads(line)
-                key, text = entry["h"], entry["t"]
-                blob_id = _blob_id(key)
-            except (ValueError, KeyError, TypeError, RecursionError):
+            entry = _blob_entry(line)
+            if entry is None:
                 # records that need the text read as unreadable, and say where it was lost
                 self.damaged.append(number)
                 continue
-            self.known.add(blob_id)
+            key, text = entry
+            self.known.add(_blob_id(key))
             if keep_texts:
                 self.texts[key] = text
 
@@ -128,11 +142,10 @@ class BlobStore:
         returns how many."""
         copied = 0
         for line in _complete_lines(run_dir / BLOBS_FILE):
-            try:
-                entry = json.loads(line)
-                blob_id, _ = _blob_id(entry["h"]), entry["t"]
-            except (ValueError, KeyError, TypeError, RecursionError):
+            entry = _blob_entry(line)
+            if entry is None:
                 continue
+            blob_id = _blob_id(entry[0])
             if blob_id not in self.known:
                 self._append_line(line.encode("utf-8", "surrogateescape"))
                 self.known.add(blob_id)
@@ -143,7 +156,7 @@ class BlobStore:
         if self._fd is None:
             repair_partial_tail(self.path)
             self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        _append(self._fd, line if line.endswith(b"\n") else line + b"\n")
+        _append_line(self._fd, line)
 
     def get(self, key: str) -> str:
         text = self.texts.get(key) if self.texts else None
@@ -422,7 +435,7 @@ class ShardStore:
     def append_raw(self, directory: Path, line: bytes) -> Path:
         """:meth:`append` of a line's bytes (its newline added when it has none)."""
         path, fd = self._current(directory)
-        _append(fd, line if line.endswith(b"\n") else line + b"\n")
+        _append_line(fd, line)
         if os.fstat(fd).st_size >= SHARD_MAX_BYTES:
             os.close(fd)
             del self._open[directory]

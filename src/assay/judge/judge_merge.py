@@ -153,15 +153,14 @@ def _meaning(config: dict[str, Any]) -> dict[str, Any]:
 
 def _copy_records(shards: Sequence[JudgedShard], out_dir: Path) -> None:
     """The shards' records in the first shard's layout: copied as stored from shards of that
-    layout, added one by one (stored anew) from the others."""
-    archive = Archive.open(out_dir, shards[0].state)
-    layout = archive.state.layout
-    archive.close()
-    for shard in shards:
-        if shard.state.layout == layout:
-            copy_archived(shard.read.run_dir, out_dir, layout)
+    layout, then added one by one (stored anew) from the others, whose adds then see the
+    copied records and texts."""
+    layout = shards[0].state.layout
     archive = Archive.open(out_dir, shards[0].state)
     try:
+        for shard in shards:
+            if shard.state.layout == layout:
+                copy_archived(shard.read.run_dir, out_dir, layout)
         for shard in shards:
             if shard.state.layout != layout:
                 for item in iter_archive(shard.read.run_dir):

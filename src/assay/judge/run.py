@@ -173,11 +173,15 @@ async def judge_sample(
     the sample with that record (``call_failure``)."""
     config = config or JudgeRunConfig()
     state = protocol_state(config.protocol, config.decoding)
-    today = config.timestamp or dt.datetime.now(dt.UTC).date().isoformat()
     records: list[EvaluationRecord] = []
-    session = _JudgeSession([judge], state, config, today, records.append)
+    session = _JudgeSession([judge], state, config, request_date(config), records.append)
     await session.judge(_Work(sample, 0, method_for(judge.name, sample)))
     return records
+
+
+def request_date(config: JudgeRunConfig) -> str:
+    """The date the judge is told (``meta.timestamp``): the config's, else today's (UTC)."""
+    return config.timestamp or dt.datetime.now(dt.UTC).date().isoformat()
 
 
 def method_for(judge_name: str, sample: Sample) -> Method:
@@ -643,8 +647,7 @@ async def _run_session(
         print(
             f"note: unreadable record moved to {moved}; its sample is judged again", file=sys.stderr
         )
-    today = config.timestamp or dt.datetime.now(dt.UTC).date().isoformat()
-    session = _JudgeSession(judges, archive.state, config, today, archive.add)
+    session = _JudgeSession(judges, archive.state, config, request_date(config), archive.add)
     for record in archive.existing_records():
         session.restore(record)
     session.restored()
